@@ -1,0 +1,299 @@
+#pragma once
+// TensorDict: a dictionary of tensors (and nested TensorDicts and non-tensor data) sharing leading
+// "batch" dimensions, with Python tensordict's names and semantics.
+//
+// A TensorDict is a handle, like at::Tensor: copying it aliases the same entries, and a nested
+// TensorDict fetched from its parent writes through to the parent. clone() copies data.
+
+#include <ATen/TensorIndexing.h>
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#include <functional>
+#include <future>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "tensordict/errors.h"
+#include "tensordict/nested_key.h"
+#include "tensordict/non_tensor.h"
+
+namespace tensordict {
+
+class TensorDict;
+class Value;
+namespace detail {
+struct TensorDictImpl;
+}
+
+using BatchSize = std::vector<int64_t>;
+/// Optional name per batch dim (Python's `names`).
+using DimNames = std::vector<std::optional<std::string>>;
+using Index = std::vector<at::indexing::TensorIndex>;
+/// Function applied to every tensor leaf; returning an undefined tensor drops the leaf.
+using LeafFn = std::function<at::Tensor(const at::Tensor&)>;
+using LeafFn2 = std::function<at::Tensor(const at::Tensor&, const at::Tensor&)>;
+
+/// Options of the memmap family, with Python's meaning.
+struct MemmapOptions {
+  int num_threads = 0;         ///< >1 writes leaves in parallel.
+  bool existsok = true;        ///< false: refuse to overwrite an existing leaf file.
+  bool copy_existing = false;  ///< copy leaves already mapped from another file.
+};
+
+class TensorDict {
+ public:
+  /// An empty TensorDict with no batch dims.
+  TensorDict();
+  /// From key/value pairs. Every entry's leading dims must equal `batch_size` (ShapeError naming
+  /// the key otherwise). With a `device`, tensors are moved to it.
+  TensorDict(std::initializer_list<std::pair<NestedKey, Value>> items, BatchSize batch_size = {},
+             std::optional<at::Device> device = std::nullopt,
+             std::optional<DimNames> names = std::nullopt);
+  TensorDict(const std::vector<std::pair<NestedKey, Value>>& items, BatchSize batch_size = {},
+             std::optional<at::Device> device = std::nullopt,
+             std::optional<DimNames> names = std::nullopt);
+  /// A TensorDict whose leaves are `keys`, each a copy of `value` (Python's fromkeys).
+  static TensorDict fromkeys(const std::vector<NestedKey>& keys, const at::Tensor& value,
+                             BatchSize batch_size = {});
+
+  // ---- shape and device --------------------------------------------------------------------
+  const BatchSize& batch_size() const;
+  /// Changes the batch size; every entry must have the new leading dims (ShapeError otherwise).
+  void set_batch_size(BatchSize batch_size);
+  int64_t ndim() const;
+  int64_t batch_dims() const { return ndim(); }
+  /// Product of the batch dims.
+  int64_t numel() const;
+  /// True when the TensorDict has no entries.
+  bool is_empty() const;
+  std::optional<at::Device> device() const;
+  /// Sets the device and moves every leaf there; std::nullopt only clears it (Python's
+  /// clear_device_).
+  TensorDict& set_device(std::optional<at::Device> device);
+  std::optional<DimNames> names() const;
+  void set_names(std::optional<DimNames> names);
+
+  // ---- entries -------------------------------------------------------------------------------
+  bool contains(const NestedKey& key) const;
+  /// The tensor at `key`; KeyError when missing, TypeError when the entry is not a tensor.
+  at::Tensor get(const NestedKey& key) const;
+  /// The tensor at `key`, or `default_value` when the key is missing.
+  at::Tensor get(const NestedKey& key, const at::Tensor& default_value) const;
+  /// The nested TensorDict at `key` (aliasing the parent's).
+  TensorDict get_tensordict(const NestedKey& key) const;
+  /// The non-tensor value at `key`: NonTensorData's data, or a NonTensorStack's nested list.
+  Json get_non_tensor(const NestedKey& key) const;
+  /// The entry at `key`, whatever its kind.
+  Value get_value(const NestedKey& key) const;
+  /// Entry by position in insertion order (O(1); used by generated tensorclasses).
+  const Value& value_at(size_t slot) const;
+  /// Key by position in insertion order.
+  const std::string& key_at(size_t slot) const;
+  /// Position of a top-level key, or -1.
+  int64_t slot_of(const std::string& key) const;
+
+  /// Sets an entry; intermediate TensorDicts of a nested key are created. A locked TensorDict
+  /// only accepts existing keys, which are written in place.
+  TensorDict& set(const NestedKey& key, Value value);
+  /// Stores any JSON-like value as NonTensorData (Python's set_non_tensor).
+  TensorDict& set_non_tensor(const NestedKey& key, Json value);
+  /// In-place copy into the existing tensor at `key` (shapes must match).
+  TensorDict& set_(const NestedKey& key, const at::Tensor& value);
+  /// Removes `key` (KeyError when missing).
+  TensorDict& del_(const NestedKey& key);
+  /// Removes and returns the entry at `key`.
+  Value pop(const NestedKey& key);
+  /// Renames `old_key` to `new_key`, keeping its position. With `safe`, refuses to overwrite.
+  TensorDict& rename_key_(const NestedKey& old_key, const NestedKey& new_key, bool safe = false);
+  /// A new TensorDict (sharing tensors) with only `keys`; strict: missing keys throw.
+  TensorDict select(const std::vector<NestedKey>& keys, bool strict = true) const;
+  /// A new TensorDict (sharing tensors) without `keys`.
+  TensorDict exclude(const std::vector<NestedKey>& keys) const;
+
+  /// Keys in insertion order; include_nested walks nested TensorDicts depth first, leaves_only
+  /// skips the nested TensorDicts themselves.
+  std::vector<NestedKey> keys(bool include_nested = false, bool leaves_only = false) const;
+  std::vector<Value> values(bool include_nested = false, bool leaves_only = false) const;
+  std::vector<std::pair<NestedKey, Value>> items(bool include_nested = false,
+                                                 bool leaves_only = false) const;
+  /// Number of top-level entries.
+  size_t size() const;
+
+  // ---- lock ------------------------------------------------------------------------------------
+  /// Locks this TensorDict and its nested TensorDicts: keys can no longer be added, removed or
+  /// renamed (LockedError); in-place writes still work.
+  TensorDict& lock_();
+  TensorDict& unlock_();
+  bool is_locked() const;
+
+  // ---- copies and structure -------------------------------------------------------------------
+  /// Deep copy of the data (recurse=false copies the structure only and shares the tensors).
+  TensorDict clone(bool recurse = true) const;
+  /// Same batch size and device, no entries; recurse keeps the nested TensorDicts (empty).
+  TensorDict empty(bool recurse = false) const;
+
+  // ---- comparison -----------------------------------------------------------------------------
+  /// Element-wise equality over every leaf: a TensorDict of bool tensors with the same structure.
+  TensorDict operator==(const TensorDict& other) const;
+  TensorDict operator!=(const TensorDict& other) const;
+  TensorDict operator==(const at::Scalar& other) const;
+  /// True when every leaf is all-true / any leaf has a true element.
+  bool all() const;
+  bool any() const;
+  /// True when both handles refer to the same storage of entries.
+  bool is_same(const TensorDict& other) const { return impl_ == other.impl_; }
+
+  // ---- indexing (ops_index.cpp) ----------------------------------------------------------------
+  /// Indexes every entry over the batch dims (int, slice, ellipsis, None, bool mask, long tensor).
+  TensorDict index(const Index& index) const;
+  TensorDict operator[](int64_t i) const;
+  /// Writes `value` at `index` in place; keys missing here are preallocated (lazy preallocation).
+  TensorDict& index_put_(const Index& index, const TensorDict& value);
+
+  // ---- shape ops over batch dims (ops_shape.cpp) -----------------------------------------------
+  TensorDict view(at::IntArrayRef shape) const;
+  TensorDict reshape(at::IntArrayRef shape) const;
+  TensorDict squeeze(std::optional<int64_t> dim = std::nullopt) const;
+  TensorDict unsqueeze(int64_t dim) const;
+  TensorDict permute(at::IntArrayRef dims) const;
+  TensorDict transpose(int64_t dim0, int64_t dim1) const;
+  TensorDict flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  TensorDict unflatten(int64_t dim, at::IntArrayRef sizes) const;
+  TensorDict expand(at::IntArrayRef shape) const;
+  std::vector<TensorDict> split(int64_t split_size, int64_t dim = 0) const;
+  std::vector<TensorDict> split(at::IntArrayRef split_sizes, int64_t dim = 0) const;
+  std::vector<TensorDict> chunk(int64_t chunks, int64_t dim = 0) const;
+  std::vector<TensorDict> unbind(int64_t dim = 0) const;
+
+  // ---- per-leaf ops (ops_apply.cpp) ------------------------------------------------------------
+  TensorDict apply(const LeafFn& fn) const;
+  TensorDict apply(const LeafFn2& fn, const TensorDict& other) const;
+  TensorDict& apply_(const LeafFn& fn);
+  TensorDict to(at::Device device) const;
+  TensorDict to(at::ScalarType dtype) const;
+  TensorDict contiguous() const;
+  TensorDict detach() const;
+  TensorDict& share_memory_();
+  TensorDict& zero_();
+  TensorDict& fill_(const NestedKey& key, const at::Scalar& value);
+  TensorDict masked_fill(const at::Tensor& mask, const at::Scalar& value) const;
+  TensorDict& masked_fill_(const at::Tensor& mask, const at::Scalar& value);
+  /// Entries of this where `condition`, else of `other`.
+  TensorDict where(const at::Tensor& condition, const TensorDict& other) const;
+  /// Sets every entry of `other` (nested keys merged).
+  TensorDict& update(const TensorDict& other);
+  /// In-place copy of every entry of `other`; its keys must exist here.
+  TensorDict& update_(const TensorDict& other);
+  TensorDict flatten_keys(const std::string& separator = ".") const;
+  TensorDict unflatten_keys(const std::string& separator = ".") const;
+  /// Packs every leaf into one storage per dtype; leaves become views of it.
+  TensorDict consolidate() const;
+  bool is_consolidated() const;
+  /// Runs `fn` over chunks of dim 0 on `num_workers` threads and concatenates the results.
+  TensorDict map(const std::function<TensorDict(const TensorDict&)>& fn, int num_workers = 1,
+                 int64_t chunksize = -1, bool pbar = false) const;
+
+  // ---- memory-mapped IO (memmap_td.cpp) --------------------------------------------------------
+  /// Writes this TensorDict under `prefix` in Python tensordict's layout; returns a new, locked
+  /// TensorDict whose leaves map the files.
+  TensorDict memmap(const std::string& prefix, const MemmapOptions& options = {}) const;
+  std::future<TensorDict> memmap_async(const std::string& prefix,
+                                       const MemmapOptions& options = {}) const;
+  TensorDict& memmap_(const std::string& prefix, const MemmapOptions& options = {});
+  TensorDict memmap_like(const std::string& prefix, const MemmapOptions& options = {}) const;
+  TensorDict save(const std::string& prefix, const MemmapOptions& options = {}) const {
+    return memmap(prefix, options);
+  }
+  TensorDict dumps(const std::string& prefix, const MemmapOptions& options = {}) const {
+    return memmap(prefix, options);
+  }
+  static TensorDict load_memmap(const std::string& prefix,
+                                std::optional<at::Device> device = std::nullopt);
+  static TensorDict load(const std::string& prefix,
+                         std::optional<at::Device> device = std::nullopt) {
+    return load_memmap(prefix, device);
+  }
+  TensorDict& load_memmap_(const std::string& prefix);
+  TensorDict& load_(const std::string& prefix) { return load_memmap_(prefix); }
+  TensorDict& memmap_refresh_();
+  bool is_memmap() const;
+  std::optional<std::string> saved_path() const;
+
+  /// Internal state shared by handles; for the runtime's own translation units.
+  detail::TensorDictImpl& impl() const { return *impl_; }
+  explicit TensorDict(std::shared_ptr<detail::TensorDictImpl> impl) : impl_(std::move(impl)) {}
+
+ private:
+  std::shared_ptr<detail::TensorDictImpl> impl_;
+};
+
+/// One entry of a TensorDict: a tensor, a nested TensorDict, NonTensorData or a NonTensorStack.
+/// Strings and JSON become NonTensorData; C++ numbers become 0-dim tensors (int64, float32, bool,
+/// as Python's torch.as_tensor).
+class Value {
+ public:
+  enum class Kind { Tensor, TensorDict, NonTensorData, NonTensorStack };
+
+  Value(at::Tensor tensor) : v_(std::move(tensor)) {}                 // NOLINT
+  Value(TensorDict td) : v_(std::move(td)) {}                         // NOLINT
+  Value(NonTensorData data) : v_(std::move(data)) {}                  // NOLINT
+  Value(NonTensorStack stack) : v_(std::move(stack)) {}               // NOLINT
+  Value(const char* text) : v_(NonTensorData{Json(text)}) {}          // NOLINT
+  Value(std::string text) : v_(NonTensorData{Json(std::move(text))}) {}  // NOLINT
+  Value(bool b);                                                      // NOLINT
+  Value(int v) : Value(static_cast<int64_t>(v)) {}                    // NOLINT
+  Value(int64_t v);                                                   // NOLINT
+  Value(double v);                                                    // NOLINT
+  Value(float v) : Value(static_cast<double>(v)) {}                   // NOLINT
+
+  Kind kind() const { return static_cast<Kind>(v_.index()); }
+  bool is_tensor() const { return kind() == Kind::Tensor; }
+  bool is_tensordict() const { return kind() == Kind::TensorDict; }
+  bool is_non_tensor_data() const { return kind() == Kind::NonTensorData; }
+  bool is_non_tensor_stack() const { return kind() == Kind::NonTensorStack; }
+  bool is_non_tensor() const { return is_non_tensor_data() || is_non_tensor_stack(); }
+
+  /// Typed access; TypeError (naming the actual kind) when the entry is of another kind.
+  const at::Tensor& tensor() const;
+  const TensorDict& tensordict() const;
+  const NonTensorData& non_tensor_data() const;
+  const NonTensorStack& non_tensor_stack() const;
+  at::Tensor& tensor();
+  NonTensorStack& non_tensor_stack();
+
+  /// "Tensor", "TensorDict", "NonTensorData" or "NonTensorStack".
+  const char* kind_name() const;
+  /// Leading shape of the entry: tensor sizes, nested batch size, stack shape; NonTensorData has
+  /// none (it takes its parent's batch size).
+  std::optional<std::vector<int64_t>> shape() const;
+
+  /// Visits the alternative; useful for ops that treat each kind differently.
+  template <class F>
+  decltype(auto) visit(F&& f) const {
+    return std::visit(std::forward<F>(f), v_);
+  }
+
+ private:
+  std::variant<at::Tensor, TensorDict, NonTensorData, NonTensorStack> v_;
+};
+
+/// Stacks along a new batch dim `dim`; nested and non-tensor entries included. Equal
+/// NonTensorData stay NonTensorData; differing ones become a NonTensorStack.
+TensorDict stack(const std::vector<TensorDict>& tds, int64_t dim = 0);
+/// Concatenates along the existing batch dim `dim`.
+TensorDict cat(const std::vector<TensorDict>& tds, int64_t dim = 0);
+
+/// Python's repr layout (fields sorted, shape, device, dtype, is_shared; nested indented).
+std::ostream& operator<<(std::ostream& os, const TensorDict& td);
+std::ostream& operator<<(std::ostream& os, const Value& value);
+
+/// "[2, 3]" spelling of a shape, for messages.
+std::string shape_str(at::IntArrayRef shape);
+
+}  // namespace tensordict

@@ -1,0 +1,79 @@
+#include "tensordict/non_tensor.h"
+
+#include <algorithm>
+#include <functional>
+#include <numeric>
+
+#include "tensordict/errors.h"
+
+namespace tensordict {
+namespace {
+
+int64_t product(const std::vector<int64_t>& shape) {
+  return std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
+}
+
+// Depth-first walk of a nested list, flattening its first `ndim` levels.
+void flatten_into(const Json& node, int64_t depth, int64_t ndim, std::vector<int64_t>& shape,
+                  std::vector<Json>& out) {
+  if (depth == ndim) {
+    out.push_back(node);
+    return;
+  }
+  if (!node.is_array()) {
+    throw ShapeError("NonTensorStack: expected a list at depth " + std::to_string(depth) +
+                     " of a " + std::to_string(ndim) + "-dim stack, got " + node.dump());
+  }
+  const auto n = static_cast<int64_t>(node.size());
+  if (static_cast<int64_t>(shape.size()) == depth) {
+    shape.push_back(n);
+  } else if (shape[depth] != n) {
+    throw ShapeError("NonTensorStack: ragged nested list, dim " + std::to_string(depth) +
+                     " has sizes " + std::to_string(shape[depth]) + " and " + std::to_string(n));
+  }
+  for (const auto& child : node) flatten_into(child, depth + 1, ndim, shape, out);
+}
+
+Json nest(const std::vector<int64_t>& shape, const std::vector<Json>& items, size_t dim,
+          size_t& pos) {
+  if (dim == shape.size()) return items[pos++];
+  Json list = Json::array();
+  for (int64_t i = 0; i < shape[dim]; ++i) list.push_back(nest(shape, items, dim + 1, pos));
+  return list;
+}
+
+}  // namespace
+
+NonTensorStack::NonTensorStack(std::vector<int64_t> shape, std::vector<Json> items)
+    : shape_(std::move(shape)), items_(std::move(items)) {
+  if (product(shape_) != numel()) {
+    throw ShapeError("NonTensorStack: " + std::to_string(items_.size()) +
+                     " items do not fill a stack of " + std::to_string(product(shape_)) +
+                     " elements");
+  }
+}
+
+NonTensorStack NonTensorStack::from_list(const Json& nested, int64_t ndim) {
+  std::vector<int64_t> shape;
+  std::vector<Json> items;
+  flatten_into(nested, 0, ndim, shape, items);
+  // An empty list leaves inner dims unknown; they are empty too.
+  shape.resize(static_cast<size_t>(ndim), 0);
+  return NonTensorStack(std::move(shape), std::move(items));
+}
+
+NonTensorStack NonTensorStack::filled(std::vector<int64_t> shape, const Json& value) {
+  std::vector<Json> items(static_cast<size_t>(product(shape)), value);
+  return NonTensorStack(std::move(shape), std::move(items));
+}
+
+Json NonTensorStack::tolist() const {
+  size_t pos = 0;
+  return nest(shape_, items_, 0, pos);
+}
+
+bool NonTensorStack::all_equal() const {
+  return std::adjacent_find(items_.begin(), items_.end(), std::not_equal_to<>()) == items_.end();
+}
+
+}  // namespace tensordict

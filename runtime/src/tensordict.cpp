@@ -1,0 +1,510 @@
+// TensorDict core: construction, entries, nested keys, batch size, device, lock, copies.
+#include <ATen/ATen.h>
+
+#include <numeric>
+
+#include "tensordict_impl.h"
+
+namespace tensordict {
+
+using detail::TensorDictImpl;
+
+namespace detail {
+
+void TensorDictImpl::erase(size_t slot) {
+  keys.erase(keys.begin() + static_cast<std::ptrdiff_t>(slot));
+  values.erase(values.begin() + static_cast<std::ptrdiff_t>(slot));
+  reindex();
+}
+
+void TensorDictImpl::reindex() {
+  index.clear();
+  for (size_t i = 0; i < keys.size(); ++i) index.emplace(keys[i], i);
+}
+
+TensorDict make_tensordict(BatchSize batch_size, std::optional<at::Device> device,
+                           std::optional<DimNames> names) {
+  auto impl = std::make_shared<TensorDictImpl>();
+  impl->batch_size = std::move(batch_size);
+  impl->device = device;
+  impl->names = std::move(names);
+  return TensorDict(std::move(impl));
+}
+
+TensorDict empty_like_meta(const TensorDict& like) {
+  const auto& impl = like.impl();
+  return make_tensordict(impl.batch_size, impl.device, impl.names);
+}
+
+void check_leading_dims(const std::string& key, const std::vector<int64_t>& shape,
+                        const BatchSize& batch) {
+  const bool ok = shape.size() >= batch.size() && std::equal(batch.begin(), batch.end(), shape.begin());
+  if (!ok) {
+    throw ShapeError("batch dimension mismatch for key '" + key + "': expected leading dims " +
+                     shape_str(batch) + " (the batch_size), got shape " + shape_str(shape));
+  }
+}
+
+TensorDict map_entries(const TensorDict& td,
+                       const std::function<BatchSize(const BatchSize&)>& batch_fn,
+                       const std::function<at::Tensor(const at::Tensor&)>& tensor_fn,
+                       const std::function<NonTensorStack(const NonTensorStack&)>& stack_fn) {
+  const auto& src = td.impl();
+  TensorDict out = make_tensordict(batch_fn(src.batch_size), src.device);
+  if (src.names && out.impl().batch_size.size() == src.batch_size.size()) out.impl().names = src.names;
+  auto& dst = out.impl();
+  for (size_t i = 0; i < src.keys.size(); ++i) {
+    const Value& value = src.values[i];
+    switch (value.kind()) {
+      case Value::Kind::Tensor: {
+        at::Tensor mapped = tensor_fn(value.tensor());
+        if (mapped.defined()) dst.append(src.keys[i], std::move(mapped));
+        break;
+      }
+      case Value::Kind::TensorDict:
+        dst.append(src.keys[i], map_entries(value.tensordict(), batch_fn, tensor_fn, stack_fn));
+        break;
+      case Value::Kind::NonTensorData:
+        dst.append(src.keys[i], value);
+        break;
+      case Value::Kind::NonTensorStack:
+        dst.append(src.keys[i], stack_fn ? stack_fn(value.non_tensor_stack()) : value);
+        break;
+    }
+  }
+  return out;
+}
+
+}  // namespace detail
+
+namespace {
+
+// The TensorDict holding the last component of `key`; intermediate TensorDicts are created when
+// `create` is set (refused by locked parents), otherwise a missing one throws KeyError.
+TensorDict parent_of(const TensorDict& root, const NestedKey& key, bool create) {
+  TensorDict node = root;
+  for (size_t i = 0; i + 1 < key.size(); ++i) {
+    auto& impl = node.impl();
+    const int64_t slot = impl.find(key[i]);
+    if (slot < 0) {
+      if (!create) throw KeyError("key " + key.repr() + " not found: no entry '" + key[i] + "'");
+      if (impl.locked) {
+        throw LockedError("cannot create '" + key[i] + "' for key " + key.repr() +
+                          ": the TensorDict is locked");
+      }
+      TensorDict child = detail::make_tensordict(impl.batch_size, impl.device);
+      impl.append(key[i], child);
+      node = child;
+      continue;
+    }
+    const Value& value = impl.values[static_cast<size_t>(slot)];
+    if (!value.is_tensordict()) {
+      throw TypeError("key " + key.repr() + ": entry '" + key[i] + "' is a " + value.kind_name() +
+                      ", not a TensorDict");
+    }
+    node = value.tensordict();
+  }
+  return node;
+}
+
+// Brings a value to the TensorDict's conventions (device) and checks its batch dims.
+Value conform(const TensorDictImpl& impl, const NestedKey& key, Value value) {
+  const std::string name = key.join(".");
+  switch (value.kind()) {
+    case Value::Kind::Tensor: {
+      at::Tensor& t = value.tensor();
+      if (impl.device && t.device() != *impl.device) t = t.to(*impl.device);
+      detail::check_leading_dims(name, t.sizes().vec(), impl.batch_size);
+      break;
+    }
+    case Value::Kind::TensorDict: {
+      const TensorDict& child = value.tensordict();
+      detail::check_leading_dims(name, child.batch_size(), impl.batch_size);
+      if (impl.device && child.device() != impl.device) return child.to(*impl.device);
+      break;
+    }
+    case Value::Kind::NonTensorStack:
+      detail::check_leading_dims(name, value.non_tensor_stack().shape(), impl.batch_size);
+      break;
+    case Value::Kind::NonTensorData:
+      break;
+  }
+  return value;
+}
+
+// Locked TensorDicts keep their keys: an existing entry is overwritten in place.
+void write_in_place(Value& slot, const NestedKey& key, Value value) {
+  if (slot.is_tensor() && value.is_tensor()) {
+    at::Tensor& dst = slot.tensor();
+    if (dst.sizes() != value.tensor().sizes()) {
+      throw ShapeError("in-place write to key " + key.repr() + ": expected shape " +
+                       shape_str(dst.sizes()) + ", got " + shape_str(value.tensor().sizes()));
+    }
+    dst.copy_(value.tensor());
+    return;
+  }
+  if (slot.is_tensordict() && value.is_tensordict()) {
+    auto& dst = slot.tensordict().impl();
+    const auto& src = value.tensordict().impl();
+    for (size_t i = 0; i < src.keys.size(); ++i) {
+      const int64_t at = dst.find(src.keys[i]);
+      if (at < 0) {
+        throw LockedError("cannot add key " + key.child(src.keys[i]).repr() +
+                          ": the TensorDict is locked");
+      }
+      write_in_place(dst.values[static_cast<size_t>(at)], key.child(src.keys[i]), src.values[i]);
+    }
+    return;
+  }
+  if (slot.is_non_tensor() && value.is_non_tensor()) {
+    slot = std::move(value);
+    return;
+  }
+  throw TypeError("in-place write to key " + key.repr() + ": cannot replace a " +
+                  slot.kind_name() + " by a " + value.kind_name());
+}
+
+void set_locked_recursive(TensorDictImpl& impl, bool locked) {
+  impl.locked = locked;
+  if (!locked) impl.is_memmap = false;
+  for (auto& value : impl.values) {
+    if (value.is_tensordict()) set_locked_recursive(value.tensordict().impl(), locked);
+  }
+}
+
+}  // namespace
+
+TensorDict::TensorDict() : impl_(std::make_shared<TensorDictImpl>()) {}
+
+TensorDict::TensorDict(std::initializer_list<std::pair<NestedKey, Value>> items,
+                       BatchSize batch_size, std::optional<at::Device> device,
+                       std::optional<DimNames> names)
+    : TensorDict(std::vector<std::pair<NestedKey, Value>>(items), std::move(batch_size), device,
+                 std::move(names)) {}
+
+TensorDict::TensorDict(const std::vector<std::pair<NestedKey, Value>>& items,
+                       BatchSize batch_size, std::optional<at::Device> device,
+                       std::optional<DimNames> names)
+    : impl_(std::make_shared<TensorDictImpl>()) {
+  for (int64_t dim : batch_size) {
+    if (dim < 0) throw ShapeError("batch_size " + shape_str(batch_size) + " has a negative dim");
+  }
+  impl_->batch_size = std::move(batch_size);
+  impl_->device = device;
+  set_names(std::move(names));
+  for (const auto& [key, value] : items) set(key, value);
+}
+
+TensorDict TensorDict::fromkeys(const std::vector<NestedKey>& keys, const at::Tensor& value,
+                                BatchSize batch_size) {
+  TensorDict td({}, std::move(batch_size));
+  for (const auto& key : keys) td.set(key, value.clone());
+  return td;
+}
+
+// ---- shape and device ------------------------------------------------------------------------
+
+const BatchSize& TensorDict::batch_size() const { return impl_->batch_size; }
+
+void TensorDict::set_batch_size(BatchSize batch_size) {
+  for (size_t i = 0; i < impl_->keys.size(); ++i) {
+    Value& value = impl_->values[i];
+    if (value.is_tensordict()) {
+      TensorDict child = value.tensordict();
+      const auto& cb = child.batch_size();
+      const bool extends = cb.size() >= batch_size.size() &&
+                           std::equal(batch_size.begin(), batch_size.end(), cb.begin());
+      // A nested TensorDict follows its parent when its own batch dims no longer extend it.
+      if (!extends) child.set_batch_size(batch_size);
+    } else if (auto shape = value.shape()) {
+      detail::check_leading_dims(impl_->keys[i], *shape, batch_size);
+    }
+  }
+  if (impl_->names && impl_->names->size() != batch_size.size()) impl_->names.reset();
+  impl_->batch_size = std::move(batch_size);
+}
+
+int64_t TensorDict::ndim() const { return static_cast<int64_t>(impl_->batch_size.size()); }
+
+int64_t TensorDict::numel() const {
+  const auto& b = impl_->batch_size;
+  return std::accumulate(b.begin(), b.end(), int64_t{1}, std::multiplies<>());
+}
+
+bool TensorDict::is_empty() const { return impl_->keys.empty(); }
+
+std::optional<at::Device> TensorDict::device() const { return impl_->device; }
+
+TensorDict& TensorDict::set_device(std::optional<at::Device> device) {
+  impl_->device = device;
+  if (!device) return *this;
+  for (auto& value : impl_->values) {
+    if (value.is_tensor()) {
+      value.tensor() = value.tensor().to(*device);
+    } else if (value.is_tensordict()) {
+      TensorDict child = value.tensordict();
+      child.set_device(device);
+    }
+  }
+  return *this;
+}
+
+std::optional<DimNames> TensorDict::names() const { return impl_->names; }
+
+void TensorDict::set_names(std::optional<DimNames> names) {
+  if (names && names->size() != impl_->batch_size.size()) {
+    throw ShapeError("names: expected " + std::to_string(impl_->batch_size.size()) +
+                     " dim names for batch_size " + shape_str(impl_->batch_size) + ", got " +
+                     std::to_string(names->size()));
+  }
+  impl_->names = std::move(names);
+}
+
+// ---- entries ---------------------------------------------------------------------------------
+
+bool TensorDict::contains(const NestedKey& key) const {
+  TensorDict node = *this;
+  for (size_t i = 0; i < key.size(); ++i) {
+    const int64_t slot = node.impl_->find(key[i]);
+    if (slot < 0) return false;
+    if (i + 1 == key.size()) return true;
+    const Value& value = node.impl_->values[static_cast<size_t>(slot)];
+    if (!value.is_tensordict()) return false;
+    node = value.tensordict();
+  }
+  return false;
+}
+
+Value TensorDict::get_value(const NestedKey& key) const {
+  const TensorDict parent = key.is_nested() ? parent_of(*this, key, false) : *this;
+  const int64_t slot = parent.impl_->find(key.back());
+  if (slot < 0) throw KeyError("key " + key.repr() + " not found in TensorDict");
+  return parent.impl_->values[static_cast<size_t>(slot)];
+}
+
+at::Tensor TensorDict::get(const NestedKey& key) const {
+  if (!key.is_nested()) {  // fast path: no parent walk, no Value copy
+    const int64_t slot = impl_->find(key.front());
+    if (slot < 0) throw KeyError("key " + key.repr() + " not found in TensorDict");
+    const Value& value = impl_->values[static_cast<size_t>(slot)];
+    if (!value.is_tensor()) {
+      throw TypeError("key " + key.repr() + " holds a " + value.kind_name() + ", not a Tensor");
+    }
+    return value.tensor();
+  }
+  Value value = get_value(key);
+  if (!value.is_tensor()) {
+    throw TypeError("key " + key.repr() + " holds a " + value.kind_name() + ", not a Tensor");
+  }
+  return value.tensor();
+}
+
+at::Tensor TensorDict::get(const NestedKey& key, const at::Tensor& default_value) const {
+  return contains(key) ? get(key) : default_value;
+}
+
+TensorDict TensorDict::get_tensordict(const NestedKey& key) const {
+  Value value = get_value(key);
+  if (!value.is_tensordict()) {
+    throw TypeError("key " + key.repr() + " holds a " + value.kind_name() + ", not a TensorDict");
+  }
+  return value.tensordict();
+}
+
+Json TensorDict::get_non_tensor(const NestedKey& key) const {
+  Value value = get_value(key);
+  if (value.is_non_tensor_data()) return value.non_tensor_data().data;
+  if (value.is_non_tensor_stack()) return value.non_tensor_stack().tolist();
+  throw TypeError("key " + key.repr() + " holds a " + value.kind_name() +
+                  ", not non-tensor data");
+}
+
+const Value& TensorDict::value_at(size_t slot) const { return impl_->values.at(slot); }
+const std::string& TensorDict::key_at(size_t slot) const { return impl_->keys.at(slot); }
+int64_t TensorDict::slot_of(const std::string& key) const { return impl_->find(key); }
+
+TensorDict& TensorDict::set(const NestedKey& key, Value value) {
+  TensorDict parent = key.is_nested() ? parent_of(*this, key, true) : *this;
+  auto& impl = parent.impl();
+  value = conform(impl, key, std::move(value));
+  const int64_t slot = impl.find(key.back());
+  if (slot >= 0) {
+    Value& existing = impl.values[static_cast<size_t>(slot)];
+    if (impl.locked) {
+      write_in_place(existing, key, std::move(value));
+    } else {
+      existing = std::move(value);
+    }
+    return *this;
+  }
+  if (impl.locked) {
+    throw LockedError("cannot add key " + key.repr() + ": the TensorDict is locked (unlock_() it first)");
+  }
+  if (value.is_tensordict() && value.tensordict().is_locked() != impl.locked) {
+    // A nested TensorDict shares its parent's lock state.
+    TensorDict child = value.tensordict();
+    set_locked_recursive(child.impl(), impl.locked);
+  }
+  impl.append(key.back(), std::move(value));
+  return *this;
+}
+
+TensorDict& TensorDict::set_non_tensor(const NestedKey& key, Json value) {
+  return set(key, NonTensorData{std::move(value)});
+}
+
+TensorDict& TensorDict::set_(const NestedKey& key, const at::Tensor& value) {
+  at::Tensor dst = get(key);
+  if (dst.sizes() != value.sizes()) {
+    throw ShapeError("set_ on key " + key.repr() + ": expected shape " + shape_str(dst.sizes()) +
+                     ", got " + shape_str(value.sizes()));
+  }
+  dst.copy_(value);
+  return *this;
+}
+
+TensorDict& TensorDict::del_(const NestedKey& key) {
+  pop(key);
+  return *this;
+}
+
+Value TensorDict::pop(const NestedKey& key) {
+  TensorDict parent = key.is_nested() ? parent_of(*this, key, false) : *this;
+  auto& impl = parent.impl();
+  const int64_t slot = impl.find(key.back());
+  if (slot < 0) throw KeyError("cannot delete key " + key.repr() + ": not found in TensorDict");
+  if (impl.locked) throw LockedError("cannot delete key " + key.repr() + ": the TensorDict is locked");
+  Value value = impl.values[static_cast<size_t>(slot)];
+  impl.erase(static_cast<size_t>(slot));
+  return value;
+}
+
+TensorDict& TensorDict::rename_key_(const NestedKey& old_key, const NestedKey& new_key, bool safe) {
+  if (old_key == new_key) return *this;
+  if (safe && contains(new_key)) {
+    throw KeyError("cannot rename " + old_key.repr() + " to " + new_key.repr() +
+                   ": the new key already exists");
+  }
+  TensorDict parent = old_key.is_nested() ? parent_of(*this, old_key, false) : *this;
+  auto& impl = parent.impl();
+  const int64_t slot = impl.find(old_key.back());
+  if (slot < 0) throw KeyError("cannot rename key " + old_key.repr() + ": not found in TensorDict");
+  if (impl.locked) {
+    throw LockedError("cannot rename key " + old_key.repr() + ": the TensorDict is locked");
+  }
+  const bool same_parent =
+      old_key.size() == new_key.size() &&
+      (!old_key.is_nested() || old_key.parent() == new_key.parent());
+  if (same_parent) {  // keep the entry's position
+    const int64_t taken = impl.find(new_key.back());
+    impl.keys[static_cast<size_t>(slot)] = new_key.back();
+    if (taken >= 0) {
+      impl.keys.erase(impl.keys.begin() + taken);
+      impl.values.erase(impl.values.begin() + taken);
+    }
+    impl.reindex();
+    return *this;
+  }
+  Value value = pop(old_key);
+  return set(new_key, std::move(value));
+}
+
+TensorDict TensorDict::select(const std::vector<NestedKey>& keys, bool strict) const {
+  TensorDict out = detail::empty_like_meta(*this);
+  for (const auto& key : keys) {
+    if (!contains(key)) {
+      if (strict) throw KeyError("select: key " + key.repr() + " not found in TensorDict");
+      continue;
+    }
+    // Intermediate levels keep their own batch size and device.
+    for (size_t depth = 1; depth < key.size(); ++depth) {
+      NestedKey prefix(std::vector<std::string>(key.begin(), key.begin() + static_cast<std::ptrdiff_t>(depth)));
+      if (!out.contains(prefix)) out.set(prefix, detail::empty_like_meta(get_tensordict(prefix)));
+    }
+    out.set(key, get_value(key));
+  }
+  return out;
+}
+
+TensorDict TensorDict::exclude(const std::vector<NestedKey>& keys) const {
+  TensorDict out = clone(false);
+  for (const auto& key : keys) {
+    if (out.contains(key)) out.del_(key);
+  }
+  return out;
+}
+
+namespace {
+
+void collect(const TensorDict& td, const std::optional<NestedKey>& prefix, bool include_nested,
+             bool leaves_only, std::vector<std::pair<NestedKey, Value>>& out) {
+  const auto& impl = td.impl();
+  for (size_t i = 0; i < impl.keys.size(); ++i) {
+    NestedKey key = prefix ? prefix->child(impl.keys[i]) : NestedKey(impl.keys[i]);
+    const Value& value = impl.values[i];
+    const bool nested = value.is_tensordict();
+    if (!(nested && leaves_only)) out.emplace_back(key, value);
+    if (nested && include_nested) collect(value.tensordict(), key, include_nested, leaves_only, out);
+  }
+}
+
+}  // namespace
+
+std::vector<std::pair<NestedKey, Value>> TensorDict::items(bool include_nested,
+                                                           bool leaves_only) const {
+  std::vector<std::pair<NestedKey, Value>> out;
+  out.reserve(impl_->keys.size());
+  collect(*this, std::nullopt, include_nested, leaves_only, out);
+  return out;
+}
+
+std::vector<NestedKey> TensorDict::keys(bool include_nested, bool leaves_only) const {
+  if (!include_nested && !leaves_only) return {impl_->keys.begin(), impl_->keys.end()};
+  std::vector<NestedKey> out;
+  for (auto& item : items(include_nested, leaves_only)) out.push_back(std::move(item.first));
+  return out;
+}
+
+std::vector<Value> TensorDict::values(bool include_nested, bool leaves_only) const {
+  std::vector<Value> out;
+  for (auto& item : items(include_nested, leaves_only)) out.push_back(std::move(item.second));
+  return out;
+}
+
+size_t TensorDict::size() const { return impl_->keys.size(); }
+
+// ---- lock ------------------------------------------------------------------------------------
+
+TensorDict& TensorDict::lock_() {
+  set_locked_recursive(*impl_, true);
+  return *this;
+}
+
+TensorDict& TensorDict::unlock_() {
+  set_locked_recursive(*impl_, false);
+  return *this;
+}
+
+bool TensorDict::is_locked() const { return impl_->locked; }
+
+// ---- copies and structure --------------------------------------------------------------------
+
+TensorDict TensorDict::clone(bool recurse) const {
+  auto identity = [](const BatchSize& b) { return b; };
+  if (recurse) {
+    return detail::map_entries(*this, identity, [](const at::Tensor& t) { return t.clone(); }, {});
+  }
+  return detail::map_entries(*this, identity, [](const at::Tensor& t) { return t; }, {});
+}
+
+TensorDict TensorDict::empty(bool recurse) const {
+  TensorDict out = detail::empty_like_meta(*this);
+  if (!recurse) return out;
+  for (size_t i = 0; i < impl_->keys.size(); ++i) {
+    const Value& value = impl_->values[i];
+    if (value.is_tensordict()) out.impl().append(impl_->keys[i], value.tensordict().empty(true));
+  }
+  return out;
+}
+
+}  // namespace tensordict

@@ -1,0 +1,56 @@
+#pragma once
+// The state behind a TensorDict handle, shared by the runtime's translation units (not installed).
+
+#include <unordered_map>
+
+#include "tensordict/tensordict.h"
+
+namespace tensordict::detail {
+
+struct TensorDictImpl {
+  BatchSize batch_size;
+  std::optional<at::Device> device;
+  std::optional<DimNames> names;
+  bool locked = false;
+  bool is_memmap = false;
+  std::optional<std::string> saved_path;
+
+  // Entries in insertion order; `index` maps a key to its slot.
+  std::vector<std::string> keys;
+  std::vector<Value> values;
+  std::unordered_map<std::string, size_t> index;
+
+  /// Slot of `key` or -1.
+  int64_t find(const std::string& key) const {
+    auto it = index.find(key);
+    return it == index.end() ? -1 : static_cast<int64_t>(it->second);
+  }
+  /// Appends an entry without any check (callers validated it).
+  void append(std::string key, Value value) {
+    index.emplace(key, keys.size());
+    keys.push_back(std::move(key));
+    values.push_back(std::move(value));
+  }
+  void erase(size_t slot);
+  void reindex();
+};
+
+/// A new, empty TensorDict with the given batch size / device / names (no checks).
+TensorDict make_tensordict(BatchSize batch_size, std::optional<at::Device> device = std::nullopt,
+                           std::optional<DimNames> names = std::nullopt);
+/// A new TensorDict with the same metadata as `like` (batch size, device, names) and no entries.
+TensorDict empty_like_meta(const TensorDict& like);
+
+/// Throws ShapeError unless `shape` starts with `batch` (the message names `key`).
+void check_leading_dims(const std::string& key, const std::vector<int64_t>& shape,
+                        const BatchSize& batch);
+
+/// Applies a function to every entry recursively, building a new TensorDict with the same
+/// structure. `tensor_fn` maps tensors (undefined result: drop the leaf); `stack_fn` maps
+/// NonTensorStacks; NonTensorData is kept as is. `batch_fn` gives the new batch size of each level
+/// from the old one.
+TensorDict map_entries(const TensorDict& td, const std::function<BatchSize(const BatchSize&)>& batch_fn,
+                       const std::function<at::Tensor(const at::Tensor&)>& tensor_fn,
+                       const std::function<NonTensorStack(const NonTensorStack&)>& stack_fn);
+
+}  // namespace tensordict::detail
