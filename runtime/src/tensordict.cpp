@@ -120,7 +120,10 @@ Value conform(const TensorDictImpl& impl, const NestedKey& key, Value value) {
     case Value::Kind::TensorDict: {
       const TensorDict& child = value.tensordict();
       detail::check_leading_dims(name, child.batch_size(), impl.batch_size);
-      if (impl.device && child.device() != impl.device) return child.to(*impl.device);
+      if (impl.device && child.device() != impl.device) {
+        TensorDict moved = child.clone(false);  // new structure; the caller's child is untouched
+        return moved.set_device(impl.device);
+      }
       break;
     }
     case Value::Kind::NonTensorStack:
@@ -206,22 +209,41 @@ TensorDict TensorDict::fromkeys(const std::vector<NestedKey>& keys, const at::Te
 
 const BatchSize& TensorDict::batch_size() const { return impl_->batch_size; }
 
-void TensorDict::set_batch_size(BatchSize batch_size) {
-  for (size_t i = 0; i < impl_->keys.size(); ++i) {
-    Value& value = impl_->values[i];
+namespace {
+
+bool extends(const BatchSize& shape, const BatchSize& batch) {
+  return shape.size() >= batch.size() && std::equal(batch.begin(), batch.end(), shape.begin());
+}
+
+// Validates a batch-size change before anything is modified: every entry must have the new leading
+// dims; a nested TensorDict whose batch no longer extends the new one must be able to take it.
+void check_batch_size(const TensorDictImpl& impl, const BatchSize& batch) {
+  for (size_t i = 0; i < impl.keys.size(); ++i) {
+    const Value& value = impl.values[i];
     if (value.is_tensordict()) {
-      TensorDict child = value.tensordict();
-      const auto& cb = child.batch_size();
-      const bool extends = cb.size() >= batch_size.size() &&
-                           std::equal(batch_size.begin(), batch_size.end(), cb.begin());
-      // A nested TensorDict follows its parent when its own batch dims no longer extend it.
-      if (!extends) child.set_batch_size(batch_size);
+      const auto& child = value.tensordict();
+      if (!extends(child.batch_size(), batch)) check_batch_size(child.impl(), batch);
     } else if (auto shape = value.shape()) {
-      detail::check_leading_dims(impl_->keys[i], *shape, batch_size);
+      detail::check_leading_dims(impl.keys[i], *shape, batch);
     }
   }
-  if (impl_->names && impl_->names->size() != batch_size.size()) impl_->names.reset();
-  impl_->batch_size = std::move(batch_size);
+}
+
+void apply_batch_size(TensorDictImpl& impl, const BatchSize& batch) {
+  for (auto& value : impl.values) {
+    if (value.is_tensordict() && !extends(value.tensordict().batch_size(), batch)) {
+      apply_batch_size(value.tensordict().impl(), batch);
+    }
+  }
+  if (impl.names && impl.names->size() != batch.size()) impl.names.reset();
+  impl.batch_size = batch;
+}
+
+}  // namespace
+
+void TensorDict::set_batch_size(BatchSize batch_size) {
+  check_batch_size(*impl_, batch_size);
+  apply_batch_size(*impl_, batch_size);
 }
 
 int64_t TensorDict::ndim() const { return static_cast<int64_t>(impl_->batch_size.size()); }
