@@ -1,0 +1,35 @@
+// The README's run command builds and runs this program: a tour of the runtime.
+#include <ATen/ATen.h>
+
+#include <iostream>
+
+#include "tensordict/tensordict.h"
+
+using tensordict::TensorDict;
+
+int main() {
+  // A batch of 4 transitions; nested keys create sub-TensorDicts sharing the batch dims.
+  TensorDict data({{"obs", at::randn({4, 3})}, {"action", at::randint(0, 2, {4}, at::kLong)}}, {4});
+  data.set({"next", "obs"}, at::randn({4, 3}));
+  data.set({"next", "reward"}, at::ones({4, 1}));
+  data.set("task", "cartpole");  // non-tensor data, shared by the batch
+
+  std::cout << data << "\n\n";
+  std::cout << "keys (nested, leaves only):";
+  for (const auto& key : data.keys(true, true)) std::cout << " " << key;
+  std::cout << "\n";
+
+  TensorDict next = data.get_tensordict("next");  // a handle: writes go through to `data`
+  next.get("reward").mul_(2);
+  std::cout << "total reward: " << data.get({"next", "reward"}).sum().item<float>() << "\n";
+
+  TensorDict copy = data.clone();
+  std::cout << "clone equals original: " << std::boolalpha << (copy == data).all() << "\n";
+  data.lock_();
+  try {
+    data.set("new_key", at::zeros({4}));
+  } catch (const tensordict::LockedError& e) {
+    std::cout << "locked: " << e.what() << "\n";
+  }
+  return 0;
+}
