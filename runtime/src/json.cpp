@@ -185,6 +185,45 @@ std::string python_float_repr(double value) {
   return out + digits.substr(0, int_len) + "." + digits.substr(int_len);
 }
 
+std::string python_repr(const Json& value) {
+  switch (value.type()) {
+    case Json::value_t::string: {
+      const auto& s = value.get_ref<const std::string&>();
+      const bool has_single = s.find('\'') != std::string::npos;
+      const bool has_double = s.find('"') != std::string::npos;
+      const char quote = has_single && !has_double ? '"' : '\'';
+      std::string out(1, quote);
+      for (char c : s) {
+        if (c == quote || c == '\\') out += '\\';
+        if (c == '\n') {
+          out += "\\n";
+          continue;
+        }
+        out += c;
+      }
+      return out + quote;
+    }
+    case Json::value_t::boolean: return value.get<bool>() ? "True" : "False";
+    case Json::value_t::null: return "None";
+    case Json::value_t::array: {
+      std::string out = "[";
+      for (size_t i = 0; i < value.size(); ++i) out += (i ? ", " : "") + python_repr(value[i]);
+      return out + "]";
+    }
+    case Json::value_t::object: {
+      std::string out = "{";
+      bool first = true;
+      for (const auto& [k, v] : value.items()) {
+        out += (first ? "'" : ", '") + k + "': " + python_repr(v);
+        first = false;
+      }
+      return out + "}";
+    }
+    case Json::value_t::number_float: return python_float_repr(value.get<double>());
+    default: return value.dump();
+  }
+}
+
 std::string dumps_python(const Json& value, JsonStyle style) {
   std::string out;
   dump(out, value, style);

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "tensordict/dtype.h"
+#include "tensordict/json.h"
 #include "tensordict_impl.h"
 
 namespace tensordict {
@@ -17,48 +18,9 @@ std::string device_str(const std::optional<at::Device>& device) {
   return device ? device->str() : "None";
 }
 
-// Python's repr of a JSON-like value: 'text', True, None, [1, 'a'], {'k': 1}.
-std::string py_repr(const Json& value) {
-  switch (value.type()) {
-    case Json::value_t::string: {
-      const auto& s = value.get_ref<const std::string&>();
-      const bool has_single = s.find('\'') != std::string::npos;
-      const bool has_double = s.find('"') != std::string::npos;
-      const char quote = has_single && !has_double ? '"' : '\'';
-      std::string out(1, quote);
-      for (char c : s) {
-        if (c == quote || c == '\\') out += '\\';
-        if (c == '\n') {
-          out += "\\n";
-          continue;
-        }
-        out += c;
-      }
-      return out + quote;
-    }
-    case Json::value_t::boolean: return value.get<bool>() ? "True" : "False";
-    case Json::value_t::null: return "None";
-    case Json::value_t::array: {
-      std::string out = "[";
-      for (size_t i = 0; i < value.size(); ++i) out += (i ? ", " : "") + py_repr(value[i]);
-      return out + "]";
-    }
-    case Json::value_t::object: {
-      std::string out = "{";
-      bool first = true;
-      for (const auto& [k, v] : value.items()) {
-        out += (first ? "'" : ", '") + k + "': " + py_repr(v);
-        first = false;
-      }
-      return out + "}";
-    }
-    default: return value.dump();
-  }
-}
-
 // Unquoted for plain strings, as Python's f-string of NonTensorData.data.
 std::string data_str(const Json& value) {
-  return value.is_string() ? value.get<std::string>() : py_repr(value);
+  return value.is_string() ? value.get<std::string>() : python_repr(value);
 }
 
 void print_td(std::ostream& os, const TensorDict& td, const std::string& indent);
@@ -83,7 +45,7 @@ void print_value(std::ostream& os, const Value& value, const BatchSize& batch,
     case Value::Kind::NonTensorStack: {
       const auto& stack = value.non_tensor_stack();
       os << "NonTensorStack(\n"
-         << indent << "    " << py_repr(stack.tolist()) << ",\n"
+         << indent << "    " << python_repr(stack.tolist()) << ",\n"
          << indent << "    batch_size=" << torch_size(stack.shape()) << ",\n"
          << indent << "    device=" << device_str(device) << ")";
       break;

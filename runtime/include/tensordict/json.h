@@ -23,6 +23,10 @@ std::string dumps_python(const Json& value, JsonStyle style = {});
 /// FormatError (with `what` naming the source, e.g. a file path) on malformed text.
 Json parse_json(std::string_view text, const std::string& what = "JSON text");
 
+/// Python's repr (= str() for containers) of a JSON-like value: 'text', True, None, [1, 'a'],
+/// {'k': 1}.
+std::string python_repr(const Json& value);
+
 /// Python's repr of a float (shortest round-trip digits; "1.0", "1e-05", "inf", "nan").
 std::string python_float_repr(double value);
 
