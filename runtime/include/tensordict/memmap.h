@@ -1,0 +1,128 @@
+#pragma once
+// Memory-mapped IO in Python tensordict's on-disk layout (see docs/format.md).
+//
+// Two levels:
+//  - MemoryMappedTensor: tensors whose storage is a MAP_SHARED mapping of a file;
+//  - tensordict::memmap: the directory format (key encoding, meta.json in Python's JSON style, the
+//    TensorDict / tensorclass writers and the reader), used by TensorDict::memmap / load_memmap and
+//    by the tensorclass layer.
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "tensordict/tensordict.h"
+
+namespace tensordict {
+
+/// Factories for file-backed tensors. The returned at::Tensor maps `filename` (MAP_SHARED): in-place
+/// writes reach the file and every process mapping it. The mapping is released when the last tensor
+/// using the storage goes away. A file holds raw elements only (no header), row-major.
+class MemoryMappedTensor {
+ public:
+  /// Copies `src` (any layout, device, view) into a new file of exactly numel × itemsize bytes.
+  /// existsok=false: FormatError when the file exists already.
+  static at::Tensor from_tensor(const at::Tensor& src, const std::string& filename,
+                                bool existsok = true);
+  /// A file sized for `shape` × `dtype`; an existing file keeps its bytes (and any longer tail).
+  static at::Tensor empty(at::IntArrayRef shape, at::ScalarType dtype, const std::string& filename,
+                          bool existsok = true);
+  static at::Tensor zeros(at::IntArrayRef shape, at::ScalarType dtype, const std::string& filename,
+                          bool existsok = true);
+  static at::Tensor ones(at::IntArrayRef shape, at::ScalarType dtype, const std::string& filename,
+                         bool existsok = true);
+  static at::Tensor full(at::IntArrayRef shape, const at::Scalar& value, at::ScalarType dtype,
+                         const std::string& filename, bool existsok = true);
+  /// Maps an existing file (only its first numel × itemsize bytes). FormatError when the file is
+  /// missing, not a regular file, or too short. A read-only file is mapped copy-on-write.
+  static at::Tensor from_filename(const std::string& filename, at::ScalarType dtype,
+                                  at::IntArrayRef shape);
+
+  /// True when `t`'s storage is a mapping made by this class.
+  static bool is_memory_mapped(const at::Tensor& t);
+  /// The mapped file of `t`'s storage, if any.
+  static std::optional<std::string> filename(const at::Tensor& t);
+};
+
+namespace memmap {
+
+/// `_type` strings Python writes.
+inline constexpr const char* kTensorDictType = "<class 'tensordict._td.TensorDict'>";
+inline constexpr const char* kNonTensorDataType = "<class 'tensordict.tensorclass.NonTensorData'>";
+inline constexpr const char* kMetaDataType = "<class 'tensordict.tensorclass.MetaData'>";
+inline constexpr const char* kNonTensorStackType = "<class 'tensordict.tensorclass.NonTensorStack'>";
+inline constexpr const char* kLazyStackType = "<class 'tensordict._lazy.LazyStackedTensorDict'>";
+
+// ---- keys and paths (memmap_keys.cpp) ----------------------------------------------------------
+/// File-system name of a key (spec §1.6): unsafe characters as %XX, "" -> "%", "." / ".." encoded.
+std::string encode_key(std::string_view key);
+/// Inverse of encode_key (a malformed % sequence is kept verbatim).
+std::string decode_key(std::string_view name);
+/// "<class 'pkg.mod.Name'>" -> "Name" (the `{"type": ...}` entry a parent writes for a child).
+std::string class_short_name(std::string_view type);
+
+// ---- JSON (memmap_json.cpp) --------------------------------------------------------------------
+/// Serialises like Python's json.dumps: ", " / ": " separators (compact: "," / ":"), ASCII only
+/// (\uXXXX escapes), floats as Python's repr, NaN / Infinity tokens.
+std::string dump_json(const Json& value, bool compact = false);
+/// Parses any JSON text plus the NaN / Infinity / -Infinity tokens; FormatError naming `origin`.
+Json parse_json(std::string_view text, const std::string& origin);
+/// Reads `dir/meta.json` as a JSON object; FormatError naming the path when missing or malformed.
+Json read_meta(const std::string& dir);
+/// Writes `dir/meta.json` (no trailing newline).
+void write_meta(const std::string& dir, const Json& meta, bool compact = false);
+
+// ---- writing (memmap_write.cpp) ----------------------------------------------------------------
+/// A tensorclass's identity on disk: its `_type` string and the non-tensor fields of its meta.json
+/// (for ordinary classes the fields whose value is None).
+struct ClassInfo {
+  std::string type;
+  Json fields = Json::object();
+};
+
+struct WriteOptions {
+  MemmapOptions memmap;
+  /// memmap_like: size the files, copy no tensor data.
+  bool like = false;
+  /// fsync files and directories before the save is published (durability across power loss).
+  bool durable = true;
+  /// When set and it returns a ClassInfo for a nested TensorDict, that TensorDict is written as a
+  /// tensorclass directory (meta.json with `_type` first, the entries under `_tensordict/`).
+  std::function<std::optional<ClassInfo>(const TensorDict&)> class_of;
+};
+
+/// Writes `td` as a TensorDict directory at `prefix`, atomically: the previous content of `prefix`
+/// (if any) is replaced as a whole, a crash leaves either the old or the new directory. Returns a
+/// locked TensorDict whose leaves map the new files.
+TensorDict save_tensordict(const TensorDict& td, const std::string& prefix,
+                           const WriteOptions& options = {});
+/// Same, as a tensorclass directory: `prefix/meta.json` = {"_type": info.type, fields...} and the
+/// entries in `prefix/_tensordict/`. Returns the (locked, mapped) inner TensorDict.
+TensorDict save_tensorclass(const TensorDict& inner, const ClassInfo& info,
+                            const std::string& prefix, const WriteOptions& options = {});
+
+// ---- reading (memmap_read.cpp) -----------------------------------------------------------------
+struct Loaded {
+  /// A TensorDict (a tensorclass directory gives its inner TensorDict; a lazy stack its stack),
+  /// NonTensorData or a NonTensorStack.
+  Value value;
+  /// The directory's own `_type`.
+  std::string type;
+  /// Set when the directory is a tensorclass: its `_type` and the other fields of its meta.json.
+  std::optional<ClassInfo> class_info;
+  /// Tensorclass directories found below, by key path relative to this directory.
+  std::vector<std::pair<NestedKey, ClassInfo>> nested_classes;
+};
+
+/// Loads the collection at `dir` (dispatching on its meta.json `_type`). Files are mapped, not read;
+/// with device "meta" no data file is opened. FormatError (naming the path) on any bad input.
+Loaded load(const std::string& dir, std::optional<at::Device> device = std::nullopt);
+
+}  // namespace memmap
+}  // namespace tensordict

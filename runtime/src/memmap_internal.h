@@ -1,0 +1,70 @@
+#pragma once
+// Helpers shared by the memmap_*.cpp translation units (not installed).
+
+#include <ATen/core/Tensor.h>
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+#include "tensordict/memmap.h"
+
+namespace tensordict::memmap::detail {
+
+/// FormatError "<what> '<path>': <strerror(errno)>".
+[[noreturn]] void throw_errno(const std::string& what, const std::string& path);
+
+/// Owns a file descriptor.
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  Fd(Fd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  ~Fd();
+  int get() const { return fd_; }
+  explicit operator bool() const { return fd_ >= 0; }
+
+ private:
+  int fd_;
+};
+
+/// numel × itemsize of `shape`; FormatError naming `path` on negative dims or overflow.
+size_t byte_size(at::IntArrayRef shape, at::ScalarType dtype, const std::string& path);
+
+/// Maps the first `nbytes` of an open file as a tensor of `shape` / `dtype`.
+at::Tensor map_fd(int fd, bool writable, const std::string& path, at::ScalarType dtype,
+                  at::IntArrayRef shape);
+/// Creates (or reuses, when `existsok`) `path` sized for the tensor and returns it mapped. With
+/// `src` defined its values are written in; otherwise the file keeps its (zero-filled) content.
+at::Tensor write_leaf(const std::string& path, const at::Tensor& src, at::IntArrayRef shape,
+                      at::ScalarType dtype, bool existsok);
+
+/// `dir + "/" + name`.
+std::string join(const std::string& dir, std::string_view name);
+/// The existing path of the leaf file or child directory for `key` in `dir`: the encoded name, or
+/// the raw key for directories written without key encoding when that is safe. Empty when neither
+/// exists. FormatError when the entry is a symlink.
+std::string find_entry(const std::string& dir, const std::string& key, std::string_view suffix,
+                       bool directory);
+/// mkdir that fails (FormatError) when `path` exists already.
+void make_dir(const std::string& path);
+/// Removes a directory tree (best effort; used for temporaries).
+void remove_tree(const std::string& path);
+/// fsync of every file and directory under `path`, and `path` itself.
+void sync_tree(const std::string& path);
+/// fsync of one directory (after a rename in it).
+void sync_dir(const std::string& path);
+/// Reads a whole small file (meta.json).
+std::string read_text(const std::string& path);
+/// Writes a whole small file, replacing it.
+void write_text(const std::string& path, std::string_view text);
+
+/// Runs `write(tmp)` on a fresh sibling directory of `prefix`, then publishes it as `prefix`
+/// atomically (see docs/format.md, "Atomic save").
+void atomic_publish(const std::string& prefix, bool durable,
+                    const std::function<void(const std::string& tmp)>& write);
+/// `prefix` without trailing slashes ("." for an empty prefix).
+std::string normalize_prefix(const std::string& prefix);
+
+}  // namespace tensordict::memmap::detail

@@ -1,0 +1,154 @@
+// Chat templates: expected strings are TorchRL's (test/llm/test_data.py, test_llm_envs.py) and the
+// templates' documented layout.
+#include <catch2/catch.hpp>
+
+#include "tensorclass/llm/chat.h"
+
+using namespace tensorclass::llm;
+
+namespace {
+
+std::vector<ChatMessage> system_user() {
+  return {{"system", "You are a bot."}, {"user", "Hello"}};
+}
+
+std::string render(const std::vector<ChatMessage>& m, ChatFormat f, bool gen = true) {
+  ChatTemplateOptions options;
+  options.add_generation_prompt = gen;
+  return render_chat(m, f, options).text;
+}
+
+}  // namespace
+
+TEST_CASE("chatml_format renders system and user messages", "[chat]") {
+  const std::string base =
+      "<|im_start|>system\nYou are a bot.<|im_end|>\n<|im_start|>user\nHello<|im_end|>\n";
+  CHECK(render(system_user(), ChatFormat::ChatML, false) == base);
+  CHECK(base.size() == 77);
+  CHECK(render(system_user(), ChatFormat::ChatML, true) == base + "<|im_start|>assistant\n");
+  CHECK(render(system_user(), ChatFormat::ChatML, true).size() == 99);
+}
+
+TEST_CASE("qwen equals chatml for system+user and injects a default system prompt", "[chat]") {
+  for (bool gen : {false, true}) {
+    CHECK(render(system_user(), ChatFormat::Qwen, gen) ==
+          render(system_user(), ChatFormat::ChatML, gen));
+  }
+  CHECK(render({{"user", "Hello"}}, ChatFormat::Qwen) ==
+        "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n"
+        "Hello<|im_end|>\n<|im_start|>assistant\n");
+  CHECK(render({{"user", "Hello"}}, ChatFormat::ChatML) ==
+        "<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\n");
+}
+
+TEST_CASE("assistant contents are the generated spans", "[chat]") {
+  std::vector<ChatMessage> chat = {{"user", "Hi"}, {"assistant", "Hello there"},
+                                   {"user", "Bye"}, {"assistant", "Ciao"}};
+  for (auto format : {ChatFormat::ChatML, ChatFormat::Qwen}) {
+    RenderedChat r = render_chat(chat, format, {false});
+    REQUIRE(r.assistant_spans.size() == 2);
+    CHECK(r.text.substr(r.assistant_spans[0].begin,
+                        r.assistant_spans[0].end - r.assistant_spans[0].begin) == "Hello there");
+    CHECK(r.text.substr(r.assistant_spans[1].begin,
+                        r.assistant_spans[1].end - r.assistant_spans[1].begin) == "Ciao");
+  }
+}
+
+TEST_CASE("padding messages with role <none> are dropped", "[chat]") {
+  std::vector<ChatMessage> chat = {{"user", "Hi"}, {"<none>", ""}, {"<none>", ""}};
+  CHECK(render(chat, ChatFormat::ChatML, false) == "<|im_start|>user\nHi<|im_end|>\n");
+}
+
+TEST_CASE("continue_final_message stops after the last content", "[chat]") {
+  std::vector<ChatMessage> chat = {{"user", "Hi"}, {"assistant", "Once upon a time "}};
+  ChatTemplateOptions options;
+  options.add_generation_prompt = false;
+  options.continue_final_message = true;
+  RenderedChat r = render_chat(chat, ChatFormat::ChatML, options);
+  CHECK(r.text == "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\nOnce upon a time");
+  CHECK(r.assistant_spans.back().end == r.text.size());
+  options.add_generation_prompt = true;
+  CHECK_THROWS_AS(render_chat(chat, ChatFormat::ChatML, options), std::invalid_argument);
+}
+
+TEST_CASE("qwen renders tools, tool calls and grouped tool responses", "[chat]") {
+  ChatMessage call{"assistant", ""};
+  call.tool_calls = Json::array({Json{{"function", Json{{"name", "add"}, {"arguments", Json{{"a", 1}, {"b", 2}}}}}}});
+  ChatMessage r1{"tool", "3"};
+  ChatMessage r2{"tool", "ignored"};
+  r2.tool_responses = Json::array({"r1"});
+  ChatTemplateOptions options;
+  options.add_generation_prompt = false;
+  options.tools = Json::array({Json{{"name", "add"}, {"description", "adds"}}});
+  const std::string text =
+      render_chat({{"user", "1+2?"}, call, r1, r2, {"assistant", "It is 3."}}, ChatFormat::Qwen,
+                  options)
+          .text;
+  CHECK(text ==
+        "<|im_start|>system\nYou are a helpful assistant.\n\n# Tools\n\nYou may call one or more "
+        "functions to assist with the user query.\n\nYou are provided with function signatures "
+        "within <tools></tools> XML tags:\n<tools>\n{\"name\": \"add\", \"description\": "
+        "\"adds\"}\n</tools>\n\nFor each function call, return a json object with function name "
+        "and arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": "
+        "<function-name>, \"arguments\": <args-json-object>}\n</tool_call><|im_end|>\n"
+        "<|im_start|>user\n1+2?<|im_end|>\n"
+        "<|im_start|>assistant\n<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1, "
+        "\"b\": 2}}\n</tool_call><|im_end|>\n"
+        "<|im_start|>tool\n<tool_response>\n3\n</tool_response>\n<tool_response>\n['r1']\n"
+        "</tool_response><|im_end|>\n"
+        "<|im_start|>assistant\nIt is 3.<|im_end|>\n");
+}
+
+TEST_CASE("parse_chat inverts render_chat", "[chat][parse]") {
+  std::vector<ChatMessage> chat = {{"system", "S"}, {"user", "multi\nline"}, {"assistant", "A"}};
+  for (auto format : {ChatFormat::ChatML, ChatFormat::Qwen}) {
+    auto parsed = parse_chat(render(chat, format, true), format);
+    REQUIRE(parsed.size() == 3);
+    for (size_t i = 0; i < 3; ++i) {
+      CHECK(parsed[i].role == chat[i].role);
+      CHECK(parsed[i].content == chat[i].content);
+      CHECK(parsed[i].is_complete);
+    }
+  }
+  auto open = parse_chat("<|im_start|>user\nQ<|im_end|>\n<|im_start|>assistant\npartial",
+                         ChatFormat::ChatML);
+  REQUIRE(open.size() == 2);
+  CHECK(open[1].content == "partial");
+  CHECK_FALSE(open[1].is_complete);
+  CHECK_THROWS_WITH(parse_chat("hello", ChatFormat::ChatML),
+                    "parse_chat: at character 0: expected '<|im_start|>'");
+}
+
+TEST_CASE("parse_chat recovers qwen tool calls and responses", "[chat][parse]") {
+  ChatMessage call{"assistant", "Let me add."};
+  call.tool_calls = Json::array({Json{{"name", "add"}, {"arguments", Json{{"a", 1}}}}});
+  std::vector<ChatMessage> chat = {{"user", "1+2?"}, call, {"tool", "3"}, {"tool", "4"}};
+  auto parsed = parse_chat(render(chat, ChatFormat::Qwen, false), ChatFormat::Qwen);
+  REQUIRE(parsed.size() == 5);  // the injected default system message comes back too
+  CHECK(parsed[0].content == "You are a helpful assistant.");
+  CHECK(parsed[2].content == "Let me add.");
+  CHECK(parsed[2].tool_calls == call.tool_calls);
+  CHECK(parsed[3].role == "tool");
+  CHECK(parsed[3].content == "3");
+  CHECK(parsed[4].content == "4");
+}
+
+TEST_CASE("assistant token mask marks tokens overlapping assistant spans", "[chat]") {
+  RenderedChat r = render_chat({{"user", "Hi"}, {"assistant", "Yo"}}, ChatFormat::ChatML, {false});
+  // A toy tokenizer: one token per character.
+  Encoding enc;
+  for (size_t i = 0; i < r.text.size(); ++i) {
+    enc.ids.push_back(static_cast<unsigned char>(r.text[i]));
+    enc.offsets.push_back({i, i + 1});
+  }
+  auto mask = assistant_token_mask(enc, r.assistant_spans);
+  std::string masked;
+  for (size_t i = 0; i < mask.size(); ++i) {
+    if (mask[i]) masked += r.text[i];
+  }
+  CHECK(masked == "Yo");
+  CHECK(detect_chat_format("Qwen/Qwen2.5-0.5B") == ChatFormat::Qwen);
+  CHECK(detect_chat_format("gpt2") == ChatFormat::ChatML);
+  CHECK_THROWS_WITH(chat_format_from_name("jinja"),
+                    "unknown chat template 'jinja' (known: chatml_format, qwen)");
+}
