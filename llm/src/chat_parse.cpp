@@ -61,7 +61,8 @@ std::vector<std::string> between(std::string_view body, std::string_view open,
 
 void add_qwen_assistant(const Block& block, std::vector<ChatMessage>& out) {
   ChatMessage m{"assistant", block.body};
-  const size_t first_call = block.body.rfind("<tool_call>\n", 0) == 0 ? 0 : block.body.find("\n<tool_call>\n");
+  const size_t first_call =
+      block.body.rfind("<tool_call>\n", 0) == 0 ? 0 : block.body.find("\n<tool_call>\n");
   if (first_call != std::string::npos) {
     m.content = block.body.substr(0, first_call);
     m.tool_calls = Json::array();

@@ -18,7 +18,8 @@ at::Tensor compare_stacks(const NonTensorStack& a, const NonTensorStack& b) {
   }
   auto out = at::empty({a.numel()}, at::TensorOptions().dtype(at::kBool));
   auto* data = out.data_ptr<bool>();
-  for (int64_t i = 0; i < a.numel(); ++i) data[i] = a.items()[static_cast<size_t>(i)] == b.items()[static_cast<size_t>(i)];
+  for (int64_t i = 0; i < a.numel(); ++i)
+    data[i] = a.items()[static_cast<size_t>(i)] == b.items()[static_cast<size_t>(i)];
   return out.view(a.shape());
 }
 
@@ -56,10 +57,11 @@ TensorDict TensorDict::operator==(const TensorDict& other) const {
   for (size_t i = 0; i < impl_->keys.size(); ++i) {
     const std::string& key = impl_->keys[i];
     const int64_t slot = other.impl_->find(key);
-    if (slot < 0) throw KeyError("cannot compare TensorDicts: key '" + key + "' missing on the right");
-    out.impl().append(key, compare_entries(key, impl_->values[i],
-                                           other.impl_->values[static_cast<size_t>(slot)],
-                                           impl_->batch_size));
+    if (slot < 0)
+      throw KeyError("cannot compare TensorDicts: key '" + key + "' missing on the right");
+    out.impl().append(
+        key, compare_entries(key, impl_->values[i], other.impl_->values[static_cast<size_t>(slot)],
+                             impl_->batch_size));
   }
   if (other.size() != size()) {
     for (const auto& key : other.impl_->keys) {

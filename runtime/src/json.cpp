@@ -35,7 +35,11 @@ void append_utf16_escape(std::string& out, unsigned code) {
 unsigned next_code_point(std::string_view s, size_t& i) {
   const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
   const unsigned c = byte(i);
-  const int extra = c < 0x80 ? 0 : (c >> 5) == 0x6 ? 1 : (c >> 4) == 0xE ? 2 : (c >> 3) == 0x1E ? 3 : -1;
+  const int extra = c < 0x80           ? 0
+                    : (c >> 5) == 0x6  ? 1
+                    : (c >> 4) == 0xE  ? 2
+                    : (c >> 3) == 0x1E ? 3
+                                       : -1;
   if (extra < 0 || i + static_cast<size_t>(extra) >= s.size() + (extra == 0 ? 1 : 0)) {
     ++i;
     return 0xFFFD;
@@ -51,14 +55,36 @@ void dump_string(std::string& out, std::string_view s, bool ensure_ascii) {
   for (size_t i = 0; i < s.size();) {
     const auto c = static_cast<unsigned char>(s[i]);
     switch (c) {
-      case '"': out += "\\\""; ++i; continue;
-      case '\\': out += "\\\\"; ++i; continue;
-      case '\n': out += "\\n"; ++i; continue;
-      case '\r': out += "\\r"; ++i; continue;
-      case '\t': out += "\\t"; ++i; continue;
-      case '\b': out += "\\b"; ++i; continue;
-      case '\f': out += "\\f"; ++i; continue;
-      default: break;
+      case '"':
+        out += "\\\"";
+        ++i;
+        continue;
+      case '\\':
+        out += "\\\\";
+        ++i;
+        continue;
+      case '\n':
+        out += "\\n";
+        ++i;
+        continue;
+      case '\r':
+        out += "\\r";
+        ++i;
+        continue;
+      case '\t':
+        out += "\\t";
+        ++i;
+        continue;
+      case '\b':
+        out += "\\b";
+        ++i;
+        continue;
+      case '\f':
+        out += "\\f";
+        ++i;
+        continue;
+      default:
+        break;
     }
     if (c < 0x20 || (ensure_ascii && c == 0x7F)) {
       append_utf16_escape(out, c);
@@ -83,17 +109,28 @@ void dump(std::string& out, const Json& value, const JsonStyle& style) {
   const char* item_sep = style.compact ? "," : ", ";
   const char* key_sep = style.compact ? ":" : ": ";
   switch (value.type()) {
-    case Json::value_t::null: out += "null"; return;
-    case Json::value_t::boolean: out += value.get<bool>() ? "true" : "false"; return;
-    case Json::value_t::number_integer: out += std::to_string(value.get<int64_t>()); return;
-    case Json::value_t::number_unsigned: out += std::to_string(value.get<uint64_t>()); return;
+    case Json::value_t::null:
+      out += "null";
+      return;
+    case Json::value_t::boolean:
+      out += value.get<bool>() ? "true" : "false";
+      return;
+    case Json::value_t::number_integer:
+      out += std::to_string(value.get<int64_t>());
+      return;
+    case Json::value_t::number_unsigned:
+      out += std::to_string(value.get<uint64_t>());
+      return;
     case Json::value_t::number_float: {
       const double d = value.get<double>();
-      out += std::isnan(d) ? "NaN" : std::isinf(d) ? (d > 0 ? "Infinity" : "-Infinity")
-                                                   : python_float_repr(d);
+      out += std::isnan(d)   ? "NaN"
+             : std::isinf(d) ? (d > 0 ? "Infinity" : "-Infinity")
+                             : python_float_repr(d);
       return;
     }
-    case Json::value_t::string: dump_string(out, value.get_ref<const std::string&>(), style.ensure_ascii); return;
+    case Json::value_t::string:
+      dump_string(out, value.get_ref<const std::string&>(), style.ensure_ascii);
+      return;
     case Json::value_t::array: {
       out += '[';
       for (size_t i = 0; i < value.size(); ++i) {
@@ -116,7 +153,8 @@ void dump(std::string& out, const Json& value, const JsonStyle& style) {
       out += '}';
       return;
     }
-    default: throw TypeError("cannot write a binary JSON value as text");
+    default:
+      throw TypeError("cannot write a binary JSON value as text");
   }
 }
 
@@ -132,8 +170,10 @@ std::string replace_non_finite_tokens(std::string_view text) {
     const char c = text[i];
     if (in_string) {
       out += c;
-      if (c == '\\' && i + 1 < text.size()) out += text[++i];
-      else if (c == '"') in_string = false;
+      if (c == '\\' && i + 1 < text.size())
+        out += text[++i];
+      else if (c == '"')
+        in_string = false;
       continue;
     }
     if (c == '"') in_string = true;
@@ -179,9 +219,11 @@ std::string python_float_repr(double value) {
     std::snprintf(buf, sizeof buf, "e%c%02d", exponent < 0 ? '-' : '+', std::abs(exponent));
     return out + buf;
   }
-  if (exponent < 0) return out + "0." + std::string(static_cast<size_t>(-exponent - 1), '0') + digits;
+  if (exponent < 0)
+    return out + "0." + std::string(static_cast<size_t>(-exponent - 1), '0') + digits;
   const auto int_len = static_cast<size_t>(exponent) + 1;
-  if (digits.size() <= int_len) return out + digits + std::string(int_len - digits.size(), '0') + ".0";
+  if (digits.size() <= int_len)
+    return out + digits + std::string(int_len - digits.size(), '0') + ".0";
   return out + digits.substr(0, int_len) + "." + digits.substr(int_len);
 }
 
@@ -203,8 +245,10 @@ std::string python_repr(const Json& value) {
       }
       return out + quote;
     }
-    case Json::value_t::boolean: return value.get<bool>() ? "True" : "False";
-    case Json::value_t::null: return "None";
+    case Json::value_t::boolean:
+      return value.get<bool>() ? "True" : "False";
+    case Json::value_t::null:
+      return "None";
     case Json::value_t::array: {
       std::string out = "[";
       for (size_t i = 0; i < value.size(); ++i) out += (i ? ", " : "") + python_repr(value[i]);
@@ -219,8 +263,10 @@ std::string python_repr(const Json& value) {
       }
       return out + "}";
     }
-    case Json::value_t::number_float: return python_float_repr(value.get<double>());
-    default: return value.dump();
+    case Json::value_t::number_float:
+      return python_float_repr(value.get<double>());
+    default:
+      return value.dump();
   }
 }
 
@@ -231,8 +277,8 @@ std::string dumps_python(const Json& value, JsonStyle style) {
 }
 
 Json parse_json(std::string_view text, const std::string& what) {
-  const bool maybe_non_finite = text.find("NaN") != std::string_view::npos ||
-                                text.find("Infinity") != std::string_view::npos;
+  const bool maybe_non_finite =
+      text.find("NaN") != std::string_view::npos || text.find("Infinity") != std::string_view::npos;
   try {
     if (!maybe_non_finite) return Json::parse(text);
     Json value = Json::parse(replace_non_finite_tokens(text));

@@ -38,7 +38,8 @@ TensorDict empty_like_meta(const TensorDict& like) {
 
 void check_leading_dims(const std::string& key, const std::vector<int64_t>& shape,
                         const BatchSize& batch) {
-  const bool ok = shape.size() >= batch.size() && std::equal(batch.begin(), batch.end(), shape.begin());
+  const bool ok =
+      shape.size() >= batch.size() && std::equal(batch.begin(), batch.end(), shape.begin());
   if (!ok) {
     throw ShapeError("batch dimension mismatch for key '" + key + "': expected leading dims " +
                      shape_str(batch) + " (the batch_size), got shape " + shape_str(shape));
@@ -51,7 +52,8 @@ TensorDict map_entries(const TensorDict& td,
                        const std::function<NonTensorStack(const NonTensorStack&)>& stack_fn) {
   const auto& src = td.impl();
   TensorDict out = make_tensordict(batch_fn(src.batch_size), src.device);
-  if (src.names && out.impl().batch_size.size() == src.batch_size.size()) out.impl().names = src.names;
+  if (src.names && out.impl().batch_size.size() == src.batch_size.size())
+    out.impl().names = src.names;
   auto& dst = out.impl();
   for (size_t i = 0; i < src.keys.size(); ++i) {
     const Value& value = src.values[i];
@@ -163,8 +165,8 @@ void write_in_place(Value& slot, const NestedKey& key, Value value) {
     slot = std::move(value);
     return;
   }
-  throw TypeError("in-place write to key " + key.repr() + ": cannot replace a " +
-                  slot.kind_name() + " by a " + value.kind_name());
+  throw TypeError("in-place write to key " + key.repr() + ": cannot replace a " + slot.kind_name() +
+                  " by a " + value.kind_name());
 }
 
 void set_locked_recursive(TensorDictImpl& impl, bool locked) {
@@ -185,9 +187,8 @@ TensorDict::TensorDict(std::initializer_list<std::pair<NestedKey, Value>> items,
     : TensorDict(std::vector<std::pair<NestedKey, Value>>(items), std::move(batch_size), device,
                  std::move(names)) {}
 
-TensorDict::TensorDict(const std::vector<std::pair<NestedKey, Value>>& items,
-                       BatchSize batch_size, std::optional<at::Device> device,
-                       std::optional<DimNames> names)
+TensorDict::TensorDict(const std::vector<std::pair<NestedKey, Value>>& items, BatchSize batch_size,
+                       std::optional<at::Device> device, std::optional<DimNames> names)
     : impl_(std::make_shared<TensorDictImpl>()) {
   for (int64_t dim : batch_size) {
     if (dim < 0) throw ShapeError("batch_size " + shape_str(batch_size) + " has a negative dim");
@@ -337,8 +338,7 @@ Json TensorDict::get_non_tensor(const NestedKey& key) const {
   Value value = get_value(key);
   if (value.is_non_tensor_data()) return value.non_tensor_data().data;
   if (value.is_non_tensor_stack()) return value.non_tensor_stack().tolist();
-  throw TypeError("key " + key.repr() + " holds a " + value.kind_name() +
-                  ", not non-tensor data");
+  throw TypeError("key " + key.repr() + " holds a " + value.kind_name() + ", not non-tensor data");
 }
 
 const Value& TensorDict::value_at(size_t slot) const { return impl_->values.at(slot); }
@@ -360,7 +360,8 @@ TensorDict& TensorDict::set(const NestedKey& key, Value value) {
     return *this;
   }
   if (impl.locked) {
-    throw LockedError("cannot add key " + key.repr() + ": the TensorDict is locked (unlock_() it first)");
+    throw LockedError("cannot add key " + key.repr() +
+                      ": the TensorDict is locked (unlock_() it first)");
   }
   if (value.is_tensordict() && value.tensordict().is_locked() != impl.locked) {
     // A nested TensorDict shares its parent's lock state.
@@ -395,7 +396,8 @@ Value TensorDict::pop(const NestedKey& key) {
   auto& impl = parent.impl();
   const int64_t slot = impl.find(key.back());
   if (slot < 0) throw KeyError("cannot delete key " + key.repr() + ": not found in TensorDict");
-  if (impl.locked) throw LockedError("cannot delete key " + key.repr() + ": the TensorDict is locked");
+  if (impl.locked)
+    throw LockedError("cannot delete key " + key.repr() + ": the TensorDict is locked");
   Value value = impl.values[static_cast<size_t>(slot)];
   impl.erase(static_cast<size_t>(slot));
   return value;
@@ -414,9 +416,8 @@ TensorDict& TensorDict::rename_key_(const NestedKey& old_key, const NestedKey& n
   if (impl.locked) {
     throw LockedError("cannot rename key " + old_key.repr() + ": the TensorDict is locked");
   }
-  const bool same_parent =
-      old_key.size() == new_key.size() &&
-      (!old_key.is_nested() || old_key.parent() == new_key.parent());
+  const bool same_parent = old_key.size() == new_key.size() &&
+                           (!old_key.is_nested() || old_key.parent() == new_key.parent());
   if (same_parent) {  // keep the entry's position
     const int64_t taken = impl.find(new_key.back());
     impl.keys[static_cast<size_t>(slot)] = new_key.back();
@@ -440,7 +441,8 @@ TensorDict TensorDict::select(const std::vector<NestedKey>& keys, bool strict) c
     }
     // Intermediate levels keep their own batch size and device.
     for (size_t depth = 1; depth < key.size(); ++depth) {
-      NestedKey prefix(std::vector<std::string>(key.begin(), key.begin() + static_cast<std::ptrdiff_t>(depth)));
+      NestedKey prefix(
+          std::vector<std::string>(key.begin(), key.begin() + static_cast<std::ptrdiff_t>(depth)));
       if (!out.contains(prefix)) out.set(prefix, detail::empty_like_meta(get_tensordict(prefix)));
     }
     out.set(key, get_value(key));
@@ -466,7 +468,8 @@ void collect(const TensorDict& td, const std::optional<NestedKey>& prefix, bool 
     const Value& value = impl.values[i];
     const bool nested = value.is_tensordict();
     if (!(nested && leaves_only)) out.emplace_back(key, value);
-    if (nested && include_nested) collect(value.tensordict(), key, include_nested, leaves_only, out);
+    if (nested && include_nested)
+      collect(value.tensordict(), key, include_nested, leaves_only, out);
   }
 }
 

@@ -49,7 +49,8 @@ void check_leading_dims(const std::string& key, const std::vector<int64_t>& shap
 /// structure. `tensor_fn` maps tensors (undefined result: drop the leaf); `stack_fn` maps
 /// NonTensorStacks; NonTensorData is kept as is. `batch_fn` gives the new batch size of each level
 /// from the old one.
-TensorDict map_entries(const TensorDict& td, const std::function<BatchSize(const BatchSize&)>& batch_fn,
+TensorDict map_entries(const TensorDict& td,
+                       const std::function<BatchSize(const BatchSize&)>& batch_fn,
                        const std::function<at::Tensor(const at::Tensor&)>& tensor_fn,
                        const std::function<NonTensorStack(const NonTensorStack&)>& stack_fn);
 

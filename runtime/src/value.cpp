@@ -43,20 +43,28 @@ NonTensorStack& Value::non_tensor_stack() {
 
 const char* Value::kind_name() const {
   switch (kind()) {
-    case Kind::Tensor: return "Tensor";
-    case Kind::TensorDict: return "TensorDict";
-    case Kind::NonTensorData: return "NonTensorData";
-    case Kind::NonTensorStack: return "NonTensorStack";
+    case Kind::Tensor:
+      return "Tensor";
+    case Kind::TensorDict:
+      return "TensorDict";
+    case Kind::NonTensorData:
+      return "NonTensorData";
+    case Kind::NonTensorStack:
+      return "NonTensorStack";
   }
   return "?";
 }
 
 std::optional<std::vector<int64_t>> Value::shape() const {
   switch (kind()) {
-    case Kind::Tensor: return tensor().sizes().vec();
-    case Kind::TensorDict: return tensordict().batch_size();
-    case Kind::NonTensorData: return std::nullopt;
-    case Kind::NonTensorStack: return non_tensor_stack().shape();
+    case Kind::Tensor:
+      return tensor().sizes().vec();
+    case Kind::TensorDict:
+      return tensordict().batch_size();
+    case Kind::NonTensorData:
+      return std::nullopt;
+    case Kind::NonTensorStack:
+      return non_tensor_stack().shape();
   }
   return std::nullopt;
 }

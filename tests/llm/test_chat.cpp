@@ -8,9 +8,7 @@ using namespace tensorclass::llm;
 
 namespace {
 
-std::vector<ChatMessage> system_user() {
-  return {{"system", "You are a bot."}, {"user", "Hello"}};
-}
+std::vector<ChatMessage> system_user() { return {{"system", "You are a bot."}, {"user", "Hello"}}; }
 
 std::string render(const std::vector<ChatMessage>& m, ChatFormat f, bool gen = true) {
   ChatTemplateOptions options;
@@ -42,8 +40,8 @@ TEST_CASE("qwen equals chatml for system+user and injects a default system promp
 }
 
 TEST_CASE("assistant contents are the generated spans", "[chat]") {
-  std::vector<ChatMessage> chat = {{"user", "Hi"}, {"assistant", "Hello there"},
-                                   {"user", "Bye"}, {"assistant", "Ciao"}};
+  std::vector<ChatMessage> chat = {
+      {"user", "Hi"}, {"assistant", "Hello there"}, {"user", "Bye"}, {"assistant", "Ciao"}};
   for (auto format : {ChatFormat::ChatML, ChatFormat::Qwen}) {
     RenderedChat r = render_chat(chat, format, {false});
     REQUIRE(r.assistant_spans.size() == 2);
@@ -73,17 +71,17 @@ TEST_CASE("continue_final_message stops after the last content", "[chat]") {
 
 TEST_CASE("qwen renders tools, tool calls and grouped tool responses", "[chat]") {
   ChatMessage call{"assistant", ""};
-  call.tool_calls = Json::array({Json{{"function", Json{{"name", "add"}, {"arguments", Json{{"a", 1}, {"b", 2}}}}}}});
+  call.tool_calls = Json::array(
+      {Json{{"function", Json{{"name", "add"}, {"arguments", Json{{"a", 1}, {"b", 2}}}}}}});
   ChatMessage r1{"tool", "3"};
   ChatMessage r2{"tool", "ignored"};
   r2.tool_responses = Json::array({"r1"});
   ChatTemplateOptions options;
   options.add_generation_prompt = false;
   options.tools = Json::array({Json{{"name", "add"}, {"description", "adds"}}});
-  const std::string text =
-      render_chat({{"user", "1+2?"}, call, r1, r2, {"assistant", "It is 3."}}, ChatFormat::Qwen,
-                  options)
-          .text;
+  const std::string text = render_chat({{"user", "1+2?"}, call, r1, r2, {"assistant", "It is 3."}},
+                                       ChatFormat::Qwen, options)
+                               .text;
   CHECK(text ==
         "<|im_start|>system\nYou are a helpful assistant.\n\n# Tools\n\nYou may call one or more "
         "functions to assist with the user query.\n\nYou are provided with function signatures "

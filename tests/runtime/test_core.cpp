@@ -31,10 +31,10 @@ TEST_CASE("construction checks every entry's leading dims against batch_size", "
   CHECK_FALSE(td.is_empty());
   CHECK_FALSE(td.device().has_value());
 
-  CHECK_THROWS_MATCHES(TensorDict({{"obs", at::zeros({4, 2})}}, {3}), ShapeError,
-                       Catch::Matchers::Message(
-                           "batch dimension mismatch for key 'obs': expected leading dims [3] "
-                           "(the batch_size), got shape [4, 2]"));
+  CHECK_THROWS_MATCHES(
+      TensorDict({{"obs", at::zeros({4, 2})}}, {3}), ShapeError,
+      Catch::Matchers::Message("batch dimension mismatch for key 'obs': expected leading dims [3] "
+                               "(the batch_size), got shape [4, 2]"));
   CHECK_THROWS_AS(TensorDict({{"x", at::zeros({3})}}, {3, 1}), ShapeError);
   CHECK_THROWS_MATCHES(TensorDict({}, {-1}), ShapeError,
                        Catch::Matchers::Message("batch_size [-1] has a negative dim"));
@@ -45,9 +45,9 @@ TEST_CASE("dim names have one entry per batch dim", "[core]") {
   REQUIRE(td.names().has_value());
   CHECK(td.names()->at(0) == "time");
   CHECK_FALSE(td.names()->at(1).has_value());
-  CHECK_THROWS_MATCHES(td.set_names(DimNames{"a"}), ShapeError,
-                       Catch::Matchers::Message(
-                           "names: expected 2 dim names for batch_size [2, 3], got 1"));
+  CHECK_THROWS_MATCHES(
+      td.set_names(DimNames{"a"}), ShapeError,
+      Catch::Matchers::Message("names: expected 2 dim names for batch_size [2, 3], got 1"));
 }
 
 TEST_CASE("C++ scalars become 0-dim tensors with Python's dtypes", "[core]") {
@@ -75,8 +75,8 @@ TEST_CASE("strings and JSON values are stored as NonTensorData", "[core][non_ten
 }
 
 TEST_CASE("NonTensorStack holds one value per batch element", "[core][non_tensor]") {
-  const Json nested = Json::array({Json::array({"a", "b"}), Json::array({"c", "d"}),
-                                   Json::array({"e", "f"})});
+  const Json nested =
+      Json::array({Json::array({"a", "b"}), Json::array({"c", "d"}), Json::array({"e", "f"})});
   auto stack = NonTensorStack::from_list(nested, 2);
   CHECK(stack.shape() == std::vector<int64_t>{3, 2});
   CHECK(stack.items()[3] == "d");
@@ -87,9 +87,10 @@ TEST_CASE("NonTensorStack holds one value per batch element", "[core][non_tensor
   TensorDict td({{"names", stack}}, {3});
   CHECK(td.get_non_tensor("names")[2][0] == "e");
   CHECK_THROWS_AS(TensorDict({{"names", stack}}, {2}), ShapeError);
-  CHECK_THROWS_MATCHES(NonTensorStack::from_list(Json::array({Json::array({"a"}), Json::array({"b", "c"})}), 2), ShapeError,
-                       Catch::Matchers::Message(
-                           "NonTensorStack: ragged nested list, dim 1 has sizes 1 and 2"));
+  CHECK_THROWS_MATCHES(
+      NonTensorStack::from_list(Json::array({Json::array({"a"}), Json::array({"b", "c"})}), 2),
+      ShapeError,
+      Catch::Matchers::Message("NonTensorStack: ragged nested list, dim 1 has sizes 1 and 2"));
   CHECK_THROWS_AS(NonTensorStack({2}, {Json("a")}), ShapeError);
 }
 
@@ -115,9 +116,9 @@ TEST_CASE("nested keys create intermediate TensorDicts that extend the batch", "
   CHECK_THROWS_MATCHES(td.set({"a", "b", "c", "d"}, at::ones({2})), TypeError,
                        Catch::Matchers::Message(
                            "key ('a', 'b', 'c', 'd'): entry 'c' is a Tensor, not a TensorDict"));
-  CHECK_THROWS_MATCHES(td.get_tensordict({"a", "b", "c"}), TypeError,
-                       Catch::Matchers::Message(
-                           "key ('a', 'b', 'c') holds a Tensor, not a TensorDict"));
+  CHECK_THROWS_MATCHES(
+      td.get_tensordict({"a", "b", "c"}), TypeError,
+      Catch::Matchers::Message("key ('a', 'b', 'c') holds a Tensor, not a TensorDict"));
 }
 
 TEST_CASE("a plain string key is never split", "[core][nested]") {
@@ -164,9 +165,9 @@ TEST_CASE("del_, pop and rename_key_", "[core][keys]") {
 
   td.rename_key_("b", "bb");
   CHECK_THAT(key_strings(td.keys()), Equals(std::vector<std::string>{"a", "bb", "c", "n"}));
-  CHECK_THROWS_MATCHES(td.rename_key_("a", "c", true), KeyError,
-                       Catch::Matchers::Message(
-                           "cannot rename 'a' to 'c': the new key already exists"));
+  CHECK_THROWS_MATCHES(
+      td.rename_key_("a", "c", true), KeyError,
+      Catch::Matchers::Message("cannot rename 'a' to 'c': the new key already exists"));
   td.rename_key_("a", "c");  // not safe: overwrites, keeps a's position
   CHECK_THAT(key_strings(td.keys()), Equals(std::vector<std::string>{"c", "bb", "n"}));
   td.rename_key_({"n", "x"}, {"n", "y"});
@@ -174,9 +175,9 @@ TEST_CASE("del_, pop and rename_key_", "[core][keys]") {
   td.rename_key_({"n", "y"}, "top");  // across levels
   CHECK(td.contains("top"));
   CHECK_FALSE(td.contains({"n", "y"}));
-  CHECK_THROWS_MATCHES(td.rename_key_("nope", "x"), KeyError,
-                       Catch::Matchers::Message(
-                           "cannot rename key 'nope': not found in TensorDict"));
+  CHECK_THROWS_MATCHES(
+      td.rename_key_("nope", "x"), KeyError,
+      Catch::Matchers::Message("cannot rename key 'nope': not found in TensorDict"));
 
   Value popped = td.pop("bb");
   CHECK(popped.tensor().equal(arange(2)));
@@ -260,13 +261,13 @@ TEST_CASE("a locked TensorDict refuses structural changes but allows in-place wr
   CHECK_THROWS_MATCHES(td.set("new", arange(3)), LockedError,
                        Catch::Matchers::Message(
                            "cannot add key 'new': the TensorDict is locked (unlock_() it first)"));
-  CHECK_THROWS_MATCHES(td.set({"n", "z"}, arange(3)), LockedError,
-                       Catch::Matchers::Message(
-                           "cannot add key ('n', 'z'): the TensorDict is locked (unlock_() it "
-                           "first)"));
-  CHECK_THROWS_MATCHES(td.set({"m", "z"}, arange(3)), LockedError,
-                       Catch::Matchers::Message(
-                           "cannot create 'm' for key ('m', 'z'): the TensorDict is locked"));
+  CHECK_THROWS_MATCHES(
+      td.set({"n", "z"}, arange(3)), LockedError,
+      Catch::Matchers::Message("cannot add key ('n', 'z'): the TensorDict is locked (unlock_() it "
+                               "first)"));
+  CHECK_THROWS_MATCHES(
+      td.set({"m", "z"}, arange(3)), LockedError,
+      Catch::Matchers::Message("cannot create 'm' for key ('m', 'z'): the TensorDict is locked"));
   CHECK_THROWS_MATCHES(td.del_("x"), LockedError,
                        Catch::Matchers::Message("cannot delete key 'x': the TensorDict is locked"));
   CHECK_THROWS_MATCHES(td.rename_key_("x", "w"), LockedError,
@@ -278,9 +279,9 @@ TEST_CASE("a locked TensorDict refuses structural changes but allows in-place wr
   CHECK(before.eq(4).all().item<bool>());
   td.set_({"n", "y"}, at::full({3}, 2.0));
   CHECK(td.get({"n", "y"}).eq(2).all().item<bool>());
-  CHECK_THROWS_MATCHES(td.set("x", at::zeros({3, 2})), ShapeError,
-                       Catch::Matchers::Message(
-                           "in-place write to key 'x': expected shape [3], got [3, 2]"));
+  CHECK_THROWS_MATCHES(
+      td.set("x", at::zeros({3, 2})), ShapeError,
+      Catch::Matchers::Message("in-place write to key 'x': expected shape [3], got [3, 2]"));
 
   td.unlock_();
   CHECK_FALSE(td.get_tensordict("n").is_locked());
@@ -339,7 +340,7 @@ TEST_CASE("== gives a TensorDict of bools; all() and any() reduce it", "[core][c
   CHECK((a == 1).get({"n", "y"}).all().item<bool>());
 
   TensorDict c({{"x", arange(3)}}, {3});
-  CHECK_THROWS_MATCHES(a == c, KeyError,
-                       Catch::Matchers::Message(
-                           "cannot compare TensorDicts: key 's' missing on the right"));
+  CHECK_THROWS_MATCHES(
+      a == c, KeyError,
+      Catch::Matchers::Message("cannot compare TensorDicts: key 's' missing on the right"));
 }

@@ -9,10 +9,18 @@ using namespace tensordict;
 
 TEST_CASE("floats are spelled as Python's repr", "[json]") {
   const std::vector<std::pair<double, std::string>> cases = {
-      {0.1, "0.1"},       {1.0, "1.0"},       {1e16, "1e+16"},   {1e-05, "1e-05"},
-      {0.0001, "0.0001"}, {-2.5, "-2.5"},     {123456789.0, "123456789.0"},
-      {1.5e300, "1.5e+300"}, {0.30000000000000004, "0.30000000000000004"},
-      {2.0 / 3.0, "0.6666666666666666"}, {1e15, "1000000000000000.0"}, {-0.0, "-0.0"},
+      {0.1, "0.1"},
+      {1.0, "1.0"},
+      {1e16, "1e+16"},
+      {1e-05, "1e-05"},
+      {0.0001, "0.0001"},
+      {-2.5, "-2.5"},
+      {123456789.0, "123456789.0"},
+      {1.5e300, "1.5e+300"},
+      {0.30000000000000004, "0.30000000000000004"},
+      {2.0 / 3.0, "0.6666666666666666"},
+      {1e15, "1000000000000000.0"},
+      {-0.0, "-0.0"},
   };
   for (const auto& [value, text] : cases) {
     INFO(text);
@@ -35,7 +43,8 @@ TEST_CASE("dumps_python matches Python's json.dumps", "[json]") {
   // ensure_ascii escapes non-ASCII as UTF-16 (astral characters as surrogate pairs).
   const Json text = "h\xC3\xA9llo \xE2\x9C\x93 \"q\" \xF0\x9F\x98\x80\n";
   CHECK(dumps_python(text) == R"("h\u00e9llo \u2713 \"q\" \ud83d\ude00\n")");
-  CHECK(dumps_python(text, {false, false}) == "\"h\xC3\xA9llo \xE2\x9C\x93 \\\"q\\\" \xF0\x9F\x98\x80\\n\"");
+  CHECK(dumps_python(text, {false, false}) ==
+        "\"h\xC3\xA9llo \xE2\x9C\x93 \\\"q\\\" \xF0\x9F\x98\x80\\n\"");
   CHECK(dumps_python(Json(std::nan(""))) == "NaN");
   CHECK(dumps_python(Json(-HUGE_VAL)) == "-Infinity");
 }

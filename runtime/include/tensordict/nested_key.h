@@ -14,11 +14,14 @@ namespace tensordict {
 
 class NestedKey {
  public:
-  NestedKey(const char* key) : parts_{std::string(key)} {}            // NOLINT(google-explicit-constructor)
-  NestedKey(std::string key) : parts_{std::move(key)} {}              // NOLINT(google-explicit-constructor)
-  NestedKey(std::string_view key) : parts_{std::string(key)} {}       // NOLINT(google-explicit-constructor)
+  NestedKey(const char* key) : parts_{std::string(key)} {}  // NOLINT(google-explicit-constructor)
+  NestedKey(std::string key) : parts_{std::move(key)} {}    // NOLINT(google-explicit-constructor)
+  NestedKey(std::string_view key)
+      : parts_{std::string(key)} {}  // NOLINT(google-explicit-constructor)
   NestedKey(std::initializer_list<std::string> parts) : parts_(parts) { check(); }
-  explicit NestedKey(const std::vector<std::string>& parts) : parts_(parts.begin(), parts.end()) { check(); }
+  explicit NestedKey(const std::vector<std::string>& parts) : parts_(parts.begin(), parts.end()) {
+    check();
+  }
 
   /// Number of path components (1 for a plain key).
   size_t size() const { return parts_.size(); }

@@ -17,7 +17,9 @@ using Json = nlohmann::ordered_json;
 struct NonTensorData {
   Json data;
 
-  friend bool operator==(const NonTensorData& a, const NonTensorData& b) { return a.data == b.data; }
+  friend bool operator==(const NonTensorData& a, const NonTensorData& b) {
+    return a.data == b.data;
+  }
 };
 
 class NonTensorStack {

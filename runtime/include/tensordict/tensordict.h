@@ -240,17 +240,17 @@ class Value {
  public:
   enum class Kind { Tensor, TensorDict, NonTensorData, NonTensorStack };
 
-  Value(at::Tensor tensor) : v_(std::move(tensor)) {}                 // NOLINT
-  Value(TensorDict td) : v_(std::move(td)) {}                         // NOLINT
-  Value(NonTensorData data) : v_(std::move(data)) {}                  // NOLINT
-  Value(NonTensorStack stack) : v_(std::move(stack)) {}               // NOLINT
-  Value(const char* text) : v_(NonTensorData{Json(text)}) {}          // NOLINT
+  Value(at::Tensor tensor) : v_(std::move(tensor)) {}                    // NOLINT
+  Value(TensorDict td) : v_(std::move(td)) {}                            // NOLINT
+  Value(NonTensorData data) : v_(std::move(data)) {}                     // NOLINT
+  Value(NonTensorStack stack) : v_(std::move(stack)) {}                  // NOLINT
+  Value(const char* text) : v_(NonTensorData{Json(text)}) {}             // NOLINT
   Value(std::string text) : v_(NonTensorData{Json(std::move(text))}) {}  // NOLINT
-  Value(bool b);                                                      // NOLINT
-  Value(int v) : Value(static_cast<int64_t>(v)) {}                    // NOLINT
-  Value(int64_t v);                                                   // NOLINT
-  Value(double v);                                                    // NOLINT
-  Value(float v) : Value(static_cast<double>(v)) {}                   // NOLINT
+  Value(bool b);                                                         // NOLINT
+  Value(int v) : Value(static_cast<int64_t>(v)) {}                       // NOLINT
+  Value(int64_t v);                                                      // NOLINT
+  Value(double v);                                                       // NOLINT
+  Value(float v) : Value(static_cast<double>(v)) {}                      // NOLINT
 
   Kind kind() const { return static_cast<Kind>(v_.index()); }
   bool is_tensor() const { return kind() == Kind::Tensor; }
