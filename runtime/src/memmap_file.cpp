@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 #include <memory>
 
@@ -78,8 +79,14 @@ size_t byte_size(at::IntArrayRef shape, at::ScalarType dtype, const std::string&
   return n;
 }
 
+std::string absolute_path(const std::string& path) {
+  std::error_code ec;
+  auto abs = std::filesystem::absolute(path, ec);
+  return (ec ? std::filesystem::path(path) : abs).lexically_normal().string();
+}
+
 at::Tensor map_fd(int fd, bool writable, const std::string& path, at::ScalarType dtype,
-                  at::IntArrayRef shape) {
+                  at::IntArrayRef shape, const std::string& record_as) {
   const size_t n = byte_size(shape, dtype, path);
   if (n == 0) return at::empty(shape, at::TensorOptions().dtype(dtype));
   struct stat st {};
@@ -93,7 +100,8 @@ at::Tensor map_fd(int fd, bool writable, const std::string& path, at::ScalarType
   // Read-only files are mapped copy-on-write so the tensor stays writable in memory.
   void* addr = ::mmap(nullptr, n, PROT_READ | PROT_WRITE, writable ? MAP_SHARED : MAP_PRIVATE, fd, 0);
   if (addr == MAP_FAILED) throw_errno("cannot map", path);
-  auto ctx = std::make_unique<Mapping>(Mapping{addr, n, path});
+  auto ctx = std::make_unique<Mapping>(
+      Mapping{addr, n, absolute_path(record_as.empty() ? path : record_as)});
   c10::DataPtr ptr(addr, ctx.get(), &release_mapping, at::Device(at::kCPU));
   ctx.release();
   c10::Storage storage(c10::Storage::use_byte_size_t(), n, std::move(ptr), nullptr, false);
@@ -101,7 +109,7 @@ at::Tensor map_fd(int fd, bool writable, const std::string& path, at::ScalarType
 }
 
 at::Tensor write_leaf(const std::string& path, const at::Tensor& src, at::IntArrayRef shape,
-                      at::ScalarType dtype, bool existsok) {
+                      at::ScalarType dtype, bool existsok, const std::string& record_as) {
   const size_t n = byte_size(shape, dtype, path);
   if (n == 0) {  // as Python: no file for an empty tensor
     if (!existsok && ::access(path.c_str(), F_OK) == 0) {
@@ -124,9 +132,9 @@ at::Tensor write_leaf(const std::string& path, const at::Tensor& src, at::IntArr
   }
   if (src.defined() && writable_as_bytes(src)) {
     write_all(fd.get(), static_cast<const char*>(src.data_ptr()), n, path);
-    return map_fd(fd.get(), true, path, dtype, shape);
+    return map_fd(fd.get(), true, path, dtype, shape, record_as);
   }
-  at::Tensor mapped = map_fd(fd.get(), true, path, dtype, shape);
+  at::Tensor mapped = map_fd(fd.get(), true, path, dtype, shape, record_as);
   if (src.defined()) mapped.copy_(src.detach());
   return mapped;
 }
@@ -172,6 +180,7 @@ at::Tensor MemoryMappedTensor::from_filename(const std::string& filename, at::Sc
   if (!fd) {
     if (errno == ELOOP) throw FormatError("refusing to read '" + filename + "' through a symlink");
     if (errno == ENOENT) throw FormatError("missing data file '" + filename + "'");
+    if (errno == EISDIR) throw FormatError("'" + filename + "' is not a regular file");
     memmap::detail::throw_errno("cannot open", filename);
   }
   return memmap::detail::map_fd(fd.get(), writable, filename, dtype, shape);

@@ -4,6 +4,9 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstddef>
+#include <functional>
+#include <utility>
+#include <vector>
 #include <string>
 #include <string_view>
 
@@ -21,6 +24,10 @@ class Fd {
   Fd(const Fd&) = delete;
   Fd& operator=(const Fd&) = delete;
   Fd(Fd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+  Fd& operator=(Fd&& o) noexcept {
+    std::swap(fd_, o.fd_);
+    return *this;
+  }
   ~Fd();
   int get() const { return fd_; }
   explicit operator bool() const { return fd_ >= 0; }
@@ -32,13 +39,17 @@ class Fd {
 /// numel × itemsize of `shape`; FormatError naming `path` on negative dims or overflow.
 size_t byte_size(at::IntArrayRef shape, at::ScalarType dtype, const std::string& path);
 
-/// Maps the first `nbytes` of an open file as a tensor of `shape` / `dtype`.
+/// Maps the first numel × itemsize bytes of an open file as a tensor of `shape` / `dtype`. The
+/// mapping remembers `record_as` (default: `path`) as its file name, made absolute.
 at::Tensor map_fd(int fd, bool writable, const std::string& path, at::ScalarType dtype,
-                  at::IntArrayRef shape);
+                  at::IntArrayRef shape, const std::string& record_as = {});
 /// Creates (or reuses, when `existsok`) `path` sized for the tensor and returns it mapped. With
 /// `src` defined its values are written in; otherwise the file keeps its (zero-filled) content.
+/// `record_as`: the name the file will have once published (the writer works in a temporary).
 at::Tensor write_leaf(const std::string& path, const at::Tensor& src, at::IntArrayRef shape,
-                      at::ScalarType dtype, bool existsok);
+                      at::ScalarType dtype, bool existsok, const std::string& record_as = {});
+/// Absolute, lexically normalised spelling of `path` (files need not exist).
+std::string absolute_path(const std::string& path);
 
 /// `dir + "/" + name`.
 std::string join(const std::string& dir, std::string_view name);
@@ -59,6 +70,9 @@ void sync_dir(const std::string& path);
 std::string read_text(const std::string& path);
 /// Writes a whole small file, replacing it.
 void write_text(const std::string& path, std::string_view text);
+
+/// torch.stack of the elements of a lazy stack directory (same keys and shapes required).
+TensorDict stack_elements(const std::vector<TensorDict>& tds, int64_t dim);
 
 /// Runs `write(tmp)` on a fresh sibling directory of `prefix`, then publishes it as `prefix`
 /// atomically (see docs/format.md, "Atomic save").

@@ -67,15 +67,10 @@ std::string decode_key(std::string_view name);
 /// "<class 'pkg.mod.Name'>" -> "Name" (the `{"type": ...}` entry a parent writes for a child).
 std::string class_short_name(std::string_view type);
 
-// ---- JSON (memmap_json.cpp) --------------------------------------------------------------------
-/// Serialises like Python's json.dumps: ", " / ": " separators (compact: "," / ":"), ASCII only
-/// (\uXXXX escapes), floats as Python's repr, NaN / Infinity tokens.
-std::string dump_json(const Json& value, bool compact = false);
-/// Parses any JSON text plus the NaN / Infinity / -Infinity tokens; FormatError naming `origin`.
-Json parse_json(std::string_view text, const std::string& origin);
+// ---- meta.json (memmap_json.cpp; the JSON spelling itself is tensordict/json.h) ---------------
 /// Reads `dir/meta.json` as a JSON object; FormatError naming the path when missing or malformed.
 Json read_meta(const std::string& dir);
-/// Writes `dir/meta.json` (no trailing newline).
+/// Writes `dir/meta.json` in Python's stdlib json spelling (compact: NonTensorStack's ","/":").
 void write_meta(const std::string& dir, const Json& meta, bool compact = false);
 
 // ---- writing (memmap_write.cpp) ----------------------------------------------------------------

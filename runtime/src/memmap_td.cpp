@@ -1,0 +1,100 @@
+// TensorDict's memory-mapped IO members, on top of tensordict::memmap (memmap.h).
+#include <ATen/ATen.h>
+
+#include "tensordict/memmap.h"
+#include "tensordict_impl.h"
+
+namespace tensordict {
+namespace {
+
+memmap::WriteOptions write_options(const MemmapOptions& options, bool like) {
+  memmap::WriteOptions o;
+  o.memmap = options;
+  o.like = like;
+  return o;
+}
+
+// Moves the entries and state of `src` (a freshly written or loaded tree) into `dst`, level by
+// level, so handles to `dst`'s nested TensorDicts see the new leaves too.
+void adopt(detail::TensorDictImpl& dst, const detail::TensorDictImpl& src, bool keep_meta) {
+  for (size_t i = 0; i < src.keys.size(); ++i) {
+    const Value& value = src.values[i];
+    const int64_t slot = dst.find(src.keys[i]);
+    if (slot < 0) {
+      dst.append(src.keys[i], value);
+      continue;
+    }
+    Value& existing = dst.values[static_cast<size_t>(slot)];
+    if (existing.is_tensordict() && value.is_tensordict()) {
+      adopt(existing.tensordict().impl(), value.tensordict().impl(), keep_meta);
+    } else {
+      existing = value;
+    }
+  }
+  if (!keep_meta) {
+    dst.device = src.device;
+    dst.locked = src.locked;
+    dst.is_memmap = src.is_memmap;
+  }
+  dst.saved_path = src.saved_path;
+}
+
+}  // namespace
+
+TensorDict TensorDict::memmap(const std::string& prefix, const MemmapOptions& options) const {
+  return memmap::save_tensordict(*this, prefix, write_options(options, false));
+}
+
+std::future<TensorDict> TensorDict::memmap_async(const std::string& prefix,
+                                                 const MemmapOptions& options) const {
+  TensorDict self = *this;
+  return std::async(std::launch::async, [self, prefix, options] { return self.memmap(prefix, options); });
+}
+
+TensorDict& TensorDict::memmap_(const std::string& prefix, const MemmapOptions& options) {
+  TensorDict written = memmap(prefix, options);
+  adopt(*impl_, written.impl(), false);
+  return *this;
+}
+
+TensorDict TensorDict::memmap_like(const std::string& prefix, const MemmapOptions& options) const {
+  return memmap::save_tensordict(*this, prefix, write_options(options, true));
+}
+
+TensorDict TensorDict::load_memmap(const std::string& prefix, std::optional<at::Device> device) {
+  memmap::Loaded loaded = memmap::load(prefix, device);
+  if (!loaded.value.is_tensordict()) {
+    throw FormatError("'" + prefix + "' holds a " + loaded.value.kind_name() + " (" + loaded.type +
+                      "), not a TensorDict");
+  }
+  return loaded.value.tensordict();
+}
+
+// As Python: a memmapped TensorDict is unlocked, refilled from `prefix` (batch size and device
+// kept), then memmapped again at its own prefix (hard links when that is where the files are).
+TensorDict& TensorDict::load_memmap_(const std::string& prefix) {
+  const bool was_memmap = is_memmap();
+  const auto own_prefix = saved_path();
+  if (was_memmap) unlock_();
+  TensorDict loaded = load_memmap(prefix, device());
+  adopt(*impl_, loaded.impl(), true);
+  if (was_memmap && own_prefix) {
+    MemmapOptions options;
+    options.copy_existing = true;
+    memmap_(*own_prefix, options);
+  }
+  return *this;
+}
+
+TensorDict& TensorDict::memmap_refresh_() {
+  if (!is_memmap() || !saved_path()) {
+    throw Error("memmap_refresh_: the TensorDict is not memory-mapped (call memmap_ first)");
+  }
+  return load_memmap_(*saved_path());
+}
+
+bool TensorDict::is_memmap() const { return impl_->is_memmap; }
+
+std::optional<std::string> TensorDict::saved_path() const { return impl_->saved_path; }
+
+}  // namespace tensordict

@@ -1,0 +1,242 @@
+// Writer of TensorDict and tensorclass directories (spec §1.4, §2, §3). The tree is built inside
+// the temporary of an atomic save: directories and meta.json contents first, then the leaf files
+// (in parallel with num_threads > 1), then the meta.json files.
+#include <ATen/ATen.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "memmap_internal.h"
+#include "tensordict/dtype.h"
+#include "tensordict_impl.h"
+
+namespace tensordict::memmap {
+namespace {
+
+// One leaf file to write, and where its mapped tensor goes in the result.
+struct LeafJob {
+  at::Tensor src;
+  std::string path;        // inside the temporary tree
+  std::string final_path;  // once published
+  tensordict::detail::TensorDictImpl* out;
+  size_t slot;
+};
+
+Json tensor_entry(const at::Tensor& t) {
+  Json e = Json::object();
+  e["device"] = t.device().str();
+  e["shape"] = t.sizes().vec();
+  e["dtype"] = "torch." + dtype_name(t.scalar_type());
+  e["is_nested"] = false;
+  return e;
+}
+
+Json type_entry(const std::string& name) { return Json{{"type", name}}; }
+
+// A leaf that already maps exactly its target file is kept (hard-linked into the new tree) instead
+// of copied: re-saving a memmapped TensorDict in place costs O(keys).
+bool maps_whole_file(const at::Tensor& t, const std::string& final_path) {
+  auto file = MemoryMappedTensor::filename(t);
+  return file && *file == detail::absolute_path(final_path) && t.is_contiguous() &&
+         t.storage_offset() == 0 && t.nbytes() == t.storage().nbytes();
+}
+
+class TreeWriter {
+ public:
+  TreeWriter(const WriteOptions& options, std::string tmp_root, std::string final_root)
+      : opt_(options), tmp_(std::move(tmp_root)), final_(std::move(final_root)) {}
+
+  TensorDict write_td(const TensorDict& td, const std::string& rel) {
+    const std::string dir = at_tmp(rel);
+    if (!rel.empty()) detail::make_dir(dir);
+    TensorDict out = tensordict::detail::make_tensordict(td.batch_size(), at::Device(at::kCPU), td.names());
+    auto& out_impl = out.impl();
+    Json meta = Json::object();
+    const auto& src = td.impl();
+    for (size_t i = 0; i < src.keys.size(); ++i) {
+      const std::string& key = src.keys[i];
+      check_key(key, rel);
+      meta[key] = write_entry(td, key, src.values[i], join_rel(rel, encode_key(key)), out_impl);
+    }
+    meta["shape"] = td.batch_size();
+    meta["device"] = "cpu";
+    meta["_type"] = kTensorDictType;
+    metas_.push_back({dir, std::move(meta), false});
+    out_impl.locked = true;
+    out_impl.is_memmap = true;
+    out_impl.saved_path = at_final(rel);
+    return out;
+  }
+
+  TensorDict write_class(const TensorDict& inner, const ClassInfo& info, const std::string& rel) {
+    if (!rel.empty()) detail::make_dir(at_tmp(rel));
+    Json meta = Json::object();
+    meta["_type"] = info.type;
+    for (const auto& [k, v] : info.fields.items()) {
+      if (k != "_type") meta[k] = v;
+    }
+    metas_.push_back({at_tmp(rel), std::move(meta), false});
+    return write_td(inner, join_rel(rel, "_tensordict"));
+  }
+
+  void finish() {
+    run_jobs();
+    for (const auto& m : metas_) write_meta(m.dir, m.meta, m.compact);
+  }
+
+ private:
+  struct PendingMeta {
+    std::string dir;
+    Json meta;
+    bool compact;
+  };
+
+  static std::string join_rel(const std::string& rel, const std::string& name) {
+    return rel.empty() ? name : rel + "/" + name;
+  }
+  std::string at_tmp(const std::string& rel) const { return rel.empty() ? tmp_ : detail::join(tmp_, rel); }
+  std::string at_final(const std::string& rel) const { return rel.empty() ? final_ : detail::join(final_, rel); }
+
+  // Python silently loses these keys (the root fields overwrite them); refuse instead.
+  void check_key(const std::string& key, const std::string& rel) const {
+    if (key == "shape" || key == "device" || key == "_type") {
+      throw KeyError("cannot save key '" + key + "' under '" + at_final(rel) +
+                     "': the name is reserved by meta.json");
+    }
+  }
+
+  Json write_entry(const TensorDict& parent, const std::string& key, const Value& value,
+                   const std::string& rel, tensordict::detail::TensorDictImpl& out) {
+    switch (value.kind()) {
+      case Value::Kind::Tensor:
+        return write_tensor(key, value.tensor(), rel, out);
+      case Value::Kind::TensorDict: {
+        const TensorDict& child = value.tensordict();
+        auto info = opt_.class_of ? opt_.class_of(child) : std::nullopt;
+        if (info) {
+          out.append(key, write_class(child, *info, rel));
+          return type_entry(class_short_name(info->type));
+        }
+        out.append(key, write_td(child, rel));
+        return type_entry("TensorDict");
+      }
+      case Value::Kind::NonTensorData: {
+        detail::make_dir(at_tmp(rel));
+        Json meta = Json::object();
+        meta["_type"] = kNonTensorDataType;
+        meta["data"] = value.non_tensor_data().data;
+        meta["_is_non_tensor"] = true;
+        meta["_metadata"] = nullptr;
+        metas_.push_back({at_tmp(rel), std::move(meta), false});
+        out.append(key, value);
+        return type_entry("NonTensorData");
+      }
+      case Value::Kind::NonTensorStack: {
+        detail::make_dir(at_tmp(rel));
+        const auto device = parent.device();
+        Json meta = Json::object();
+        meta["_type"] = kNonTensorStackType;
+        meta["stack_dim"] = 0;
+        meta["device"] = device ? Json(device->str()) : Json(nullptr);
+        meta["data"] = value.non_tensor_stack().tolist();
+        metas_.push_back({at_tmp(rel), std::move(meta), true});
+        out.append(key, value);
+        return type_entry("NonTensorStack");
+      }
+    }
+    return {};
+  }
+
+  Json write_tensor(const std::string& key, const at::Tensor& t, const std::string& rel,
+                    tensordict::detail::TensorDictImpl& out) {
+    if (t.is_nested() || t.layout() != at::kStrided) {
+      throw TypeError("cannot save key '" + key + "': only dense strided tensors are supported");
+    }
+    const std::string final_path = at_final(rel) + ".memmap";
+    const std::string path = at_tmp(rel) + ".memmap";
+    if (!opt_.memmap.existsok && ::access(final_path.c_str(), F_OK) == 0) {
+      throw FormatError("'" + final_path + "' already exists (existsok is false)");
+    }
+    if (!opt_.like && maps_whole_file(t, final_path) && ::link(final_path.c_str(), path.c_str()) == 0) {
+      out.append(key, t);
+      return tensor_entry(t);
+    }
+    if (!opt_.like && !opt_.memmap.copy_existing && MemoryMappedTensor::is_memory_mapped(t) &&
+        maps_whole_file(t, *MemoryMappedTensor::filename(t))) {
+      throw Error("cannot save key '" + key + "': it already maps '" +
+                  *MemoryMappedTensor::filename(t) + "'; pass copy_existing=true to copy it");
+    }
+    out.append(key, at::Tensor());
+    jobs_.push_back({t, path, final_path, &out, out.values.size() - 1});
+    return tensor_entry(t);
+  }
+
+  void run_job(const LeafJob& job) {
+    const at::Tensor& t = job.src;
+    at::Tensor mapped = detail::write_leaf(job.path, opt_.like ? at::Tensor() : t, t.sizes(),
+                                           t.scalar_type(), true, job.final_path);
+    job.out->values[job.slot] = Value(std::move(mapped));
+  }
+
+  void run_jobs() {
+    const size_t workers = std::min<size_t>(static_cast<size_t>(std::max(opt_.memmap.num_threads, 1)), jobs_.size());
+    if (workers <= 1) {
+      for (const auto& job : jobs_) run_job(job);
+      return;
+    }
+    std::atomic<size_t> next{0};
+    std::exception_ptr error;
+    std::mutex error_mutex;
+    auto worker = [&] {
+      for (size_t i = next++; i < jobs_.size(); i = next++) {
+        try {
+          run_job(jobs_[i]);
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(error_mutex);
+          if (!error) error = std::current_exception();
+        }
+      }
+    };
+    std::vector<std::thread> threads;
+    for (size_t i = 0; i < workers; ++i) threads.emplace_back(worker);
+    for (auto& th : threads) th.join();
+    if (error) std::rethrow_exception(error);
+  }
+
+  const WriteOptions& opt_;
+  std::string tmp_;
+  std::string final_;
+  std::vector<LeafJob> jobs_;
+  std::vector<PendingMeta> metas_;
+};
+
+template <class WriteFn>
+TensorDict publish(const std::string& prefix, const WriteOptions& options, WriteFn&& write) {
+  const std::string final_root = detail::normalize_prefix(prefix);
+  TensorDict out;
+  detail::atomic_publish(final_root, options.durable, [&](const std::string& tmp) {
+    TreeWriter writer(options, tmp, final_root);
+    out = write(writer);
+    writer.finish();
+  });
+  return out;
+}
+
+}  // namespace
+
+TensorDict save_tensordict(const TensorDict& td, const std::string& prefix,
+                           const WriteOptions& options) {
+  return publish(prefix, options, [&](TreeWriter& w) { return w.write_td(td, ""); });
+}
+
+TensorDict save_tensorclass(const TensorDict& inner, const ClassInfo& info,
+                            const std::string& prefix, const WriteOptions& options) {
+  return publish(prefix, options, [&](TreeWriter& w) { return w.write_class(inner, info, ""); });
+}
+
+}  // namespace tensordict::memmap

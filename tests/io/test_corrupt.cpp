@@ -1,0 +1,174 @@
+// Corrupted directories: each is a FormatError whose message names the path and the problem —
+// never a crash, never wrong values.
+#include <ATen/ATen.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <functional>
+
+#include "io_test_util.h"
+#include "tensordict/memmap.h"
+
+using tensordict::TensorDict;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A valid directory: float32 x [4], child TensorDict n with int64 y [4], a string s.
+void write_valid(const std::string& dir) {
+  TensorDict td({{"x", at::arange(4, at::kFloat)},
+                 {"n", TensorDict({{"y", at::arange(4)}}, {4})},
+                 {"s", "text"}},
+                {4});
+  td.memmap(dir);
+}
+
+std::string root_meta(const std::string& x_entry) {
+  return R"({"x": )" + x_entry +
+         R"(, "shape": [4], "device": "cpu", "_type": "<class 'tensordict._td.TensorDict'>"})";
+}
+
+struct Corruption {
+  const char* name;
+  std::function<void(const std::string& dir)> apply;
+  std::string message;  // the message, with {dir} standing for the directory
+};
+
+std::string expand(std::string text, const std::string& dir) {
+  const std::string tag = "{dir}";
+  for (size_t at = text.find(tag); at != std::string::npos; at = text.find(tag)) text.replace(at, tag.size(), dir);
+  return text;
+}
+
+const std::string kX = R"({"device": "cpu", "shape": [4], "dtype": "torch.float32", "is_nested": false})";
+
+std::vector<Corruption> corruptions() {
+  return {
+      {"missing data file", [](const std::string& d) { fs::remove(d + "/x.memmap"); },
+       "missing data file '{dir}/x.memmap' for key 'x'"},
+      {"truncated data file", [](const std::string& d) { fs::resize_file(d + "/x.memmap", 10); },
+       "'{dir}/x.memmap' is truncated: 10 bytes, shape [4] of float32 needs 16"},
+      {"empty data file", [](const std::string& d) { fs::resize_file(d + "/n/y.memmap", 0); },
+       "'{dir}/n/y.memmap' is truncated: 0 bytes, shape [4] of int64 needs 32"},
+      {"data file is a directory",
+       [](const std::string& d) { fs::remove(d + "/x.memmap"); fs::create_directory(d + "/x.memmap"); },
+       "'{dir}/x.memmap' is not a regular file"},
+      {"missing meta.json", [](const std::string& d) { fs::remove(d + "/meta.json"); },
+       "missing '{dir}/meta.json'"},
+      {"truncated meta.json",
+       [](const std::string& d) { tc_test::write_file(d + "/meta.json", root_meta(kX).substr(0, 40)); },
+       "'{dir}/meta.json': malformed JSON"},
+      {"meta.json not an object", [](const std::string& d) { tc_test::write_file(d + "/meta.json", "[1, 2]"); },
+       "'{dir}/meta.json' is not a JSON object"},
+      {"missing _type",
+       [](const std::string& d) { tc_test::write_file(d + "/meta.json", R"({"shape": [4]})"); },
+       "'{dir}/meta.json': missing \"_type\" string"},
+      {"unknown _type",
+       [](const std::string& d) { tc_test::write_file(d + "/meta.json", R"({"_type": "<class 'x.Y'>"})"); },
+       "'{dir}/meta.json': unknown _type '<class 'x.Y'>' (not a TensorDict, and no '_tensordict/' "
+       "directory of a tensorclass)"},
+      {"unknown dtype",
+       [](const std::string& d) {
+         tc_test::write_file(d + "/meta.json", root_meta(R"({"shape": [4], "dtype": "torch.float8_e4m3fn"})"));
+       },
+       "'{dir}/meta.json': entry 'x' has unknown dtype 'torch.float8_e4m3fn'"},
+      {"entry without dtype",
+       [](const std::string& d) { tc_test::write_file(d + "/meta.json", root_meta(R"({"shape": [4]})")); },
+       "'{dir}/meta.json': entry 'x' has no \"dtype\""},
+      {"negative dim",
+       [](const std::string& d) {
+         tc_test::write_file(d + "/meta.json", root_meta(R"({"shape": [-4], "dtype": "torch.float32"})"));
+       },
+       "'{dir}/meta.json': entry 'x': \"shape\" -4 is not a non-negative integer"},
+      {"shape not a list",
+       [](const std::string& d) {
+         tc_test::write_file(d + "/meta.json", root_meta(R"({"shape": "4", "dtype": "torch.float32"})"));
+       },
+       "'{dir}/meta.json': entry 'x': \"shape\" is not a list of integers"},
+      {"entry not an object",
+       [](const std::string& d) { tc_test::write_file(d + "/meta.json", root_meta("5")); },
+       "'{dir}/meta.json': entry 'x' is not an object"},
+      {"leaf does not fit the batch",
+       [](const std::string& d) {
+         tc_test::write_file(d + "/meta.json", root_meta(R"({"shape": [2, 2], "dtype": "torch.float32"})"));
+       },
+       "'{dir}/meta.json': entry 'x' does not fit the batch size"},
+      {"missing child directory", [](const std::string& d) { fs::remove_all(d + "/n"); },
+       "missing directory '{dir}/n' for key 'n'"},
+      {"nested tensor",
+       [](const std::string& d) {
+         tc_test::write_file(d + "/meta.json",
+                             root_meta(R"({"shape": [4], "dtype": "torch.float32", "is_nested": true})"));
+       },
+       "'{dir}/meta.json': entry 'x' is a nested (jagged) tensor, which is not supported"},
+      {"pickled non-tensor stack",
+       [](const std::string& d) {
+         tc_test::write_file(d + "/s/meta.json",
+                             R"({"_type":"<class 'tensordict.tensorclass.NonTensorStack'>","data":"pickle.pkl"})");
+       },
+       "'{dir}/s/meta.json': NonTensorStack data in 'pickle.pkl' (a Python pickle) is not supported"},
+      {"symlinked data file leaving the prefix",
+       [](const std::string& d) {
+         tc_test::write_file(d + "/../secret.bin", std::string(64, 'x'));
+         fs::remove(d + "/x.memmap");
+         fs::create_symlink(d + "/../secret.bin", d + "/x.memmap");
+       },
+       "refusing to follow symlink '{dir}/x.memmap' for key 'x'"},
+      {"key escaping the prefix",
+       [](const std::string& d) {
+         tc_test::write_file(d + "/../evil.memmap", std::string(16, '\0'));
+         tc_test::write_file(d + "/meta.json",
+                             R"({"../evil": {"shape": [4], "dtype": "torch.float32"}, "shape": [4], "_type": "<class 'tensordict._td.TensorDict'>"})");
+       },
+       "missing data file '{dir}/..%2Fevil.memmap' for key '../evil'"},
+      {"absolute key",
+       [](const std::string& d) {
+         tc_test::write_file(d + "/meta.json",
+                             R"({"/etc/passwd": {"type": "TensorDict"}, "shape": [4], "_type": "<class 'tensordict._td.TensorDict'>"})");
+       },
+       "missing directory '{dir}/%2Fetc%2Fpasswd' for key '/etc/passwd'"},
+  };
+}
+
+}  // namespace
+
+TEST_CASE("corrupted directories give a FormatError naming the path and the problem", "[io][corrupt]") {
+  for (const auto& c : corruptions()) {
+    SECTION(c.name) {
+      tc_test::TempDir tmp;
+      const std::string dir = tmp / "td";
+      write_valid(dir);
+      c.apply(dir);
+      const std::string want = expand(c.message, dir);
+      try {
+        TensorDict::load_memmap(dir);
+        FAIL("loaded without error; expected: " << want);
+      } catch (const tensordict::FormatError& e) {
+        CHECK_THAT(e.what(), Catch::StartsWith(want));
+      }
+    }
+  }
+}
+
+TEST_CASE("longer data files load (the format allows trailing bytes)", "[io][corrupt]") {
+  tc_test::TempDir tmp;
+  const std::string dir = tmp / "td";
+  write_valid(dir);
+  fs::resize_file(dir + "/x.memmap", 17);
+  CHECK(at::equal(TensorDict::load_memmap(dir).get("x"), at::arange(4, at::kFloat)));
+}
+
+TEST_CASE("a read-only data file is mapped copy-on-write", "[io][corrupt]") {
+  if (::geteuid() == 0) {
+    WARN("SKIPPED: running as root, permissions are not enforced");
+    return;
+  }
+  tc_test::TempDir tmp;
+  const std::string dir = tmp / "td";
+  write_valid(dir);
+  fs::permissions(dir + "/x.memmap", fs::perms::owner_read);
+  TensorDict td = TensorDict::load_memmap(dir);
+  td.get("x").fill_(9);
+  CHECK(at::equal(TensorDict::load_memmap(dir).get("x"), at::arange(4, at::kFloat)));
+}

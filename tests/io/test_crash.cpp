@@ -1,0 +1,96 @@
+// Atomic save: a child process saving over an existing directory is killed with SIGKILL at random
+// points; the directory must then load as entirely the old save or entirely the new one.
+#include <ATen/ATen.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <random>
+#include <thread>
+
+#include "io_test_util.h"
+#include "tensordict/memmap.h"
+
+using tensordict::TensorDict;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Old and new saves differ in every value and in their key sets.
+TensorDict make_generation(int gen) {
+  TensorDict td({}, {64});
+  const int leaves = gen == 0 ? 8 : 12;
+  for (int i = 0; i < leaves; ++i) {
+    td.set("leaf" + std::to_string(i), at::full({64, 1024}, static_cast<double>(gen + 1)));
+  }
+  td.set({"nested", "y"}, at::full({64, 16}, static_cast<double>(gen + 1)));
+  td.set("gen", std::to_string(gen));
+  return td;
+}
+
+// Which generation `dir` holds; fails the test on any mix.
+int loaded_generation(const std::string& dir) {
+  TensorDict td = TensorDict::load_memmap(dir);
+  const int gen = std::stoi(td.get_non_tensor("gen").get<std::string>());
+  REQUIRE((gen == 0 || gen == 1));
+  CHECK(td.size() == (gen == 0 ? 8u : 12u) + 2);
+  for (const auto& [key, value] : td.items(true, true)) {
+    if (!value.is_tensor()) continue;
+    INFO(key.join("."));
+    CHECK(at::all(value.tensor() == gen + 1).item<bool>());
+  }
+  return gen;
+}
+
+double seconds_to_save(const TensorDict& td, const std::string& dir) {
+  const auto start = std::chrono::steady_clock::now();
+  td.memmap(dir);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+TEST_CASE("a save killed at any point leaves the old or the new directory", "[io][crash]") {
+  tc_test::TempDir tmp;
+  const std::string dir = tmp / "td";
+  const TensorDict old_td = make_generation(0);
+  const TensorDict new_td = make_generation(1);
+  // Window for the kill: longer than a whole save (a forked child runs slower than the probe), so
+  // kills land before, during and after the publishing rename.
+  const double window = 3.0 * std::max(seconds_to_save(new_td, tmp / "probe"), 0.001);
+  std::mt19937 rng(12345);
+  std::uniform_real_distribution<double> when(0.0, window);
+  int outcomes[2] = {0, 0};
+  const int kRuns = 40;
+  for (int run = 0; run < kRuns; ++run) {
+    old_td.memmap(dir);
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      try {
+        new_td.memmap(dir);
+      } catch (...) {
+        ::_exit(2);
+      }
+      ::_exit(0);
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(when(rng)));
+    ::kill(child, SIGKILL);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    CHECK_FALSE((WIFEXITED(status) && WEXITSTATUS(status) != 0));
+    outcomes[loaded_generation(dir)]++;
+  }
+  WARN("killed saves: " << outcomes[0] << " left the old directory, " << outcomes[1] << " the new one");
+  CHECK(outcomes[0] + outcomes[1] == kRuns);
+
+  // The next save removes the temporaries the killed children left behind.
+  old_td.memmap(dir);
+  for (const auto& e : fs::directory_iterator(tmp.path())) {
+    const std::string name = e.path().filename().string();
+    CHECK((name == "td" || name == "probe"));
+  }
+}
