@@ -14,6 +14,9 @@ struct TensorDictImpl {
   bool locked = false;
   bool is_memmap = false;
   std::optional<std::string> saved_path;
+  /// Flat byte buffer that every tensor leaf views after consolidate() (ops_consolidate.cpp);
+  /// undefined otherwise. Checked for staleness on use: a replaced leaf no longer views it.
+  at::Tensor consolidated;
 
   // Entries in insertion order; `index` maps a key to its slot.
   std::vector<std::string> keys;
