@@ -50,7 +50,9 @@ int64_t stack_ndim(const Json& data) {
 
 class Reader {
  public:
-  explicit Reader(std::optional<at::Device> device) : device_(device) {}
+  /// With `problems`, an entry that fails to load is recorded there and skipped (verify mode).
+  Reader(std::optional<at::Device> device, std::vector<std::string>* problems)
+      : device_(device), problems_(problems) {}
 
   Loaded load_dir(const std::string& dir) {
     Json meta = read_meta(dir);
@@ -82,17 +84,27 @@ class Reader {
     TensorDict td = tensordict::detail::make_tensordict(std::move(batch), td_device(meta));
     for (const auto& [key, entry] : meta.items()) {
       if (key == "shape" || key == "device" || key == "_type") continue;
-      if (!entry.is_object()) throw FormatError(where + ": entry '" + key + "' is not an object");
-      Value value = entry.contains("type") ? load_child(dir, key, acc)
-                                           : Value(load_leaf(dir, key, entry, where));
       try {
-        td.set(key, std::move(value));
-      } catch (const ShapeError& e) {
-        throw FormatError(where + ": entry '" + key + "' does not fit the batch size: " + e.what());
+        load_entry(td, dir, key, entry, where, acc);
+      } catch (const FormatError& e) {
+        if (!problems_) throw;
+        problems_->push_back(e.what());
       }
     }
     td.impl().saved_path = dir;
     return td;
+  }
+
+  void load_entry(TensorDict& td, const std::string& dir, const std::string& key, const Json& entry,
+                  const std::string& where, Loaded& acc) {
+    if (!entry.is_object()) throw FormatError(where + ": entry '" + key + "' is not an object");
+    Value value = entry.contains("type") ? load_child(dir, key, acc)
+                                         : Value(load_leaf(dir, key, entry, where));
+    try {
+      td.set(key, std::move(value));
+    } catch (const ShapeError& e) {
+      throw FormatError(where + ": entry '" + key + "' does not fit the batch size: " + e.what());
+    }
   }
 
   // The TensorDict's device: the load argument, else meta.json's (only "cpu" is kept: the leaves
@@ -225,12 +237,23 @@ class Reader {
   }
 
   std::optional<at::Device> device_;
+  std::vector<std::string>* problems_;
 };
 
 }  // namespace
 
 Loaded load(const std::string& dir, std::optional<at::Device> device) {
-  return Reader(device).load_dir(detail::normalize_prefix(dir));
+  return Reader(device, nullptr).load_dir(detail::normalize_prefix(dir));
+}
+
+std::vector<std::string> verify(const std::string& dir) {
+  std::vector<std::string> problems;
+  try {
+    Reader(at::Device(at::kCPU), &problems).load_dir(detail::normalize_prefix(dir));
+  } catch (const Error& e) {
+    problems.push_back(e.what());
+  }
+  return problems;
 }
 
 }  // namespace tensordict::memmap

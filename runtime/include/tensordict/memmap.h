@@ -119,5 +119,10 @@ struct Loaded {
 /// with device "meta" no data file is opened. FormatError (naming the path) on any bad input.
 Loaded load(const std::string& dir, std::optional<at::Device> device = std::nullopt);
 
+/// Checks a directory tree against its meta.json files (every entry parsed, every data file mapped
+/// and long enough) without stopping at the first problem. Returns one message per problem; empty
+/// when the tree loads.
+std::vector<std::string> verify(const std::string& dir);
+
 }  // namespace memmap
 }  // namespace tensordict

@@ -1,0 +1,85 @@
+// tdtool dump --json: values as JSON, for scripts and diffs.
+#include <ATen/ATen.h>
+
+#include <ostream>
+
+#include "commands.h"
+#include "tensordict/json.h"
+#include "tensordict/memmap.h"
+
+namespace tdtool {
+namespace {
+
+using tensordict::Json;
+using tensordict::NestedKey;
+using tensordict::TensorDict;
+using tensordict::Value;
+
+Json td_to_json(const TensorDict& td);
+
+Json value_to_json(const Value& value) {
+  switch (value.kind()) {
+    case Value::Kind::Tensor: return tensor_to_json(value.tensor());
+    case Value::Kind::TensorDict: return td_to_json(value.tensordict());
+    case Value::Kind::NonTensorData: return Json{{"non_tensor", value.non_tensor_data().data}};
+    case Value::Kind::NonTensorStack: return Json{{"non_tensor", value.non_tensor_stack().tolist()}};
+  }
+  return {};
+}
+
+Json td_to_json(const TensorDict& td) {
+  Json entries = Json::object();
+  for (size_t i = 0; i < td.size(); ++i) entries[td.key_at(i)] = value_to_json(td.value_at(i));
+  return Json{{"batch_size", td.batch_size()}, {"entries", std::move(entries)}};
+}
+
+// "a.b" names key ("a", "b"), unless "a.b" is itself a top-level key (Python allows dots in keys).
+NestedKey parse_key(const TensorDict& td, const std::string& text) {
+  if (td.contains(text)) return text;
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (size_t dot = text.find('.'); dot != std::string::npos; dot = text.find('.', start)) {
+    parts.push_back(text.substr(start, dot - start));
+    start = dot + 1;
+  }
+  parts.push_back(text.substr(start));
+  NestedKey key(parts);
+  if (!td.contains(key)) throw tensordict::KeyError("no key '" + text + "'");
+  return key;
+}
+
+// The selected entries, with the nested TensorDicts leading to them.
+Json select_to_json(const TensorDict& td, const std::vector<std::string>& texts) {
+  Json out = Json{{"batch_size", td.batch_size()}, {"entries", Json::object()}};
+  for (const auto& text : texts) {
+    const NestedKey key = parse_key(td, text);
+    Json* node = &out;
+    for (size_t i = 0; i + 1 < key.size(); ++i) {
+      Json& entries = (*node)["entries"];
+      if (!entries.contains(key[i])) {
+        const TensorDict sub = td.get_tensordict(NestedKey(std::vector<std::string>(key.begin(), key.begin() + static_cast<std::ptrdiff_t>(i) + 1)));
+        entries[key[i]] = Json{{"batch_size", sub.batch_size()}, {"entries", Json::object()}};
+      }
+      node = &entries[key[i]];
+    }
+    (*node)["entries"][key.back()] = value_to_json(td.get_value(key));
+  }
+  return out;
+}
+
+}  // namespace
+
+int run_dump(const std::string& dir, const std::vector<std::string>& keys, std::ostream& out) {
+  const auto loaded = tensordict::memmap::load(dir);
+  if (!loaded.value.is_tensordict()) {
+    out << tensordict::dumps_python(value_to_json(loaded.value)) << "\n";
+    return 0;
+  }
+  const TensorDict& td = loaded.value.tensordict();
+  Json json = keys.empty() ? td_to_json(td) : select_to_json(td, keys);
+  if (loaded.class_info) json["class"] = loaded.class_info->type;
+  out << tensordict::dumps_python(json) << "\n";
+  return 0;
+}
+
+}  // namespace tdtool

@@ -1,0 +1,35 @@
+// tdtool: inspect memmap directories (ls), print their values (dump --json), check them (verify).
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+#include "commands.h"
+#include "tensordict/errors.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"tdtool: inspect TensorDict memmap directories (Python tensordict's layout)"};
+  app.set_version_flag("--version", std::string("tdtool ") + TDTOOL_VERSION);
+  app.require_subcommand(1);
+
+  std::string dir;
+  std::vector<std::string> keys;
+  bool json = false;
+  auto* ls = app.add_subcommand("ls", "Print the tree: keys, shapes, dtypes, bytes, non-tensor values");
+  ls->add_option("DIR", dir, "memmap directory")->required();
+  auto* dump = app.add_subcommand("dump", "Print values");
+  dump->add_flag("--json", json, "as JSON (the only format)")->required();
+  dump->add_option("DIR", dir, "memmap directory")->required();
+  dump->add_option("KEY", keys, "keys to print (nested keys dot-separated); all when omitted");
+  auto* verify = app.add_subcommand("verify", "Check every file against meta.json (exit 1 on problems)");
+  verify->add_option("DIR", dir, "memmap directory")->required();
+
+  CLI11_PARSE(app, argc, argv);
+  try {
+    if (ls->parsed()) return tdtool::run_ls(dir, std::cout);
+    if (dump->parsed()) return tdtool::run_dump(dir, keys, std::cout);
+    return tdtool::run_verify(dir, std::cout);
+  } catch (const std::exception& e) {
+    std::cerr << "tdtool: error: " << e.what() << "\n";
+    return 2;
+  }
+}
