@@ -1,0 +1,144 @@
+// Memory-mapped IO benchmarks (results and method in docs/performance.md, "Memory-mapped IO").
+//
+//  BM_memmap_write/tensordict/<threads>  TensorDict::memmap of 256 MB in 64 leaves (atomic, durable)
+//  BM_memmap_write/raw/<threads>         the same bytes written with write(2) into one file + fsync
+//  BM_load_memmap/<MB>                   load_memmap of 64 leaves holding 1 MB or 256 MB in total
+//  BM_save_load/torch, /memmap           torch::save + torch::load vs memmap + load_memmap (+ a read
+//                                        of every byte, so both end with the data in memory)
+//
+// Files go to $TC_BENCH_DIR (default /dev/shm, else /tmp): on tmpfs the numbers measure our CPU
+// overhead rather than the disk of a shared VM.
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <benchmark/benchmark.h>
+#include <fcntl.h>
+#include <torch/serialize.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "tensordict/memmap.h"
+#include "tensordict/tensordict.h"
+
+namespace fs = std::filesystem;
+using tensordict::TensorDict;
+
+namespace {
+
+constexpr int64_t kLeaves = 64;
+constexpr int64_t kMB = 1 << 20;
+
+std::string bench_dir() {
+  static const std::string dir = [] {
+    const char* env = std::getenv("TC_BENCH_DIR");
+    std::string base = env ? env : (fs::is_directory("/dev/shm") ? "/dev/shm" : "/tmp");
+    std::string path = base + "/tc_bench_memmap_" + std::to_string(::getpid());
+    fs::create_directories(path);
+    return path;
+  }();
+  return dir;
+}
+
+// 64 float32 leaves holding `total_bytes` together.
+TensorDict make_td(int64_t total_bytes) {
+  TensorDict td;
+  const int64_t per_leaf = total_bytes / kLeaves / 4;
+  for (int64_t i = 0; i < kLeaves; ++i) td.set("leaf" + std::to_string(i), at::rand({per_leaf}));
+  return td;
+}
+
+const TensorDict& td_256mb() {
+  static const TensorDict td = make_td(256 * kMB);
+  return td;
+}
+
+void write_raw(const TensorDict& td, const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) throw std::runtime_error("cannot create " + path);
+  for (const auto& value : td.values()) {
+    const at::Tensor& t = value.tensor();
+    const char* data = static_cast<const char*>(t.data_ptr());
+    for (size_t done = 0, n = t.nbytes(); done < n;) {
+      const ssize_t w = ::write(fd, data + done, n - done);
+      if (w <= 0) throw std::runtime_error("write failed");
+      done += static_cast<size_t>(w);
+    }
+  }
+  ::fsync(fd);
+  ::close(fd);
+}
+
+void BM_memmap_write(benchmark::State& state, bool raw) {
+  const TensorDict& td = td_256mb();
+  const std::string path = bench_dir() + (raw ? "/raw.bin" : "/td");
+  tensordict::MemmapOptions options;
+  options.num_threads = static_cast<int>(state.range(0));
+  for (auto _ : state) {
+    state.PauseTiming();  // both start from an empty target: deleting 256 MB is not the write
+    fs::remove_all(path);
+    state.ResumeTiming();
+    if (raw) {
+      write_raw(td, path);
+    } else {
+      benchmark::DoNotOptimize(td.memmap(path, options));
+    }
+  }
+  state.SetBytesProcessed(state.iterations() * 256 * kMB);
+}
+BENCHMARK_CAPTURE(BM_memmap_write, tensordict, false)->Arg(1)->Arg(4)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_memmap_write, raw, true)->Arg(1)->Arg(4)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_load_memmap(benchmark::State& state) {
+  const int64_t mb = state.range(0);
+  const std::string path = bench_dir() + "/load_" + std::to_string(mb);
+  if (!fs::exists(path)) make_td(mb * kMB).memmap(path);
+  for (auto _ : state) benchmark::DoNotOptimize(TensorDict::load_memmap(path));
+  state.counters["keys"] = static_cast<double>(kLeaves);
+}
+BENCHMARK(BM_load_memmap)->Arg(1)->Arg(256)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+double read_all(const TensorDict& td) {
+  double sum = 0;
+  for (const auto& value : td.values()) sum += value.tensor().sum().item<double>();
+  return sum;
+}
+
+void BM_save_load(benchmark::State& state, bool torch_serialize) {
+  const TensorDict& td = td_256mb();
+  const std::string path = bench_dir() + (torch_serialize ? "/torch.pt" : "/save_load");
+  for (auto _ : state) {
+    state.PauseTiming();
+    fs::remove_all(path);
+    state.ResumeTiming();
+    if (torch_serialize) {
+      std::vector<at::Tensor> leaves;
+      for (const auto& value : td.values()) leaves.push_back(value.tensor());
+      torch::save(leaves, path);
+      std::vector<at::Tensor> back;
+      torch::load(back, path);
+      TensorDict loaded;
+      for (size_t i = 0; i < back.size(); ++i) loaded.set("leaf" + std::to_string(i), back[i]);
+      benchmark::DoNotOptimize(read_all(loaded));
+    } else {
+      td.memmap(path);
+      benchmark::DoNotOptimize(read_all(TensorDict::load_memmap(path)));
+    }
+  }
+  state.SetBytesProcessed(state.iterations() * 256 * kMB);
+}
+BENCHMARK_CAPTURE(BM_save_load, torch, true)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_save_load, memmap, false)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  at::set_num_threads(1);  // a 2-core shared machine: keep ATen's pool out of the comparison
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  fs::remove_all(bench_dir());
+  return 0;
+}
