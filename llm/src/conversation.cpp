@@ -1,0 +1,122 @@
+#include "tensorclass/llm/conversation.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace tensorclass::llm {
+namespace {
+
+using tensordict::NonTensorStack;
+using tensordict::TensorDict;
+using tensordict::Value;
+
+// The value a (possibly absent) entry holds for message `i` of `n`.
+Json element(const TensorDict& td, const char* key, int64_t i, const Json& fallback) {
+  if (!td.contains(key)) return fallback;
+  const Value value = td.get_value(key);
+  if (value.is_non_tensor_data()) return value.non_tensor_data().data;
+  if (value.is_non_tensor_stack())
+    return value.non_tensor_stack().items().at(static_cast<size_t>(i));
+  if (value.is_tensor()) {
+    const at::Tensor t =
+        value.tensor().dim() == 0 ? value.tensor() : value.tensor().reshape({-1})[i];
+    return t.scalar_type() == at::kBool ? Json(t.item<bool>()) : Json(t.item<double>());
+  }
+  throw tensordict::TypeError(std::string("History entry '") + key + "' is a nested TensorDict");
+}
+
+// Stacks one JSON value per message into a NonTensorStack of `shape`.
+NonTensorStack column(const std::vector<const ChatMessage*>& messages, std::vector<int64_t> shape,
+                      Json (*pick)(const ChatMessage&)) {
+  std::vector<Json> items;
+  items.reserve(messages.size());
+  for (const auto* m : messages) items.push_back(pick(*m));
+  return NonTensorStack(std::move(shape), std::move(items));
+}
+
+TensorDict from_rows(const std::vector<const ChatMessage*>& rows,
+                     const std::vector<int64_t>& shape) {
+  TensorDict td({}, shape);
+  td.set("role", column(rows, shape, [](const ChatMessage& m) { return Json(m.role); }));
+  td.set("content", column(rows, shape, [](const ChatMessage& m) { return Json(m.content); }));
+  td.set("is_complete",
+         column(rows, shape, [](const ChatMessage& m) { return Json(m.is_complete); }));
+  const bool any_calls = std::any_of(rows.begin(), rows.end(),
+                                     [](const ChatMessage* m) { return !m->tool_calls.is_null(); });
+  const bool any_responses = std::any_of(
+      rows.begin(), rows.end(), [](const ChatMessage* m) { return !m->tool_responses.is_null(); });
+  if (any_calls)
+    td.set("tool_calls", column(rows, shape, [](const ChatMessage& m) { return m.tool_calls; }));
+  if (any_responses) {
+    td.set("tool_responses",
+           column(rows, shape, [](const ChatMessage& m) { return m.tool_responses; }));
+  }
+  return td;
+}
+
+}  // namespace
+
+std::vector<ChatMessage> conversation_messages(const TensorDict& history) {
+  if (history.ndim() > 1) {
+    throw tensordict::ShapeError("a conversation is a 0-D or 1-D History, got batch_size " +
+                                 tensordict::shape_str(history.batch_size()));
+  }
+  const int64_t n = history.ndim() == 0 ? 1 : history.batch_size()[0];
+  std::vector<ChatMessage> out;
+  for (int64_t i = 0; i < n; ++i) {
+    ChatMessage m;
+    m.role = element(history, "role", i, Json(kPaddingRole)).get<std::string>();
+    const Json content = element(history, "content", i, Json(""));
+    m.content = content.is_string() ? content.get<std::string>() : content.dump();
+    m.is_complete = element(history, "is_complete", i, Json(true)).get<bool>();
+    m.tool_calls = element(history, "tool_calls", i, nullptr);
+    m.tool_responses = element(history, "tool_responses", i, nullptr);
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+TensorDict conversation_tensordict(const std::vector<ChatMessage>& messages) {
+  std::vector<const ChatMessage*> rows;
+  for (const auto& m : messages) rows.push_back(&m);
+  return from_rows(rows, {static_cast<int64_t>(messages.size())});
+}
+
+TensorDict batch_tensordict(const std::vector<std::vector<ChatMessage>>& chats) {
+  size_t longest = 0;
+  for (const auto& chat : chats) longest = std::max(longest, chat.size());
+  static const ChatMessage padding{kPaddingRole, ""};
+  std::vector<const ChatMessage*> rows;
+  for (const auto& chat : chats) {
+    for (size_t j = 0; j < longest; ++j) rows.push_back(j < chat.size() ? &chat[j] : &padding);
+  }
+  return from_rows(rows, {static_cast<int64_t>(chats.size()), static_cast<int64_t>(longest)});
+}
+
+ChatMessage message_from_json(const Json& message) {
+  if (!message.is_object()) {
+    throw std::invalid_argument("a chat message must be a JSON object, got " + message.dump());
+  }
+  ChatMessage m;
+  for (const auto& [key, value] : message.items()) {
+    if (key == "role") {
+      m.role = value.get<std::string>();
+    } else if (key == "content") {
+      m.content = value.get<std::string>();
+    } else if (key == "is_complete") {
+      m.is_complete = value.get<bool>();
+    } else if (key == "tool_calls") {
+      m.tool_calls = value;
+    } else if (key == "tool_responses") {
+      m.tool_responses = value;
+    } else {
+      throw std::invalid_argument("unknown chat message key '" + key +
+                                  "' (known: role, content, is_complete, tool_calls, "
+                                  "tool_responses)");
+    }
+  }
+  if (m.role.empty()) throw std::invalid_argument("chat message without a role: " + message.dump());
+  return m;
+}
+
+}  // namespace tensorclass::llm
