@@ -285,3 +285,46 @@ TEST_CASE("reserved meta.json names are refused, nothing is written", "[io][roun
   CHECK_THROWS_WITH(td.memmap(tmp / "td"), Catch::Contains("reserved"));
   CHECK_FALSE(fs::exists(tmp / "td"));
 }
+
+namespace {
+
+bool is_mapped_in_process(const std::string& path) {
+  const std::string maps = tc_test::read_file("/proc/self/maps");
+  return maps.find(fs::absolute(path).string()) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("MemoryMappedTensor factories and the lifetime of a mapping", "[io][mmt]") {
+  tc_test::TempDir tmp;
+  at::Tensor src = at::arange(6, at::kInt).reshape({2, 3});
+  {
+    at::Tensor t = MemoryMappedTensor::from_tensor(src.t(), tmp / "t.bin");
+    CHECK(at::equal(t, src.t()));
+    CHECK(t.is_contiguous());
+    CHECK(fs::file_size(tmp / "t.bin") == 24);
+    CHECK(is_mapped_in_process(tmp / "t.bin"));
+    at::Tensor view = t[1];  // a view keeps the mapping alive
+    t = at::Tensor();
+    CHECK(is_mapped_in_process(tmp / "t.bin"));
+    CHECK(view[0].item<int>() == 1);
+  }
+  CHECK_FALSE(is_mapped_in_process(tmp / "t.bin"));  // unmapped with its last tensor
+
+  CHECK(at::equal(MemoryMappedTensor::zeros({3}, at::kFloat, tmp / "z"), at::zeros({3})));
+  CHECK(at::equal(MemoryMappedTensor::ones({3}, at::kLong, tmp / "o"), at::ones({3}, at::kLong)));
+  CHECK(at::equal(MemoryMappedTensor::full({2}, 2.5, at::kDouble, tmp / "f"), at::full({2}, 2.5, at::kDouble)));
+  at::Tensor e = MemoryMappedTensor::empty({4}, at::kShort, tmp / "e");
+  CHECK(e.scalar_type() == at::kShort);
+  CHECK(fs::file_size(tmp / "e") == 8);
+  CHECK_THROWS_WITH(MemoryMappedTensor::empty({4}, at::kShort, tmp / "e", false),
+                    Catch::Contains("already exists"));
+
+  at::Tensor again = MemoryMappedTensor::from_filename(tmp / "f", at::kDouble, {2});
+  CHECK(at::equal(again, at::full({2}, 2.5, at::kDouble)));
+  again.fill_(4);  // shared with the file
+  CHECK(MemoryMappedTensor::from_filename(tmp / "f", at::kDouble, {2}).sum().item<double>() == 8);
+  CHECK(MemoryMappedTensor::filename(again) == fs::absolute(tmp / "f").string());
+  CHECK_FALSE(MemoryMappedTensor::is_memory_mapped(at::ones({2})));
+  CHECK_THROWS_AS(MemoryMappedTensor::from_filename(tmp / "f", at::kDouble, {3}), tensordict::FormatError);
+}
