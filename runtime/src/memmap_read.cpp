@@ -4,6 +4,7 @@
 // returns exactly what was saved or fails.
 #include <ATen/ATen.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "memmap_internal.h"
 #include "tensordict/dtype.h"
@@ -22,6 +23,16 @@ std::vector<int64_t> parse_shape(const Json& j, const std::string& where) {
     shape.push_back(d.get<int64_t>());
   }
   return shape;
+}
+
+// An optional field of a given JSON type: `fallback` when absent, FormatError when mistyped.
+template <class T>
+T field_or(const Json& obj, const char* name, T fallback, bool (Json::*is_type)() const noexcept,
+           const std::string& where) {
+  auto it = obj.find(name);
+  if (it == obj.end() || it->is_null()) return fallback;
+  if (!((*it).*is_type)()) throw FormatError(where + ": \"" + name + "\" has the wrong type: " + it->dump());
+  return it->get<T>();
 }
 
 bool is_dir(const std::string& path) {
@@ -125,7 +136,7 @@ class Reader {
     if (!dtype) throw FormatError(what + " has unknown dtype '" + dtype_it->get<std::string>() + "'");
     if (!entry.contains("shape")) throw FormatError(what + " has no \"shape\"");
     const auto shape = parse_shape(entry["shape"], what);
-    if (entry.value("is_nested", false)) {
+    if (field_or(entry, "is_nested", false, &Json::is_boolean, what)) {
       throw FormatError(what + " is a nested (jagged) tensor, which is not supported");
     }
     const auto options = at::TensorOptions().dtype(*dtype);
@@ -205,7 +216,7 @@ class Reader {
 
   Value load_lazy_stack(const std::string& dir, const Json& meta, const std::string& where,
                         Loaded& acc) {
-    const int64_t dim = meta.value("stack_dim", int64_t{0});
+    const auto dim = field_or(meta, "stack_dim", int64_t{0}, &Json::is_number_integer, where);
     std::vector<TensorDict> tds;
     for (auto& element : load_elements(dir)) {
       if (!element.value.is_tensordict()) {
@@ -229,6 +240,11 @@ class Reader {
       throw FormatError(where + ": unknown _type '" + out.type +
                         "' (not a TensorDict, and no '_tensordict/' directory of a tensorclass)");
     }
+    // Fields Python could not put in JSON are pickled; loading without them would be wrong.
+    if (::access(detail::join(dir, "other.pickle").c_str(), F_OK) == 0) {
+      throw FormatError("'" + detail::join(dir, "other.pickle") +
+                        "': pickled tensorclass fields are not supported");
+    }
     Loaded child = load_dir(inner);
     meta.erase("_type");
     out.class_info = ClassInfo{out.type, std::move(meta)};
@@ -243,7 +259,11 @@ class Reader {
 }  // namespace
 
 Loaded load(const std::string& dir, std::optional<at::Device> device) {
-  return Reader(device, nullptr).load_dir(detail::normalize_prefix(dir));
+  try {
+    return Reader(device, nullptr).load_dir(detail::normalize_prefix(dir));
+  } catch (const Json::exception& e) {  // a JSON value of an unexpected type somewhere
+    throw FormatError("'" + dir + "': unexpected meta.json content: " + e.what());
+  }
 }
 
 std::vector<std::string> verify(const std::string& dir) {
@@ -252,6 +272,8 @@ std::vector<std::string> verify(const std::string& dir) {
     Reader(at::Device(at::kCPU), &problems).load_dir(detail::normalize_prefix(dir));
   } catch (const Error& e) {
     problems.push_back(e.what());
+  } catch (const Json::exception& e) {
+    problems.push_back("'" + dir + "': unexpected meta.json content: " + e.what());
   }
   return problems;
 }

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <functional>
+#include <random>
 
 #include "io_test_util.h"
 #include "tensordict/memmap.h"
@@ -94,6 +95,21 @@ std::vector<Corruption> corruptions() {
          tc_test::write_file(d + "/meta.json", root_meta(R"({"shape": [2, 2], "dtype": "torch.float32"})"));
        },
        "'{dir}/meta.json': entry 'x' does not fit the batch size"},
+      {"is_nested of the wrong type",
+       [](const std::string& d) {
+         tc_test::write_file(d + "/meta.json",
+                             root_meta(R"({"shape": [4], "dtype": "torch.float32", "is_nested": "no"})"));
+       },
+       "'{dir}/meta.json': entry 'x': \"is_nested\" has the wrong type: \"no\""},
+      {"pickled tensorclass fields",
+       [](const std::string& d) {
+         fs::rename(d, d + "_inner");
+         fs::create_directory(d);
+         fs::rename(d + "_inner", d + "/_tensordict");
+         tc_test::write_file(d + "/meta.json", R"({"_type": "<class 'm.TC'>"})");
+         tc_test::write_file(d + "/other.pickle", "\x80\x04.");
+       },
+       "'{dir}/other.pickle': pickled tensorclass fields are not supported"},
       {"missing child directory", [](const std::string& d) { fs::remove_all(d + "/n"); },
        "missing directory '{dir}/n' for key 'n'"},
       {"nested tensor",
@@ -149,6 +165,36 @@ TEST_CASE("corrupted directories give a FormatError naming the path and the prob
       }
     }
   }
+}
+
+TEST_CASE("random byte changes in meta.json never crash", "[io][corrupt]") {
+  tc_test::TempDir tmp;
+  const std::string dir = tmp / "td";
+  write_valid(dir);
+  const std::string root = tc_test::read_file(dir + "/meta.json");
+  const std::string nested = tc_test::read_file(dir + "/n/meta.json");
+  std::mt19937 rng(7);
+  const std::string alphabet = "{}[]\":,. -0123456789eE+aNIfnty\\\x01\xff";
+  int loaded = 0;
+  int refused = 0;
+  for (int i = 0; i < 300; ++i) {
+    std::string a = root;
+    std::string b = nested;
+    std::string& target = i % 2 ? a : b;
+    for (int k = 0; k < 1 + i % 3; ++k) {
+      target[rng() % target.size()] = alphabet[rng() % alphabet.size()];
+    }
+    tc_test::write_file(dir + "/meta.json", a);
+    tc_test::write_file(dir + "/n/meta.json", b);
+    try {
+      TensorDict::load_memmap(dir);
+      ++loaded;
+    } catch (const tensordict::FormatError&) {
+      ++refused;
+    }
+  }
+  CHECK(loaded + refused == 300);
+  CHECK(refused > 150);
 }
 
 TEST_CASE("longer data files load (the format allows trailing bytes)", "[io][corrupt]") {
