@@ -1,0 +1,139 @@
+// consolidate(): every tensor leaf becomes a view of one flat byte buffer, so copies (clone, to,
+// update_ between equal layouts, zero_) move one buffer instead of one per leaf.
+#include <ATen/ATen.h>
+
+#include "ops_util.h"
+
+namespace tensordict {
+
+namespace detail {
+namespace {
+
+constexpr int64_t kAlign = 64;  // byte alignment of each leaf in the buffer (cache line)
+
+// A tensor of `dtype` over `flat`'s storage. Built directly on a TensorImpl: going through ATen
+// ops (empty + set_) costs two dispatches per leaf, which is what consolidated copies must avoid.
+at::Tensor make_view(const at::Tensor& flat, at::ScalarType dtype, at::IntArrayRef sizes,
+                     at::IntArrayRef strides, int64_t storage_offset) {
+  auto impl = c10::make_intrusive<c10::TensorImpl>(
+      c10::Storage(flat.storage()), flat.key_set(), c10::scalarTypeToTypeMeta(dtype));
+  impl->set_sizes_and_strides(sizes, strides);
+  impl->set_storage_offset(storage_offset);
+  return at::Tensor(std::move(impl));
+}
+
+bool views(const at::Tensor& t, const at::Tensor& flat) {
+  return t.storage().unsafeGetStorageImpl() == flat.storage().unsafeGetStorageImpl();
+}
+
+bool all_leaves_view(const TensorDict& td, const at::Tensor& flat) {
+  for (const auto& value : td.impl().values) {
+    if (value.is_tensor() && !views(value.tensor(), flat)) return false;
+    if (value.is_tensordict() && !all_leaves_view(value.tensordict(), flat)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+at::Tensor view_in(const at::Tensor& flat, const at::Tensor& like) {
+  return make_view(flat, like.scalar_type(), like.sizes(), like.strides(), like.storage_offset());
+}
+
+at::Tensor consolidated_buffer(const TensorDict& td) {
+  const at::Tensor& flat = td.impl().consolidated;
+  return flat.defined() && all_leaves_view(td, flat) ? flat : at::Tensor();
+}
+
+TensorDict rebuild_over(const TensorDict& td, const at::Tensor& flat,
+                        std::optional<at::Device> device) {
+  TensorDict out = map_leaves(
+      td, [&flat](const at::Tensor& t) { return view_in(flat, t); }, "consolidate", device);
+  out.impl().consolidated = flat;
+  return out;
+}
+
+void inherit_consolidated(const TensorDict& src, TensorDict& out) {
+  const at::Tensor flat = consolidated_buffer(src);
+  if (flat.defined() && all_leaves_view(out, flat)) out.impl().consolidated = flat;
+}
+
+bool same_layout(const TensorDict& a, const TensorDict& b) {
+  const auto& x = a.impl();
+  const auto& y = b.impl();
+  if (x.keys != y.keys) return false;
+  for (size_t i = 0; i < x.values.size(); ++i) {
+    const Value& u = x.values[i];
+    const Value& v = y.values[i];
+    if (u.kind() != v.kind()) return false;
+    if (u.is_tensordict() && !same_layout(u.tensordict(), v.tensordict())) return false;
+    if (!u.is_tensor()) continue;
+    const at::Tensor& s = u.tensor();
+    const at::Tensor& t = v.tensor();
+    if (s.scalar_type() != t.scalar_type() || s.sizes() != t.sizes() ||
+        s.strides() != t.strides() || s.storage_offset() != t.storage_offset()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace detail
+
+namespace {
+
+struct Leaf {
+  std::string key;
+  at::Tensor tensor;
+  int64_t offset = 0;  // bytes
+};
+
+void collect(const TensorDict& td, const std::string& prefix, std::vector<Leaf>& out) {
+  const auto& impl = td.impl();
+  for (size_t i = 0; i < impl.keys.size(); ++i) {
+    const std::string key = prefix.empty() ? impl.keys[i] : prefix + "." + impl.keys[i];
+    const Value& value = impl.values[i];
+    if (value.is_tensor()) out.push_back({key, value.tensor()});
+    if (value.is_tensordict()) collect(value.tensordict(), key, out);
+  }
+}
+
+}  // namespace
+
+TensorDict TensorDict::consolidate() const {
+  if (is_consolidated()) return *this;
+  std::vector<Leaf> leaves;
+  collect(*this, "", leaves);
+  at::Device device = leaves.empty() ? at::Device(at::kCPU) : leaves[0].tensor.device();
+  int64_t total = 0;
+  for (auto& leaf : leaves) {
+    if (leaf.tensor.device() != device) {
+      throw TypeError("consolidate: key '" + leaf.key + "' is on " + leaf.tensor.device().str() +
+                      " but key '" + leaves[0].key + "' is on " + device.str() +
+                      "; all leaves must share one device");
+    }
+    leaf.offset = total;
+    total += (leaf.tensor.nbytes() + detail::kAlign - 1) / detail::kAlign * detail::kAlign;
+  }
+  const at::Tensor flat = at::empty({total}, at::TensorOptions().dtype(at::kByte).device(device));
+  size_t next = 0;
+  TensorDict out = detail::map_leaves(
+      *this,
+      [&](const at::Tensor& t) {
+        const Leaf& leaf = leaves[next++];
+        at::Tensor view =
+            detail::make_view(flat, t.scalar_type(), t.sizes(), c10::contiguous_strides(t.sizes()),
+                              leaf.offset / static_cast<int64_t>(t.element_size()));
+        view.copy_(t);
+        return view;
+      },
+      "consolidate");
+  out.impl().consolidated = flat;
+  return out;
+}
+
+bool TensorDict::is_consolidated() const {
+  return detail::consolidated_buffer(*this).defined();
+}
+
+}  // namespace tensordict

@@ -1,0 +1,135 @@
+// Indexing over the batch dims: int, slice, ellipsis, None, bool mask, long index tensor.
+#include <ATen/ATen.h>
+
+#include <limits>
+
+#include "ops_util.h"
+
+namespace tensordict {
+
+namespace detail {
+namespace {
+
+using at::indexing::TensorIndex;
+
+bool is_full_slice(const TensorIndex& ix) {
+  if (!ix.is_slice()) return false;
+  const auto& s = ix.slice();
+  return to_int(s.start()) == 0 && to_int(s.stop()) == std::numeric_limits<int64_t>::max() &&
+         to_int(s.step()) == 1;
+}
+
+// Batch dims an index entry consumes.
+int64_t consumed_dims(const TensorIndex& ix) {
+  if (ix.is_none() || ix.is_ellipsis() || ix.is_boolean()) return 0;
+  if (ix.is_tensor() && ix.tensor().scalar_type() == at::kBool) return ix.tensor().dim();
+  return 1;
+}
+
+void check_int(int64_t i, int64_t dim, const BatchSize& batch) {
+  const int64_t size = batch[static_cast<size_t>(dim)];
+  if (i < -size || i >= size) {
+    throw ShapeError("index: index " + std::to_string(i) + " is out of range for batch dim " +
+                     std::to_string(dim) + " of size " + std::to_string(size) + " (batch_size " +
+                     shape_str(batch) + ")");
+  }
+}
+
+void check_entry(const TensorIndex& ix, int64_t dim, const BatchSize& batch) {
+  if (ix.is_integer()) {
+    check_int(to_int(ix.integer()), dim, batch);
+  } else if (ix.is_tensor() && ix.tensor().scalar_type() == at::kBool) {
+    const auto mask = ix.tensor().sizes();
+    const auto covered = at::IntArrayRef(batch).slice(static_cast<size_t>(dim), mask.size());
+    if (mask != covered) {
+      throw ShapeError("index: boolean mask of shape " + shape_str(mask) +
+                       " does not match the batch dims " + shape_str(covered) +
+                       " it covers (batch_size " + shape_str(batch) + ")");
+    }
+  } else if (ix.is_tensor() && !at::isIntegralType(ix.tensor().scalar_type(), false)) {
+    throw TypeError("index: index tensors must be long, int or bool, got " +
+                    std::string(c10::toString(ix.tensor().scalar_type())));
+  }
+}
+
+}  // namespace
+
+IndexPlan plan_index(const Index& index, const BatchSize& batch) {
+  const auto nb = static_cast<int64_t>(batch.size());
+  int64_t consumed = 0;
+  int64_t ellipses = 0;
+  for (const auto& ix : index) {
+    consumed += consumed_dims(ix);
+    ellipses += ix.is_ellipsis() ? 1 : 0;
+  }
+  if (ellipses > 1) throw TypeError("index: an index can only have a single ellipsis ('...')");
+  if (consumed > nb) {
+    throw ShapeError("index: too many indices for batch_size " + shape_str(batch) +
+                     ": the index covers " + std::to_string(consumed) +
+                     " dims (indexing past the batch dims is not allowed)");
+  }
+  IndexPlan plan;
+  plan.expanded.reserve(index.size() + static_cast<size_t>(nb));
+  int64_t dim = 0;  // batch dim the next entry consumes
+  for (const auto& ix : index) {
+    if (ix.is_ellipsis()) {
+      for (int64_t k = 0; k < nb - consumed; ++k)
+        plan.expanded.emplace_back(at::indexing::Slice());
+      dim += nb - consumed;
+      continue;
+    }
+    check_entry(ix, dim, batch);
+    dim += consumed_dims(ix);
+    plan.basic = plan.basic && (ix.is_integer() || ix.is_slice() || ix.is_none());
+    plan.expanded.push_back(ix);
+  }
+  const auto& ex = plan.expanded;
+  plan.single_long = !ex.empty() && ex[0].is_tensor() && ex[0].tensor().dim() == 1 &&
+                     ex[0].tensor().scalar_type() == at::kLong &&
+                     std::all_of(ex.begin() + 1, ex.end(), is_full_slice);
+  return plan;
+}
+
+at::Tensor apply_index(const at::Tensor& t, const IndexPlan& plan) {
+  if (plan.single_long) return t.index_select(0, plan.expanded[0].tensor());
+  if (!plan.basic) return t.index(plan.expanded);
+  // Basic indexing as a chain of view ops (cheaper than the generic indexing path).
+  at::Tensor out = t;
+  int64_t dim = 0;
+  for (const auto& ix : plan.expanded) {
+    if (ix.is_integer()) {
+      out = out.select(dim, to_int(ix.integer()));
+    } else if (ix.is_none()) {
+      out = out.unsqueeze(dim++);
+    } else if (is_full_slice(ix)) {
+      ++dim;
+    } else {
+      const auto& s = ix.slice();
+      out = out.slice(dim++, to_int(s.start()), to_int(s.stop()), to_int(s.step()));
+    }
+  }
+  return out;
+}
+
+}  // namespace detail
+
+TensorDict TensorDict::index(const Index& index) const {
+  const detail::IndexPlan plan = detail::plan_index(index, impl_->batch_size);
+  return detail::map_batch_infer(
+      *this, [&plan](const at::Tensor& t) { return detail::apply_index(t, plan); }, "index");
+}
+
+// td[i]: the common case, straight to select (no index plan, no result-shape inference).
+TensorDict TensorDict::operator[](int64_t i) const {
+  const auto& batch = impl_->batch_size;
+  if (batch.empty()) {
+    throw ShapeError("index: too many indices for batch_size []: the index covers 1 dims "
+                     "(indexing past the batch dims is not allowed)");
+  }
+  detail::check_int(i, 0, batch);
+  return detail::map_batch(
+      *this, batch.size(), BatchSize(batch.begin() + 1, batch.end()),
+      [i](const at::Tensor& t) { return t.select(0, i); }, "index");
+}
+
+}  // namespace tensordict

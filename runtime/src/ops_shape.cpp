@@ -1,0 +1,229 @@
+// Shape ops over the batch dims. Each computes the new batch size itself (so misuse is reported in
+// batch terms) and maps every entry with the matching tensor op on the leading dims.
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "ops_util.h"
+
+namespace tensordict {
+
+using detail::join_shape;
+using detail::map_batch;
+using detail::wrap_dim;
+
+namespace {
+
+size_t nb_of(const TensorDict& td) { return td.batch_size().size(); }
+
+}  // namespace
+
+TensorDict TensorDict::view(at::IntArrayRef shape) const {
+  const BatchSize batch = detail::infer_shape(shape, numel(), "view", batch_size());
+  const size_t nb = nb_of(*this);
+  return map_batch(
+      *this, nb, batch,
+      [&](const at::Tensor& t) { return t.view(join_shape(batch, t.sizes(), nb)); }, "view");
+}
+
+TensorDict TensorDict::reshape(at::IntArrayRef shape) const {
+  const BatchSize batch = detail::infer_shape(shape, numel(), "reshape", batch_size());
+  const size_t nb = nb_of(*this);
+  return map_batch(
+      *this, nb, batch,
+      [&](const at::Tensor& t) { return t.reshape(join_shape(batch, t.sizes(), nb)); },
+      "reshape");
+}
+
+TensorDict TensorDict::squeeze(std::optional<int64_t> dim) const {
+  const auto& old = batch_size();
+  std::vector<int64_t> dims;  // batch dims to drop, highest first
+  if (dim) {
+    const int64_t d = wrap_dim(*dim, ndim(), "squeeze", old);
+    if (old[static_cast<size_t>(d)] == 1) dims.push_back(d);
+  } else {
+    for (int64_t d = ndim() - 1; d >= 0; --d)
+      if (old[static_cast<size_t>(d)] == 1) dims.push_back(d);
+  }
+  BatchSize batch = old;
+  for (int64_t d : dims) batch.erase(batch.begin() + d);
+  return map_batch(
+      *this, nb_of(*this), batch,
+      [&](const at::Tensor& t) {
+        at::Tensor out = t;
+        for (int64_t d : dims) out = out.squeeze(d);
+        return out;
+      },
+      "squeeze");
+}
+
+TensorDict TensorDict::unsqueeze(int64_t dim) const {
+  const int64_t d = wrap_dim(dim, ndim() + 1, "unsqueeze", batch_size());
+  BatchSize batch = batch_size();
+  batch.insert(batch.begin() + d, 1);
+  return map_batch(
+      *this, nb_of(*this), batch, [d](const at::Tensor& t) { return t.unsqueeze(d); },
+      "unsqueeze");
+}
+
+TensorDict TensorDict::permute(at::IntArrayRef dims) const {
+  const auto& old = batch_size();
+  std::vector<int64_t> order;
+  std::vector<bool> seen(old.size(), false);
+  if (dims.size() != old.size()) {
+    throw ShapeError("permute: expected " + std::to_string(old.size()) + " dims for batch_size " +
+                     shape_str(old) + ", got " + shape_str(dims));
+  }
+  for (int64_t d : dims) {
+    const int64_t w = wrap_dim(d, ndim(), "permute", old);
+    if (seen[static_cast<size_t>(w)]) {
+      throw ShapeError("permute: dims " + shape_str(dims) + " repeat dim " + std::to_string(w));
+    }
+    seen[static_cast<size_t>(w)] = true;
+    order.push_back(w);
+  }
+  BatchSize batch;
+  for (int64_t d : order) batch.push_back(old[static_cast<size_t>(d)]);
+  return map_batch(
+      *this, old.size(), batch,
+      [&](const at::Tensor& t) {
+        detail::Shape full(order.begin(), order.end());
+        for (int64_t d = ndim(); d < t.dim(); ++d) full.push_back(d);
+        return t.permute(full);
+      },
+      "permute");
+}
+
+TensorDict TensorDict::transpose(int64_t dim0, int64_t dim1) const {
+  const int64_t a = wrap_dim(dim0, ndim(), "transpose", batch_size());
+  const int64_t b = wrap_dim(dim1, ndim(), "transpose", batch_size());
+  BatchSize batch = batch_size();
+  std::swap(batch[static_cast<size_t>(a)], batch[static_cast<size_t>(b)]);
+  return map_batch(
+      *this, nb_of(*this), batch, [a, b](const at::Tensor& t) { return t.transpose(a, b); },
+      "transpose");
+}
+
+TensorDict TensorDict::flatten(int64_t start_dim, int64_t end_dim) const {
+  const auto& old = batch_size();
+  const int64_t s = wrap_dim(start_dim, ndim(), "flatten", old);
+  const int64_t e = wrap_dim(end_dim, ndim(), "flatten", old);
+  if (s > e) {
+    throw ShapeError("flatten: start_dim " + std::to_string(start_dim) +
+                     " comes after end_dim " + std::to_string(end_dim) + " for batch_size " +
+                     shape_str(old));
+  }
+  BatchSize batch(old.begin(), old.begin() + s);
+  batch.push_back(detail::product(at::IntArrayRef(old).slice(s, e - s + 1)));
+  batch.insert(batch.end(), old.begin() + e + 1, old.end());
+  return map_batch(
+      *this, old.size(), batch, [s, e](const at::Tensor& t) { return t.flatten(s, e); },
+      "flatten");
+}
+
+TensorDict TensorDict::unflatten(int64_t dim, at::IntArrayRef sizes) const {
+  const auto& old = batch_size();
+  const int64_t d = wrap_dim(dim, ndim(), "unflatten", old);
+  const BatchSize inner = detail::infer_shape(sizes, old[static_cast<size_t>(d)], "unflatten", old);
+  BatchSize batch(old.begin(), old.begin() + d);
+  batch.insert(batch.end(), inner.begin(), inner.end());
+  batch.insert(batch.end(), old.begin() + d + 1, old.end());
+  return map_batch(
+      *this, old.size(), batch,
+      [&](const at::Tensor& t) { return t.view(join_shape(batch, t.sizes(), old.size())); },
+      "unflatten");
+}
+
+TensorDict TensorDict::expand(at::IntArrayRef shape) const {
+  const auto& old = batch_size();
+  const size_t lead = shape.size() - std::min(shape.size(), old.size());
+  BatchSize batch(shape.begin(), shape.end());
+  bool ok = shape.size() >= old.size();
+  for (size_t i = 0; ok && i < old.size(); ++i) {
+    int64_t& want = batch[lead + i];
+    if (want == -1) want = old[i];
+    ok = want == old[i] || old[i] == 1;
+  }
+  if (!ok || std::any_of(batch.begin(), batch.end(), [](int64_t v) { return v < 0; })) {
+    throw ShapeError("expand: cannot expand batch_size " + shape_str(old) + " to " +
+                     shape_str(shape));
+  }
+  return map_batch(
+      *this, old.size(), batch,
+      [&](const at::Tensor& t) { return t.expand(join_shape(batch, t.sizes(), old.size())); },
+      "expand");
+}
+
+namespace {
+
+// Pieces [start, start + length) of batch dim `dim`, each a view.
+std::vector<TensorDict> narrow_pieces(const TensorDict& td, int64_t dim,
+                                      const std::vector<int64_t>& lengths) {
+  std::vector<TensorDict> out;
+  out.reserve(lengths.size());
+  int64_t start = 0;
+  for (int64_t len : lengths) {
+    BatchSize batch = td.batch_size();
+    batch[static_cast<size_t>(dim)] = len;
+    out.push_back(map_batch(
+        td, td.batch_size().size(), batch,
+        [=](const at::Tensor& t) { return t.narrow(dim, start, len); }, "split"));
+    start += len;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<TensorDict> TensorDict::split(int64_t split_size, int64_t dim) const {
+  const int64_t d = wrap_dim(dim, ndim(), "split", batch_size());
+  if (split_size <= 0) {
+    throw ShapeError("split: split_size must be positive, got " + std::to_string(split_size));
+  }
+  const int64_t n = batch_size()[static_cast<size_t>(d)];
+  std::vector<int64_t> lengths;
+  for (int64_t start = 0; start < n; start += split_size)
+    lengths.push_back(std::min(split_size, n - start));
+  if (lengths.empty()) lengths.push_back(0);
+  return narrow_pieces(*this, d, lengths);
+}
+
+std::vector<TensorDict> TensorDict::split(at::IntArrayRef split_sizes, int64_t dim) const {
+  const int64_t d = wrap_dim(dim, ndim(), "split", batch_size());
+  const int64_t n = batch_size()[static_cast<size_t>(d)];
+  const bool negative = std::any_of(split_sizes.begin(), split_sizes.end(),
+                                    [](int64_t v) { return v < 0; });
+  if (negative || std::accumulate(split_sizes.begin(), split_sizes.end(), int64_t{0}) != n) {
+    throw ShapeError("split: sizes " + shape_str(split_sizes) + " do not sum to " +
+                     std::to_string(n) + ", the size of batch dim " + std::to_string(d) +
+                     " of batch_size " + shape_str(batch_size()));
+  }
+  return narrow_pieces(*this, d, split_sizes.vec());
+}
+
+std::vector<TensorDict> TensorDict::chunk(int64_t chunks, int64_t dim) const {
+  if (chunks <= 0) {
+    throw ShapeError("chunk: chunks must be positive, got " + std::to_string(chunks));
+  }
+  const int64_t d = wrap_dim(dim, ndim(), "chunk", batch_size());
+  const int64_t n = batch_size()[static_cast<size_t>(d)];
+  return split(std::max<int64_t>(1, (n + chunks - 1) / chunks), d);
+}
+
+std::vector<TensorDict> TensorDict::unbind(int64_t dim) const {
+  const int64_t d = wrap_dim(dim, ndim(), "unbind", batch_size());
+  BatchSize batch = batch_size();
+  const int64_t n = batch[static_cast<size_t>(d)];
+  batch.erase(batch.begin() + d);
+  std::vector<TensorDict> out;
+  out.reserve(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    out.push_back(map_batch(
+        *this, nb_of(*this), batch, [=](const at::Tensor& t) { return t.select(d, i); },
+        "unbind"));
+  }
+  return out;
+}
+
+}  // namespace tensordict

@@ -1,0 +1,156 @@
+// stack and cat: one recursive walk; they differ only in the tensor op and the shape rule.
+#include <ATen/ATen.h>
+
+#include <algorithm>
+
+#include "ops_util.h"
+
+namespace tensordict {
+namespace {
+
+struct Combine {
+  const char* name;  // "stack" or "cat"
+  bool new_dim;      // stack inserts a dim; cat grows an existing one
+  int64_t dim;
+
+  at::Tensor tensors(at::TensorList ts) const {
+    return new_dim ? at::stack(ts, dim) : at::cat(ts, dim);
+  }
+  // stack needs equal shapes; cat equal shapes except at `dim`.
+  bool compatible(at::IntArrayRef a, at::IntArrayRef b) const {
+    if (a.size() != b.size()) return false;
+    for (size_t d = 0; d < a.size(); ++d)
+      if (a[d] != b[d] && (new_dim || static_cast<int64_t>(d) != dim)) return false;
+    return true;
+  }
+  void check(const std::string& key, at::IntArrayRef a, at::IntArrayRef b, size_t k) const {
+    if (!compatible(a, b)) {
+      throw ShapeError(std::string(name) + ": key '" + key + "' has shape " + shape_str(a) +
+                       " in TensorDict 0 but " + shape_str(b) + " in TensorDict " +
+                       std::to_string(k));
+    }
+  }
+};
+
+std::string join_key(const std::string& prefix, const std::string& name) {
+  return prefix.empty() ? name : prefix + "." + name;
+}
+
+// The entry `name` of every TensorDict (same slot in the common case of equal key order).
+std::vector<const Value*> gather(const std::vector<TensorDict>& tds, size_t slot,
+                                 const std::string& key, const Combine& op) {
+  const std::string& name = tds[0].impl().keys[slot];
+  std::vector<const Value*> out;
+  out.reserve(tds.size());
+  for (size_t k = 0; k < tds.size(); ++k) {
+    const auto& impl = tds[k].impl();
+    int64_t at = slot < impl.keys.size() && impl.keys[slot] == name
+                     ? static_cast<int64_t>(slot)
+                     : impl.find(name);
+    if (at < 0) {
+      throw KeyError(std::string(op.name) + ": key '" + key + "' is in TensorDict 0 but not in " +
+                     "TensorDict " + std::to_string(k));
+    }
+    const Value& v = impl.values[static_cast<size_t>(at)];
+    const bool same = out.empty() || v.kind() == out[0]->kind() ||
+                      (v.is_non_tensor() && out[0]->is_non_tensor());
+    if (!same) {
+      throw TypeError(std::string(op.name) + ": key '" + key + "' is a " +
+                      out[0]->kind_name() + " in TensorDict 0 but a " + v.kind_name() +
+                      " in TensorDict " + std::to_string(k));
+    }
+    out.push_back(&v);
+  }
+  return out;
+}
+
+// Non-tensor entries: equal NonTensorData stay one; otherwise items follow the positions.
+Value combine_non_tensor(const std::vector<const Value*>& vs, const std::vector<TensorDict>& tds,
+                         const Combine& op) {
+  const bool all_data = std::all_of(vs.begin(), vs.end(), [&](const Value* v) {
+    return v->is_non_tensor_data() && v->non_tensor_data() == vs[0]->non_tensor_data();
+  });
+  if (all_data) return *vs[0];
+  std::vector<Json> items;
+  std::vector<at::Tensor> pos;
+  for (size_t k = 0; k < vs.size(); ++k) {
+    const NonTensorStack s = vs[k]->is_non_tensor_stack()
+                                 ? vs[k]->non_tensor_stack()
+                                 : NonTensorStack::filled(tds[k].batch_size(),
+                                                          vs[k]->non_tensor_data().data);
+    pos.push_back(detail::positions(s.shape(), static_cast<int64_t>(items.size())));
+    items.insert(items.end(), s.items().begin(), s.items().end());
+  }
+  return detail::gather_items(items, op.tensors(pos));
+}
+
+BatchSize combined_batch(const std::vector<TensorDict>& tds, const Combine& op) {
+  BatchSize batch = tds[0].batch_size();
+  const auto d = static_cast<size_t>(op.dim);
+  if (op.new_dim) {
+    batch.insert(batch.begin() + op.dim, static_cast<int64_t>(tds.size()));
+  } else {
+    batch[d] = 0;
+    for (const auto& td : tds) batch[d] += td.batch_size()[d];
+  }
+  return batch;
+}
+
+TensorDict combine(const std::vector<TensorDict>& tds, const Combine& op,
+                   const std::string& prefix) {
+  const auto& first = tds[0].impl();
+  for (size_t k = 1; k < tds.size(); ++k) {
+    const std::string where = prefix.empty() ? "" : " at key '" + prefix + "'";
+    if (!op.compatible(first.batch_size, tds[k].batch_size())) {
+      throw ShapeError(std::string(op.name) + ": batch_size " + shape_str(first.batch_size) +
+                       " of TensorDict 0" + where + " does not match batch_size " +
+                       shape_str(tds[k].batch_size()) + " of TensorDict " + std::to_string(k));
+    }
+    if (tds[k].size() != first.keys.size()) {
+      throw KeyError(std::string(op.name) + ": TensorDict " + std::to_string(k) + where +
+                     " has " + std::to_string(tds[k].size()) + " keys, TensorDict 0 has " +
+                     std::to_string(first.keys.size()));
+    }
+  }
+  TensorDict out = detail::make_tensordict(combined_batch(tds, op), first.device);
+  auto& dst = out.impl();
+  std::vector<at::Tensor> ts(tds.size());
+  std::vector<TensorDict> children(tds.size());
+  for (size_t i = 0; i < first.keys.size(); ++i) {
+    const std::string key = join_key(prefix, first.keys[i]);
+    const auto vs = gather(tds, i, key, op);
+    if (vs[0]->is_tensor()) {
+      for (size_t k = 0; k < vs.size(); ++k) {
+        ts[k] = vs[k]->tensor();
+        op.check(key, ts[0].sizes(), ts[k].sizes(), k);
+      }
+      dst.append(first.keys[i], op.tensors(ts));
+    } else if (vs[0]->is_tensordict()) {
+      for (size_t k = 0; k < vs.size(); ++k) children[k] = vs[k]->tensordict();
+      dst.append(first.keys[i], combine(children, op, key));
+    } else {
+      dst.append(first.keys[i], combine_non_tensor(vs, tds, op));
+    }
+  }
+  return out;
+}
+
+TensorDict run(const std::vector<TensorDict>& tds, int64_t dim, bool new_dim, const char* name) {
+  if (tds.empty()) throw ShapeError(std::string(name) + ": expected at least one TensorDict");
+  const auto& batch = tds[0].batch_size();
+  const auto ndim = static_cast<int64_t>(batch.size()) + (new_dim ? 1 : 0);
+  const Combine op{name, new_dim, detail::wrap_dim(dim, ndim, name, batch)};
+  return combine(tds, op, "");
+}
+
+}  // namespace
+
+TensorDict stack(const std::vector<TensorDict>& tds, int64_t dim) {
+  return run(tds, dim, true, "stack");
+}
+
+TensorDict cat(const std::vector<TensorDict>& tds, int64_t dim) {
+  return run(tds, dim, false, "cat");
+}
+
+}  // namespace tensordict

@@ -1,0 +1,141 @@
+// update / update_ (merging another TensorDict's entries) and flatten_keys / unflatten_keys.
+#include <ATen/ATen.h>
+
+#include "ops_util.h"
+
+namespace tensordict {
+namespace {
+
+bool fits(const at::Tensor& t, const detail::TensorDictImpl& dst) {
+  const auto& batch = dst.batch_size;
+  const auto sizes = t.sizes();
+  return (!dst.device || t.device() == *dst.device) && sizes.size() >= batch.size() &&
+         std::equal(batch.begin(), batch.end(), sizes.begin());
+}
+
+void update_level(TensorDict& dst, const TensorDict& src) {
+  auto& d = dst.impl();
+  const auto& s = src.impl();
+  for (size_t i = 0; i < s.keys.size(); ++i) {
+    const Value& value = s.values[i];
+    const int64_t slot = d.find(s.keys[i]);
+    Value* existing = slot >= 0 ? &d.values[static_cast<size_t>(slot)] : nullptr;
+    if (existing && existing->is_tensordict() && value.is_tensordict()) {
+      TensorDict child = existing->tensordict();  // merge nested keys
+      update_level(child, value.tensordict());
+    } else if (existing && !d.locked && value.is_tensor() && fits(value.tensor(), d)) {
+      *existing = value;  // fast path: replacing a key with a conforming tensor
+    } else {
+      dst.set(s.keys[i], value);  // new keys, device moves, locks and errors
+    }
+  }
+}
+
+// In-place copy of `src` into `dst`; with copy_tensors=false only non-tensor entries are written
+// (the tensors were copied as one consolidated buffer).
+void update_level_(TensorDict& dst, const TensorDict& src, const std::string& prefix,
+                   bool copy_tensors) {
+  auto& d = dst.impl();
+  const auto& s = src.impl();
+  for (size_t i = 0; i < s.keys.size(); ++i) {
+    const std::string key = prefix.empty() ? s.keys[i] : prefix + "." + s.keys[i];
+    const int64_t slot = d.find(s.keys[i]);
+    if (slot < 0) {
+      throw KeyError("update_: key '" + key + "' is not in the destination TensorDict (update_ "
+                     "writes in place; use update to add keys)");
+    }
+    Value& mine = d.values[static_cast<size_t>(slot)];
+    const Value& theirs = s.values[i];
+    if (mine.is_tensor() && theirs.is_tensor()) {
+      if (!copy_tensors) continue;
+      if (mine.tensor().sizes() != theirs.tensor().sizes()) {
+        throw ShapeError("update_: key '" + key + "' has shape " +
+                         shape_str(mine.tensor().sizes()) + " but the source has " +
+                         shape_str(theirs.tensor().sizes()));
+      }
+      mine.tensor().copy_(theirs.tensor());
+    } else if (mine.is_tensordict() && theirs.is_tensordict()) {
+      TensorDict child = mine.tensordict();
+      update_level_(child, theirs.tensordict(), key, copy_tensors);
+    } else if (mine.is_non_tensor() && theirs.is_non_tensor()) {
+      mine = theirs;
+    } else {
+      throw TypeError("update_: key '" + key + "' holds a " + mine.kind_name() +
+                      ", cannot copy a " + theirs.kind_name() + " into it");
+    }
+  }
+}
+
+}  // namespace
+
+TensorDict& TensorDict::update(const TensorDict& other) {
+  update_level(*this, other);
+  return *this;
+}
+
+TensorDict& TensorDict::update_(const TensorDict& other) {
+  const at::Tensor dst = detail::consolidated_buffer(*this);
+  const at::Tensor src = dst.defined() ? detail::consolidated_buffer(other) : at::Tensor();
+  const bool one_copy = src.defined() && src.numel() == dst.numel() &&
+                        detail::same_layout(*this, other);
+  if (one_copy) dst.copy_(src);
+  update_level_(*this, other, "", !one_copy);
+  return *this;
+}
+
+namespace {
+
+void flatten_into(const TensorDict& td, const std::string& prefix, const std::string& sep,
+                  detail::TensorDictImpl& out) {
+  const auto& impl = td.impl();
+  for (size_t i = 0; i < impl.keys.size(); ++i) {
+    const std::string key = prefix.empty() ? impl.keys[i] : prefix + sep + impl.keys[i];
+    const Value& value = impl.values[i];
+    if (value.is_tensordict() && !value.tensordict().is_empty()) {
+      flatten_into(value.tensordict(), key, sep, out);
+      continue;
+    }
+    if (out.find(key) >= 0) {
+      throw KeyError("flatten_keys: flattened key '" + key + "' collides with an existing key");
+    }
+    out.append(key, value);
+  }
+}
+
+std::vector<std::string> split_key(const std::string& key, const std::string& sep) {
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (size_t at = key.find(sep); at != std::string::npos; at = key.find(sep, start)) {
+    parts.push_back(key.substr(start, at - start));
+    start = at + sep.size();
+  }
+  parts.push_back(key.substr(start));
+  return parts;
+}
+
+}  // namespace
+
+TensorDict TensorDict::flatten_keys(const std::string& separator) const {
+  TensorDict out = detail::empty_like_meta(*this);
+  flatten_into(*this, "", separator, out.impl());
+  return out;
+}
+
+TensorDict TensorDict::unflatten_keys(const std::string& separator) const {
+  if (separator.empty()) throw KeyError("unflatten_keys: the separator must not be empty");
+  TensorDict out = detail::empty_like_meta(*this);
+  for (size_t i = 0; i < impl_->keys.size(); ++i) {
+    const NestedKey key(split_key(impl_->keys[i], separator));
+    Value value = impl_->values[i];
+    if (value.is_tensordict()) value = value.tensordict().unflatten_keys(separator);
+    if (value.is_tensordict() && out.contains(key)) {
+      TensorDict existing = out.get_tensordict(key);
+      existing.update(value.tensordict());
+    } else {
+      out.set(key, std::move(value));
+    }
+  }
+  return out;
+}
+
+}  // namespace tensordict

@@ -1,0 +1,97 @@
+#pragma once
+// Helpers shared by the ops_*.cpp files (private to the runtime).
+
+#include <c10/util/SmallVector.h>
+
+#include <functional>
+#include <string>
+
+#include "tensordict_impl.h"
+
+namespace tensordict::detail {
+
+/// A batch-dim op: maps a tensor whose first `nb` dims are the batch dims of the TensorDict the
+/// op was called on; trailing (feature) dims must pass through untouched.
+using TensorOp = std::function<at::Tensor(const at::Tensor&)>;
+using Shape = c10::SmallVector<int64_t, 8>;
+
+/// libtorch 1.x returns int64_t from TensorIndex accessors, 2.x returns c10::SymInt.
+inline int64_t to_int(int64_t v) { return v; }
+template <class T>
+int64_t to_int(const T& v) {
+  return v.expect_int();
+}
+
+/// `dim` wrapped into [0, ndim); ShapeError naming the op and the batch size otherwise.
+int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op, const BatchSize& batch);
+/// `head` followed by `full[from:]` (a new batch shape followed by a leaf's feature dims).
+Shape join_shape(at::IntArrayRef head, at::IntArrayRef full, size_t from);
+/// Resolves one -1 in `shape` so that it holds `numel` elements; ShapeError otherwise.
+BatchSize infer_shape(at::IntArrayRef shape, int64_t numel, const char* op,
+                      const BatchSize& batch);
+int64_t product(at::IntArrayRef shape);
+
+/// Positions 0..numel-1 viewed as `shape`: applying a batch op to it tells where every item of a
+/// NonTensorStack goes, so stacks follow every op through one code path.
+at::Tensor positions(at::IntArrayRef shape, int64_t offset = 0);
+/// A stack of `pos`'s shape whose items are `items[pos[i]]`.
+NonTensorStack gather_items(const std::vector<Json>& items, const at::Tensor& pos);
+NonTensorStack apply_to_stack(const NonTensorStack& stack, const TensorOp& op);
+
+/// Applies a batch op to every entry (tensors, stacks through positions; NonTensorData kept). Each
+/// level's new batch size is `new_batch` followed by its own dims past the first `nb`. Torch errors
+/// become ShapeErrors naming `op_name`, the key and its shape.
+TensorDict map_batch(const TensorDict& td, size_t nb, const BatchSize& new_batch,
+                     const TensorOp& op, const char* op_name);
+/// Same, when the new batch size is only known from a result: it is read from the first
+/// top-level tensor's result (or from a stand-in tensor of the batch shape when there is none).
+TensorDict map_batch_infer(const TensorDict& td, const TensorOp& op, const char* op_name);
+
+/// Applies `fn` to every tensor leaf keeping the batch size (an undefined result drops the leaf).
+/// A result that lost the batch dims is a ShapeError naming the key. `device` replaces the
+/// device of every level when set.
+TensorDict map_leaves(const TensorDict& td, const std::function<at::Tensor(const at::Tensor&)>& fn,
+                      const char* op_name, std::optional<at::Device> device = std::nullopt);
+/// Calls `fn(key, tensor)` on every tensor leaf, depth first.
+void for_each_leaf(const TensorDict& td,
+                   const std::function<void(const NestedKey&, at::Tensor&)>& fn);
+
+/// Rethrows a torch error as ShapeError naming the op, the key and the shape involved.
+[[noreturn]] void rethrow_torch(const char* op, const std::string& key, at::IntArrayRef shape,
+                                const std::exception& e);
+/// First line of a torch message (the rest is a C++ backtrace).
+std::string first_line(const char* what);
+
+// ---- consolidation (ops_consolidate.cpp) ---------------------------------------------------
+/// A tensor of `like`'s dtype, sizes, strides and storage offset over `flat`'s storage.
+at::Tensor view_in(const at::Tensor& flat, const at::Tensor& like);
+/// The flat buffer of a consolidated TensorDict, or an undefined tensor when any leaf left it.
+at::Tensor consolidated_buffer(const TensorDict& td);
+/// Rebuilds `td`'s structure over `flat` (a copy of its consolidated buffer, maybe elsewhere).
+TensorDict rebuild_over(const TensorDict& td, const at::Tensor& flat,
+                        std::optional<at::Device> device);
+/// Marks `out` consolidated when every leaf of it still views `src`'s buffer.
+void inherit_consolidated(const TensorDict& src, TensorDict& out);
+
+}  // namespace tensordict::detail
+
+namespace tensordict::detail {
+
+// ---- indexing (ops_index.cpp) ----------------------------------------------------------------
+/// An index checked against a batch size, with its ellipsis spelled out as full slices so that it
+/// applies unchanged to leaves that have feature dims after the batch dims.
+struct IndexPlan {
+  Index expanded;
+  bool basic = true;         ///< ints, slices and None only: every result is a view
+  bool single_long = false;  ///< one 1-D long tensor on dim 0: index_select
+};
+IndexPlan plan_index(const Index& index, const BatchSize& batch);
+at::Tensor apply_index(const at::Tensor& t, const IndexPlan& plan);
+
+}  // namespace tensordict::detail
+
+namespace tensordict::detail {
+/// True when `a` and `b` have the same keys, kinds and tensor layouts (dtype, sizes, strides,
+/// storage offsets): a copy between their consolidated buffers is then a copy of every leaf.
+bool same_layout(const TensorDict& a, const TensorDict& b);
+}  // namespace tensordict::detail
