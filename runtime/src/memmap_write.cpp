@@ -162,11 +162,13 @@ class TreeWriter {
     if (!opt_.memmap.existsok && ::access(final_path.c_str(), F_OK) == 0) {
       throw FormatError("'" + final_path + "' already exists (existsok is false)");
     }
-    if (!opt_.like && maps_whole_file(t, final_path) && ::link(final_path.c_str(), path.c_str()) == 0) {
+    const bool own_file = !opt_.like && maps_whole_file(t, final_path);
+    if (own_file && ::link(final_path.c_str(), path.c_str()) == 0) {
       out.append(key, t);
       return tensor_entry(t);
     }
-    if (!opt_.like && !opt_.memmap.copy_existing && MemoryMappedTensor::is_memory_mapped(t) &&
+    // Python's rule: a leaf mapping another file is only copied on request.
+    if (!own_file && !opt_.like && !opt_.memmap.copy_existing && MemoryMappedTensor::is_memory_mapped(t) &&
         maps_whole_file(t, *MemoryMappedTensor::filename(t))) {
       throw Error("cannot save key '" + key + "': it already maps '" +
                   *MemoryMappedTensor::filename(t) + "'; pass copy_existing=true to copy it");
