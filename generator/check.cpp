@@ -1,0 +1,240 @@
+#include "check.h"
+
+#include <functional>
+#include <set>
+
+#include "names.h"
+#include "type_parser.h"
+
+namespace tcgen {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+bool is_tensor_like(const Type& type) {
+  if (type.kind == TypeKind::Optional) return is_tensor_like(type.args.at(0));
+  return type.kind == TypeKind::Tensor || type.kind == TypeKind::Class;
+}
+
+bool fits(const Json& value, const Type& type) {
+  switch (type.kind) {
+    case TypeKind::Optional:
+      return value.is_null() || fits(value, type.args.at(0));
+    case TypeKind::Any:
+      return true;
+    case TypeKind::Str:
+      return value.is_string();
+    case TypeKind::Int:
+      return value.is_number_integer();
+    case TypeKind::Float:
+      return value.is_number();
+    case TypeKind::Bool:
+      return value.is_boolean();
+    case TypeKind::List:
+      if (!value.is_array()) return false;
+      for (const auto& item : value) {
+        if (!fits(item, type.args.at(0))) return false;
+      }
+      return true;
+    case TypeKind::Tensor:
+    case TypeKind::Class:
+      return false;  // only `null`, through optional[...]
+  }
+  return false;
+}
+
+class Checker {
+ public:
+  explicit Checker(Diagnostics& diagnostics) : diagnostics_(diagnostics) {}
+
+  ClassIndex run(const std::vector<Schema>& schemas) {
+    for (const auto& schema : schemas) {
+      for (const auto& cls : schema.classes) index_class(cls);
+    }
+    for (const auto& schema : schemas) {
+      for (const auto& cls : schema.classes) check_class(cls);
+    }
+    check_cycles();
+    return index_;
+  }
+
+ private:
+  void index_class(const Class& cls) {
+    if (cls.name.empty()) return;
+    if (!is_identifier(cls.name) || is_cpp_keyword(cls.name)) return;  // reported by check_class
+    auto [it, inserted] = index_.emplace(cls.name, &cls);
+    if (!inserted) {
+      diagnostics_.error(cls.loc, "duplicate class '" + cls.name + "'");
+      diagnostics_.note(it->second->loc, "previously defined here");
+    }
+  }
+
+  void check_name(const std::string& name, const SourceLoc& loc, const std::string& what) {
+    if (!is_identifier(name)) {
+      diagnostics_.error(loc, what + " name '" + name + "' is not a C++ identifier");
+    } else if (is_cpp_keyword(name)) {
+      diagnostics_.error(loc, what + " name '" + name + "' is a C++ keyword");
+    }
+  }
+
+  void check_class(const Class& cls) {
+    if (!cls.name.empty()) check_name(cls.name, cls.loc, "class");
+    check_options(cls);
+    check_batch_dims(cls);
+    std::map<std::string, const Field*> seen;
+    for (const auto& field : cls.fields) {
+      check_field(cls, field);
+      auto [it, inserted] = seen.emplace(field.name, &field);
+      if (!inserted && !field.name.empty()) {
+        diagnostics_.error(field.loc,
+                           "duplicate field '" + field.name + "' in class '" + cls.name + "'");
+        diagnostics_.note(it->second->loc, "previously defined here");
+      }
+    }
+  }
+
+  void check_options(const Class& cls) {
+    const Options& o = cls.options;
+    if (o.autocast && o.nocast) {
+      diagnostics_.error(o.loc, "options 'autocast' and 'nocast' exclude each other");
+    }
+    if (o.tensor_only && (o.autocast || o.nocast)) {
+      diagnostics_.error(o.loc, std::string("option 'tensor_only' excludes '") +
+                                    (o.autocast ? "autocast" : "nocast") + "'");
+    }
+  }
+
+  void check_batch_dims(const Class& cls) {
+    std::set<std::string> seen;
+    for (const auto& dim : cls.batch_dims) {
+      if (!is_identifier(dim)) {
+        diagnostics_.error(
+            cls.loc, "batch dim '" + dim + "' of class '" + cls.name + "' is not an identifier");
+      } else if (!seen.insert(dim).second) {
+        diagnostics_.error(cls.loc,
+                           "batch dim '" + dim + "' of class '" + cls.name + "' is given twice");
+      }
+    }
+  }
+
+  void check_field(const Class& cls, const Field& field) {
+    if (field.name.empty()) return;
+    check_name(field.name, field.loc, "field");
+    if (is_identifier(field.name) && !is_cpp_keyword(field.name) && is_reserved_name(field.name) &&
+        !cls.options.shadow) {
+      diagnostics_.error(field.loc, "field name '" + field.name +
+                                        "' is reserved by TensorDict (use option 'shadow' to "
+                                        "allow it)");
+    }
+    if (!check_type(field.type)) return;
+    if (cls.options.tensor_only && !is_tensor_like(field.type)) {
+      diagnostics_.error(field.type.loc, "field '" + field.name + "' has type '" +
+                                             type_to_string(field.type) +
+                                             "', but a 'tensor_only' class holds only tensors "
+                                             "and tensorclasses");
+    }
+    check_shape(cls, field);
+    if (field.default_value && !fits(*field.default_value, field.type)) {
+      diagnostics_.error(field.default_loc,
+                         "default " + field.default_value->dump() + " of field '" + field.name +
+                             "' does not fit its type '" + type_to_string(field.type) + "'");
+    }
+  }
+
+  // Returns false when the type is unusable (so later checks do not pile up on it).
+  bool check_type(const Type& type) {
+    switch (type.kind) {
+      case TypeKind::Class:
+        if (type.class_name.empty()) return false;  // parse error, already reported
+        if (!index_.count(type.class_name)) {
+          diagnostics_.error(type.loc, "unknown type '" + type.class_name + "'");
+          return false;
+        }
+        return true;
+      case TypeKind::Optional:
+        if (type.args.empty()) return false;
+        if (type.args[0].kind == TypeKind::Optional) {
+          diagnostics_.error(type.loc, "optional[optional[...]] is redundant");
+          return false;
+        }
+        return check_type(type.args[0]);
+      case TypeKind::List:
+        if (type.args.empty()) return false;
+        if (type.args[0].kind == TypeKind::Tensor || type.args[0].kind == TypeKind::Class) {
+          diagnostics_.error(type.args[0].loc,
+                             "list elements must be JSON-like (str, int, float, "
+                             "bool, any, list), not '" +
+                                 type_to_string(type.args[0]) + "'");
+          return false;
+        }
+        return check_type(type.args[0]);
+      default:
+        return true;
+    }
+  }
+
+  void check_shape(const Class& cls, const Field& field) {
+    const Type& type = field.type.kind == TypeKind::Optional ? field.type.args[0] : field.type;
+    if (type.kind != TypeKind::Tensor || !type.shape || cls.batch_dims.empty()) return;
+    const auto& shape = *type.shape;
+    bool leads = shape.size() >= cls.batch_dims.size();
+    for (size_t i = 0; leads && i < cls.batch_dims.size(); ++i) {
+      leads = shape[i].name == cls.batch_dims[i];
+    }
+    if (!leads) {
+      std::string dims;
+      for (const auto& d : cls.batch_dims) dims += (dims.empty() ? "" : ", ") + d;
+      diagnostics_.error(type.loc, "shape of field '" + field.name +
+                                       "' must start with the batch dims (" + dims + ")");
+    }
+  }
+
+  // Depth-first search over "class A has a field of class B" edges.
+  void check_cycles() {
+    std::set<std::string> done;
+    std::vector<const Class*> path;
+    std::function<void(const Class*)> visit = [&](const Class* cls) {
+      if (done.count(cls->name)) return;
+      path.push_back(cls);
+      for (const auto& field : cls->fields) {
+        std::string target = nested_class(field.type);
+        if (target.empty() || !index_.count(target)) continue;
+        auto on_path = std::find_if(path.begin(), path.end(),
+                                    [&](const Class* c) { return c->name == target; });
+        if (on_path != path.end()) {
+          report_cycle(std::vector<const Class*>(on_path, path.end()), field);
+        } else {
+          visit(index_.at(target));
+        }
+      }
+      path.pop_back();
+      done.insert(cls->name);
+    };
+    for (const auto& [name, cls] : index_) visit(cls);
+  }
+
+  static std::string nested_class(const Type& type) {
+    if (type.kind == TypeKind::Class) return type.class_name;
+    if (type.kind == TypeKind::Optional && !type.args.empty()) return nested_class(type.args[0]);
+    return "";
+  }
+
+  void report_cycle(const std::vector<const Class*>& cycle, const Field& closing) {
+    std::string chain;
+    for (const Class* c : cycle) chain += c->name + " -> ";
+    chain += cycle.front()->name;
+    diagnostics_.error(closing.type.loc,
+                       "nesting cycle: " + chain + " (a class cannot contain itself)");
+  }
+
+  Diagnostics& diagnostics_;
+  ClassIndex index_;
+};
+
+}  // namespace
+
+ClassIndex check_schemas(const std::vector<Schema>& schemas, Diagnostics& diagnostics) {
+  return Checker(diagnostics).run(schemas);
+}
+
+}  // namespace tcgen

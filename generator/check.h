@@ -1,0 +1,20 @@
+#pragma once
+// Semantic checks over every loaded schema, once, after reading. Every problem is reported.
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "diagnostics.h"
+#include "model.h"
+
+namespace tcgen {
+
+/// Classes by name, across every loaded schema file.
+using ClassIndex = std::map<std::string, const Class*>;
+
+/// Indexes the classes (duplicates are reported) and checks names, options, types, defaults and
+/// nesting. Returns the index.
+ClassIndex check_schemas(const std::vector<Schema>& schemas, Diagnostics& diagnostics);
+
+}  // namespace tcgen

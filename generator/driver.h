@@ -1,0 +1,34 @@
+#pragma once
+// One tcgen run without the command line: read every schema (following includes), check, emit.
+// Used by main.cpp and, in-process, by the tests.
+
+#include <string>
+#include <vector>
+
+#include "check.h"
+#include "diagnostics.h"
+#include "emit.h"
+#include "model.h"
+#include "templates.h"
+
+namespace tcgen {
+
+struct Compilation {
+  std::vector<Schema> schemas;  ///< the requested files first, then included ones
+  size_t requested = 0;         ///< how many of `schemas` were requested
+  ClassIndex classes;
+  std::vector<Output> outputs;            ///< one per requested schema; empty on error
+  std::vector<std::string> dependencies;  ///< every schema file read
+  Diagnostics diagnostics;
+};
+
+/// Reads, checks and (when there is no error) emits `schema_paths`.
+Compilation compile(const std::vector<std::string>& schema_paths, const Templates& templates);
+/// Same for schema text given in memory (tests); `display` names it in messages.
+Compilation compile_text(const std::string& text, const std::string& display,
+                         const Templates& templates);
+
+/// Canonical text of the model (--dump-model): one line per schema, class and field.
+std::string dump_model(const std::vector<Schema>& schemas);
+
+}  // namespace tcgen

@@ -1,0 +1,198 @@
+#include "emit.h"
+
+#include <kainjow/mustache.hpp>
+
+#include <set>
+
+#include "emit_fields.h"
+#include "names.h"
+#include "version.h"
+
+namespace tcgen {
+namespace {
+
+using kainjow::mustache::data;
+using kainjow::mustache::mustache;
+
+constexpr int kAbiVersion = 1;
+
+// Renders templates with HTML escaping off; reports invalid templates and leftover `{{`.
+class Renderer {
+ public:
+  Renderer(const Templates& templates, Diagnostics& diagnostics, std::string schema_path)
+      : templates_(templates), diagnostics_(diagnostics), schema_path_(std::move(schema_path)) {}
+
+  std::string render(const std::string& name, const data& context) {
+    mustache tmpl(templates_.at(name));
+    tmpl.set_custom_escape([](const std::string& s) { return s; });
+    if (!tmpl.is_valid()) {
+      report("template '" + name + "' is invalid: " + tmpl.error_message());
+      return "";
+    }
+    std::string text = tmpl.render(context);
+    if (!tmpl.is_valid()) report("template '" + name + "': " + tmpl.error_message());
+    if (text.find("{{") != std::string::npos) {
+      report("template '" + name + "' left '{{' in the output");
+    }
+    return text;
+  }
+
+ private:
+  void report(const std::string& message) {
+    diagnostics_.error(SourceLoc{schema_path_, 0, 0}, message);
+  }
+  const Templates& templates_;
+  Diagnostics& diagnostics_;
+  std::string schema_path_;
+};
+
+std::string trim_newlines(std::string text) {
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  return text;
+}
+
+const Type& element_type(const Type& type) {
+  return type.kind == TypeKind::Optional ? type.args.at(0) : type;
+}
+
+FieldView field_view(const Field& field, const FieldContext& ctx) {
+  switch (element_type(field.type).kind) {
+    case TypeKind::Tensor:
+      return tensor_field(field, ctx);
+    case TypeKind::Class:
+      return nested_field(field, ctx);
+    default:
+      return value_field(field, ctx);
+  }
+}
+
+constexpr size_t kColumnLimit = 100;
+
+bool fits(const std::string& text, const std::string& marker) {
+  size_t at = text.find(marker);
+  if (at == std::string::npos) return true;
+  size_t begin = text.rfind('\n', at) + 1;  // npos + 1 == 0
+  size_t end = text.find('\n', at);
+  return (end == std::string::npos ? text.size() : end) - begin <= kColumnLimit;
+}
+
+// Getter and setter on one line each when they fit in the column limit, else with the body on
+// its own line, as clang-format lays them out.
+std::string render_field(kainjow::mustache::data view, Renderer& renderer) {
+  view.set("getter_fits", true);
+  view.set("setter_fits", true);
+  const std::string one_line = renderer.render("field", view);
+  view.set("getter_fits", fits(one_line, "() const {"));
+  view.set("setter_fits", fits(one_line, " value) {"));
+  return trim_newlines(renderer.render("field", view));
+}
+
+std::string options_initializer(const Options& o) {
+  auto flag = [](bool b) { return b ? "true" : "false"; };
+  return std::string("{") + flag(o.frozen) + ", " + flag(o.autocast) + ", " + flag(o.nocast) +
+         ", " + flag(o.tensor_only) + ", " + flag(o.shadow) + "}";
+}
+
+std::string class_text(const Class& cls, const ClassIndex& classes, Renderer& renderer) {
+  data view;
+  view.set("name", cls.name);
+  view.set("doc", doc_lines(cls.doc, 0));
+  view.set("python_type", python_type_string(cls));
+  view.set("options", options_initializer(cls.options));
+  view.set("indent", std::string(cls.name.size() + 12, ' '));
+  view.set("field_count", std::to_string(cls.fields.size()));
+  data fields = data::type::list, specs = data::type::list, accessors = data::type::list;
+  for (size_t i = 0; i < cls.fields.size(); ++i) {
+    FieldView field = field_view(cls.fields[i], FieldContext{cls, classes, i});
+    fields.push_back(field.arg);
+    data spec;
+    spec.set("spec", field.spec);
+    specs.push_back(spec);
+    data accessor;
+    accessor.set("text", render_field(field.accessor, renderer));
+    accessors.push_back(accessor);
+  }
+  view.set("fields", fields);
+  view.set("field_specs", specs);
+  view.set("accessors", accessors);
+  data methods = data::type::list;
+  for (const auto& declaration : cls.methods) {
+    data method;
+    method.set("declaration", declaration);
+    methods.push_back(method);
+  }
+  view.set("methods", methods);
+  view.set("has_methods", !cls.methods.empty());
+  return trim_newlines(renderer.render("class", view));
+}
+
+std::string nested_class_name(const Type& type) {
+  const Type& element = element_type(type);
+  return element.kind == TypeKind::Class ? element.class_name : "";
+}
+
+// Classes of the file, each after the classes of the same file it nests (they must be complete).
+std::vector<const Class*> declaration_order(const Schema& schema) {
+  std::vector<const Class*> order;
+  std::set<std::string> placed;
+  std::function<void(const Class&)> place = [&](const Class& cls) {
+    if (!placed.insert(cls.name).second) return;
+    for (const auto& field : cls.fields) {
+      for (const auto& other : schema.classes) {
+        if (other.name == nested_class_name(field.type)) place(other);
+      }
+    }
+    order.push_back(&cls);
+  };
+  for (const auto& cls : schema.classes) place(cls);
+  return order;
+}
+
+// Headers of other schema files whose classes this file nests, and the hand-written includes.
+data include_list(const Schema& schema, const ClassIndex& classes) {
+  std::set<std::string> headers;
+  for (const auto& cls : schema.classes) {
+    for (const auto& field : cls.fields) {
+      std::string nested = nested_class_name(field.type);
+      if (nested.empty()) continue;
+      const Class& target = *classes.at(nested);
+      if (target.schema_path != schema.display_path) {
+        headers.insert("\"" + header_name(target.schema_path) + "\"");
+      }
+    }
+    for (const auto& include : cls.cpp_includes) {
+      headers.insert(include.front() == '<' ? include : "\"" + include + "\"");
+    }
+  }
+  data list = data::type::list;
+  for (const auto& header : headers) {
+    data item;
+    item.set("include", header);
+    list.push_back(item);
+  }
+  return list;
+}
+
+}  // namespace
+
+Output emit_schema(const Schema& schema, const ClassIndex& classes, const Templates& templates,
+                   Diagnostics& diagnostics) {
+  Renderer renderer(templates, diagnostics, schema.display_path);
+  data view;
+  view.set("version", kTcgenVersion);
+  view.set("schema_path", schema.display_path);
+  view.set("abi_version", std::to_string(kAbiVersion));
+  view.set("header", header_name(schema.display_path));
+  view.set("includes", include_list(schema, classes));
+  if (!schema.cpp_namespace.empty()) view.set("namespace", schema.cpp_namespace);
+  data class_list = data::type::list;
+  for (const Class* cls : declaration_order(schema)) {
+    data item;
+    item.set("class_text", class_text(*cls, classes, renderer));
+    class_list.push_back(item);
+  }
+  view.set("classes", class_list);
+  return Output{header_name(schema.display_path), renderer.render("file", view)};
+}
+
+}  // namespace tcgen

@@ -1,0 +1,192 @@
+#include "emit_fields.h"
+
+#include <sstream>
+
+#include "names.h"
+
+namespace tcgen {
+namespace {
+
+constexpr size_t kColumnLimit = 100;
+
+using kainjow::mustache::data;
+using Json = nlohmann::ordered_json;
+
+const Type& element_type(const Type& type) {
+  return type.kind == TypeKind::Optional ? type.args.at(0) : type;
+}
+bool is_optional(const Type& type) { return type.kind == TypeKind::Optional; }
+
+std::string kind_constant(TypeKind kind) {
+  switch (kind) {
+    case TypeKind::Tensor:
+      return "Kind::Tensor";
+    case TypeKind::Str:
+      return "Kind::Str";
+    case TypeKind::Int:
+      return "Kind::Int";
+    case TypeKind::Float:
+      return "Kind::Float";
+    case TypeKind::Bool:
+      return "Kind::Bool";
+    case TypeKind::List:
+      return "Kind::List";
+    case TypeKind::Class:
+      return "Kind::Class";
+    default:
+      return "Kind::Any";
+  }
+}
+
+std::string class_type(const Type& type, const FieldContext& ctx) {
+  return qualified_class_name(*ctx.classes.at(type.class_name), ctx.cls.cpp_namespace);
+}
+
+std::string value_type(const Type& type, const FieldContext& ctx) {
+  if (type.kind == TypeKind::Class) return class_type(type, ctx);
+  if (type.kind == TypeKind::Optional)
+    return "std::optional<" + value_type(type.args[0], ctx) + ">";
+  return cpp_type(type, ctx.cls.cpp_namespace);
+}
+
+std::string shape_initializer(const std::vector<Dim>& shape) {
+  std::string dims;
+  for (const auto& d : shape) {
+    dims += (dims.empty() ? "" : ", ") + (d.name.empty() ? std::to_string(d.size) : "-1");
+  }
+  return "std::vector<int64_t>{" + dims + "}";
+}
+
+std::string spec_initializer(const Field& field, const FieldContext& ctx) {
+  const Type& type = element_type(field.type);
+  std::string spec = "{\"" + field.name + "\", " + kind_constant(type.kind) + ", " +
+                     (is_optional(field.type) ? "true" : "false");
+  if (type.kind == TypeKind::Class) spec += ", &" + class_type(type, ctx) + "::class_spec";
+  if (type.kind == TypeKind::Tensor && (type.dtype || type.shape)) {
+    spec += ", nullptr, " + (type.dtype ? aten_dtype(*type.dtype) : std::string("std::nullopt"));
+    if (type.shape) spec += ", " + shape_initializer(*type.shape);
+  }
+  return spec + "}";
+}
+
+std::string cpp_string_literal(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+// C++ spelling of a default value for an Args member of type `type`.
+std::string literal(const Json& value, const Type& type) {
+  if (value.is_null()) return is_optional(type) ? "std::nullopt" : "nullptr";
+  const Type& element = element_type(type);
+  if (element.kind == TypeKind::Any) return "tensordict::Json::parse(R\"(" + value.dump() + ")\")";
+  if (value.is_string()) return cpp_string_literal(value.get<std::string>());
+  if (value.is_array()) {
+    std::string items;
+    for (const auto& item : value) {
+      items += (items.empty() ? "" : ", ") + literal(item, element.args.at(0));
+    }
+    return cpp_type(element, "") + "{" + items + "}";
+  }
+  if (element.kind == TypeKind::Float && value.is_number_integer()) {
+    return std::to_string(value.get<int64_t>()) + ".0";
+  }
+  return value.dump();
+}
+
+data base_accessor(const Field& field, const FieldContext& ctx) {
+  data view;
+  view.set("doc", doc_lines(field.doc, 2));
+  view.set("accessor", accessor_name(field));
+  view.set("setter", setter_name(field));
+  view.set("index", std::to_string(ctx.index));
+  view.set("class", ctx.cls.name);
+  view.set("stored", "value");
+  if (ctx.cls.options.frozen) view.set("frozen", true);
+  return view;
+}
+
+data arg_member(const Field& field, const std::string& type, const FieldContext& ctx) {
+  data arg;
+  arg.set("doc", doc_lines(field.doc, 4));
+  arg.set("name", accessor_name(field));
+  arg.set("arg_type", type);
+  std::string init;
+  if (field.default_value) {
+    init = " = " + literal(*field.default_value, field.type);
+  } else if (is_optional(field.type)) {
+    init = " = std::nullopt";
+  }
+  arg.set("arg_init", init);
+  return arg;
+}
+
+}  // namespace
+
+data doc_lines(const std::string& text, size_t indent) {
+  const size_t width = kColumnLimit - indent - 4;  // "/// "
+  data lines = data::type::list;
+  auto add = [&lines](const std::string& line) {
+    data item;
+    item.set("line", line);
+    lines.push_back(item);
+  };
+  std::istringstream paragraphs(text);
+  for (std::string paragraph; std::getline(paragraphs, paragraph);) {
+    std::istringstream words(paragraph);
+    std::string line;
+    for (std::string word; words >> word;) {
+      if (!line.empty() && line.size() + 1 + word.size() > width) {
+        add(line);
+        line.clear();
+      }
+      line += (line.empty() ? "" : " ") + word;
+    }
+    add(line);
+  }
+  return lines;
+}
+
+FieldView tensor_field(const Field& field, const FieldContext& ctx) {
+  FieldView view{base_accessor(field, ctx), {}, spec_initializer(field, ctx)};
+  const bool optional = is_optional(field.type);
+  view.accessor.set("return_type", optional ? "std::optional<at::Tensor>" : "const at::Tensor&");
+  view.accessor.set("read", optional ? "optional_tensor_field" : "tensor_field");
+  view.accessor.set("param_type", optional ? "std::optional<at::Tensor>" : "const at::Tensor&");
+  view.arg = arg_member(field, optional ? "std::optional<at::Tensor>" : "at::Tensor", ctx);
+  return view;
+}
+
+FieldView nested_field(const Field& field, const FieldContext& ctx) {
+  FieldView view{base_accessor(field, ctx), {}, spec_initializer(field, ctx)};
+  const std::string type = value_type(field.type, ctx);
+  const std::string nested = class_type(element_type(field.type), ctx);
+  const bool optional = is_optional(field.type);
+  view.accessor.set("return_type", type);
+  view.accessor.set("read", (optional ? "optional_nested_field<" : "nested_field<") + nested + ">");
+  view.accessor.set("param_type", "const " + type + "&");
+  view.accessor.set("stored", "as_field(value)");
+  view.arg = arg_member(field, type, ctx);
+  return view;
+}
+
+FieldView value_field(const Field& field, const FieldContext& ctx) {
+  FieldView view{base_accessor(field, ctx), {}, spec_initializer(field, ctx)};
+  const std::string type = value_type(field.type, ctx);
+  const bool optional = is_optional(field.type);
+  const std::string element = cpp_type(element_type(field.type), ctx.cls.cpp_namespace);
+  view.accessor.set("return_type", type);
+  view.accessor.set("read", (optional ? "optional_value_field<" : "value_field<") + element + ">");
+  view.accessor.set("param_type", "const " + type + "&");
+  view.arg = arg_member(field, type, ctx);
+  return view;
+}
+
+}  // namespace tcgen

@@ -1,0 +1,80 @@
+#pragma once
+// The schema model: a plain IR that the front ends (YAML reader) fill and the checker and emitters
+// read. No parser types leak in here; every node carries the location it was declared at.
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tcgen {
+
+/// 1-based position in a schema file (0 = unknown).
+struct SourceLoc {
+  std::string file;
+  int line = 0;
+  int column = 0;
+};
+
+enum class TypeKind { Tensor, Str, Int, Float, Bool, Any, List, Optional, Class };
+
+/// One dim of a tensor shape: a fixed size, or a name (a batch dim of the class or a free symbol).
+struct Dim {
+  std::string name;   ///< empty for a fixed size
+  int64_t size = -1;  ///< -1 for a named dim
+};
+
+struct Type {
+  TypeKind kind = TypeKind::Any;
+  std::optional<std::string> dtype;       ///< Tensor: "float32", ...
+  std::optional<std::vector<Dim>> shape;  ///< Tensor: full shape, batch dims first
+  std::vector<Type> args;                 ///< List / Optional: the element type
+  std::string class_name;                 ///< Class: the referenced class
+  SourceLoc loc;
+};
+
+/// Class options, with Python's meaning (format spec §7).
+struct Options {
+  bool frozen = false;
+  bool autocast = false;
+  bool nocast = false;
+  bool tensor_only = false;
+  bool shadow = false;
+  SourceLoc loc;
+};
+
+struct Field {
+  std::string name;
+  Type type;
+  std::optional<nlohmann::ordered_json> default_value;  ///< set when the schema gives a default
+  std::string doc;
+  SourceLoc loc;          ///< of the field's name
+  SourceLoc default_loc;  ///< of the default value
+};
+
+struct Class {
+  std::string name;
+  std::string doc;
+  std::string python_name;                ///< e.g. torchrl.data.llm.reward.RewardData
+  std::vector<std::string> batch_dims;    ///< names usable in tensor shapes
+  std::vector<std::string> methods;       ///< hand-written member declarations, injected verbatim
+  std::vector<std::string> cpp_includes;  ///< headers those declarations need
+  Options options;
+  std::vector<Field> fields;
+  std::string cpp_namespace;  ///< "a::b"; copied from the schema
+  std::string schema_path;    ///< display path of the declaring schema file
+  SourceLoc loc;
+};
+
+struct Schema {
+  std::string path;          ///< as opened
+  std::string display_path;  ///< as stamped into output (relative, no absolute paths)
+  std::string cpp_namespace;
+  std::vector<std::string> includes;  ///< resolved paths of included schema files
+  std::vector<Class> classes;
+  SourceLoc loc;
+};
+
+}  // namespace tcgen

@@ -1,0 +1,520 @@
+#include "names.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <filesystem>
+#include <set>
+#include <utility>
+
+namespace tcgen {
+namespace {
+
+const std::set<std::string>& cpp_keywords() {
+  static const std::set<std::string> words = {"alignas",       "alignof",     "and",
+                                              "and_eq",        "asm",         "auto",
+                                              "bitand",        "bitor",       "bool",
+                                              "break",         "case",        "catch",
+                                              "char",          "char8_t",     "char16_t",
+                                              "char32_t",      "class",       "compl",
+                                              "concept",       "const",       "consteval",
+                                              "constexpr",     "constinit",   "const_cast",
+                                              "continue",      "co_await",    "co_return",
+                                              "co_yield",      "decltype",    "default",
+                                              "delete",        "do",          "double",
+                                              "dynamic_cast",  "else",        "enum",
+                                              "explicit",      "export",      "extern",
+                                              "false",         "float",       "for",
+                                              "friend",        "goto",        "if",
+                                              "inline",        "int",         "long",
+                                              "mutable",       "namespace",   "new",
+                                              "noexcept",      "not",         "not_eq",
+                                              "nullptr",       "operator",    "or",
+                                              "or_eq",         "private",     "protected",
+                                              "public",        "register",    "reinterpret_cast",
+                                              "requires",      "return",      "short",
+                                              "signed",        "sizeof",      "static",
+                                              "static_assert", "static_cast", "struct",
+                                              "switch",        "template",    "this",
+                                              "thread_local",  "throw",       "true",
+                                              "try",           "typedef",     "typeid",
+                                              "typename",      "union",       "unsigned",
+                                              "using",         "virtual",     "void",
+                                              "volatile",      "wchar_t",     "while",
+                                              "xor",           "xor_eq"};
+  return words;
+}
+
+// Public attribute names of Python's TensorDict (format spec §7.4), minus the allowed `data`.
+const std::set<std::string>& tensordict_names() {
+  static const std::set<std::string> names = {"abs",
+                                              "abs_",
+                                              "acos",
+                                              "acos_",
+                                              "add",
+                                              "add_",
+                                              "addcdiv",
+                                              "addcdiv_",
+                                              "addcmul",
+                                              "addcmul_",
+                                              "all",
+                                              "all_gather",
+                                              "all_reduce",
+                                              "amax",
+                                              "amin",
+                                              "any",
+                                              "apply",
+                                              "apply_",
+                                              "arecv",
+                                              "as_tensor",
+                                              "asend",
+                                              "asin",
+                                              "asin_",
+                                              "atan",
+                                              "atan_",
+                                              "atleast_1d",
+                                              "atleast_2d",
+                                              "atleast_3d",
+                                              "attrs",
+                                              "auto_batch_size_",
+                                              "auto_device_",
+                                              "backward",
+                                              "batch_dims",
+                                              "batch_size",
+                                              "bfloat16",
+                                              "bitwise_and",
+                                              "bool",
+                                              "broadcast",
+                                              "broadcast_to",
+                                              "bytes",
+                                              "cat",
+                                              "cat_from_tensordict",
+                                              "cat_tensors",
+                                              "ceil",
+                                              "ceil_",
+                                              "chunk",
+                                              "clamp",
+                                              "clamp_max",
+                                              "clamp_max_",
+                                              "clamp_min",
+                                              "clamp_min_",
+                                              "clear",
+                                              "clear_device_",
+                                              "clear_refs_for_compile_",
+                                              "clone",
+                                              "complex128",
+                                              "complex32",
+                                              "complex64",
+                                              "consolidate",
+                                              "contiguous",
+                                              "copy",
+                                              "copy_",
+                                              "copy_at_",
+                                              "cos",
+                                              "cos_",
+                                              "cosh",
+                                              "cosh_",
+                                              "cpu",
+                                              "create_nested",
+                                              "cuda",
+                                              "cummax",
+                                              "cummin",
+                                              "data_ptr",
+                                              "del_",
+                                              "densify",
+                                              "depth",
+                                              "detach",
+                                              "detach_",
+                                              "device",
+                                              "dim",
+                                              "div",
+                                              "div_",
+                                              "double",
+                                              "dtype",
+                                              "dumps",
+                                              "empty",
+                                              "entry_class",
+                                              "erf",
+                                              "erf_",
+                                              "erfc",
+                                              "erfc_",
+                                              "exclude",
+                                              "exp",
+                                              "exp_",
+                                              "expand",
+                                              "expand_as",
+                                              "expm1",
+                                              "expm1_",
+                                              "fill_",
+                                              "filter_empty_",
+                                              "filter_non_tensor_data",
+                                              "flatten",
+                                              "flatten_keys",
+                                              "flip",
+                                              "fliplr",
+                                              "flipud",
+                                              "float",
+                                              "float16",
+                                              "float32",
+                                              "float64",
+                                              "floor",
+                                              "floor_",
+                                              "frac",
+                                              "frac_",
+                                              "from_any",
+                                              "from_consolidated",
+                                              "from_csv",
+                                              "from_dataclass",
+                                              "from_dict",
+                                              "from_dict_instance",
+                                              "from_h5",
+                                              "from_json",
+                                              "from_list",
+                                              "from_module",
+                                              "from_modules",
+                                              "from_namedtuple",
+                                              "from_pandas",
+                                              "from_parquet",
+                                              "from_pytree",
+                                              "from_remote_init",
+                                              "from_schema",
+                                              "from_struct_array",
+                                              "from_tuple",
+                                              "from_zarr",
+                                              "fromkeys",
+                                              "gather",
+                                              "gather_and_stack",
+                                              "get",
+                                              "get_at",
+                                              "get_item_shape",
+                                              "get_non_tensor",
+                                              "grad",
+                                              "half",
+                                              "init_remote",
+                                              "int",
+                                              "int16",
+                                              "int32",
+                                              "int64",
+                                              "int8",
+                                              "irecv",
+                                              "is_consolidated",
+                                              "is_contiguous",
+                                              "is_cpu",
+                                              "is_cuda",
+                                              "is_empty",
+                                              "is_floating_point",
+                                              "is_locked",
+                                              "is_memmap",
+                                              "is_meta",
+                                              "is_non_tensor",
+                                              "is_shared",
+                                              "isend",
+                                              "isfinite",
+                                              "isnan",
+                                              "isneginf",
+                                              "isposinf",
+                                              "isreal",
+                                              "items",
+                                              "keys",
+                                              "lazy_stack",
+                                              "lerp",
+                                              "lerp_",
+                                              "lgamma",
+                                              "lgamma_",
+                                              "load",
+                                              "load_",
+                                              "load_memmap",
+                                              "load_memmap_",
+                                              "load_state_dict",
+                                              "lock_",
+                                              "log",
+                                              "log10",
+                                              "log10_",
+                                              "log1p",
+                                              "log1p_",
+                                              "log2",
+                                              "log2_",
+                                              "log_",
+                                              "logical_and",
+                                              "logsumexp",
+                                              "make_memmap",
+                                              "make_memmap_from_storage",
+                                              "make_memmap_from_tensor",
+                                              "map",
+                                              "map_iter",
+                                              "masked_fill",
+                                              "masked_fill_",
+                                              "masked_select",
+                                              "max",
+                                              "maximum",
+                                              "maximum_",
+                                              "maybe_dense_stack",
+                                              "mean",
+                                              "memmap",
+                                              "memmap_",
+                                              "memmap_like",
+                                              "memmap_refresh_",
+                                              "min",
+                                              "minimum",
+                                              "minimum_",
+                                              "mod",
+                                              "moveaxis",
+                                              "movedim",
+                                              "mul",
+                                              "mul_",
+                                              "named_apply",
+                                              "names",
+                                              "nanmean",
+                                              "nansum",
+                                              "narrow",
+                                              "ndim",
+                                              "ndimension",
+                                              "neg",
+                                              "neg_",
+                                              "new_empty",
+                                              "new_full",
+                                              "new_ones",
+                                              "new_tensor",
+                                              "new_zeros",
+                                              "non_tensor_items",
+                                              "norm",
+                                              "numel",
+                                              "numpy",
+                                              "pad",
+                                              "param_count",
+                                              "permute",
+                                              "pin_memory",
+                                              "pin_memory_",
+                                              "pop",
+                                              "popitem",
+                                              "pow",
+                                              "pow_",
+                                              "prod",
+                                              "qint32",
+                                              "qint8",
+                                              "quantile",
+                                              "quint4x2",
+                                              "quint8",
+                                              "reciprocal",
+                                              "reciprocal_",
+                                              "record_stream",
+                                              "recv",
+                                              "reduce",
+                                              "refine_names",
+                                              "rename",
+                                              "rename_",
+                                              "rename_key_",
+                                              "repeat",
+                                              "repeat_interleave",
+                                              "replace",
+                                              "requires_grad",
+                                              "requires_grad_",
+                                              "reshape",
+                                              "roll",
+                                              "rot90",
+                                              "round",
+                                              "round_",
+                                              "rsub",
+                                              "save",
+                                              "saved_path",
+                                              "scatter",
+                                              "select",
+                                              "send",
+                                              "separates",
+                                              "set",
+                                              "set_",
+                                              "set_at_",
+                                              "set_non_tensor",
+                                              "setdefault",
+                                              "shape",
+                                              "share_memory_",
+                                              "sigmoid",
+                                              "sigmoid_",
+                                              "sign",
+                                              "sign_",
+                                              "sin",
+                                              "sin_",
+                                              "sinh",
+                                              "sinh_",
+                                              "size",
+                                              "softmax",
+                                              "sorted_keys",
+                                              "split",
+                                              "split_keys",
+                                              "sqrt",
+                                              "sqrt_",
+                                              "squeeze",
+                                              "stack",
+                                              "stack_from_tensordict",
+                                              "stack_tensors",
+                                              "state_dict",
+                                              "std",
+                                              "sub",
+                                              "sub_",
+                                              "sum",
+                                              "swapaxes",
+                                              "swapdims",
+                                              "tan",
+                                              "tan_",
+                                              "tanh",
+                                              "tanh_",
+                                              "tensor_split",
+                                              "tile",
+                                              "to",
+                                              "to_csv",
+                                              "to_dict",
+                                              "to_h5",
+                                              "to_json",
+                                              "to_lazystack",
+                                              "to_mds",
+                                              "to_module",
+                                              "to_namedtuple",
+                                              "to_padded_tensor",
+                                              "to_pandas",
+                                              "to_parquet",
+                                              "to_pytree",
+                                              "to_store",
+                                              "to_struct_array",
+                                              "to_tensordict",
+                                              "to_zarr",
+                                              "tolist",
+                                              "transpose",
+                                              "trunc",
+                                              "trunc_",
+                                              "type",
+                                              "uint16",
+                                              "uint32",
+                                              "uint64",
+                                              "uint8",
+                                              "unbind",
+                                              "unflatten",
+                                              "unflatten_keys",
+                                              "unlock_",
+                                              "unsqueeze",
+                                              "update",
+                                              "update_",
+                                              "update_at_",
+                                              "values",
+                                              "var",
+                                              "view",
+                                              "where",
+                                              "zero_",
+                                              "zero_grad"};
+  return names;
+}
+
+// dtype name -> ATen constant, in torch's canonical names.
+const std::vector<std::pair<std::string, std::string>>& dtypes() {
+  static const std::vector<std::pair<std::string, std::string>> table = {
+      {"bool", "at::kBool"},
+      {"uint8", "at::kByte"},
+      {"int8", "at::kChar"},
+      {"int16", "at::kShort"},
+      {"int32", "at::kInt"},
+      {"int64", "at::kLong"},
+      {"float16", "at::kHalf"},
+      {"bfloat16", "at::kBFloat16"},
+      {"float32", "at::kFloat"},
+      {"float64", "at::kDouble"},
+      {"complex64", "at::kComplexFloat"},
+      {"complex128", "at::kComplexDouble"}};
+  return table;
+}
+
+}  // namespace
+
+bool is_identifier(const std::string& name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+bool is_cpp_keyword(const std::string& name) { return cpp_keywords().count(name) > 0; }
+
+bool is_reserved_name(const std::string& name) {
+  if (name == "_is_non_tensor") return false;
+  return name[0] == '_' || tensordict_names().count(name) > 0;
+}
+
+bool is_dtype(const std::string& name) {
+  return std::any_of(dtypes().begin(), dtypes().end(),
+                     [&](const auto& entry) { return entry.first == name; });
+}
+
+std::string dtype_list() {
+  std::string list;
+  for (const auto& entry : dtypes()) list += (list.empty() ? "" : ", ") + entry.first;
+  return list;
+}
+
+std::string aten_dtype(const std::string& dtype) {
+  for (const auto& entry : dtypes()) {
+    if (entry.first == dtype) return entry.second;
+  }
+  return "at::kFloat";
+}
+
+std::string accessor_name(const Field& field) {
+  return is_reserved_name(field.name) ? "field_" + field.name : field.name;
+}
+
+std::string setter_name(const Field& field) { return "set_" + accessor_name(field); }
+
+std::string cpp_type(const Type& type, const std::string& current_namespace) {
+  switch (type.kind) {
+    case TypeKind::Tensor:
+      return "at::Tensor";
+    case TypeKind::Str:
+      return "std::string";
+    case TypeKind::Int:
+      return "int64_t";
+    case TypeKind::Float:
+      return "double";
+    case TypeKind::Bool:
+      return "bool";
+    case TypeKind::Any:
+      return "tensordict::Json";
+    case TypeKind::List:
+      return "std::vector<" + cpp_type(type.args.at(0), current_namespace) + ">";
+    case TypeKind::Optional:
+      return "std::optional<" + cpp_type(type.args.at(0), current_namespace) + ">";
+    case TypeKind::Class:
+      return type.class_name;  // qualified by the emitter once the class is resolved
+  }
+  return "void";
+}
+
+std::string qualified_class_name(const Class& cls, const std::string& current_namespace) {
+  if (cls.cpp_namespace == current_namespace || cls.cpp_namespace.empty()) return cls.name;
+  return "::" + cls.cpp_namespace + "::" + cls.name;
+}
+
+std::string python_type_string(const Class& cls) {
+  std::string dotted = cls.python_name;
+  if (dotted.empty()) {
+    std::string ns = cls.cpp_namespace;
+    for (size_t at = ns.find("::"); at != std::string::npos; at = ns.find("::")) {
+      ns.replace(at, 2, ".");
+    }
+    dotted = (ns.empty() ? "" : ns + ".") + cls.name;
+  }
+  return "<class '" + dotted + "'>";
+}
+
+std::string header_name(const std::string& schema_path) {
+  return std::filesystem::path(schema_path).stem().string() + ".h";
+}
+
+std::string display_path(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path relative = fs::relative(fs::absolute(path, ec), fs::current_path(ec), ec);
+  std::string text = relative.generic_string();
+  if (ec || text.empty() || text.rfind("..", 0) == 0) {
+    return fs::path(path).filename().generic_string();
+  }
+  return text;
+}
+
+}  // namespace tcgen

@@ -1,0 +1,41 @@
+#pragma once
+// C++ spelling of schema names and types, in one place: identifiers, keywords, reserved tensorclass
+// names, accessor names, dtypes, value types. Emitters never paste type strings together.
+
+#include <string>
+
+#include "model.h"
+
+namespace tcgen {
+
+bool is_identifier(const std::string& name);
+bool is_cpp_keyword(const std::string& name);
+/// Names Python tensorclasses reserve (TensorDict's attributes, dunders and private names), except
+/// the two Python allows (`data`, `_is_non_tensor`). Fields may only use them with `shadow`.
+bool is_reserved_name(const std::string& name);
+
+bool is_dtype(const std::string& name);
+/// "bool, uint8, ..." for messages.
+std::string dtype_list();
+/// "float32" -> "at::kFloat".
+std::string aten_dtype(const std::string& dtype);
+
+/// Accessor of a field: its name, or `field_<name>` for reserved names (shadow classes), so a
+/// field never hides a TensorClass method.
+std::string accessor_name(const Field& field);
+std::string setter_name(const Field& field);
+
+/// Value type of a field in C++ (what the Args struct holds and accessors return).
+std::string cpp_type(const Type& type, const std::string& current_namespace);
+/// Qualified C++ name of a class as seen from `current_namespace`.
+std::string qualified_class_name(const Class& cls, const std::string& current_namespace);
+/// Python's `str(cls)`: "<class 'pkg.mod.Name'>"; the schema's `python` name, else
+/// `<namespace dotted>.<Name>`.
+std::string python_type_string(const Class& cls);
+
+/// Output header of a schema file: `<basename without extension>.h`.
+std::string header_name(const std::string& schema_path);
+/// Include guard-free, deterministic path spelling used in stamps (relative, '/' separated).
+std::string display_path(const std::string& path);
+
+}  // namespace tcgen

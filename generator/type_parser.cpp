@@ -1,0 +1,193 @@
+#include "type_parser.h"
+
+#include <cctype>
+#include <map>
+
+#include "names.h"
+
+namespace tcgen {
+namespace {
+
+const std::map<std::string, TypeKind>& builtin_kinds() {
+  static const std::map<std::string, TypeKind> kinds = {
+      {"tensor", TypeKind::Tensor}, {"str", TypeKind::Str},          {"int", TypeKind::Int},
+      {"float", TypeKind::Float},   {"bool", TypeKind::Bool},        {"any", TypeKind::Any},
+      {"list", TypeKind::List},     {"optional", TypeKind::Optional}};
+  return kinds;
+}
+
+// Recursive descent over one type expression; the first problem stops it (one message per type).
+class Parser {
+ public:
+  Parser(const std::string& text, const SourceLoc& loc, Diagnostics& diagnostics)
+      : text_(text), loc_(loc), diagnostics_(diagnostics) {}
+
+  bool parse(Type& out) {
+    if (!parse_type(out)) return false;
+    skip_spaces();
+    if (pos_ != text_.size()) return fail("unexpected '" + text_.substr(pos_) + "' after type");
+    return true;
+  }
+
+ private:
+  SourceLoc here() const {
+    SourceLoc loc = loc_;
+    loc.column += static_cast<int>(pos_);
+    return loc;
+  }
+  bool fail(const std::string& message) {
+    diagnostics_.error(here(), "malformed type '" + text_ + "': " + message);
+    return false;
+  }
+  void skip_spaces() {
+    while (pos_ < text_.size() && text_[pos_] == ' ') ++pos_;
+  }
+  bool peek(char c) {
+    skip_spaces();
+    return pos_ < text_.size() && text_[pos_] == c;
+  }
+  bool expect(char c) {
+    if (!peek(c)) return fail(std::string("expected '") + c + "'");
+    ++pos_;
+    return true;
+  }
+  std::string identifier() {
+    skip_spaces();
+    size_t start = pos_;
+    while (pos_ < text_.size() &&
+           (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_')) {
+      ++pos_;
+    }
+    return text_.substr(start, pos_ - start);
+  }
+
+  bool parse_type(Type& out) {
+    skip_spaces();
+    out.loc = here();
+    std::string name = identifier();
+    if (name.empty()) return fail("expected a type name");
+    auto builtin = builtin_kinds().find(name);
+    if (builtin == builtin_kinds().end()) {
+      out.kind = TypeKind::Class;
+      out.class_name = name;
+      if (peek('[')) return fail("class type '" + name + "' takes no parameters");
+      return true;
+    }
+    out.kind = builtin->second;
+    switch (out.kind) {
+      case TypeKind::Tensor:
+        return peek('[') ? parse_tensor_params(out) : true;
+      case TypeKind::List:
+      case TypeKind::Optional:
+        return parse_element(name, out);
+      default:
+        if (peek('[')) return fail("'" + name + "' takes no parameters");
+        return true;
+    }
+  }
+
+  bool parse_element(const std::string& name, Type& out) {
+    if (!peek('[')) return fail("'" + name + "' needs an element type: " + name + "[T]");
+    ++pos_;
+    out.args.emplace_back();
+    return parse_type(out.args.back()) && expect(']');
+  }
+
+  bool parse_tensor_params(Type& out) {
+    ++pos_;  // '['
+    if (!peek('(')) {
+      SourceLoc at = here();
+      std::string dtype = identifier();
+      if (dtype.empty()) return fail("expected a dtype or a shape");
+      if (!is_dtype(dtype)) {
+        diagnostics_.error(at,
+                           "unknown dtype '" + dtype + "' (expected one of " + dtype_list() + ")");
+        return false;
+      }
+      out.dtype = dtype;
+      if (peek(',')) {
+        ++pos_;
+        if (!peek('(')) return fail("expected a shape like (B, 3)");
+      }
+    }
+    if (peek('(') && !parse_shape(out)) return false;
+    return expect(']');
+  }
+
+  bool parse_shape(Type& out) {
+    ++pos_;  // '('
+    out.shape.emplace();
+    if (peek(')')) return ++pos_, true;
+    do {
+      if (!out.shape->empty()) ++pos_;  // ','
+      if (!parse_dim(*out.shape)) return false;
+    } while (peek(','));
+    return expect(')');
+  }
+
+  bool parse_dim(std::vector<Dim>& dims) {
+    std::string token = identifier();
+    if (token.empty()) return fail("expected a dim size or name");
+    Dim dim;
+    if (std::isdigit(static_cast<unsigned char>(token[0]))) {
+      for (char c : token) {
+        if (!std::isdigit(static_cast<unsigned char>(c))) return fail("bad dim '" + token + "'");
+      }
+      dim.size = std::stoll(token);
+    } else {
+      dim.name = token;
+    }
+    dims.push_back(dim);
+    return true;
+  }
+
+  const std::string& text_;
+  SourceLoc loc_;
+  Diagnostics& diagnostics_;
+  size_t pos_ = 0;
+};
+
+std::string shape_to_string(const std::vector<Dim>& shape) {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += shape[i].name.empty() ? std::to_string(shape[i].size) : shape[i].name;
+  }
+  return s + ")";
+}
+
+}  // namespace
+
+bool parse_type(const std::string& text, const SourceLoc& loc, Type& out,
+                Diagnostics& diagnostics) {
+  return Parser(text, loc, diagnostics).parse(out);
+}
+
+std::string type_to_string(const Type& type) {
+  switch (type.kind) {
+    case TypeKind::Tensor: {
+      std::string params = type.dtype.value_or("");
+      if (type.shape) params += (params.empty() ? "" : ", ") + shape_to_string(*type.shape);
+      return params.empty() ? "tensor" : "tensor[" + params + "]";
+    }
+    case TypeKind::Str:
+      return "str";
+    case TypeKind::Int:
+      return "int";
+    case TypeKind::Float:
+      return "float";
+    case TypeKind::Bool:
+      return "bool";
+    case TypeKind::Any:
+      return "any";
+    case TypeKind::List:
+      return "list[" + type_to_string(type.args.at(0)) + "]";
+    case TypeKind::Optional:
+      return "optional[" + type_to_string(type.args.at(0)) + "]";
+    case TypeKind::Class:
+      return type.class_name;
+  }
+  return "?";
+}
+
+}  // namespace tcgen

@@ -1,0 +1,335 @@
+#include "yaml_reader.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "names.h"
+#include "type_parser.h"
+
+namespace tcgen {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+const std::vector<std::string> kSchemaKeys = {"namespace", "include", "classes"};
+const std::vector<std::string> kClassKeys = {"name",       "doc",     "python",       "options",
+                                             "batch_dims", "methods", "cpp_includes", "fields"};
+const std::vector<std::string> kFieldKeys = {"name", "type", "default", "doc"};
+const std::vector<std::string> kOptionNames = {"frozen", "autocast", "nocast", "tensor_only",
+                                               "shadow"};
+
+std::string join(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : ", ") + w;
+  return out;
+}
+
+bool contains(const std::vector<std::string>& words, const std::string& word) {
+  return std::find(words.begin(), words.end(), word) != words.end();
+}
+
+// Reads one file's nodes, reporting into `diagnostics` with the file's display name.
+class Reader {
+ public:
+  Reader(std::string display, std::string dir, Diagnostics& diagnostics)
+      : display_(std::move(display)), dir_(std::move(dir)), diagnostics_(diagnostics) {}
+
+  Schema schema(const YAML::Node& root) {
+    Schema schema;
+    schema.display_path = display_;
+    schema.loc = loc(root);
+    if (!root.IsDefined() || root.IsNull()) {
+      diagnostics_.error(SourceLoc{display_, 1, 1}, "empty schema: expected a 'classes' list");
+      return schema;
+    }
+    if (!expect_map(root, "the schema")) return schema;
+    for (const auto& [key, value] : entries(root, kSchemaKeys, "the schema")) {
+      if (key == "namespace") {
+        schema.cpp_namespace = namespace_name(value);
+      } else if (key == "include") {
+        for (const auto& item : string_list(value, "include")) {
+          schema.includes.push_back(
+              (std::filesystem::path(dir_) / item).lexically_normal().string());
+        }
+      } else if (key == "classes") {
+        read_classes(value, schema);
+      }
+    }
+    if (!root["classes"]) diagnostics_.error(loc(root), "the schema has no 'classes' list");
+    for (auto& cls : schema.classes) {
+      cls.cpp_namespace = schema.cpp_namespace;
+      cls.schema_path = display_;
+    }
+    return schema;
+  }
+
+ private:
+  SourceLoc loc(const YAML::Node& node) const {
+    YAML::Mark mark = node.Mark();
+    if (mark.line < 0) return SourceLoc{display_, 0, 0};
+    return SourceLoc{display_, mark.line + 1, mark.column + 1};
+  }
+  // Position of a scalar's first character (past an opening quote).
+  SourceLoc text_loc(const YAML::Node& node) const {
+    SourceLoc at = loc(node);
+    if (node.Tag() == "!") at.column += 1;
+    return at;
+  }
+
+  static const char* kind_name(const YAML::Node& node) {
+    switch (node.Type()) {
+      case YAML::NodeType::Map:
+        return "a mapping";
+      case YAML::NodeType::Sequence:
+        return "a list";
+      case YAML::NodeType::Scalar:
+        return "a scalar";
+      default:
+        return "null";
+    }
+  }
+  bool expect_kind(const YAML::Node& node, YAML::NodeType::value kind, const char* expected,
+                   const std::string& what) {
+    if (node.Type() == kind) return true;
+    diagnostics_.error(loc(node), what + " must be " + expected + ", not " + kind_name(node));
+    return false;
+  }
+  bool expect_map(const YAML::Node& node, const std::string& what) {
+    return expect_kind(node, YAML::NodeType::Map, "a mapping", what);
+  }
+  bool expect_list(const YAML::Node& node, const std::string& what) {
+    return expect_kind(node, YAML::NodeType::Sequence, "a list", what);
+  }
+  bool expect_scalar(const YAML::Node& node, const std::string& what) {
+    return expect_kind(node, YAML::NodeType::Scalar, "a string", what);
+  }
+
+  // The (key, value) pairs of a mapping; unknown and duplicate keys are reported and skipped.
+  std::vector<std::pair<std::string, YAML::Node>> entries(const YAML::Node& map,
+                                                          const std::vector<std::string>& allowed,
+                                                          const std::string& what) {
+    std::vector<std::pair<std::string, YAML::Node>> out;
+    std::map<std::string, SourceLoc> seen;
+    for (const auto& item : map) {
+      const std::string key = item.first.Scalar();
+      SourceLoc at = loc(item.first);
+      if (!contains(allowed, key)) {
+        diagnostics_.error(
+            at, "unknown key '" + key + "' in " + what + " (allowed: " + join(allowed) + ")");
+      } else if (seen.count(key)) {
+        diagnostics_.error(at, "duplicate key '" + key + "' in " + what);
+        diagnostics_.note(seen[key], "previously given here");
+      } else {
+        seen[key] = at;
+        out.emplace_back(key, item.second);
+      }
+    }
+    return out;
+  }
+
+  std::string scalar(const YAML::Node& node, const std::string& what) {
+    return expect_scalar(node, what) ? node.Scalar() : std::string();
+  }
+
+  std::vector<std::string> string_list(const YAML::Node& node, const std::string& what) {
+    std::vector<std::string> out;
+    if (!expect_list(node, "'" + what + "'")) return out;
+    for (const auto& item : node) {
+      if (expect_scalar(item, "an entry of '" + what + "'")) out.push_back(item.Scalar());
+    }
+    return out;
+  }
+
+  std::string namespace_name(const YAML::Node& node) {
+    std::string name = scalar(node, "'namespace'");
+    std::string rest = name;
+    for (size_t start = 0;;) {
+      size_t end = rest.find("::", start);
+      std::string part = rest.substr(start, end == std::string::npos ? end : end - start);
+      if (!is_identifier(part) || is_cpp_keyword(part)) {
+        diagnostics_.error(text_loc(node),
+                           "namespace '" + name + "' is not a C++ namespace name (like a::b)");
+        return "";
+      }
+      if (end == std::string::npos) break;
+      start = end + 2;
+    }
+    return name;
+  }
+
+  void read_classes(const YAML::Node& node, Schema& schema) {
+    if (!expect_list(node, "'classes'")) return;
+    for (const auto& item : node) {
+      if (expect_map(item, "a class")) schema.classes.push_back(read_class(item));
+    }
+  }
+
+  Class read_class(const YAML::Node& node) {
+    Class cls;
+    cls.loc = loc(node);
+    for (const auto& [key, value] : entries(node, kClassKeys, "a class")) {
+      if (key == "name") {
+        cls.name = scalar(value, "'name'");
+        cls.loc = text_loc(value);
+      } else if (key == "doc") {
+        cls.doc = scalar(value, "'doc'");
+      } else if (key == "python") {
+        cls.python_name = scalar(value, "'python'");
+      } else if (key == "options") {
+        read_options(value, cls.options);
+      } else if (key == "batch_dims") {
+        cls.batch_dims = string_list(value, "batch_dims");
+      } else if (key == "methods") {
+        cls.methods = string_list(value, "methods");
+      } else if (key == "cpp_includes") {
+        cls.cpp_includes = string_list(value, "cpp_includes");
+      } else if (key == "fields") {
+        read_fields(value, cls);
+      }
+    }
+    if (!node["name"]) diagnostics_.error(cls.loc, "a class needs a 'name'");
+    return cls;
+  }
+
+  void read_options(const YAML::Node& node, Options& options) {
+    options.loc = loc(node);
+    if (!expect_list(node, "'options'")) return;
+    for (const auto& item : node) {
+      if (!expect_scalar(item, "an option")) continue;
+      const std::string name = item.Scalar();
+      bool* flag = name == "frozen"        ? &options.frozen
+                   : name == "autocast"    ? &options.autocast
+                   : name == "nocast"      ? &options.nocast
+                   : name == "tensor_only" ? &options.tensor_only
+                   : name == "shadow"      ? &options.shadow
+                                           : nullptr;
+      if (!flag) {
+        diagnostics_.error(text_loc(item),
+                           "unknown option '" + name + "' (allowed: " + join(kOptionNames) + ")");
+      } else if (*flag) {
+        diagnostics_.error(text_loc(item), "option '" + name + "' given twice");
+      } else {
+        *flag = true;
+      }
+    }
+  }
+
+  void read_fields(const YAML::Node& node, Class& cls) {
+    if (!expect_list(node, "'fields'")) return;
+    for (const auto& item : node) {
+      if (expect_map(item, "a field")) cls.fields.push_back(read_field(item));
+    }
+  }
+
+  Field read_field(const YAML::Node& node) {
+    Field field;
+    field.loc = loc(node);
+    for (const auto& [key, value] : entries(node, kFieldKeys, "a field")) {
+      if (key == "name") {
+        field.name = scalar(value, "'name'");
+        field.loc = text_loc(value);
+      } else if (key == "type") {
+        read_type(value, field.type);
+      } else if (key == "default") {
+        field.default_value = to_json(value);
+        field.default_loc = text_loc(value);
+      } else if (key == "doc") {
+        field.doc = scalar(value, "'doc'");
+      }
+    }
+    if (!node["name"]) diagnostics_.error(field.loc, "a field needs a 'name'");
+    if (!node["type"]) {
+      diagnostics_.error(field.loc, "field '" + field.name + "' needs a 'type'");
+    }
+    return field;
+  }
+
+  void read_type(const YAML::Node& node, Type& type) {
+    if (!expect_scalar(node, "a type")) return;
+    parse_type(node.Scalar(), text_loc(node), type, diagnostics_);
+  }
+
+  // Defaults: plain scalars are typed as YAML 1.2's core schema; quoted scalars are strings.
+  static Json to_json(const YAML::Node& node) {
+    switch (node.Type()) {
+      case YAML::NodeType::Sequence: {
+        Json list = Json::array();
+        for (const auto& item : node) list.push_back(to_json(item));
+        return list;
+      }
+      case YAML::NodeType::Map: {
+        Json object = Json::object();
+        for (const auto& item : node) object[item.first.Scalar()] = to_json(item.second);
+        return object;
+      }
+      case YAML::NodeType::Scalar:
+        return scalar_json(node);
+      default:
+        return nullptr;
+    }
+  }
+
+  static Json scalar_json(const YAML::Node& node) {
+    const std::string& text = node.Scalar();
+    if (node.Tag() == "!") return text;
+    if (text == "null" || text == "~" || text.empty()) return nullptr;
+    if (text == "true") return true;
+    if (text == "false") return false;
+    int64_t i = 0;
+    if (YAML::convert<int64_t>::decode(node, i) && text.find_first_of(".eE") == std::string::npos) {
+      return i;
+    }
+    double d = 0;
+    if (YAML::convert<double>::decode(node, d)) return d;
+    return text;
+  }
+
+  std::string display_;
+  std::string dir_;
+  Diagnostics& diagnostics_;
+};
+
+Schema read_node(const std::string& text, const std::string& display, const std::string& dir,
+                 Diagnostics& diagnostics) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    SourceLoc at{display, e.mark.line + 1, e.mark.column + 1};
+    diagnostics.error(at, "YAML syntax error: " + e.msg);
+    Schema empty;
+    empty.display_path = display;
+    return empty;
+  }
+  return Reader(display, dir, diagnostics).schema(root);
+}
+
+}  // namespace
+
+Schema read_yaml_schema(const std::string& path, const std::string& display,
+                        Diagnostics& diagnostics) {
+  std::ifstream in(path);
+  if (!in) {
+    diagnostics.error(SourceLoc{display, 0, 0}, "cannot open schema file");
+    Schema empty;
+    empty.display_path = display;
+    return empty;
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  Schema schema = read_node(text.str(), display, std::filesystem::path(path).parent_path().string(),
+                            diagnostics);
+  schema.path = path;
+  return schema;
+}
+
+Schema read_yaml_text(const std::string& text, const std::string& display,
+                      Diagnostics& diagnostics) {
+  return read_node(text, display, ".", diagnostics);
+}
+
+}  // namespace tcgen

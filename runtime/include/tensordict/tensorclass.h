@@ -1,0 +1,376 @@
+#pragma once
+// TensorClass<Derived>: the generic half of every class tcgen generates.
+//
+// A generated class is a typed view over one TensorDict (Python's `_tensordict`) plus a static
+// ClassSpec describing its fields. Fields are stored in schema order, so the accessor of field i
+// reads slot i of the TensorDict (after a cheap check of the slot's key). A field whose value is
+// None is absent from the TensorDict, as in Python (it lives in `_non_tensordict` there).
+//
+// Everything that does not depend on the field types lives here and in tensorclass*.cpp, tested
+// once: casting per the class options (format spec §7), construction, get/set by name, repr,
+// state_dict, equality, the TensorDict ops returning the typed class, and the memmap layout of
+// tensorclasses (spec §3).
+
+#include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
+
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "tensordict/tensordict.h"
+
+namespace tensordict {
+
+// ---- the static description of a class ---------------------------------------------------------
+
+enum class FieldKind { Tensor, Str, Int, Float, Bool, Any, List, Class };
+
+struct ClassSpec;
+
+struct FieldSpec {
+  const char* name;
+  FieldKind kind;
+  bool optional = false;
+  /// Class fields: the nested class's spec.
+  const ClassSpec& (*nested)() = nullptr;
+  /// Tensor fields: required dtype, and shape (-1 = any size) when the schema gives one.
+  std::optional<at::ScalarType> dtype = std::nullopt;
+  std::optional<std::vector<int64_t>> shape = std::nullopt;
+};
+
+/// The options of Python's @tensorclass (spec §7).
+struct ClassOptions {
+  bool frozen = false;
+  bool autocast = false;
+  bool nocast = false;
+  bool tensor_only = false;
+  bool shadow = false;
+};
+
+struct ClassSpec {
+  const char* name;         ///< C++ / Python class name, e.g. "RewardData"
+  const char* python_type;  ///< `_type` on disk, e.g. "<class 'torchrl...RewardData'>"
+  ClassOptions options;
+  std::vector<FieldSpec> fields;
+
+  /// Index of the field called `name`, or -1.
+  int64_t field_index(std::string_view name) const;
+};
+
+/// A value given to a field: None, a tensor, a nested collection or JSON-like data. Which kind
+/// is stored then depends on the class options (spec §7.1).
+class FieldValue {
+ public:
+  FieldValue() = default;                                   // None
+  FieldValue(std::nullopt_t) {}                             // NOLINT: None
+  FieldValue(at::Tensor t) : v_(std::move(t)) {}            // NOLINT
+  FieldValue(TensorDict td) : v_(std::move(td)) {}          // NOLINT
+  FieldValue(Json json) : v_(std::move(json)) {}            // NOLINT
+  FieldValue(const char* s) : v_(Json(s)) {}                // NOLINT
+  FieldValue(std::string s) : v_(Json(std::move(s))) {}     // NOLINT
+  FieldValue(bool b) : v_(Json(b)) {}                       // NOLINT
+  FieldValue(int v) : v_(Json(static_cast<int64_t>(v))) {}  // NOLINT
+  FieldValue(int64_t v) : v_(Json(v)) {}                    // NOLINT
+  FieldValue(double v) : v_(Json(v)) {}                     // NOLINT
+  template <class T>
+  FieldValue(const std::optional<T>& v) {  // NOLINT
+    if (v) *this = FieldValue(*v);
+  }
+  template <class T>
+  FieldValue(const std::vector<T>& items) : v_(Json(items)) {}  // NOLINT
+
+  bool is_none() const { return std::holds_alternative<std::monostate>(v_); }
+  const at::Tensor* tensor() const { return std::get_if<at::Tensor>(&v_); }
+  const TensorDict* tensordict() const { return std::get_if<TensorDict>(&v_); }
+  const Json* json() const { return std::get_if<Json>(&v_); }
+
+ private:
+  std::variant<std::monostate, at::Tensor, TensorDict, Json> v_;
+};
+
+/// A flat state dict (spec §6.2): dotted keys -> tensors, and per level ("" = root) the
+/// metadata {"batch_size", "device", "_type", "_non_tensor"}.
+struct StateDict {
+  std::vector<std::pair<std::string, at::Tensor>> tensors;
+  Json metadata = Json::object();
+
+  /// The tensor at `key`; KeyError when missing.
+  const at::Tensor& at(const std::string& key) const;
+};
+
+// ---- type-erased machinery (tensorclass*.cpp) ---------------------------------------------------
+namespace tc {
+
+/// The value to store for `value` in field `field` per the class options, or nullopt for None.
+/// Checks the declared dtype/shape (TypeError / ShapeError naming the field).
+std::optional<Value> cast(const ClassSpec& spec, size_t field, const FieldValue& value,
+                          const BatchSize& batch_size, std::optional<at::Device> device);
+/// Builds the inner TensorDict from one value per field (in field order); locked when frozen.
+TensorDict build(const ClassSpec& spec, const std::vector<FieldValue>& values, BatchSize batch_size,
+                 std::optional<at::Device> device);
+/// Stores `value` in field `field` (None removes it).
+void set(TensorDict& td, const ClassSpec& spec, size_t field, const FieldValue& value);
+/// The stored entry of field `field` (slot `field` when its key matches, else a lookup), or
+/// nullptr when the field is None.
+const Value* find(const TensorDict& td, const ClassSpec& spec, size_t field);
+/// Same, throwing KeyError naming the class and field when the field is None.
+const Value& require(const TensorDict& td, const ClassSpec& spec, size_t field);
+/// Field index of `name`; KeyError listing the fields when there is none.
+size_t index_of(const ClassSpec& spec, std::string_view name);
+/// A stored entry as JSON: NonTensorData's data, a stack's nested list, a tensor's item / list.
+Json to_json(const Value& value);
+
+/// Checks that `td` only holds fields of `spec` (KeyError otherwise) and recursively that nested
+/// class fields hold TensorDicts.
+void check_fields(const TensorDict& td, const ClassSpec& spec);
+TensorDict to_tensordict(const TensorDict& td, const ClassSpec& spec, bool retain_none);
+void print(std::ostream& os, const TensorDict& td, const ClassSpec& spec);
+/// True when both hold the same fields with equal values (None fields included).
+bool equal(const TensorDict& a, const TensorDict& b);
+
+StateDict state_dict(const TensorDict& td, const ClassSpec& spec);
+void load_state_dict(TensorDict& td, const ClassSpec& spec, const StateDict& state, bool strict,
+                     bool assign, std::optional<bool> from_flatten);
+
+/// Writes the tensorclass directory (meta.json with `_type` first and the None fields, the
+/// entries under `_tensordict/`); nested class fields become tensorclass directories. Returns the
+/// memory-mapped inner TensorDict. `like`: memmap_like.
+TensorDict memmap(const TensorDict& td, const ClassSpec& spec, const std::string& prefix,
+                  const MemmapOptions& options, bool like);
+/// Loads a tensorclass directory; FormatError unless its `_type` is `spec.python_type` and its
+/// keys are fields of the class.
+TensorDict load_memmap(const ClassSpec& spec, const std::string& prefix,
+                       std::optional<at::Device> device);
+
+}  // namespace tc
+
+// ---- the CRTP base
+// -------------------------------------------------------------------------------
+
+/// Base of generated classes. `Derived` provides `static const ClassSpec& class_spec()` and a
+/// private default constructor (befriending this base).
+template <class Derived>
+class TensorClass {
+ public:
+  static const ClassSpec& spec() { return Derived::class_spec(); }
+  /// Field names in schema order.
+  static std::vector<std::string> fields() {
+    std::vector<std::string> names;
+    for (const auto& f : spec().fields) names.emplace_back(f.name);
+    return names;
+  }
+
+  /// Wraps `td` (aliasing it) after checking that its keys are fields of the class.
+  static Derived from_tensordict(TensorDict td) {
+    tc::check_fields(td, spec());
+    return wrap(std::move(td));
+  }
+  /// A new TensorDict with the fields (tensors cloned, nested classes converted); None fields
+  /// are dropped unless `retain_none`, which keeps them as NonTensorData(None).
+  TensorDict to_tensordict(bool retain_none = false) const {
+    return tc::to_tensordict(td_, spec(), retain_none);
+  }
+  /// The inner TensorDict (Python's `_tensordict`), aliasing this instance.
+  const TensorDict& _tensordict() const { return td_; }
+
+  // ---- by name -------------------------------------------------------------------------------
+  /// The stored entry of field `name`, or nullopt when it is None.
+  std::optional<Value> get(std::string_view name) const {
+    const Value* v = tc::find(td_, spec(), tc::index_of(spec(), name));
+    return v ? std::optional<Value>(*v) : std::nullopt;
+  }
+  /// Sets field `name` through the class's casting rules.
+  Derived& set(std::string_view name, const FieldValue& value) {
+    tc::set(td_, spec(), tc::index_of(spec(), name), value);
+    return self();
+  }
+
+  // ---- shape, device, lock ----------------------------------------------------------------------
+  const BatchSize& batch_size() const { return td_.batch_size(); }
+  void set_batch_size(BatchSize batch_size) { td_.set_batch_size(std::move(batch_size)); }
+  int64_t ndim() const { return td_.ndim(); }
+  int64_t batch_dims() const { return td_.ndim(); }
+  int64_t numel() const { return td_.numel(); }
+  std::optional<at::Device> device() const { return td_.device(); }
+  bool is_locked() const { return td_.is_locked(); }
+  Derived& lock_() { return td_.lock_(), self(); }
+  Derived& unlock_() { return td_.unlock_(), self(); }
+
+  // ---- TensorDict ops returning the typed class -------------------------------------------------
+  Derived index(const Index& index) const { return wrap(td_.index(index)); }
+  Derived operator[](int64_t i) const { return wrap(td_[i]); }
+  Derived view(at::IntArrayRef shape) const { return wrap(td_.view(shape)); }
+  Derived reshape(at::IntArrayRef shape) const { return wrap(td_.reshape(shape)); }
+  Derived squeeze(std::optional<int64_t> dim = std::nullopt) const {
+    return wrap(td_.squeeze(dim));
+  }
+  Derived unsqueeze(int64_t dim) const { return wrap(td_.unsqueeze(dim)); }
+  Derived permute(at::IntArrayRef dims) const { return wrap(td_.permute(dims)); }
+  Derived transpose(int64_t d0, int64_t d1) const { return wrap(td_.transpose(d0, d1)); }
+  Derived flatten(int64_t start = 0, int64_t end = -1) const {
+    return wrap(td_.flatten(start, end));
+  }
+  Derived unflatten(int64_t dim, at::IntArrayRef sizes) const {
+    return wrap(td_.unflatten(dim, sizes));
+  }
+  Derived expand(at::IntArrayRef shape) const { return wrap(td_.expand(shape)); }
+  std::vector<Derived> unbind(int64_t dim = 0) const { return wrap_all(td_.unbind(dim)); }
+  std::vector<Derived> split(int64_t size, int64_t dim = 0) const {
+    return wrap_all(td_.split(size, dim));
+  }
+  std::vector<Derived> chunk(int64_t chunks, int64_t dim = 0) const {
+    return wrap_all(td_.chunk(chunks, dim));
+  }
+  static Derived stack(const std::vector<Derived>& items, int64_t dim = 0) {
+    return wrap(tensordict::stack(inner_all(items), dim));
+  }
+  static Derived cat(const std::vector<Derived>& items, int64_t dim = 0) {
+    return wrap(tensordict::cat(inner_all(items), dim));
+  }
+  Derived to(at::Device device) const { return wrap(td_.to(device)); }
+  Derived to(at::ScalarType dtype) const { return wrap(td_.to(dtype)); }
+  Derived clone(bool recurse = true) const { return wrap(td_.clone(recurse)); }
+  Derived contiguous() const { return wrap(td_.contiguous()); }
+  Derived detach() const { return wrap(td_.detach()); }
+  Derived apply(const LeafFn& fn) const { return wrap(td_.apply(fn)); }
+  Derived& apply_(const LeafFn& fn) { return td_.apply_(fn), self(); }
+  Derived& update(const Derived& other) { return td_.update(other.td_), self(); }
+  Derived& update_(const Derived& other) { return td_.update_(other.td_), self(); }
+
+  // ---- memmap family (spec §3) ------------------------------------------------------------------
+  Derived memmap(const std::string& prefix, const MemmapOptions& options = {}) const {
+    return wrap(tc::memmap(td_, spec(), prefix, options, false));
+  }
+  Derived memmap_like(const std::string& prefix, const MemmapOptions& options = {}) const {
+    return wrap(tc::memmap(td_, spec(), prefix, options, true));
+  }
+  Derived& memmap_(const std::string& prefix, const MemmapOptions& options = {}) {
+    td_ = tc::memmap(td_, spec(), prefix, options, false);
+    return self();
+  }
+  Derived save(const std::string& prefix, const MemmapOptions& options = {}) const {
+    return memmap(prefix, options);
+  }
+  Derived dumps(const std::string& prefix, const MemmapOptions& options = {}) const {
+    return memmap(prefix, options);
+  }
+  /// Loads a directory written for this class (by C++ or by its Python counterpart).
+  static Derived load_memmap(const std::string& prefix,
+                             std::optional<at::Device> device = std::nullopt) {
+    return wrap(tc::load_memmap(spec(), prefix, device));
+  }
+  static Derived load(const std::string& prefix, std::optional<at::Device> device = std::nullopt) {
+    return load_memmap(prefix, device);
+  }
+  Derived& load_memmap_(const std::string& prefix) {
+    td_ = tc::load_memmap(spec(), prefix, td_.device());
+    return self();
+  }
+  bool is_memmap() const { return td_.is_memmap(); }
+  std::optional<std::string> saved_path() const { return td_.saved_path(); }
+
+  // ---- state dict, comparison, printing --------------------------------------------------------
+  StateDict state_dict() const { return tc::state_dict(td_, spec()); }
+  Derived& load_state_dict(const StateDict& state, bool strict = true, bool assign = false,
+                           std::optional<bool> from_flatten = std::nullopt) {
+    tc::load_state_dict(td_, spec(), state, strict, assign, from_flatten);
+    return self();
+  }
+  /// Element-wise comparison of every tensor field (a TensorDict of bool tensors).
+  TensorDict eq(const Derived& other) const { return td_ == other.td_; }
+  /// True when every field (None included) holds equal values.
+  friend bool operator==(const Derived& a, const Derived& b) { return tc::equal(a.td_, b.td_); }
+  friend bool operator!=(const Derived& a, const Derived& b) { return !(a == b); }
+  /// Python's repr layout: `Name(\n    field=...,\n    batch_size=..., device=..., is_shared=...)`.
+  friend std::ostream& operator<<(std::ostream& os, const Derived& obj) {
+    tc::print(os, obj.td_, spec());
+    return os;
+  }
+
+ protected:
+  TensorClass() = default;
+  explicit TensorClass(TensorDict td) : td_(std::move(td)) {}
+
+  static Derived wrap(TensorDict td) {
+    Derived out;
+    static_cast<TensorClass&>(out).td_ = std::move(td);
+    return out;
+  }
+  static TensorDict build(const std::vector<FieldValue>& values, BatchSize batch_size,
+                          std::optional<at::Device> device) {
+    return tc::build(spec(), values, std::move(batch_size), device);
+  }
+
+  // Typed field access for the generated accessors.
+  const at::Tensor& tensor_field(size_t i) const { return tc::require(td_, spec(), i).tensor(); }
+  std::optional<at::Tensor> optional_tensor_field(size_t i) const {
+    const Value* v = tc::find(td_, spec(), i);
+    return v ? std::optional<at::Tensor>(v->tensor()) : std::nullopt;
+  }
+  template <class T>
+  T value_field(size_t i) const {
+    return tc::to_json(tc::require(td_, spec(), i)).template get<T>();
+  }
+  template <class T>
+  std::optional<T> optional_value_field(size_t i) const {
+    const Value* v = tc::find(td_, spec(), i);
+    if (!v) return std::nullopt;
+    Json json = tc::to_json(*v);
+    return json.is_null() ? std::nullopt : std::optional<T>(json.template get<T>());
+  }
+  template <class Nested>
+  Nested nested_field(size_t i) const {
+    return Nested::wrap(tc::require(td_, spec(), i).tensordict());
+  }
+  template <class Nested>
+  std::optional<Nested> optional_nested_field(size_t i) const {
+    const Value* v = tc::find(td_, spec(), i);
+    return v ? std::optional<Nested>(Nested::wrap(v->tensordict())) : std::nullopt;
+  }
+  Derived& set_field(size_t i, const FieldValue& value) {
+    tc::set(td_, spec(), i, value);
+    return self();
+  }
+
+  /// Converts an Args member to a FieldValue (nested classes give their inner TensorDict).
+  template <class T>
+  static FieldValue as_field(const T& value) {
+    if constexpr (std::is_base_of_v<TensorClass<T>, T>) {
+      return FieldValue(value._tensordict());
+    } else {
+      return FieldValue(value);
+    }
+  }
+  template <class T>
+  static FieldValue as_field(const std::optional<T>& value) {
+    return value ? as_field(*value) : FieldValue();
+  }
+
+  TensorDict td_;
+
+ private:
+  template <class Other>
+  friend class TensorClass;
+
+  Derived& self() { return static_cast<Derived&>(*this); }
+  static std::vector<Derived> wrap_all(const std::vector<TensorDict>& tds) {
+    std::vector<Derived> out;
+    out.reserve(tds.size());
+    for (const auto& td : tds) out.push_back(wrap(td));
+    return out;
+  }
+  static std::vector<TensorDict> inner_all(const std::vector<Derived>& items) {
+    std::vector<TensorDict> out;
+    out.reserve(items.size());
+    for (const auto& item : items) out.push_back(item.td_);
+    return out;
+  }
+};
+
+}  // namespace tensordict

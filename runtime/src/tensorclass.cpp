@@ -1,0 +1,348 @@
+// Casting, construction and field access of generated tensorclasses (format spec §7).
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "tensordict/dtype.h"
+#include "tensordict/json.h"
+#include "tensordict/tensorclass.h"
+#include "tensordict_impl.h"
+
+namespace tensordict {
+
+int64_t ClassSpec::field_index(std::string_view name) const {
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (name == fields[i].name) return static_cast<int64_t>(i);
+  }
+  return -1;
+}
+
+const at::Tensor& StateDict::at(const std::string& key) const {
+  for (const auto& [k, t] : tensors) {
+    if (k == key) return t;
+  }
+  throw KeyError("state dict has no key '" + key + "'");
+}
+
+namespace tc {
+namespace {
+
+std::string where(const ClassSpec& spec, const FieldSpec& field) {
+  return std::string(spec.name) + "." + field.name;
+}
+
+// ---- JSON -> tensor (torch.as_tensor of numbers / nested lists of numbers) ----------------------
+
+bool is_numeric_tree(const Json& json) {
+  if (json.is_number() || json.is_boolean()) return true;
+  if (!json.is_array() || json.empty()) return false;
+  return std::all_of(json.begin(), json.end(), is_numeric_tree);
+}
+
+void flatten_numbers(const Json& json, std::vector<double>& out, bool& any_float, bool& all_bool) {
+  if (json.is_array()) {
+    for (const auto& item : json) flatten_numbers(item, out, any_float, all_bool);
+    return;
+  }
+  any_float = any_float || json.is_number_float();
+  all_bool = all_bool && json.is_boolean();
+  out.push_back(json.is_boolean() ? (json.get<bool>() ? 1.0 : 0.0) : json.get<double>());
+}
+
+at::Tensor numbers_to_tensor(const Json& json) {
+  std::vector<int64_t> shape;
+  for (const Json* level = &json; level->is_array(); level = &level->front()) {
+    shape.push_back(static_cast<int64_t>(level->size()));
+    if (level->empty()) break;
+  }
+  std::vector<double> flat;
+  bool any_float = false, all_bool = true;
+  flatten_numbers(json, flat, any_float, all_bool);
+  auto dtype = all_bool ? at::kBool : any_float ? at::kFloat : at::kLong;
+  at::Tensor t = at::tensor(flat, at::kDouble);
+  if (t.numel() != c10::multiply_integers(shape)) {
+    throw ShapeError("cannot make a tensor of a ragged list " + json.dump());
+  }
+  return t.reshape(shape).to(dtype);
+}
+
+Json tensor_to_json(const at::Tensor& t) {
+  if (t.dim() == 0) {
+    if (t.scalar_type() == at::kBool) return t.item<bool>();
+    if (at::isFloatingType(t.scalar_type())) return t.item<double>();
+    return t.item<int64_t>();
+  }
+  Json list = Json::array();
+  for (int64_t i = 0; i < t.size(0); ++i) list.push_back(tensor_to_json(t[i]));
+  return list;
+}
+
+// ---- the casting table (spec §7.1)
+// ---------------------------------------------------------------
+
+enum class Hint { Tensor, Str, Int, Float, Bool, Class, Any };
+
+// Autocast casts by annotation; only plain types count (optional / list / any act as Any).
+Hint hint_of(const FieldSpec& field) {
+  if (field.optional) return Hint::Any;
+  switch (field.kind) {
+    case FieldKind::Tensor:
+      return Hint::Tensor;
+    case FieldKind::Str:
+      return Hint::Str;
+    case FieldKind::Int:
+      return Hint::Int;
+    case FieldKind::Float:
+      return Hint::Float;
+    case FieldKind::Bool:
+      return Hint::Bool;
+    case FieldKind::Class:
+      return Hint::Class;
+    default:
+      return Hint::Any;
+  }
+}
+
+Value list_value(const Json& list, const BatchSize& batch) {
+  if (list.empty()) return Value(at::empty({0}));
+  if (is_numeric_tree(list)) return Value(numbers_to_tensor(list));
+  return Value(NonTensorStack::from_list(list, std::max<int64_t>(1, batch.size())));
+}
+
+// Python's str(v), int(v), float(v), bool(v) of JSON-like values.
+std::string py_str(const Json& v) { return v.is_string() ? v.get<std::string>() : python_repr(v); }
+bool py_truth(const Json& v) {
+  if (v.is_boolean()) return v.get<bool>();
+  if (v.is_number()) return v.get<double>() != 0.0;
+  if (v.is_string() || v.is_array() || v.is_object()) return !v.empty();
+  return false;
+}
+Json convert(const Json& v, Hint hint, const std::string& where) {
+  try {
+    switch (hint) {
+      case Hint::Str:
+        return py_str(v);
+      case Hint::Bool:
+        return py_truth(v);
+      case Hint::Int:
+        if (v.is_string()) return static_cast<int64_t>(std::stoll(v.get<std::string>()));
+        if (v.is_boolean()) return static_cast<int64_t>(v.get<bool>());
+        return static_cast<int64_t>(v.get<double>());
+      case Hint::Float:
+        if (v.is_string()) return std::stod(v.get<std::string>());
+        if (v.is_boolean()) return v.get<bool>() ? 1.0 : 0.0;
+        return v.get<double>();
+      default:
+        return v;
+    }
+  } catch (const std::exception&) {
+    throw TypeError("Failed to cast " + v.dump() + " for field " + where);
+  }
+}
+
+std::optional<Value> autocast_json(const ClassSpec& spec, const FieldSpec& field, const Json& v,
+                                   const BatchSize& batch, std::optional<at::Device> device) {
+  const Hint hint = hint_of(field);
+  switch (hint) {
+    case Hint::Tensor:
+      if (!is_numeric_tree(v)) {
+        throw TypeError("Failed to cast " + v.dump() + " to a tensor for field " +
+                        where(spec, field));
+      }
+      return Value(numbers_to_tensor(v));
+    case Hint::Class: {
+      if (!v.is_object()) break;
+      const ClassSpec& nested = field.nested();
+      std::vector<FieldValue> values(nested.fields.size());
+      for (const auto& [key, item] : v.items()) values.at(index_of(nested, key)) = FieldValue(item);
+      return Value(build(nested, values, batch, device));
+    }
+    case Hint::Any:
+      if (v.is_number() || v.is_boolean()) return Value(numbers_to_tensor(v));
+      return Value(NonTensorData{v});
+    default:
+      return Value(NonTensorData{convert(v, hint, where(spec, field))});
+  }
+  return Value(NonTensorData{v});
+}
+
+std::optional<Value> default_json(const Json& v, const BatchSize& batch, bool numbers_as_data) {
+  if (v.is_array()) return list_value(v, batch);
+  if ((v.is_number() || v.is_boolean()) && !numbers_as_data) return Value(numbers_to_tensor(v));
+  return Value(NonTensorData{v});
+}
+
+void check_tensor(const ClassSpec& spec, const FieldSpec& field, const at::Tensor& t) {
+  if (field.dtype && t.scalar_type() != *field.dtype) {
+    throw TypeError("field " + where(spec, field) + " expects dtype " + dtype_name(*field.dtype) +
+                    ", got " + dtype_name(t.scalar_type()));
+  }
+  if (!field.shape) return;
+  const auto& shape = *field.shape;
+  bool ok = static_cast<int64_t>(shape.size()) == t.dim();
+  for (size_t d = 0; ok && d < shape.size(); ++d) ok = shape[d] < 0 || shape[d] == t.size(d);
+  if (!ok) {
+    std::string expected = "[";
+    for (size_t d = 0; d < shape.size(); ++d) {
+      expected += (d ? ", " : "") + (shape[d] < 0 ? std::string("*") : std::to_string(shape[d]));
+    }
+    throw ShapeError("field " + where(spec, field) + " expects shape " + expected + "], got " +
+                     shape_str(t.sizes()));
+  }
+}
+
+}  // namespace
+
+size_t index_of(const ClassSpec& spec, std::string_view name) {
+  int64_t i = spec.field_index(name);
+  if (i >= 0) return static_cast<size_t>(i);
+  std::string names;
+  for (const auto& f : spec.fields) names += (names.empty() ? "" : ", ") + std::string(f.name);
+  throw KeyError(std::string(spec.name) + " has no field '" + std::string(name) +
+                 "' (fields: " + names + ")");
+}
+
+std::optional<Value> cast(const ClassSpec& spec, size_t i, const FieldValue& value,
+                          const BatchSize& batch, std::optional<at::Device> device) {
+  const FieldSpec& field = spec.fields.at(i);
+  const ClassOptions& o = spec.options;
+  if (value.is_none()) return std::nullopt;
+  if (const at::Tensor* t = value.tensor()) {
+    if (!t->defined()) throw TypeError("field " + where(spec, field) + " got an undefined tensor");
+    const Hint hint = hint_of(field);
+    if (o.autocast && hint != Hint::Tensor && hint != Hint::Any && hint != Hint::Class) {
+      return Value(NonTensorData{convert(tensor_to_json(*t), hint, where(spec, field))});
+    }
+    check_tensor(spec, field, *t);
+    return Value(*t);
+  }
+  if (const TensorDict* td = value.tensordict()) return Value(*td);
+  const Json& json = *value.json();
+  if (json.is_null()) return std::nullopt;
+  if (o.autocast) return autocast_json(spec, field, json, batch, device);
+  std::optional<Value> stored = default_json(json, batch, o.nocast);
+  if (stored->is_tensor()) check_tensor(spec, field, stored->tensor());
+  return stored;
+}
+
+void set(TensorDict& td, const ClassSpec& spec, size_t i, const FieldValue& value) {
+  const char* key = spec.fields.at(i).name;
+  std::optional<Value> stored = cast(spec, i, value, td.batch_size(), td.device());
+  if (stored) {
+    td.set(key, std::move(*stored));
+  } else if (td.contains(key)) {
+    td.del_(key);
+  }
+}
+
+TensorDict build(const ClassSpec& spec, const std::vector<FieldValue>& values, BatchSize batch_size,
+                 std::optional<at::Device> device) {
+  TensorDict td = detail::make_tensordict(std::move(batch_size), device);
+  for (size_t i = 0; i < spec.fields.size(); ++i) {
+    const FieldValue& value = i < values.size() ? values[i] : FieldValue();
+    const FieldSpec& field = spec.fields[i];
+    if (value.is_none() && !field.optional && field.kind == FieldKind::Tensor) {
+      throw KeyError(std::string(spec.name) + ": missing required field '" + field.name + "'");
+    }
+    set(td, spec, i, value);
+  }
+  if (spec.options.frozen) td.lock_();
+  return td;
+}
+
+const Value* find(const TensorDict& td, const ClassSpec& spec, size_t i) {
+  const auto& impl = td.impl();
+  const char* name = spec.fields[i].name;
+  if (i < impl.keys.size() && impl.keys[i] == name) return &impl.values[i];
+  int64_t slot = impl.find(name);
+  return slot < 0 ? nullptr : &impl.values[static_cast<size_t>(slot)];
+}
+
+const Value& require(const TensorDict& td, const ClassSpec& spec, size_t i) {
+  const Value* v = find(td, spec, i);
+  if (!v) {
+    throw KeyError(std::string(spec.name) + "." + spec.fields[i].name +
+                   " is None (the field holds no value)");
+  }
+  return *v;
+}
+
+Json to_json(const Value& value) {
+  switch (value.kind()) {
+    case Value::Kind::Tensor:
+      return tensor_to_json(value.tensor());
+    case Value::Kind::NonTensorData:
+      return value.non_tensor_data().data;
+    case Value::Kind::NonTensorStack:
+      return value.non_tensor_stack().tolist();
+    default:
+      throw TypeError("a nested TensorDict has no JSON value");
+  }
+}
+
+void check_fields(const TensorDict& td, const ClassSpec& spec) {
+  for (const auto& key : td.keys()) {
+    size_t i = index_of(spec, key.front());
+    const FieldSpec& field = spec.fields[i];
+    const Value value = td.get_value(key);
+    if (field.kind == FieldKind::Class) {
+      if (!value.is_tensordict()) {
+        throw TypeError("field " + where(spec, field) + " expects a " + field.nested().name +
+                        ", got " + value.kind_name());
+      }
+      check_fields(value.tensordict(), field.nested());
+    }
+  }
+}
+
+TensorDict to_tensordict(const TensorDict& td, const ClassSpec& spec, bool retain_none) {
+  TensorDict out = detail::empty_like_meta(td);
+  for (size_t i = 0; i < spec.fields.size(); ++i) {
+    const FieldSpec& field = spec.fields[i];
+    const Value* v = find(td, spec, i);
+    if (!v) {
+      if (retain_none) out.set(field.name, NonTensorData{nullptr});
+    } else if (v->is_tensor()) {
+      out.set(field.name, v->tensor().clone());
+    } else if (v->is_tensordict() && field.kind == FieldKind::Class) {
+      out.set(field.name, to_tensordict(v->tensordict(), field.nested(), retain_none));
+    } else if (v->is_tensordict()) {
+      out.set(field.name, v->tensordict().clone());
+    } else {
+      out.set(field.name, *v);
+    }
+  }
+  return out;
+}
+
+bool equal(const TensorDict& a, const TensorDict& b) {
+  if (a.batch_size() != b.batch_size() || a.size() != b.size()) return false;
+  for (const auto& key : a.keys()) {
+    if (!b.contains(key)) return false;
+    const Value va = a.get_value(key), vb = b.get_value(key);
+    if (va.kind() != vb.kind()) return false;
+    switch (va.kind()) {
+      case Value::Kind::Tensor:
+        if (va.tensor().scalar_type() != vb.tensor().scalar_type() ||
+            !va.tensor().sizes().equals(vb.tensor().sizes()) ||
+            !at::equal(va.tensor(), vb.tensor().to(va.tensor().device()))) {
+          return false;
+        }
+        break;
+      case Value::Kind::TensorDict:
+        if (!equal(va.tensordict(), vb.tensordict())) return false;
+        break;
+      case Value::Kind::NonTensorData:
+        if (!(va.non_tensor_data() == vb.non_tensor_data())) return false;
+        break;
+      case Value::Kind::NonTensorStack:
+        if (!(va.non_tensor_stack() == vb.non_tensor_stack())) return false;
+        break;
+    }
+  }
+  return true;
+}
+
+}  // namespace tc
+}  // namespace tensordict

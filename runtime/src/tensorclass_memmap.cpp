@@ -1,0 +1,99 @@
+// The tensorclass directory layout (format spec §3) on top of tensordict::memmap: a meta.json with
+// `_type` first and the None fields, the entries under `_tensordict/`, nested tensorclass fields
+// as tensorclass directories of their own.
+#include <ATen/ATen.h>
+
+#include "tensordict/memmap.h"
+#include "tensordict/tensorclass.h"
+
+namespace tensordict::tc {
+namespace {
+
+memmap::ClassInfo class_info(const TensorDict& td, const ClassSpec& spec) {
+  memmap::ClassInfo info{spec.python_type, Json::object()};
+  for (size_t i = 0; i < spec.fields.size(); ++i) {
+    if (!find(td, spec, i)) info.fields[spec.fields[i].name] = nullptr;
+  }
+  return info;
+}
+
+// The nested class fields below `td`, so the writer can recognise them by identity.
+void nested_classes(const TensorDict& td, const ClassSpec& spec,
+                    std::vector<std::pair<TensorDict, memmap::ClassInfo>>& out) {
+  for (size_t i = 0; i < spec.fields.size(); ++i) {
+    const FieldSpec& field = spec.fields[i];
+    const Value* v = find(td, spec, i);
+    if (!v || field.kind != FieldKind::Class || !v->is_tensordict()) continue;
+    out.emplace_back(v->tensordict(), class_info(v->tensordict(), field.nested()));
+    nested_classes(v->tensordict(), field.nested(), out);
+  }
+}
+
+void check_type(const std::string& found, const ClassSpec& spec, const std::string& where) {
+  if (found != spec.python_type) {
+    throw FormatError("'" + where + "' holds " + found + ", not " + spec.python_type + " (" +
+                      spec.name + ")");
+  }
+}
+
+// Fields stored in meta.json: None (absent from the TensorDict) or, for data-like classes, values.
+void apply_meta_fields(TensorDict& td, const ClassSpec& spec, const Json& fields,
+                       const std::string& where) {
+  for (const auto& [name, value] : fields.items()) {
+    if (spec.field_index(name) < 0) {
+      throw FormatError("'" + where + "': key '" + name + "' is not a field of " + spec.name);
+    }
+    const bool stored = td.contains(name);
+    if (stored && !value.is_null()) {
+      throw FormatError("'" + where + "': field '" + name + "' is stored twice");
+    }
+    if (!stored && !value.is_null()) td.set_non_tensor(name, value);
+  }
+}
+
+}  // namespace
+
+TensorDict memmap(const TensorDict& td, const ClassSpec& spec, const std::string& prefix,
+                  const MemmapOptions& options, bool like) {
+  std::vector<std::pair<TensorDict, memmap::ClassInfo>> nested;
+  nested_classes(td, spec, nested);
+  memmap::WriteOptions write;
+  write.memmap = options;
+  write.like = like;
+  write.class_of = [&nested](const TensorDict& child) -> std::optional<memmap::ClassInfo> {
+    for (const auto& [candidate, info] : nested) {
+      if (candidate.is_same(child)) return info;
+    }
+    return std::nullopt;
+  };
+  return memmap::save_tensorclass(td, class_info(td, spec), prefix, write);
+}
+
+TensorDict load_memmap(const ClassSpec& spec, const std::string& prefix,
+                       std::optional<at::Device> device) {
+  memmap::Loaded loaded = memmap::load(prefix, device);
+  if (!loaded.class_info) {
+    throw FormatError("'" + prefix + "' holds " + loaded.type + ", not a tensorclass (expected " +
+                      spec.python_type + ")");
+  }
+  check_type(loaded.class_info->type, spec, prefix);
+  if (!loaded.value.is_tensordict()) {
+    throw FormatError("'" + prefix + "/_tensordict' does not hold a TensorDict");
+  }
+  TensorDict td = loaded.value.tensordict();
+  for (const auto& [key, info] : loaded.nested_classes) {
+    if (key.size() != 1) continue;
+    int64_t i = spec.field_index(key.front());
+    if (i >= 0 && spec.fields[i].kind == FieldKind::Class) {
+      check_type(info.type, spec.fields[i].nested(), prefix + "/_tensordict/" + key.front());
+    }
+  }
+  const bool locked = td.is_locked();
+  if (locked) td.unlock_();
+  apply_meta_fields(td, spec, loaded.class_info->fields, prefix);
+  check_fields(td, spec);
+  if (locked || spec.options.frozen) td.lock_();
+  return td;
+}
+
+}  // namespace tensordict::tc
