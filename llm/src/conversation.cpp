@@ -39,8 +39,14 @@ TensorDict from_rows(const std::vector<const ChatMessage*>& rows,
   TensorDict td({}, shape);
   td.set("role", column(rows, shape, [](const ChatMessage& m) { return Json(m.role); }));
   td.set("content", column(rows, shape, [](const ChatMessage& m) { return Json(m.content); }));
-  td.set("is_complete",
-         column(rows, shape, [](const ChatMessage& m) { return Json(m.is_complete); }));
+  // One flag for the whole batch when all agree, as History's constructor stores it.
+  NonTensorStack complete =
+      column(rows, shape, [](const ChatMessage& m) { return Json(m.is_complete); });
+  if (complete.numel() > 0 && complete.all_equal()) {
+    td.set_non_tensor("is_complete", complete.items().front());
+  } else {
+    td.set("is_complete", std::move(complete));
+  }
   const bool any_calls = std::any_of(rows.begin(), rows.end(),
                                      [](const ChatMessage* m) { return !m->tool_calls.is_null(); });
   const bool any_responses = std::any_of(
