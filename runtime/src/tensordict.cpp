@@ -3,6 +3,7 @@
 
 #include <numeric>
 
+#include "ops_util.h"
 #include "tensordict_impl.h"
 
 namespace tensordict {
@@ -517,6 +518,9 @@ bool TensorDict::is_locked() const { return impl_->locked; }
 TensorDict TensorDict::clone(bool recurse) const {
   auto identity = [](const BatchSize& b) { return b; };
   if (recurse) {
+    // Consolidated: one buffer copy, leaves rebuilt as views of it (ops_consolidate.cpp).
+    const at::Tensor flat = detail::consolidated_buffer(*this);
+    if (flat.defined()) return detail::rebuild_over(*this, flat.clone(), std::nullopt);
     return detail::map_entries(*this, identity, [](const at::Tensor& t) { return t.clone(); }, {});
   }
   return detail::map_entries(*this, identity, [](const at::Tensor& t) { return t; }, {});
