@@ -1,0 +1,56 @@
+// consolidate(): one flat buffer for every leaf, and the copies that move it whole.
+#include <catch2/catch.hpp>
+
+#include "ops_test_util.h"
+
+using namespace ops_test;
+
+namespace {
+
+bool shares_storage(const at::Tensor& a, const at::Tensor& b) {
+  return a.storage().unsafeGetStorageImpl() == b.storage().unsafeGetStorageImpl();
+}
+
+}  // namespace
+
+TEST_CASE("consolidate packs every leaf into one storage, values unchanged", "[consolidate]") {
+  TensorDict td = sample();
+  CHECK_FALSE(td.is_consolidated());
+  TensorDict c = td.consolidate();
+  CHECK(c.is_consolidated());
+  CHECK(shares_storage(c.get("a"), c.get("b")));
+  CHECK(shares_storage(c.get("a"), c.get({"n", "c"})));
+  CHECK(same(c.get("a"), td.get("a")));
+  CHECK(same(c.get("b"), td.get("b")));
+  CHECK(same(c.get({"n", "c"}), td.get({"n", "c"})));
+  CHECK(c.get_non_tensor("txt") == "hello");
+  CHECK(items_of(c, "s") == items_of(td, "s"));
+  c.set("a", at::zeros({4, 3, 2}));  // a replaced leaf leaves the buffer
+  CHECK_FALSE(c.is_consolidated());
+}
+
+TEST_CASE("clone, to, zero_ and update_ keep consolidated TensorDicts whole", "[consolidate]") {
+  TensorDict c = sample().consolidate();
+  TensorDict copy = c.clone();
+  CHECK(copy.is_consolidated());
+  CHECK_FALSE(shares_storage(copy.get("a"), c.get("a")));
+  CHECK(same(copy.get({"n", "c"}), c.get({"n", "c"})));
+  CHECK(copy.get("b").scalar_type() == at::kLong);
+  TensorDict moved = c.to(at::Device(at::kCPU));
+  CHECK(moved.is_consolidated());
+  CHECK(same(moved.get("a"), c.get("a")));
+
+  copy.zero_();
+  CHECK(copy.get("a").eq(0).all().item<bool>());
+  CHECK(copy.get({"n", "c"}).eq(0).all().item<bool>());
+  CHECK(c.get("a").ne(0).any().item<bool>());
+  copy.update_(c);  // one buffer copy between equal layouts
+  CHECK(same(copy.get("a"), c.get("a")));
+  CHECK(same(copy.get({"n", "c"}), c.get({"n", "c"})));
+  CHECK(copy.detach().is_consolidated());
+
+  TensorDict shared = sample().consolidate();
+  shared.share_memory_();
+  CHECK(shared.is_consolidated());
+  CHECK(same(shared.get("b"), sample().get("b")));
+}

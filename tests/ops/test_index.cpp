@@ -1,0 +1,89 @@
+// Indexing over the batch dims: every leaf must equal the same index applied to the raw tensor.
+#include <catch2/catch.hpp>
+
+#include "ops_test_util.h"
+
+using namespace ops_test;
+using at::indexing::Ellipsis;
+using at::indexing::None;
+using at::indexing::Slice;
+using Catch::Matchers::Contains;
+
+namespace {
+
+// `idx` on the TensorDict against `raw` (the same index spelled for the leaves' full dims).
+void check_against_raw(const TensorDict& td, const Index& idx, const Index& raw) {
+  TensorDict out = td.index(idx);
+  CHECK(same(out.get("a"), td.get("a").index(raw)));
+  CHECK(same(out.get("b"), td.get("b").index(raw)));
+  CHECK(same(out.get({"n", "c"}), td.get({"n", "c"}).index(raw)));
+  CHECK(out.batch_size() == td.get("b").index(raw).sizes().vec());
+  CHECK(out.get_non_tensor("txt") == "hello");
+  CHECK(items_of(out, "s") == expected_items(grid().index(raw)));
+}
+
+}  // namespace
+
+TEST_CASE("int, slice with step, None and ellipsis index every entry", "[index]") {
+  TensorDict td = sample();
+  check_against_raw(td, {1}, {1});
+  check_against_raw(td, {-1}, {-1});
+  check_against_raw(td, {Slice(1, None, 2)}, {Slice(1, None, 2)});
+  check_against_raw(td, {Ellipsis, Slice(None, 2)}, {Slice(), Slice(None, 2)});
+  check_against_raw(td, {None, 2}, {None, 2});
+  check_against_raw(td, {Ellipsis, None}, {Slice(), Slice(), None});
+  check_against_raw(td, {Slice(), 1}, {Slice(), 1});
+  CHECK(td.index({Slice(), 1}).get({"n", "c"}).sizes() == at::IntArrayRef({4, 5}));
+  CHECK(td.index({Slice(), 1}).get_tensordict("n").batch_size() == BatchSize{4, 5});
+}
+
+TEST_CASE("bool masks and long index tensors gather every entry", "[index]") {
+  TensorDict td = sample();
+  const at::Tensor mask = at::tensor({1, 0, 1, 1}, at::kLong).to(at::kBool);
+  check_against_raw(td, {mask}, {mask});
+  const at::Tensor mask2 = td.get("b") % 2 == 0;
+  check_against_raw(td, {mask2}, {mask2});
+  const at::Tensor idx = at::tensor({3, 0, 0}, at::kLong);
+  check_against_raw(td, {idx}, {idx});
+  check_against_raw(td, {Ellipsis, idx.remainder(3)}, {Slice(), idx.remainder(3)});
+  check_against_raw(td, {idx, Slice(1)}, {idx, Slice(1)});
+}
+
+TEST_CASE("operator[] selects along dim 0", "[index]") {
+  TensorDict td = sample();
+  TensorDict row = td[2];
+  CHECK(row.batch_size() == BatchSize{3});
+  CHECK(same(row.get("a"), td.get("a")[2]));
+  CHECK(items_of(row, "s") == std::vector<std::string>{"2,0", "2,1", "2,2"});
+}
+
+TEST_CASE("basic indexing returns views that write through", "[index]") {
+  TensorDict td = sample();
+  TensorDict view = td.index({Slice(1, 3)});
+  view.get("a").fill_(-1);
+  CHECK(td.get("a")[1].eq(-1).all().item<bool>());
+  CHECK(td.get("a")[0].ne(-1).all().item<bool>());
+  td[0].get({"n", "c"}).zero_();
+  CHECK(td.get({"n", "c"})[0].eq(0).all().item<bool>());
+}
+
+TEST_CASE("indexing errors name the batch size and the offending index", "[index][errors]") {
+  TensorDict td = sample();
+  CHECK_THROWS_MATCHES(td.index({0, 0, 0}), ShapeError,
+                       Catch::Matchers::Message(
+                           "index: too many indices for batch_size [4, 3]: the index covers 3 "
+                           "dims (indexing past the batch dims is not allowed)"));
+  CHECK_THROWS_MATCHES(td.index({Slice(), 5}), ShapeError,
+                       Catch::Matchers::Message("index: index 5 is out of range for batch dim 1 "
+                                                "of size 3 (batch_size [4, 3])"));
+  CHECK_THROWS_MATCHES(td[7], ShapeError, Catch::Matchers::Message(
+                                              "index: index 7 is out of range for batch dim 0 of "
+                                              "size 4 (batch_size [4, 3])"));
+  const at::Tensor bad_mask = at::ones({3}, at::kBool);
+  CHECK_THROWS_MATCHES(td.index({bad_mask}), ShapeError,
+                       Catch::Matchers::Message("index: boolean mask of shape [3] does not match "
+                                                "the batch dims [4] it covers (batch_size [4, 3])"));
+  CHECK_THROWS_AS(td.index({Ellipsis, 0, Ellipsis}), TypeError);
+  CHECK_THROWS_AS(td.index({at::ones({2}, at::kFloat)}), TypeError);
+  CHECK_THROWS_WITH(td.index({at::tensor({9}, at::kLong)}), Contains("key 'a' of shape [4, 3, 2]"));
+}

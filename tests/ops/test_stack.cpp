@@ -1,0 +1,74 @@
+// stack and cat over any dim, with nested and non-tensor entries.
+#include <catch2/catch.hpp>
+
+#include "ops_test_util.h"
+
+using namespace ops_test;
+using Catch::Matchers::Message;
+
+namespace {
+
+TensorDict shifted(int64_t k) {
+  TensorDict td = sample().apply([k](const at::Tensor& t) { return t + k * 100; });
+  return td;
+}
+
+}  // namespace
+
+TEST_CASE("stack along any dim matches at::stack on every leaf", "[stack]") {
+  const std::vector<TensorDict> tds = {shifted(0), shifted(1), shifted(2)};
+  for (int64_t dim : {0, 1, 2, -1}) {
+    TensorDict out = stack(tds, dim);
+    for (const NestedKey& key : {NestedKey("a"), NestedKey("b"), NestedKey({"n", "c"})}) {
+      CHECK(same(out.get(key), at::stack({tds[0].get(key), tds[1].get(key), tds[2].get(key)},
+                                         dim < 0 ? dim + 3 : dim)));
+    }
+    CHECK(out.batch_size() == at::stack({grid(), grid(), grid()}, dim < 0 ? 2 : dim).sizes().vec());
+    CHECK(out.get_value("txt").is_non_tensor_data());  // equal values stay one NonTensorData
+  }
+  TensorDict out = stack(tds, 1);
+  CHECK(out.get_tensordict("n").batch_size() == BatchSize{4, 3, 3, 5});
+  const auto pos = at::stack({grid(), grid(), grid()}, 1);
+  CHECK(items_of(out, "s") == expected_items(pos));
+}
+
+TEST_CASE("differing NonTensorData become a NonTensorStack", "[stack]") {
+  TensorDict x({{"t", at::zeros({2})}, {"txt", "x"}}, {2});
+  TensorDict y({{"t", at::ones({2})}, {"txt", "y"}}, {2});
+  TensorDict out = stack({x, y}, 1);
+  CHECK(out.get_non_tensor("txt") == Json::parse(R"([["x","y"],["x","y"]])"));
+  TensorDict joined = cat({x, y}, 0);
+  CHECK(joined.get_non_tensor("txt") == Json::array({"x", "x", "y", "y"}));
+  CHECK(same(joined.get("t"), at::cat({x.get("t"), y.get("t")})));
+}
+
+TEST_CASE("cat along an existing dim matches at::cat on every leaf", "[stack]") {
+  TensorDict a = sample();
+  TensorDict b = shifted(1).index({at::indexing::Slice(0, 2)});
+  TensorDict out = cat({a, b}, 0);
+  CHECK(out.batch_size() == BatchSize{6, 3});
+  CHECK(same(out.get({"n", "c"}), at::cat({a.get({"n", "c"}), b.get({"n", "c"})})));
+  auto items = items_of(out, "s");
+  CHECK(items[12] == "0,0");
+  CHECK(items.size() == 18);
+  TensorDict cols = cat({a, a}, 1);
+  CHECK(same(cols.get("a"), at::cat({a.get("a"), a.get("a")}, 1)));
+}
+
+TEST_CASE("stack and cat errors name the key and the shapes", "[stack][errors]") {
+  TensorDict x({{"t", at::zeros({2, 3})}}, {2});
+  TensorDict y({{"t", at::zeros({2, 4})}}, {2});
+  CHECK_THROWS_MATCHES(stack({x, y}), ShapeError,
+                       Message("stack: key 't' has shape [2, 3] in TensorDict 0 but [2, 4] in "
+                               "TensorDict 1"));
+  TensorDict z({{"u", at::zeros({2, 3})}}, {2});
+  CHECK_THROWS_MATCHES(cat({x, z}), KeyError,
+                       Message("cat: key 't' is in TensorDict 0 but not in TensorDict 1"));
+  TensorDict w({{"t", at::zeros({3, 3})}}, {3});
+  CHECK_THROWS_MATCHES(stack({x, w}), ShapeError,
+                       Message("stack: batch_size [2] of TensorDict 0 does not match batch_size "
+                               "[3] of TensorDict 1"));
+  CHECK(cat({x, w}).batch_size() == BatchSize{5});
+  CHECK_THROWS_AS(stack({}), ShapeError);
+  CHECK_THROWS_AS(stack({x, x}, 3), ShapeError);
+}
