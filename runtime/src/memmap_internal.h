@@ -71,9 +71,6 @@ std::string read_text(const std::string& path);
 /// Writes a whole small file, replacing it.
 void write_text(const std::string& path, std::string_view text);
 
-/// torch.stack of the elements of a lazy stack directory (same keys and shapes required).
-TensorDict stack_elements(const std::vector<TensorDict>& tds, int64_t dim);
-
 /// Runs `write(tmp)` on a fresh sibling directory of `prefix`, then publishes it as `prefix`
 /// atomically (see docs/format.md, "Atomic save").
 void atomic_publish(const std::string& prefix, bool durable,

@@ -226,7 +226,7 @@ class Reader {
     }
     if (tds.empty()) throw FormatError(where + ": lazy stack without elements (no '0/' directory)");
     try {
-      TensorDict out = detail::stack_elements(tds, dim);
+      TensorDict out = stack(tds, dim);  // dense, torch.stack's rules
       out.impl().saved_path = dir;
       return out;
     } catch (const Error& e) {

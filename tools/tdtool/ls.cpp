@@ -111,7 +111,9 @@ int run_ls(const std::string& dir, std::ostream& out) {
     return 0;
   }
   const TensorDict& td = loaded.value.tensordict();
-  out << dir << "/  "
+  std::string root = dir;
+  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  out << root << "/  "
       << (loaded.class_info ? class_label(*loaded.class_info) : std::string("TensorDict"))
       << "  batch_size=" << tensordict::shape_str(td.batch_size()) << "\n";
   printer.print_td(td, {}, 1);
