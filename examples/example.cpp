@@ -3,11 +3,12 @@
 
 #include <iostream>
 
+#include "pairwise_demo.h"
 #include "tensordict/tensordict.h"
 
 using tensordict::TensorDict;
 
-int main() {
+int main(int argc, char** argv) {
   // A batch of 4 transitions; nested keys create sub-TensorDicts sharing the batch dims.
   TensorDict data({{"obs", at::randn({4, 3})}, {"action", at::randint(0, 2, {4}, at::kLong)}}, {4});
   data.set({"next", "obs"}, at::randn({4, 3}));
@@ -31,5 +32,9 @@ int main() {
   } catch (const tensordict::LockedError& e) {
     std::cout << "locked: " << e.what() << "\n";
   }
+
+  // TorchRL's PairwiseDataset: 10,000 rows x 550 tokens, memmapped, reloaded, sampled.
+  std::cout << "\nPairwiseDataset\n";
+  run_pairwise_demo(argc > 1 ? argv[1] : "example_data/pairwise", 10000, 550, 64);
   return 0;
 }
