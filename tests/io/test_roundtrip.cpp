@@ -328,3 +328,17 @@ TEST_CASE("MemoryMappedTensor factories and the lifetime of a mapping", "[io][mm
   CHECK_FALSE(MemoryMappedTensor::is_memory_mapped(at::ones({2})));
   CHECK_THROWS_AS(MemoryMappedTensor::from_filename(tmp / "f", at::kDouble, {3}), tensordict::FormatError);
 }
+
+TEST_CASE("aliases: save, dumps, load, load_ and an explicit device", "[io][roundtrip]") {
+  tc_test::TempDir tmp;
+  TensorDict td({{"x", at::arange(4)}}, {4});
+  TensorDict a = td.save(tmp / "a");
+  TensorDict b = td.dumps(tmp / "b");
+  CHECK((a.is_memmap() && b.is_memmap()));
+  TensorDict back = TensorDict::load(tmp / "b", at::Device(at::kCPU));
+  CHECK(back.device() == at::Device(at::kCPU));
+  CHECK(at::equal(back.get("x"), at::arange(4)));
+  CHECK(back.saved_path() == tmp / "b");
+  CHECK_FALSE(back.is_memmap());  // as Python: a loaded TensorDict is not locked nor flagged
+  CHECK_FALSE(back.is_locked());
+}
