@@ -25,6 +25,7 @@ struct Mapping {
   void* addr;
   size_t length;
   std::string path;
+  bool shared;  // MAP_SHARED: the tensor's values are the file's
 };
 
 void release_mapping(void* ctx) {
@@ -58,6 +59,12 @@ bool writable_as_bytes(const at::Tensor& t) {
 }
 
 }  // namespace
+
+std::optional<std::string> shared_file_of(const at::Tensor& t) {
+  const Mapping* m = mapping_of(t);
+  if (!m || !m->shared) return std::nullopt;
+  return m->path;
+}
 
 void throw_errno(const std::string& what, const std::string& path) {
   throw FormatError(what + " '" + path + "': " + std::strerror(errno));
@@ -101,7 +108,7 @@ at::Tensor map_fd(int fd, bool writable, const std::string& path, at::ScalarType
   void* addr = ::mmap(nullptr, n, PROT_READ | PROT_WRITE, writable ? MAP_SHARED : MAP_PRIVATE, fd, 0);
   if (addr == MAP_FAILED) throw_errno("cannot map", path);
   auto ctx = std::make_unique<Mapping>(
-      Mapping{addr, n, absolute_path(record_as.empty() ? path : record_as)});
+      Mapping{addr, n, absolute_path(record_as.empty() ? path : record_as), writable});
   c10::DataPtr ptr(addr, ctx.get(), &release_mapping, at::Device(at::kCPU));
   ctx.release();
   c10::Storage storage(c10::Storage::use_byte_size_t(), n, std::move(ptr), nullptr, false);

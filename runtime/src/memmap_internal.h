@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <utility>
 #include <vector>
 #include <string>
@@ -48,6 +49,9 @@ at::Tensor map_fd(int fd, bool writable, const std::string& path, at::ScalarType
 /// `record_as`: the name the file will have once published (the writer works in a temporary).
 at::Tensor write_leaf(const std::string& path, const at::Tensor& src, at::IntArrayRef shape,
                       at::ScalarType dtype, bool existsok, const std::string& record_as = {});
+/// The file of `t`'s storage when it is a MAP_SHARED mapping (its values are the file's content);
+/// nullopt for other tensors and for copy-on-write mappings of read-only files.
+std::optional<std::string> shared_file_of(const at::Tensor& t);
 /// Absolute, lexically normalised spelling of `path` (files need not exist).
 std::string absolute_path(const std::string& path);
 

@@ -40,8 +40,9 @@ Json type_entry(const std::string& name) { return Json{{"type", name}}; }
 
 // A leaf that already maps exactly its target file is kept (hard-linked into the new tree) instead
 // of copied: re-saving a memmapped TensorDict in place costs O(keys).
+// Only MAP_SHARED mappings qualify: a copy-on-write mapping may hold values the file does not.
 bool maps_whole_file(const at::Tensor& t, const std::string& final_path) {
-  auto file = MemoryMappedTensor::filename(t);
+  auto file = detail::shared_file_of(t);
   return file && *file == detail::absolute_path(final_path) && t.is_contiguous() &&
          t.storage_offset() == 0 && t.nbytes() == t.storage().nbytes();
 }
@@ -168,10 +169,11 @@ class TreeWriter {
       return tensor_entry(t);
     }
     // Python's rule: a leaf mapping another file is only copied on request.
-    if (!own_file && !opt_.like && !opt_.memmap.copy_existing && MemoryMappedTensor::is_memory_mapped(t) &&
-        maps_whole_file(t, *MemoryMappedTensor::filename(t))) {
-      throw Error("cannot save key '" + key + "': it already maps '" +
-                  *MemoryMappedTensor::filename(t) + "'; pass copy_existing=true to copy it");
+    const auto other_file = detail::shared_file_of(t);
+    if (!own_file && !opt_.like && !opt_.memmap.copy_existing && other_file &&
+        maps_whole_file(t, *other_file)) {
+      throw Error("cannot save key '" + key + "': it already maps '" + *other_file +
+                  "'; pass copy_existing=true to copy it");
     }
     out.append(key, at::Tensor());
     jobs_.push_back({t, path, final_path, &out, out.values.size() - 1});
