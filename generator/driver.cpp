@@ -35,11 +35,16 @@ void read_includes(Compilation& c) {
   std::set<std::string> read;
   for (const auto& s : c.schemas) read.insert(std::filesystem::weakly_canonical(s.path).string());
   for (size_t i = 0; i < c.schemas.size(); ++i) {
-    const std::vector<std::string> includes = c.schemas[i].includes;
-    for (const auto& path : includes) {
-      if (!read.insert(std::filesystem::weakly_canonical(path).string()).second) continue;
-      c.schemas.push_back(read_yaml_schema(path, display_path(path), c.diagnostics));
-      c.dependencies.push_back(path);
+    const std::vector<Include> includes = c.schemas[i].includes;
+    for (const auto& include : includes) {
+      if (!read.insert(std::filesystem::weakly_canonical(include.path).string()).second) continue;
+      if (!std::filesystem::is_regular_file(include.path)) {
+        c.diagnostics.error(include.loc, "included schema '" + include.path + "' not found");
+        continue;
+      }
+      c.schemas.push_back(
+          read_yaml_schema(include.path, display_path(include.path), c.diagnostics));
+      c.dependencies.push_back(include.path);
     }
   }
 }

@@ -148,29 +148,32 @@ std::vector<const Class*> declaration_order(const Schema& schema) {
   return order;
 }
 
-// Headers of other schema files whose classes this file nests, and the hand-written includes.
-data include_list(const Schema& schema, const ClassIndex& classes) {
-  std::set<std::string> headers;
+// Headers of other schema files whose classes this file nests, and the hand-written includes, as
+// one block of #include lines (<...> before "...", each sorted, as clang-format orders them).
+std::string include_block(const Schema& schema, const ClassIndex& classes) {
+  std::set<std::string> system, local;
   for (const auto& cls : schema.classes) {
     for (const auto& field : cls.fields) {
       std::string nested = nested_class_name(field.type);
       if (nested.empty()) continue;
       const Class& target = *classes.at(nested);
       if (target.schema_path != schema.display_path) {
-        headers.insert("\"" + header_name(target.schema_path) + "\"");
+        local.insert("\"" + header_name(target.schema_path) + "\"");
       }
     }
     for (const auto& include : cls.cpp_includes) {
-      headers.insert(include.front() == '<' ? include : "\"" + include + "\"");
+      if (include.front() == '<') {
+        system.insert(include);
+      } else {
+        local.insert("\"" + include + "\"");
+      }
     }
   }
-  data list = data::type::list;
-  for (const auto& header : headers) {
-    data item;
-    item.set("include", header);
-    list.push_back(item);
+  std::string block;
+  for (const auto& set : {system, local}) {
+    for (const auto& header : set) block += "#include " + header + "\n";
   }
-  return list;
+  return block.empty() ? "" : "\n" + block;
 }
 
 }  // namespace
@@ -183,7 +186,7 @@ Output emit_schema(const Schema& schema, const ClassIndex& classes, const Templa
   view.set("schema_path", schema.display_path);
   view.set("abi_version", std::to_string(kAbiVersion));
   view.set("header", header_name(schema.display_path));
-  view.set("includes", include_list(schema, classes));
+  view.set("include_block", include_block(schema, classes));
   if (!schema.cpp_namespace.empty()) view.set("namespace", schema.cpp_namespace);
   data class_list = data::type::list;
   for (const Class* cls : declaration_order(schema)) {

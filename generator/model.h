@@ -68,11 +68,17 @@ struct Class {
   SourceLoc loc;
 };
 
+/// An `include:` entry: another schema file whose classes this one may name.
+struct Include {
+  std::string path;  ///< resolved relative to the including file
+  SourceLoc loc;
+};
+
 struct Schema {
   std::string path;          ///< as opened
   std::string display_path;  ///< as stamped into output (relative, no absolute paths)
   std::string cpp_namespace;
-  std::vector<std::string> includes;  ///< resolved paths of included schema files
+  std::vector<Include> includes;
   std::vector<Class> classes;
   SourceLoc loc;
 };

@@ -51,10 +51,7 @@ class Reader {
       if (key == "namespace") {
         schema.cpp_namespace = namespace_name(value);
       } else if (key == "include") {
-        for (const auto& item : string_list(value, "include")) {
-          schema.includes.push_back(
-              (std::filesystem::path(dir_) / item).lexically_normal().string());
-        }
+        read_includes(value, schema);
       } else if (key == "classes") {
         read_classes(value, schema);
       }
@@ -144,6 +141,15 @@ class Reader {
     return out;
   }
 
+  void read_includes(const YAML::Node& node, Schema& schema) {
+    if (!expect_list(node, "'include'")) return;
+    for (const auto& item : node) {
+      if (!expect_scalar(item, "an entry of 'include'")) continue;
+      const auto path = (std::filesystem::path(dir_) / item.Scalar()).lexically_normal();
+      schema.includes.push_back(Include{path.string(), text_loc(item)});
+    }
+  }
+
   std::string namespace_name(const YAML::Node& node) {
     std::string name = scalar(node, "'namespace'");
     std::string rest = name;
@@ -157,6 +163,21 @@ class Reader {
       }
       if (end == std::string::npos) break;
       start = end + 2;
+    }
+    return name;
+  }
+
+  // A dotted Python path (pkg.mod.Name); `<locals>` parts are allowed, as Python writes them.
+  std::string python_name(const YAML::Node& node) {
+    std::string name = scalar(node, "'python'");
+    std::istringstream parts(name);
+    bool ok = !name.empty() && name.back() != '.';
+    for (std::string part; ok && std::getline(parts, part, '.');) {
+      ok = is_identifier(part) || part == "<locals>";
+    }
+    if (!ok) {
+      diagnostics_.error(text_loc(node),
+                         "python name '" + name + "' is not a dotted name like pkg.module.Class");
     }
     return name;
   }
@@ -178,7 +199,7 @@ class Reader {
       } else if (key == "doc") {
         cls.doc = scalar(value, "'doc'");
       } else if (key == "python") {
-        cls.python_name = scalar(value, "'python'");
+        cls.python_name = python_name(value);
       } else if (key == "options") {
         read_options(value, cls.options);
       } else if (key == "batch_dims") {

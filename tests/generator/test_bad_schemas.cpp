@@ -1,0 +1,79 @@
+// Every tests/schemas/bad/<case>.yaml must fail with exactly the diagnostics of <case>.errors
+// (message and file:line:col), and produce no output.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <vector>
+
+#include "driver.h"
+#include "test_support.h"
+
+namespace fs = std::filesystem;
+using namespace tcgen_test;
+
+namespace {
+
+std::vector<std::string> bad_cases() {
+  std::vector<std::string> cases;
+  for (const auto& entry : fs::directory_iterator(source_dir() / "tests/schemas/bad")) {
+    if (entry.path().extension() == ".yaml") cases.push_back(entry.path().stem().string());
+  }
+  std::sort(cases.begin(), cases.end());
+  return cases;
+}
+
+std::string diagnostics_text(const tcgen::Diagnostics& diagnostics) {
+  std::string text;
+  for (const auto& d : diagnostics.all()) text += tcgen::format_diagnostic(d) + "\n";
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("bad schemas report exact diagnostics", "[generator][diagnostics]") {
+  const fs::path dir = source_dir() / "tests/schemas/bad";
+  const std::vector<std::string> cases = bad_cases();
+  REQUIRE(cases.size() >= 30);
+  ScopedCwd cwd(dir);
+  for (const auto& name : cases) {
+    CAPTURE(name);
+    tcgen::Compilation c = tcgen::compile({name + ".yaml"}, tcgen::builtin_templates());
+    CHECK(c.diagnostics.has_errors());
+    CHECK(c.outputs.empty());
+    const std::string actual = diagnostics_text(c.diagnostics);
+    if (updating_goldens()) write_text(name + ".errors", actual);
+    CHECK(actual == read_text(name + ".errors"));
+  }
+}
+
+TEST_CASE("all errors of a schema are reported in one run", "[generator][diagnostics]") {
+  tcgen::Compilation c = tcgen::compile_text(
+      "classes:\n"
+      "  - name: A\n"
+      "    frozn: true\n"
+      "    fields:\n"
+      "      - {name: class, type: int}\n"
+      "      - {name: y, type: 'tensor[float33]'}\n",
+      "inline.yaml", tcgen::builtin_templates());
+  REQUIRE(c.diagnostics.all().size() == 3);
+  CHECK(tcgen::format_diagnostic(c.diagnostics.all()[0]) ==
+        "inline.yaml:3:5: error: unknown key 'frozn' in a class (allowed: name, doc, python, "
+        "options, batch_dims, methods, cpp_includes, fields)");
+  CHECK(tcgen::format_diagnostic(c.diagnostics.all()[1]) ==
+        "inline.yaml:6:33: error: unknown dtype 'float33' (expected one of bool, uint8, int8, "
+        "int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128)");
+  CHECK(tcgen::format_diagnostic(c.diagnostics.all()[2]) ==
+        "inline.yaml:5:16: error: field name 'class' is a C++ keyword");
+}
+
+TEST_CASE("shadow allows reserved field names", "[generator][diagnostics]") {
+  const std::string fields = "    fields:\n      - {name: batch_size, type: tensor}\n";
+  auto errors = [&](const std::string& options) {
+    return tcgen::compile_text("classes:\n  - name: A\n" + options + fields, "s.yaml",
+                               tcgen::builtin_templates())
+        .diagnostics.all()
+        .size();
+  };
+  CHECK(errors("") == 1);
+  CHECK(errors("    options: [shadow]\n") == 0);
+}

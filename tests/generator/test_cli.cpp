@@ -1,0 +1,103 @@
+// The tcgen command line: outputs only on success, rewritten only when changed, --check,
+// --depfile, --template-dir, --version.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#include "test_support.h"
+
+namespace fs = std::filesystem;
+using namespace tcgen_test;
+
+namespace {
+
+// A fresh scratch directory per test case.
+fs::path scratch(const std::string& name) {
+  fs::path dir =
+      fs::temp_directory_path() / ("tcgen_cli_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+int tcgen(const std::string& args) {
+  const std::string command = std::string(TCGEN_EXE) + " " + args + " 2>/dev/null >/dev/null";
+  int status = std::system(command.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+const char* kGood = "classes:\n  - name: A\n    fields:\n      - {name: x, type: tensor}\n";
+
+}  // namespace
+
+TEST_CASE("tcgen writes nothing when a schema has errors", "[generator][cli]") {
+  fs::path dir = scratch("errors");
+  write_text(dir / "good.yaml", kGood);
+  write_text(dir / "bad.yaml", "classes:\n  - name: B\n    fields: [{name: y, type: nope}]\n");
+  CHECK(tcgen((dir / "good.yaml").string() + " " + (dir / "bad.yaml").string() + " -o " +
+              (dir / "out").string()) == 1);
+  CHECK_FALSE(fs::exists(dir / "out"));
+}
+
+TEST_CASE("tcgen rewrites an output only when its content changes", "[generator][cli]") {
+  fs::path dir = scratch("rewrite");
+  write_text(dir / "a.yaml", kGood);
+  const std::string run = (dir / "a.yaml").string() + " -o " + (dir / "out").string();
+  REQUIRE(tcgen(run) == 0);
+  const fs::path header = dir / "out" / "a.h";
+  REQUIRE(fs::exists(header));
+  const auto first = fs::last_write_time(header);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  REQUIRE(tcgen(run) == 0);
+  CHECK(fs::last_write_time(header) == first);
+  write_text(dir / "a.yaml", std::string(kGood) + "      - {name: y, type: str}\n");
+  REQUIRE(tcgen(run) == 0);
+  CHECK(fs::last_write_time(header) != first);
+  CHECK(read_text(header).find("std::string y() const") != std::string::npos);
+}
+
+TEST_CASE("tcgen --check reports missing and stale outputs", "[generator][cli]") {
+  fs::path dir = scratch("check");
+  write_text(dir / "a.yaml", kGood);
+  const std::string args = (dir / "a.yaml").string() + " -o " + (dir / "out").string();
+  CHECK(tcgen("--check " + args) == 1);  // missing
+  CHECK_FALSE(fs::exists(dir / "out"));
+  REQUIRE(tcgen(args) == 0);
+  CHECK(tcgen("--check " + args) == 0);
+  write_text(dir / "out" / "a.h", read_text(dir / "out" / "a.h") + "// edited\n");
+  CHECK(tcgen("--check " + args) == 1);  // stale
+}
+
+TEST_CASE("tcgen --depfile lists the schema and its includes", "[generator][cli]") {
+  fs::path dir = scratch("depfile");
+  write_text(dir / "base.yaml", kGood);
+  write_text(dir / "top.yaml",
+             "include: [base.yaml]\nclasses:\n  - name: T\n    fields: [{name: a, type: A}]\n");
+  REQUIRE(tcgen((dir / "top.yaml").string() + " -o " + (dir / "out").string() + " --depfile " +
+                (dir / "top.d").string()) == 0);
+  const std::string deps = read_text(dir / "top.d");
+  CHECK(deps == (dir / "out" / "top.h").string() + " : " + (dir / "top.yaml").string() + " " +
+                    (dir / "base.yaml").string() + "\n");
+  CHECK(read_text(dir / "out" / "top.h").find("#include \"base.h\"") != std::string::npos);
+}
+
+TEST_CASE("tcgen --template-dir overrides a template", "[generator][cli]") {
+  fs::path dir = scratch("templates");
+  write_text(dir / "a.yaml", kGood);
+  fs::create_directories(dir / "tpl");
+  write_text(dir / "tpl" / "file.mustache", "// custom {{schema_path}}\n");
+  REQUIRE(tcgen((dir / "a.yaml").string() + " -o " + (dir / "out").string() + " --template-dir " +
+                (dir / "tpl").string()) == 0);
+  CHECK(read_text(dir / "out" / "a.h") == "// custom a.yaml\n");
+  write_text(dir / "tpl" / "file.mustache", "{{#broken}}\n");
+  CHECK(tcgen((dir / "a.yaml").string() + " -o " + (dir / "out2").string() + " --template-dir " +
+              (dir / "tpl").string()) == 1);
+}
+
+TEST_CASE("tcgen --version and --help", "[generator][cli]") {
+  CHECK(tcgen("--version") == 0);
+  CHECK(tcgen("--help") == 0);
+  CHECK(tcgen("") != 0);  // a schema is required
+}
