@@ -26,6 +26,8 @@ struct Mapping {
   size_t length;
   std::string path;
   bool shared;  // MAP_SHARED: the tensor's values are the file's
+  dev_t device;
+  ino_t inode;  // a path can name another file later (a re-save elsewhere); the inode cannot
 };
 
 void release_mapping(void* ctx) {
@@ -64,6 +66,13 @@ std::optional<std::string> shared_file_of(const at::Tensor& t) {
   const Mapping* m = mapping_of(t);
   if (!m || !m->shared) return std::nullopt;
   return m->path;
+}
+
+bool maps_file_at(const at::Tensor& t, const std::string& path) {
+  const Mapping* m = mapping_of(t);
+  struct stat st {};
+  return m && m->shared && m->path == absolute_path(path) && ::stat(path.c_str(), &st) == 0 &&
+         st.st_dev == m->device && st.st_ino == m->inode;
 }
 
 void throw_errno(const std::string& what, const std::string& path) {
@@ -107,8 +116,8 @@ at::Tensor map_fd(int fd, bool writable, const std::string& path, at::ScalarType
   // Read-only files are mapped copy-on-write so the tensor stays writable in memory.
   void* addr = ::mmap(nullptr, n, PROT_READ | PROT_WRITE, writable ? MAP_SHARED : MAP_PRIVATE, fd, 0);
   if (addr == MAP_FAILED) throw_errno("cannot map", path);
-  auto ctx = std::make_unique<Mapping>(
-      Mapping{addr, n, absolute_path(record_as.empty() ? path : record_as), writable});
+  auto ctx = std::make_unique<Mapping>(Mapping{
+      addr, n, absolute_path(record_as.empty() ? path : record_as), writable, st.st_dev, st.st_ino});
   c10::DataPtr ptr(addr, ctx.get(), &release_mapping, at::Device(at::kCPU));
   ctx.release();
   c10::Storage storage(c10::Storage::use_byte_size_t(), n, std::move(ptr), nullptr, false);

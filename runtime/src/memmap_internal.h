@@ -52,6 +52,8 @@ at::Tensor write_leaf(const std::string& path, const at::Tensor& src, at::IntArr
 /// The file of `t`'s storage when it is a MAP_SHARED mapping (its values are the file's content);
 /// nullopt for other tensors and for copy-on-write mappings of read-only files.
 std::optional<std::string> shared_file_of(const at::Tensor& t);
+/// True when `t`'s storage is a MAP_SHARED mapping of the very file (same inode) now at `path`.
+bool maps_file_at(const at::Tensor& t, const std::string& path);
 /// Absolute, lexically normalised spelling of `path` (files need not exist).
 std::string absolute_path(const std::string& path);
 

@@ -40,11 +40,11 @@ Json type_entry(const std::string& name) { return Json{{"type", name}}; }
 
 // A leaf that already maps exactly its target file is kept (hard-linked into the new tree) instead
 // of copied: re-saving a memmapped TensorDict in place costs O(keys).
-// Only MAP_SHARED mappings qualify: a copy-on-write mapping may hold values the file does not.
-bool maps_whole_file(const at::Tensor& t, const std::string& final_path) {
-  auto file = detail::shared_file_of(t);
-  return file && *file == detail::absolute_path(final_path) && t.is_contiguous() &&
-         t.storage_offset() == 0 && t.nbytes() == t.storage().nbytes();
+// Only MAP_SHARED mappings of the file now at that path qualify: a copy-on-write mapping may hold
+// values the file does not, and a path re-saved by someone else names another file.
+bool maps_whole_file(const at::Tensor& t, const std::string& path) {
+  return t.is_contiguous() && t.storage_offset() == 0 && t.nbytes() == t.storage().nbytes() &&
+         detail::maps_file_at(t, path);
 }
 
 class TreeWriter {

@@ -342,3 +342,12 @@ TEST_CASE("aliases: save, dumps, load, load_ and an explicit device", "[io][roun
   CHECK_FALSE(back.is_memmap());  // as Python: a loaded TensorDict is not locked nor flagged
   CHECK_FALSE(back.is_locked());
 }
+
+TEST_CASE("re-saving after someone else replaced the prefix writes our values", "[io][roundtrip]") {
+  tc_test::TempDir tmp;
+  TensorDict mine = TensorDict({{"x", at::full({3}, 1.0)}}, {3}).memmap(tmp / "td");
+  TensorDict({{"x", at::full({3}, 2.0)}}, {3}).memmap(tmp / "td");  // new files at the same paths
+  mine.get("x").fill_(5);  // still our (now unlinked) file
+  mine.memmap_(tmp / "td");
+  CHECK(at::equal(TensorDict::load_memmap(tmp / "td").get("x"), at::full({3}, 5.0)));
+}
