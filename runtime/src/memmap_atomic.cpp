@@ -96,6 +96,11 @@ void atomic_publish(const std::string& prefix, bool durable,
   const bool exists = ::lstat(p.c_str(), &st) == 0;
   if (exists && S_ISLNK(st.st_mode)) throw FormatError("refusing to save through symlink '" + p + "'");
   if (exists && !S_ISDIR(st.st_mode)) throw FormatError("'" + p + "' exists and is not a directory");
+  // A save replaces the whole directory: never do that to one that is not a previous save.
+  if (exists && ::access(join(p, "meta.json").c_str(), F_OK) != 0 && !fs::is_empty(p, ec)) {
+    throw FormatError("refusing to replace '" + p +
+                      "': it is not empty and holds no meta.json (not a memmap directory)");
+  }
 
   remove_stale(parent, base);
   const std::string tmp = new_temp_path(parent, base);

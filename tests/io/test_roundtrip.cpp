@@ -351,3 +351,15 @@ TEST_CASE("re-saving after someone else replaced the prefix writes our values", 
   mine.memmap_(tmp / "td");
   CHECK(at::equal(TensorDict::load_memmap(tmp / "td").get("x"), at::full({3}, 5.0)));
 }
+
+TEST_CASE("a save never replaces a directory that is not a previous save", "[io][roundtrip]") {
+  tc_test::TempDir tmp;
+  fs::create_directories(tmp / "home");
+  tc_test::write_file(tmp / "home/precious.txt", "keep me");
+  TensorDict td({{"x", at::ones({1})}});
+  CHECK_THROWS_WITH(td.memmap(tmp / "home"), Catch::Contains("refusing to replace"));
+  CHECK(tc_test::read_file(tmp / "home/precious.txt") == "keep me");
+  fs::create_directories(tmp / "empty");
+  td.memmap(tmp / "empty");  // an empty directory is fine
+  CHECK(fs::exists(tmp / "empty/x.memmap"));
+}
