@@ -12,6 +12,8 @@
 
 #include "tensordict/tensorclass.h"
 
+#include "tensorclass/llm/history_options.h"
+
 static_assert(TENSORDICT_ABI_VERSION == 1,
               "history.h was generated for another version of the tensordict runtime");
 
@@ -85,6 +87,14 @@ class History : public tensordict::TensorClass<History> {
   History& set_tool_responses(const std::optional<std::vector<std::string>>& value) {
     return set_field(4, value);
   }
+  // Hand-written members (declared by the schema, defined by hand in a .cpp).
+  History append(const History& message, bool inplace = true, int64_t dim = -1);
+  History extend(const History& other, bool inplace = true, int64_t dim = 0);
+  static History from_chats(const tensordict::Json& chats);
+  static History from_text(std::string_view text, std::string_view template_name = "chatml_format");
+  std::vector<std::string> apply_chat_template(const HistoryTemplateOptions& options = {}) const;
+  tensordict::TensorDict apply_chat_template_tokens(const HistoryTemplateOptions& options) const;
+  static HistorySpec default_spec(std::vector<int64_t> shape = {-1});
 
  private:
   friend class tensordict::TensorClass<History>;

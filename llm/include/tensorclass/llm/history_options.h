@@ -1,0 +1,46 @@
+#pragma once
+// Options of History::apply_chat_template (TorchRL's keyword arguments, typed).
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "tensorclass/llm/chat.h"
+
+namespace tensorclass::llm {
+
+struct HistoryTemplateOptions : ChatTemplateOptions {
+  /// "chatml_format" or "qwen"; empty: detected from `tokenizer_name` (chatml when that is empty).
+  std::string chat_template_name;
+  /// The tokenizer's name_or_path, used to pick a template when none is named.
+  std::string tokenizer_name;
+  /// Needed by apply_chat_template_tokens(); no tokenizer is bundled.
+  Tokenizer tokenizer;
+  /// apply_chat_template_tokens(): also return `assistant_masks`.
+  bool return_assistant_tokens_mask = false;
+  /// Id used to pad shorter token sequences of a batch.
+  int64_t pad_token_id = 0;
+};
+
+/// Description of one field of History::default_spec (a TorchRL NonTensor spec).
+struct NonTensorFieldSpec {
+  std::string name;
+  std::vector<int64_t> shape;  ///< -1 for a variable dim
+  Json example_data;
+};
+
+/// TorchRL's Composite spec of a History, printable.
+struct HistorySpec {
+  std::vector<int64_t> shape;
+  std::vector<NonTensorFieldSpec> fields;
+};
+
+std::ostream& operator<<(std::ostream& os, const HistorySpec& spec);
+
+}  // namespace tensorclass::llm
+
+// The names History's hand-written methods use, in the namespace of the generated class.
+namespace torchrl::llm {
+using tensorclass::llm::HistorySpec;
+using tensorclass::llm::HistoryTemplateOptions;
+}  // namespace torchrl::llm

@@ -1,0 +1,221 @@
+// TorchRL History's methods (declared in schemas/history.yaml, attached to the generated class).
+// A History is edited as rows of chat messages: a 0-D/1-D History is one conversation, a 2-D one a
+// batch of conversations padded with "<none>" messages.
+#include <ATen/ATen.h>
+
+#include <ostream>
+
+#include "history.h"
+#include "tensorclass/llm/conversation.h"
+#include "tensordict/json.h"
+
+namespace torchrl::llm {
+namespace {
+
+using tensorclass::llm::ChatMessage;
+using Rows = std::vector<std::vector<ChatMessage>>;
+using tensordict::ShapeError;
+using tensordict::TensorDict;
+
+Rows rows_of(const TensorDict& td) {
+  if (td.ndim() <= 1) return {tensorclass::llm::conversation_messages(td)};
+  if (td.ndim() > 2) {
+    throw ShapeError("History supports up to 2 batch dims (conversations x messages), got " +
+                     tensordict::shape_str(td.batch_size()));
+  }
+  Rows rows;
+  for (const auto& row : td.unbind(0)) {
+    auto messages = tensorclass::llm::conversation_messages(row);
+    // Padding is dropped here and restored when the rows are stacked again.
+    messages.erase(std::remove_if(messages.begin(), messages.end(),
+                                  [](const ChatMessage& m) {
+                                    return m.role == tensorclass::llm::kPaddingRole;
+                                  }),
+                   messages.end());
+    rows.push_back(std::move(messages));
+  }
+  return rows;
+}
+
+TensorDict tensordict_of(const Rows& rows, int64_t ndim) {
+  return ndim <= 1 ? tensorclass::llm::conversation_tensordict(rows.front())
+                   : tensorclass::llm::batch_tensordict(rows);
+}
+
+int64_t normalize_dim(int64_t dim, int64_t ndim, const char* what) {
+  const int64_t d = dim < 0 ? dim + ndim : dim;
+  if (d < 0 || d >= ndim) {
+    throw ShapeError(std::string(what) + ": dim " + std::to_string(dim) +
+                     " is out of range for a History with " + std::to_string(ndim) + " batch dims");
+  }
+  return d;
+}
+
+tensorclass::llm::ChatFormat format_of(const HistoryTemplateOptions& options) {
+  if (!options.chat_template_name.empty()) {
+    return tensorclass::llm::chat_format_from_name(options.chat_template_name);
+  }
+  return tensorclass::llm::detect_chat_format(options.tokenizer_name);
+}
+
+}  // namespace
+
+History History::append(const History& message, bool inplace, int64_t dim) {
+  if (ndim() < 1) {
+    throw ShapeError(
+        "append: this History has no batch dim; make it a conversation first with "
+        "unsqueeze(dim=0)");
+  }
+  if (message.ndim() != ndim() - 1) {
+    throw ShapeError("append: the message must have " + std::to_string(ndim() - 1) +
+                     " batch dims (one less than this History), got batch_size " +
+                     tensordict::shape_str(message.batch_size()));
+  }
+  const int64_t d = normalize_dim(dim, ndim(), "append");
+  Rows rows = rows_of(td_);
+  const Rows added = rows_of(message.td_);
+  if (ndim() == 1) {
+    rows.front().push_back(added.front().front());
+  } else if (d == 1) {  // one new message per conversation
+    const auto per_row = tensorclass::llm::conversation_messages(message.td_);
+    if (per_row.size() != rows.size()) {
+      throw ShapeError("append: " + std::to_string(per_row.size()) + " messages for " +
+                       std::to_string(rows.size()) + " conversations");
+    }
+    for (size_t b = 0; b < rows.size(); ++b) rows[b].push_back(per_row[b]);
+  } else {  // one new conversation
+    rows.push_back(added.front());
+  }
+  History out = wrap(tensordict_of(rows, ndim()));
+  if (inplace) td_ = out.td_;
+  return out;
+}
+
+History History::extend(const History& other, bool inplace, int64_t dim) {
+  if (other.ndim() != ndim()) {
+    throw ShapeError("extend: the new history must have as many batch dims as this one (" +
+                     std::to_string(ndim()) + "), got batch_size " +
+                     tensordict::shape_str(other.batch_size()));
+  }
+  const int64_t d = normalize_dim(dim, std::max<int64_t>(ndim(), 1), "extend");
+  Rows rows = rows_of(td_);
+  const Rows more = rows_of(other.td_);
+  if (ndim() <= 1 || d == 1) {  // longer conversations
+    if (more.size() != rows.size()) {
+      throw ShapeError("extend: " + std::to_string(more.size()) + " conversations for " +
+                       std::to_string(rows.size()));
+    }
+    for (size_t b = 0; b < rows.size(); ++b) {
+      rows[b].insert(rows[b].end(), more[b].begin(), more[b].end());
+    }
+  } else {  // more conversations
+    rows.insert(rows.end(), more.begin(), more.end());
+  }
+  History out = wrap(tensordict_of(rows, std::max<int64_t>(ndim(), 1)));
+  if (inplace) td_ = out.td_;
+  return out;
+}
+
+History History::from_chats(const tensordict::Json& chats) {
+  if (!chats.is_array() || chats.empty()) {
+    throw std::invalid_argument("from_chats: expected a non-empty list of messages or of chats");
+  }
+  auto conversation = [](const tensordict::Json& chat) {
+    std::vector<ChatMessage> messages;
+    for (const auto& m : chat) messages.push_back(tensorclass::llm::message_from_json(m));
+    return messages;
+  };
+  if (chats.front().is_object()) return wrap(tensordict_of({conversation(chats)}, 1));
+  Rows rows;
+  for (const auto& chat : chats) rows.push_back(conversation(chat));
+  return wrap(tensordict_of(rows, 2));
+}
+
+History History::from_text(std::string_view text, std::string_view template_name) {
+  auto messages =
+      tensorclass::llm::parse_chat(text, tensorclass::llm::chat_format_from_name(template_name));
+  if (messages.empty()) throw std::invalid_argument("from_text: the text holds no message");
+  return wrap(tensorclass::llm::conversation_tensordict(messages));
+}
+
+std::vector<std::string> History::apply_chat_template(const HistoryTemplateOptions& options) const {
+  std::vector<std::string> texts;
+  for (const auto& row : rows_of(td_)) {
+    texts.push_back(tensorclass::llm::render_chat(row, format_of(options), options).text);
+  }
+  return texts;
+}
+
+TensorDict History::apply_chat_template_tokens(const HistoryTemplateOptions& options) const {
+  if (!options.tokenizer) {
+    throw std::invalid_argument("apply_chat_template_tokens: options.tokenizer is not set");
+  }
+  std::vector<tensorclass::llm::Encoding> encodings;
+  std::vector<std::vector<int64_t>> masks;
+  size_t longest = 0;
+  for (const auto& row : rows_of(td_)) {
+    auto rendered = tensorclass::llm::render_chat(row, format_of(options), options);
+    encodings.push_back(options.tokenizer(rendered.text));
+    if (options.return_assistant_tokens_mask) {
+      masks.push_back(
+          tensorclass::llm::assistant_token_mask(encodings.back(), rendered.assistant_spans));
+    }
+    longest = std::max(longest, encodings.back().ids.size());
+  }
+  const auto batch = static_cast<int64_t>(encodings.size());
+  const auto length = static_cast<int64_t>(longest);
+  at::Tensor ids = at::full({batch, length}, options.pad_token_id, at::kLong);
+  at::Tensor attention = at::zeros({batch, length}, at::kLong);
+  at::Tensor assistant = at::zeros({batch, length}, at::kLong);
+  for (int64_t b = 0; b < batch; ++b) {
+    const auto& enc = encodings[static_cast<size_t>(b)];
+    const auto n = static_cast<int64_t>(enc.ids.size());
+    if (n == 0) continue;
+    ids[b].narrow(0, 0, n).copy_(at::tensor(enc.ids, at::kLong));
+    attention[b].narrow(0, 0, n).fill_(1);
+    if (!masks.empty())
+      assistant[b].narrow(0, 0, n).copy_(at::tensor(masks[static_cast<size_t>(b)], at::kLong));
+  }
+  TensorDict out({{"input_ids", ids}, {"attention_mask", attention}}, {batch});
+  if (options.return_assistant_tokens_mask) out.set("assistant_masks", assistant);
+  return out;
+}
+
+HistorySpec History::default_spec(std::vector<int64_t> shape) {
+  if (shape.empty()) throw ShapeError("default_spec: the shape needs at least the message dim");
+  HistorySpec spec;
+  spec.shape.assign(shape.begin(), shape.end() - 1);
+  for (const auto& field : class_spec().fields) {
+    // TorchRL's example data: the field's default (is_complete), else None.
+    const std::string name = field.name;
+    spec.fields.push_back(
+        {name, shape, name == "is_complete" ? tensordict::Json(true) : tensordict::Json(nullptr)});
+  }
+  return spec;
+}
+
+}  // namespace torchrl::llm
+
+namespace tensorclass::llm {
+
+std::ostream& operator<<(std::ostream& os, const HistorySpec& spec) {
+  auto size = [](const std::vector<int64_t>& s) {
+    return "torch.Size(" + tensordict::shape_str(s) + ")";
+  };
+  os << "Composite(\n";
+  for (const auto& field : spec.fields) {
+    os << "    " << field.name << ": NonTensor(\n"
+       << "        shape=" << size(field.shape) << ",\n"
+       << "        space=None,\n"
+       << "        device=None,\n"
+       << "        dtype=None,\n"
+       << "        domain=None,\n"
+       << "        example_data=" << tensordict::python_repr(field.example_data) << "),\n";
+  }
+  os << "    device=None,\n"
+     << "    shape=" << size(spec.shape) << ",\n"
+     << "    data_cls=History)";
+  return os;
+}
+
+}  // namespace tensorclass::llm
