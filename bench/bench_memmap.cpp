@@ -1,9 +1,10 @@
 // Memory-mapped IO benchmarks (results and method in docs/performance.md, "Memory-mapped IO").
 //
-//  BM_memmap_write/tensordict/<threads>  TensorDict::memmap of 256 MB in 64 leaves (atomic, durable)
-//  BM_memmap_write/raw/<threads>         the same bytes written with write(2) into one file + fsync
-//  BM_load_memmap/<MB>                   load_memmap of 64 leaves holding 1 MB or 256 MB in total
-//  BM_save_load/torch, /memmap           torch::save + torch::load vs memmap + load_memmap (+ a read
+//  BM_memmap_write/tensordict/<threads>  TensorDict::memmap of 256 MB in 64 leaves (atomic,
+//  durable) BM_memmap_write/raw/<threads>         the same bytes written with write(2) into one
+//  file + fsync BM_load_memmap/<MB>                   load_memmap of 64 leaves holding 1 MB or 256
+//  MB in total BM_save_load/torch, /memmap           torch::save + torch::load vs memmap +
+//  load_memmap (+ a read
 //                                        of every byte, so both end with the data in memory)
 //
 // Files go to $TC_BENCH_DIR (default /dev/shm, else /tmp): on tmpfs the numbers measure our CPU
@@ -87,8 +88,16 @@ void BM_memmap_write(benchmark::State& state, bool raw) {
   }
   state.SetBytesProcessed(state.iterations() * 256 * kMB);
 }
-BENCHMARK_CAPTURE(BM_memmap_write, tensordict, false)->Arg(1)->Arg(4)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(BM_memmap_write, raw, true)->Arg(1)->Arg(4)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_memmap_write, tensordict, false)
+    ->Arg(1)
+    ->Arg(4)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_memmap_write, raw, true)
+    ->Arg(1)
+    ->Arg(4)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 void BM_load_memmap(benchmark::State& state) {
   const int64_t mb = state.range(0);

@@ -94,8 +94,10 @@ void atomic_publish(const std::string& prefix, bool durable,
 
   struct stat st {};
   const bool exists = ::lstat(p.c_str(), &st) == 0;
-  if (exists && S_ISLNK(st.st_mode)) throw FormatError("refusing to save through symlink '" + p + "'");
-  if (exists && !S_ISDIR(st.st_mode)) throw FormatError("'" + p + "' exists and is not a directory");
+  if (exists && S_ISLNK(st.st_mode))
+    throw FormatError("refusing to save through symlink '" + p + "'");
+  if (exists && !S_ISDIR(st.st_mode))
+    throw FormatError("'" + p + "' exists and is not a directory");
   // A save replaces the whole directory: never do that to one that is not a previous save.
   if (exists && ::access(join(p, "meta.json").c_str(), F_OK) != 0 && !fs::is_empty(p, ec)) {
     throw FormatError("refusing to replace '" + p +

@@ -110,17 +110,20 @@ at::Tensor map_fd(int fd, bool writable, const std::string& path, at::ScalarType
   if (!S_ISREG(st.st_mode)) throw FormatError("'" + path + "' is not a regular file");
   if (static_cast<uint64_t>(st.st_size) < n) {
     throw FormatError("'" + path + "' is truncated: " + std::to_string(st.st_size) +
-                      " bytes, shape " + shape_str(shape) + " of " + dtype_name(dtype) +
-                      " needs " + std::to_string(n));
+                      " bytes, shape " + shape_str(shape) + " of " + dtype_name(dtype) + " needs " +
+                      std::to_string(n));
   }
   // Read-only files are mapped copy-on-write so the tensor stays writable in memory.
-  void* addr = ::mmap(nullptr, n, PROT_READ | PROT_WRITE, writable ? MAP_SHARED : MAP_PRIVATE, fd, 0);
+  void* addr =
+      ::mmap(nullptr, n, PROT_READ | PROT_WRITE, writable ? MAP_SHARED : MAP_PRIVATE, fd, 0);
   if (addr == MAP_FAILED) throw_errno("cannot map", path);
-  auto ctx = std::make_unique<Mapping>(Mapping{
-      addr, n, absolute_path(record_as.empty() ? path : record_as), writable, st.st_dev, st.st_ino});
+  auto ctx = std::make_unique<Mapping>(Mapping{addr, n,
+                                               absolute_path(record_as.empty() ? path : record_as),
+                                               writable, st.st_dev, st.st_ino});
   c10::DataPtr ptr(addr, ctx.get(), &release_mapping, at::Device(at::kCPU));
   ctx.release();
-  c10::Storage storage(c10::Storage::use_byte_size_t(), n, std::move(ptr), nullptr, false);
+  c10::Storage storage(c10::Storage::use_byte_size_t(), static_cast<int64_t>(n), std::move(ptr),
+                       nullptr, false);
   return at::empty({0}, at::TensorOptions().dtype(dtype)).set_(storage, 0, shape);
 }
 

@@ -6,10 +6,10 @@
 #include <cstddef>
 #include <functional>
 #include <optional>
-#include <utility>
-#include <vector>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "tensordict/memmap.h"
 

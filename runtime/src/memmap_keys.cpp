@@ -12,8 +12,17 @@ namespace {
 
 bool is_unsafe(unsigned char c) {
   switch (c) {
-    case '/': case '<': case '>': case ':': case '"': case '|': case '?': case '*': case '\\':
-    case ' ': case '%':
+    case '/':
+    case '<':
+    case '>':
+    case ':':
+    case '"':
+    case '|':
+    case '?':
+    case '*':
+    case '\\':
+    case ' ':
+    case '%':
       return true;
     default:
       return c < 0x20 || c == 0x7f;
@@ -31,7 +40,8 @@ int hex_value(char c) {
 // leave the directory (no separator, no drive letter, not "", "." or "..").
 bool raw_name_is_safe(const std::string& key, bool directory) {
   if (key.find('/') != std::string::npos || key.find('\\') != std::string::npos) return false;
-  if (key.size() >= 2 && std::isalpha(static_cast<unsigned char>(key[0])) && key[1] == ':') return false;
+  if (key.size() >= 2 && std::isalpha(static_cast<unsigned char>(key[0])) && key[1] == ':')
+    return false;
   if (key.find('\0') != std::string::npos) return false;
   return !(directory && (key.empty() || key == "." || key == ".."));
 }

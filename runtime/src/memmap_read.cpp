@@ -31,7 +31,8 @@ T field_or(const Json& obj, const char* name, T fallback, bool (Json::*is_type)(
            const std::string& where) {
   auto it = obj.find(name);
   if (it == obj.end() || it->is_null()) return fallback;
-  if (!((*it).*is_type)()) throw FormatError(where + ": \"" + name + "\" has the wrong type: " + it->dump());
+  if (!((*it).*is_type)())
+    throw FormatError(where + ": \"" + name + "\" has the wrong type: " + it->dump());
   return it->get<T>();
 }
 
@@ -131,9 +132,11 @@ class Reader {
                        const std::string& where) {
     const std::string what = where + ": entry '" + key + "'";
     auto dtype_it = entry.find("dtype");
-    if (dtype_it == entry.end() || !dtype_it->is_string()) throw FormatError(what + " has no \"dtype\"");
+    if (dtype_it == entry.end() || !dtype_it->is_string())
+      throw FormatError(what + " has no \"dtype\"");
     const auto dtype = dtype_from_name(dtype_it->get<std::string>());
-    if (!dtype) throw FormatError(what + " has unknown dtype '" + dtype_it->get<std::string>() + "'");
+    if (!dtype)
+      throw FormatError(what + " has unknown dtype '" + dtype_it->get<std::string>() + "'");
     if (!entry.contains("shape")) throw FormatError(what + " has no \"shape\"");
     const auto shape = parse_shape(entry["shape"], what);
     if (field_or(entry, "is_nested", false, &Json::is_boolean, what)) {
@@ -155,8 +158,8 @@ class Reader {
   Value load_child(const std::string& dir, const std::string& key, Loaded& acc) {
     const std::string path = detail::find_entry(dir, key, "", true);
     if (path.empty() || !is_dir(path)) {
-      throw FormatError("missing directory '" + detail::join(dir, encode_key(key)) +
-                        "' for key '" + key + "'");
+      throw FormatError("missing directory '" + detail::join(dir, encode_key(key)) + "' for key '" +
+                        key + "'");
     }
     Loaded child = load_dir(path);
     if (child.class_info) acc.nested_classes.emplace_back(NestedKey(key), *child.class_info);
@@ -220,7 +223,8 @@ class Reader {
     std::vector<TensorDict> tds;
     for (auto& element : load_elements(dir)) {
       if (!element.value.is_tensordict()) {
-        throw FormatError(where + ": lazy stack element is a " + std::string(element.value.kind_name()));
+        throw FormatError(where + ": lazy stack element is a " +
+                          std::string(element.value.kind_name()));
       }
       tds.push_back(element.value.tensordict());
     }

@@ -48,7 +48,8 @@ TensorDict TensorDict::memmap(const std::string& prefix, const MemmapOptions& op
 std::future<TensorDict> TensorDict::memmap_async(const std::string& prefix,
                                                  const MemmapOptions& options) const {
   TensorDict self = *this;
-  return std::async(std::launch::async, [self, prefix, options] { return self.memmap(prefix, options); });
+  return std::async(std::launch::async,
+                    [self, prefix, options] { return self.memmap(prefix, options); });
 }
 
 TensorDict& TensorDict::memmap_(const std::string& prefix, const MemmapOptions& options) {

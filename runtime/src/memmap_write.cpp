@@ -55,7 +55,8 @@ class TreeWriter {
   TensorDict write_td(const TensorDict& td, const std::string& rel) {
     const std::string dir = at_tmp(rel);
     if (!rel.empty()) detail::make_dir(dir);
-    TensorDict out = tensordict::detail::make_tensordict(td.batch_size(), at::Device(at::kCPU), td.names());
+    TensorDict out =
+        tensordict::detail::make_tensordict(td.batch_size(), at::Device(at::kCPU), td.names());
     auto& out_impl = out.impl();
     Json meta = Json::object();
     const auto& src = td.impl();
@@ -100,8 +101,12 @@ class TreeWriter {
   static std::string join_rel(const std::string& rel, const std::string& name) {
     return rel.empty() ? name : rel + "/" + name;
   }
-  std::string at_tmp(const std::string& rel) const { return rel.empty() ? tmp_ : detail::join(tmp_, rel); }
-  std::string at_final(const std::string& rel) const { return rel.empty() ? final_ : detail::join(final_, rel); }
+  std::string at_tmp(const std::string& rel) const {
+    return rel.empty() ? tmp_ : detail::join(tmp_, rel);
+  }
+  std::string at_final(const std::string& rel) const {
+    return rel.empty() ? final_ : detail::join(final_, rel);
+  }
 
   // Python silently loses these keys (the root fields overwrite them); refuse instead.
   void check_key(const std::string& key, const std::string& rel) const {
@@ -188,7 +193,8 @@ class TreeWriter {
   }
 
   void run_jobs() {
-    const size_t workers = std::min<size_t>(static_cast<size_t>(std::max(opt_.memmap.num_threads, 1)), jobs_.size());
+    const size_t workers =
+        std::min<size_t>(static_cast<size_t>(std::max(opt_.memmap.num_threads, 1)), jobs_.size());
     if (workers <= 1) {
       for (const auto& job : jobs_) run_job(job);
       return;

@@ -38,11 +38,13 @@ struct Corruption {
 
 std::string expand(std::string text, const std::string& dir) {
   const std::string tag = "{dir}";
-  for (size_t at = text.find(tag); at != std::string::npos; at = text.find(tag)) text.replace(at, tag.size(), dir);
+  for (size_t at = text.find(tag); at != std::string::npos; at = text.find(tag))
+    text.replace(at, tag.size(), dir);
   return text;
 }
 
-const std::string kX = R"({"device": "cpu", "shape": [4], "dtype": "torch.float32", "is_nested": false})";
+const std::string kX =
+    R"({"device": "cpu", "shape": [4], "dtype": "torch.float32", "is_nested": false})";
 
 std::vector<Corruption> corruptions() {
   return {
@@ -53,38 +55,51 @@ std::vector<Corruption> corruptions() {
       {"empty data file", [](const std::string& d) { fs::resize_file(d + "/n/y.memmap", 0); },
        "'{dir}/n/y.memmap' is truncated: 0 bytes, shape [4] of int64 needs 32"},
       {"data file is a directory",
-       [](const std::string& d) { fs::remove(d + "/x.memmap"); fs::create_directory(d + "/x.memmap"); },
+       [](const std::string& d) {
+         fs::remove(d + "/x.memmap");
+         fs::create_directory(d + "/x.memmap");
+       },
        "'{dir}/x.memmap' is not a regular file"},
       {"missing meta.json", [](const std::string& d) { fs::remove(d + "/meta.json"); },
        "missing '{dir}/meta.json'"},
       {"truncated meta.json",
-       [](const std::string& d) { tc_test::write_file(d + "/meta.json", root_meta(kX).substr(0, 40)); },
+       [](const std::string& d) {
+         tc_test::write_file(d + "/meta.json", root_meta(kX).substr(0, 40));
+       },
        "'{dir}/meta.json': malformed JSON"},
-      {"meta.json not an object", [](const std::string& d) { tc_test::write_file(d + "/meta.json", "[1, 2]"); },
+      {"meta.json not an object",
+       [](const std::string& d) { tc_test::write_file(d + "/meta.json", "[1, 2]"); },
        "'{dir}/meta.json' is not a JSON object"},
       {"missing _type",
        [](const std::string& d) { tc_test::write_file(d + "/meta.json", R"({"shape": [4]})"); },
        "'{dir}/meta.json': missing \"_type\" string"},
       {"unknown _type",
-       [](const std::string& d) { tc_test::write_file(d + "/meta.json", R"({"_type": "<class 'x.Y'>"})"); },
+       [](const std::string& d) {
+         tc_test::write_file(d + "/meta.json", R"({"_type": "<class 'x.Y'>"})");
+       },
        "'{dir}/meta.json': unknown _type '<class 'x.Y'>' (not a TensorDict, and no '_tensordict/' "
        "directory of a tensorclass)"},
       {"unknown dtype",
        [](const std::string& d) {
-         tc_test::write_file(d + "/meta.json", root_meta(R"({"shape": [4], "dtype": "torch.float8_e4m3fn"})"));
+         tc_test::write_file(d + "/meta.json",
+                             root_meta(R"({"shape": [4], "dtype": "torch.float8_e4m3fn"})"));
        },
        "'{dir}/meta.json': entry 'x' has unknown dtype 'torch.float8_e4m3fn'"},
       {"entry without dtype",
-       [](const std::string& d) { tc_test::write_file(d + "/meta.json", root_meta(R"({"shape": [4]})")); },
+       [](const std::string& d) {
+         tc_test::write_file(d + "/meta.json", root_meta(R"({"shape": [4]})"));
+       },
        "'{dir}/meta.json': entry 'x' has no \"dtype\""},
       {"negative dim",
        [](const std::string& d) {
-         tc_test::write_file(d + "/meta.json", root_meta(R"({"shape": [-4], "dtype": "torch.float32"})"));
+         tc_test::write_file(d + "/meta.json",
+                             root_meta(R"({"shape": [-4], "dtype": "torch.float32"})"));
        },
        "'{dir}/meta.json': entry 'x': \"shape\" -4 is not a non-negative integer"},
       {"shape not a list",
        [](const std::string& d) {
-         tc_test::write_file(d + "/meta.json", root_meta(R"({"shape": "4", "dtype": "torch.float32"})"));
+         tc_test::write_file(d + "/meta.json",
+                             root_meta(R"({"shape": "4", "dtype": "torch.float32"})"));
        },
        "'{dir}/meta.json': entry 'x': \"shape\" is not a list of integers"},
       {"entry not an object",
@@ -92,13 +107,15 @@ std::vector<Corruption> corruptions() {
        "'{dir}/meta.json': entry 'x' is not an object"},
       {"leaf does not fit the batch",
        [](const std::string& d) {
-         tc_test::write_file(d + "/meta.json", root_meta(R"({"shape": [2, 2], "dtype": "torch.float32"})"));
+         tc_test::write_file(d + "/meta.json",
+                             root_meta(R"({"shape": [2, 2], "dtype": "torch.float32"})"));
        },
        "'{dir}/meta.json': entry 'x' does not fit the batch size"},
       {"is_nested of the wrong type",
        [](const std::string& d) {
-         tc_test::write_file(d + "/meta.json",
-                             root_meta(R"({"shape": [4], "dtype": "torch.float32", "is_nested": "no"})"));
+         tc_test::write_file(
+             d + "/meta.json",
+             root_meta(R"({"shape": [4], "dtype": "torch.float32", "is_nested": "no"})"));
        },
        "'{dir}/meta.json': entry 'x': \"is_nested\" has the wrong type: \"no\""},
       {"pickled tensorclass fields",
@@ -114,16 +131,19 @@ std::vector<Corruption> corruptions() {
        "missing directory '{dir}/n' for key 'n'"},
       {"nested tensor",
        [](const std::string& d) {
-         tc_test::write_file(d + "/meta.json",
-                             root_meta(R"({"shape": [4], "dtype": "torch.float32", "is_nested": true})"));
+         tc_test::write_file(
+             d + "/meta.json",
+             root_meta(R"({"shape": [4], "dtype": "torch.float32", "is_nested": true})"));
        },
        "'{dir}/meta.json': entry 'x' is a nested (jagged) tensor, which is not supported"},
       {"pickled non-tensor stack",
        [](const std::string& d) {
-         tc_test::write_file(d + "/s/meta.json",
-                             R"({"_type":"<class 'tensordict.tensorclass.NonTensorStack'>","data":"pickle.pkl"})");
+         tc_test::write_file(
+             d + "/s/meta.json",
+             R"({"_type":"<class 'tensordict.tensorclass.NonTensorStack'>","data":"pickle.pkl"})");
        },
-       "'{dir}/s/meta.json': NonTensorStack data in 'pickle.pkl' (a Python pickle) is not supported"},
+       "'{dir}/s/meta.json': NonTensorStack data in 'pickle.pkl' (a Python pickle) is not "
+       "supported"},
       {"symlinked data file leaving the prefix",
        [](const std::string& d) {
          tc_test::write_file(d + "/../secret.bin", std::string(64, 'x'));
@@ -134,14 +154,16 @@ std::vector<Corruption> corruptions() {
       {"key escaping the prefix",
        [](const std::string& d) {
          tc_test::write_file(d + "/../evil.memmap", std::string(16, '\0'));
-         tc_test::write_file(d + "/meta.json",
-                             R"({"../evil": {"shape": [4], "dtype": "torch.float32"}, "shape": [4], "_type": "<class 'tensordict._td.TensorDict'>"})");
+         tc_test::write_file(
+             d + "/meta.json",
+             R"({"../evil": {"shape": [4], "dtype": "torch.float32"}, "shape": [4], "_type": "<class 'tensordict._td.TensorDict'>"})");
        },
        "missing data file '{dir}/..%2Fevil.memmap' for key '../evil'"},
       {"absolute key",
        [](const std::string& d) {
-         tc_test::write_file(d + "/meta.json",
-                             R"({"/etc/passwd": {"type": "TensorDict"}, "shape": [4], "_type": "<class 'tensordict._td.TensorDict'>"})");
+         tc_test::write_file(
+             d + "/meta.json",
+             R"({"/etc/passwd": {"type": "TensorDict"}, "shape": [4], "_type": "<class 'tensordict._td.TensorDict'>"})");
        },
        "missing directory '{dir}/%2Fetc%2Fpasswd' for key '/etc/passwd'"},
   };
@@ -149,7 +171,8 @@ std::vector<Corruption> corruptions() {
 
 }  // namespace
 
-TEST_CASE("corrupted directories give a FormatError naming the path and the problem", "[io][corrupt]") {
+TEST_CASE("corrupted directories give a FormatError naming the path and the problem",
+          "[io][corrupt]") {
   for (const auto& c : corruptions()) {
     SECTION(c.name) {
       tc_test::TempDir tmp;

@@ -84,7 +84,8 @@ TEST_CASE("a save killed at any point leaves the old or the new directory", "[io
     CHECK_FALSE((WIFEXITED(status) && WEXITSTATUS(status) != 0));
     outcomes[loaded_generation(dir)]++;
   }
-  WARN("killed saves: " << outcomes[0] << " left the old directory, " << outcomes[1] << " the new one");
+  WARN("killed saves: " << outcomes[0] << " left the old directory, " << outcomes[1]
+                        << " the new one");
   CHECK(outcomes[0] + outcomes[1] == kRuns);
 
   // The next save removes the temporaries the killed children left behind.

@@ -50,7 +50,8 @@ void check_tensor(const std::string& key, const at::Tensor& t, const Json& expec
   flatten_values(expected["values"], want);
   at::Tensor got = t.to(at::kDouble).contiguous().flatten();
   REQUIRE(got.numel() == static_cast<int64_t>(want.size()));
-  for (size_t i = 0; i < want.size(); ++i) CHECK(got[static_cast<int64_t>(i)].item<double>() == want[i]);
+  for (size_t i = 0; i < want.size(); ++i)
+    CHECK(got[static_cast<int64_t>(i)].item<double>() == want[i]);
   if (expected.contains("sha256")) {
     at::Tensor c = t.contiguous();
     CHECK(tc_test::sha256_hex(c.data_ptr(), c.nbytes()) == expected["sha256"].get<std::string>());
@@ -62,7 +63,8 @@ void check_tensordict(const TensorDict& td, const Json& node, const Json& none_f
 void check_entry(const TensorDict& td, const std::string& key, const Json& node,
                  const Json& none_fields) {
   const std::string kind = node["kind"];
-  if (kind == "none") {  // a tensorclass None field: in the class's meta.json, not in the TensorDict
+  if (kind ==
+      "none") {  // a tensorclass None field: in the class's meta.json, not in the TensorDict
     CHECK_FALSE(td.contains(key));
     CHECK(none_fields.contains(key));
     CHECK(none_fields.value(key, Json(1)).is_null());

@@ -22,8 +22,8 @@ namespace {
 
 TensorDict every_dtype() {
   const std::vector<at::ScalarType> dtypes = {
-      at::kBool, at::kByte, at::kChar, at::kShort, at::kInt, at::kLong, at::kHalf,
-      at::kBFloat16, at::kFloat, at::kDouble, at::kComplexFloat, at::kComplexDouble};
+      at::kBool, at::kByte,     at::kChar,  at::kShort,  at::kInt,          at::kLong,
+      at::kHalf, at::kBFloat16, at::kFloat, at::kDouble, at::kComplexFloat, at::kComplexDouble};
   TensorDict td({}, {3});
   for (auto dtype : dtypes) {
     at::Tensor t = at::arange(6, at::kDouble).reshape({3, 2}).sub(2).to(dtype);
@@ -82,12 +82,14 @@ TEST_CASE("nested TensorDicts and non-tensor data round-trip", "[io][roundtrip]"
   td.set("names", NonTensorStack({2}, {"x", "y"}));
   td.set("grid", NonTensorStack({2, 2}, {1, 2, 3, 4}));
   td.memmap(tmp / "td");
-  CHECK(tc_test::read_file(tmp / "td/names/meta.json") ==
-        R"({"_type":"<class 'tensordict.tensorclass.NonTensorStack'>","stack_dim":0,"device":null,"data":["x","y"]})");
-  CHECK(tc_test::read_file(tmp / "td/dict/meta.json") ==
-        R"({"_type": "<class 'tensordict.tensorclass.NonTensorData'>", "data": {"k": [1e-05, 1e+16]}, "_is_non_tensor": true, "_metadata": null})");
-  CHECK(tc_test::read_file(tmp / "td/text/meta.json").find(R"("h\u00e9llo \u2713 \"q\" \ud83d\ude00")") !=
-        std::string::npos);
+  CHECK(
+      tc_test::read_file(tmp / "td/names/meta.json") ==
+      R"({"_type":"<class 'tensordict.tensorclass.NonTensorStack'>","stack_dim":0,"device":null,"data":["x","y"]})");
+  CHECK(
+      tc_test::read_file(tmp / "td/dict/meta.json") ==
+      R"({"_type": "<class 'tensordict.tensorclass.NonTensorData'>", "data": {"k": [1e-05, 1e+16]}, "_is_non_tensor": true, "_metadata": null})");
+  CHECK(tc_test::read_file(tmp / "td/text/meta.json")
+            .find(R"("h\u00e9llo \u2713 \"q\" \ud83d\ude00")") != std::string::npos);
   TensorDict back = TensorDict::load_memmap(tmp / "td");
   CHECK(at::equal(back.get({"a", "b", "c"}), td.get({"a", "b", "c"})));
   CHECK(back.get_tensordict({"a", "b"}).batch_size() == std::vector<int64_t>{2});
@@ -186,7 +188,8 @@ TEST_CASE("memmap_ replaces the leaves in place; re-saving reuses the files", "[
   CHECK(at::equal(copied.get("x"), at::arange(3)));
 }
 
-TEST_CASE("memmap_like allocates files without copying, also for expanded TensorDicts", "[io][roundtrip]") {
+TEST_CASE("memmap_like allocates files without copying, also for expanded TensorDicts",
+          "[io][roundtrip]") {
   tc_test::TempDir tmp;
   // An expanded leaf (stride 0, 4 KB of storage for 16 MB of logical data), as TensorDict::expand
   // makes them.
@@ -235,12 +238,14 @@ TEST_CASE("load_memmap_ and memmap_refresh_ pick up a new save", "[io][roundtrip
   CHECK_THROWS_AS(TensorDict().memmap_refresh_(), tensordict::Error);
 }
 
-TEST_CASE("tensorclass directories: save, load, nested, and the class hook", "[io][roundtrip][tensorclass]") {
+TEST_CASE("tensorclass directories: save, load, nested, and the class hook",
+          "[io][roundtrip][tensorclass]") {
   tc_test::TempDir tmp;
   TensorDict inner({{"obs", at::ones({2, 3})}, {"label", "lbl"}}, {2});
   memmap::ClassInfo info{"<class 'my.mod.RefTC'>", Json{{"extra", nullptr}}};
   memmap::save_tensorclass(inner, info, tmp / "tc");
-  CHECK(tc_test::read_file(tmp / "tc/meta.json") == R"({"_type": "<class 'my.mod.RefTC'>", "extra": null})");
+  CHECK(tc_test::read_file(tmp / "tc/meta.json") ==
+        R"({"_type": "<class 'my.mod.RefTC'>", "extra": null})");
   memmap::Loaded loaded = memmap::load(tmp / "tc");
   REQUIRE(loaded.class_info);
   CHECK(loaded.class_info->type == info.type);
@@ -256,7 +261,8 @@ TEST_CASE("tensorclass directories: save, load, nested, and the class hook", "[i
     return std::nullopt;
   };
   memmap::save_tensordict(outer, tmp / "outer", options);
-  CHECK(tc_test::read_file(tmp / "outer/meta.json").find(R"("data": {"type": "RefTC"})") != std::string::npos);
+  CHECK(tc_test::read_file(tmp / "outer/meta.json").find(R"("data": {"type": "RefTC"})") !=
+        std::string::npos);
   CHECK(fs::exists(tmp / "outer/data/_tensordict/obs.memmap"));
   memmap::Loaded back = memmap::load(tmp / "outer");
   REQUIRE(back.nested_classes.size() == 1);
@@ -270,7 +276,8 @@ TEST_CASE("lazy stack directories load as a dense stack", "[io][roundtrip]") {
   tc_test::TempDir tmp;
   fs::create_directories(tmp / "ls");
   for (int i = 0; i < 3; ++i) {
-    TensorDict({{"x", at::full({2}, i)}, {"tag", "same"}}, {2}).memmap(tmp / ("ls/" + std::to_string(i)));
+    TensorDict({{"x", at::full({2}, i)}, {"tag", "same"}}, {2})
+        .memmap(tmp / ("ls/" + std::to_string(i)));
   }
   memmap::write_meta(tmp / "ls", Json{{"_type", memmap::kLazyStackType}, {"stack_dim", 0}});
   TensorDict td = TensorDict::load_memmap(tmp / "ls");
@@ -313,7 +320,8 @@ TEST_CASE("MemoryMappedTensor factories and the lifetime of a mapping", "[io][mm
 
   CHECK(at::equal(MemoryMappedTensor::zeros({3}, at::kFloat, tmp / "z"), at::zeros({3})));
   CHECK(at::equal(MemoryMappedTensor::ones({3}, at::kLong, tmp / "o"), at::ones({3}, at::kLong)));
-  CHECK(at::equal(MemoryMappedTensor::full({2}, 2.5, at::kDouble, tmp / "f"), at::full({2}, 2.5, at::kDouble)));
+  CHECK(at::equal(MemoryMappedTensor::full({2}, 2.5, at::kDouble, tmp / "f"),
+                  at::full({2}, 2.5, at::kDouble)));
   at::Tensor e = MemoryMappedTensor::empty({4}, at::kShort, tmp / "e");
   CHECK(e.scalar_type() == at::kShort);
   CHECK(fs::file_size(tmp / "e") == 8);
@@ -326,7 +334,8 @@ TEST_CASE("MemoryMappedTensor factories and the lifetime of a mapping", "[io][mm
   CHECK(MemoryMappedTensor::from_filename(tmp / "f", at::kDouble, {2}).sum().item<double>() == 8);
   CHECK(MemoryMappedTensor::filename(again) == fs::absolute(tmp / "f").string());
   CHECK_FALSE(MemoryMappedTensor::is_memory_mapped(at::ones({2})));
-  CHECK_THROWS_AS(MemoryMappedTensor::from_filename(tmp / "f", at::kDouble, {3}), tensordict::FormatError);
+  CHECK_THROWS_AS(MemoryMappedTensor::from_filename(tmp / "f", at::kDouble, {3}),
+                  tensordict::FormatError);
 }
 
 TEST_CASE("aliases: save, dumps, load, load_ and an explicit device", "[io][roundtrip]") {
@@ -347,7 +356,7 @@ TEST_CASE("re-saving after someone else replaced the prefix writes our values", 
   tc_test::TempDir tmp;
   TensorDict mine = TensorDict({{"x", at::full({3}, 1.0)}}, {3}).memmap(tmp / "td");
   TensorDict({{"x", at::full({3}, 2.0)}}, {3}).memmap(tmp / "td");  // new files at the same paths
-  mine.get("x").fill_(5);  // still our (now unlinked) file
+  mine.get("x").fill_(5);                                           // still our (now unlinked) file
   mine.memmap_(tmp / "td");
   CHECK(at::equal(TensorDict::load_memmap(tmp / "td").get("x"), at::full({3}, 5.0)));
 }

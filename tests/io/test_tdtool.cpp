@@ -42,16 +42,18 @@ TEST_CASE("tdtool ls prints the tree of a Python directory", "[tdtool]") {
   const std::string dir = (kFixtures / "non_tensor_string" / "td").string();
   Run r = tdtool("ls " + dir);
   CHECK(r.code == 0);
-  CHECK(r.output == dir + "/  TensorDict  batch_size=[2]\n"
-                          "  obs  float32 [2, 2]  16 bytes\n"
-                          "  name  NonTensorData \"hello world\"\n"
-                          "  meta/  TensorDict  batch_size=[2]\n"
-                          "    unicode  NonTensorData \"h\u00e9llo \u2713 \\\"quoted\\\"\"\n"
-                          "  an_int  NonTensorData 7\n"
-                          "  a_list  NonTensorData [1, \"two\", 3.0]\n"
-                          "total: 1 tensors, 16 bytes\n");
+  CHECK(r.output == dir +
+                        "/  TensorDict  batch_size=[2]\n"
+                        "  obs  float32 [2, 2]  16 bytes\n"
+                        "  name  NonTensorData \"hello world\"\n"
+                        "  meta/  TensorDict  batch_size=[2]\n"
+                        "    unicode  NonTensorData \"h\u00e9llo \u2713 \\\"quoted\\\"\"\n"
+                        "  an_int  NonTensorData 7\n"
+                        "  a_list  NonTensorData [1, \"two\", 3.0]\n"
+                        "total: 1 tensors, 16 bytes\n");
   Run tc = tdtool("ls " + (kFixtures / "tensorclass" / "td").string());
-  CHECK(tc.output.find("RefTC (tensorclass <class '__main__.RefTC'>)  batch_size=[2]") != std::string::npos);
+  CHECK(tc.output.find("RefTC (tensorclass <class '__main__.RefTC'>)  batch_size=[2]") !=
+        std::string::npos);
   CHECK(tc.output.find("  extra  null\n") != std::string::npos);
 }
 
@@ -62,22 +64,27 @@ TEST_CASE("tdtool dump --json prints values", "[tdtool]") {
   }
   Run r = tdtool("dump --json " + (kFixtures / "zero_dim" / "td").string());
   CHECK(r.code == 0);
-  CHECK(r.output ==
-        R"({"batch_size": [], "entries": {"scalar_f32": {"dtype": "float32", "shape": [], "data": 1.5}, )"
-        R"("scalar_i64": {"dtype": "int64", "shape": [], "data": -42}, "scalar_bool": {"dtype": "bool", "shape": [], "data": true}, )"
-        R"("vec": {"dtype": "float32", "shape": [3], "data": [1.0, 2.0, 3.0]}}})"
-        "\n");
-  Run keys = tdtool("dump --json " + (kFixtures / "mmap_example" / "td").string() + " nested.bfloat16 nested.string");
-  CHECK(keys.output ==
-        R"({"batch_size": [2, 1], "entries": {"nested": {"batch_size": [2, 1], "entries": {)"
-        R"("bfloat16": {"dtype": "bfloat16", "shape": [2, 1], "data": [[1.0], [1.0]]}, "string": {"non_tensor": "a string!"}}}}})"
-        "\n");
+  CHECK(
+      r.output ==
+      R"({"batch_size": [], "entries": {"scalar_f32": {"dtype": "float32", "shape": [], "data": 1.5}, )"
+      R"("scalar_i64": {"dtype": "int64", "shape": [], "data": -42}, "scalar_bool": {"dtype": "bool", "shape": [], "data": true}, )"
+      R"("vec": {"dtype": "float32", "shape": [3], "data": [1.0, 2.0, 3.0]}}})"
+      "\n");
+  Run keys = tdtool("dump --json " + (kFixtures / "mmap_example" / "td").string() +
+                    " nested.bfloat16 nested.string");
+  CHECK(
+      keys.output ==
+      R"({"batch_size": [2, 1], "entries": {"nested": {"batch_size": [2, 1], "entries": {)"
+      R"("bfloat16": {"dtype": "bfloat16", "shape": [2, 1], "data": [[1.0], [1.0]]}, "string": {"non_tensor": "a string!"}}}}})"
+      "\n");
 }
 
 TEST_CASE("tdtool verify: exit 0 when whole, 1 with every problem", "[tdtool]") {
   tc_test::TempDir tmp;
   const std::string dir = tmp / "td";
-  TensorDict({{"a", at::ones({4})}, {"b", at::ones({4})}, {"n", TensorDict({{"c", at::ones({4})}}, {4})}}, {4})
+  TensorDict(
+      {{"a", at::ones({4})}, {"b", at::ones({4})}, {"n", TensorDict({{"c", at::ones({4})}}, {4})}},
+      {4})
       .memmap(dir);
   Run ok = tdtool("verify " + dir);
   CHECK(ok.code == 0);
@@ -87,9 +94,10 @@ TEST_CASE("tdtool verify: exit 0 when whole, 1 with every problem", "[tdtool]") 
   fs::remove(dir + "/n/c.memmap");
   Run bad = tdtool("verify " + dir);
   CHECK(bad.code == 1);
-  CHECK(bad.output == "problem: '" + dir + "/a.memmap' is truncated: 3 bytes, shape [4] of float32 needs 16\n"
-                      "problem: missing data file '" + dir + "/n/c.memmap' for key 'c'\n" +
-                      dir + ": 2 problem(s)\n");
+  CHECK(bad.output == "problem: '" + dir +
+                          "/a.memmap' is truncated: 3 bytes, shape [4] of float32 needs 16\n"
+                          "problem: missing data file '" +
+                          dir + "/n/c.memmap' for key 'c'\n" + dir + ": 2 problem(s)\n");
 }
 
 TEST_CASE("tdtool errors: one line, non-zero exit", "[tdtool]") {

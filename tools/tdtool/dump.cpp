@@ -19,10 +19,14 @@ Json td_to_json(const TensorDict& td);
 
 Json value_to_json(const Value& value) {
   switch (value.kind()) {
-    case Value::Kind::Tensor: return tensor_to_json(value.tensor());
-    case Value::Kind::TensorDict: return td_to_json(value.tensordict());
-    case Value::Kind::NonTensorData: return Json{{"non_tensor", value.non_tensor_data().data}};
-    case Value::Kind::NonTensorStack: return Json{{"non_tensor", value.non_tensor_stack().tolist()}};
+    case Value::Kind::Tensor:
+      return tensor_to_json(value.tensor());
+    case Value::Kind::TensorDict:
+      return td_to_json(value.tensordict());
+    case Value::Kind::NonTensorData:
+      return Json{{"non_tensor", value.non_tensor_data().data}};
+    case Value::Kind::NonTensorStack:
+      return Json{{"non_tensor", value.non_tensor_stack().tolist()}};
   }
   return {};
 }
@@ -57,7 +61,8 @@ Json select_to_json(const TensorDict& td, const std::vector<std::string>& texts)
     for (size_t i = 0; i + 1 < key.size(); ++i) {
       Json& entries = (*node)["entries"];
       if (!entries.contains(key[i])) {
-        const TensorDict sub = td.get_tensordict(NestedKey(std::vector<std::string>(key.begin(), key.begin() + static_cast<std::ptrdiff_t>(i) + 1)));
+        const TensorDict sub = td.get_tensordict(NestedKey(std::vector<std::string>(
+            key.begin(), key.begin() + static_cast<std::ptrdiff_t>(i) + 1)));
         entries[key[i]] = Json{{"batch_size", sub.batch_size()}, {"entries", Json::object()}};
       }
       node = &entries[key[i]];

@@ -51,14 +51,15 @@ class TreePrinter {
 
   void print_none_fields(const Json& fields, int depth) {
     const std::string indent(static_cast<size_t>(2 * depth), ' ');
-    for (const auto& [key, value] : fields.items()) out_ << indent << key << "  " << short_json(value) << "\n";
+    for (const auto& [key, value] : fields.items())
+      out_ << indent << key << "  " << short_json(value) << "\n";
   }
 
   const Totals& totals() const { return totals_; }
 
  private:
-  void print_entry(const std::string& label, const Value& value, const std::vector<std::string>& path,
-                   int depth) {
+  void print_entry(const std::string& label, const Value& value,
+                   const std::vector<std::string>& path, int depth) {
     switch (value.kind()) {
       case Value::Kind::Tensor: {
         const at::Tensor& t = value.tensor();

@@ -14,13 +14,15 @@ int main(int argc, char** argv) {
   std::string dir;
   std::vector<std::string> keys;
   bool json = false;
-  auto* ls = app.add_subcommand("ls", "Print the tree: keys, shapes, dtypes, bytes, non-tensor values");
+  auto* ls =
+      app.add_subcommand("ls", "Print the tree: keys, shapes, dtypes, bytes, non-tensor values");
   ls->add_option("DIR", dir, "memmap directory")->required();
   auto* dump = app.add_subcommand("dump", "Print values");
   dump->add_flag("--json", json, "as JSON (the only format)")->required();
   dump->add_option("DIR", dir, "memmap directory")->required();
   dump->add_option("KEY", keys, "keys to print (nested keys dot-separated); all when omitted");
-  auto* verify = app.add_subcommand("verify", "Check every file against meta.json (exit 1 on problems)");
+  auto* verify =
+      app.add_subcommand("verify", "Check every file against meta.json (exit 1 on problems)");
   verify->add_option("DIR", dir, "memmap directory")->required();
 
   CLI11_PARSE(app, argc, argv);

@@ -21,9 +21,9 @@
 
 namespace tensordict {
 
-/// Factories for file-backed tensors. The returned at::Tensor maps `filename` (MAP_SHARED): in-place
-/// writes reach the file and every process mapping it. The mapping is released when the last tensor
-/// using the storage goes away. A file holds raw elements only (no header), row-major.
+/// Factories for file-backed tensors. The returned at::Tensor maps `filename` (MAP_SHARED):
+/// in-place writes reach the file and every process mapping it. The mapping is released when the
+/// last tensor using the storage goes away. A file holds raw elements only (no header), row-major.
 class MemoryMappedTensor {
  public:
   /// Copies `src` (any layout, device, view) into a new file of exactly numel × itemsize bytes.
@@ -56,7 +56,8 @@ namespace memmap {
 inline constexpr const char* kTensorDictType = "<class 'tensordict._td.TensorDict'>";
 inline constexpr const char* kNonTensorDataType = "<class 'tensordict.tensorclass.NonTensorData'>";
 inline constexpr const char* kMetaDataType = "<class 'tensordict.tensorclass.MetaData'>";
-inline constexpr const char* kNonTensorStackType = "<class 'tensordict.tensorclass.NonTensorStack'>";
+inline constexpr const char* kNonTensorStackType =
+    "<class 'tensordict.tensorclass.NonTensorStack'>";
 inline constexpr const char* kLazyStackType = "<class 'tensordict._lazy.LazyStackedTensorDict'>";
 
 // ---- keys and paths (memmap_keys.cpp) ----------------------------------------------------------
@@ -115,8 +116,8 @@ struct Loaded {
   std::vector<std::pair<NestedKey, ClassInfo>> nested_classes;
 };
 
-/// Loads the collection at `dir` (dispatching on its meta.json `_type`). Files are mapped, not read;
-/// with device "meta" no data file is opened. FormatError (naming the path) on any bad input.
+/// Loads the collection at `dir` (dispatching on its meta.json `_type`). Files are mapped, not
+/// read; with device "meta" no data file is opened. FormatError (naming the path) on any bad input.
 Loaded load(const std::string& dir, std::optional<at::Device> device = std::nullopt);
 
 /// Checks a directory tree against its meta.json files (every entry parsed, every data file mapped
