@@ -32,6 +32,8 @@ TensorDict zip(const TensorDict& a, const TensorDict& b, const std::string& pref
                const std::function<Value(const Value&, const Value&, const BatchSize&)>& other_fn) {
   const auto& src = a.impl();
   TensorDict out = detail::make_tensordict(src.batch_size, src.device, src.names);
+  std::vector<Value> values;
+  values.reserve(src.keys.size());
   for (size_t i = 0; i < src.keys.size(); ++i) {
     const std::string key = prefix.empty() ? src.keys[i] : prefix + "." + src.keys[i];
     const Value& mine = src.values[i];
@@ -43,14 +45,15 @@ TensorDict zip(const TensorDict& a, const TensorDict& b, const std::string& pref
       } catch (const c10::Error& e) {
         detail::rethrow_torch(op, key, mine.tensor().sizes(), e);
       }
-      if (r.defined()) out.impl().append(src.keys[i], std::move(r));
+      values.emplace_back(std::move(r));  // undefined: dropped
     } else if (mine.is_tensordict()) {
-      out.impl().append(src.keys[i], zip(mine.tensordict(), theirs.tensordict(), key, op,
-                                         tensor_fn, other_fn));
+      values.emplace_back(
+          zip(mine.tensordict(), theirs.tensordict(), key, op, tensor_fn, other_fn));
     } else {
-      out.impl().append(src.keys[i], other_fn(mine, theirs, src.batch_size));
+      values.push_back(other_fn(mine, theirs, src.batch_size));
     }
   }
+  detail::set_values(out.impl(), src, std::move(values));
   return out;
 }
 

@@ -113,7 +113,8 @@ TensorDict combine(const std::vector<TensorDict>& tds, const Combine& op,
     }
   }
   TensorDict out = detail::make_tensordict(combined_batch(tds, op), first.device);
-  auto& dst = out.impl();
+  std::vector<Value> values;
+  values.reserve(first.keys.size());
   std::vector<at::Tensor> ts(tds.size());
   std::vector<TensorDict> children(tds.size());
   for (size_t i = 0; i < first.keys.size(); ++i) {
@@ -124,14 +125,15 @@ TensorDict combine(const std::vector<TensorDict>& tds, const Combine& op,
         ts[k] = vs[k]->tensor();
         op.check(key, ts[0].sizes(), ts[k].sizes(), k);
       }
-      dst.append(first.keys[i], op.tensors(ts));
+      values.emplace_back(op.tensors(ts));
     } else if (vs[0]->is_tensordict()) {
       for (size_t k = 0; k < vs.size(); ++k) children[k] = vs[k]->tensordict();
-      dst.append(first.keys[i], combine(children, op, key));
+      values.emplace_back(combine(children, op, key));
     } else {
-      dst.append(first.keys[i], combine_non_tensor(vs, tds, op));
+      values.push_back(combine_non_tensor(vs, tds, op));
     }
   }
+  detail::set_values(out.impl(), first, std::move(values));
   return out;
 }
 

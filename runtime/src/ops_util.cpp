@@ -4,9 +4,14 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <numeric>
 
 namespace tensordict::detail {
+
+namespace {
+bool dropped(const Value& v) { return v.is_tensor() && !v.tensor().defined(); }
+}  // namespace
 
 int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op, const BatchSize& batch) {
   const int64_t wrapped = dim < 0 ? dim + ndim : dim;
@@ -81,13 +86,17 @@ void rethrow_torch(const char* op, const std::string& key, at::IntArrayRef shape
                    first_line(e.what()));
 }
 
-namespace {
-
-void reserve(TensorDictImpl& dst, size_t n) {
-  dst.keys.reserve(n);
-  dst.values.reserve(n);
-  dst.index.reserve(n);
+void set_values(TensorDictImpl& dst, const TensorDictImpl& src, std::vector<Value>&& values) {
+  if (std::none_of(values.begin(), values.end(), dropped)) {
+    dst.share_keys(src);
+    dst.values = std::move(values);
+    return;
+  }
+  for (size_t i = 0; i < values.size(); ++i)
+    if (!dropped(values[i])) dst.append(src.keys[i], std::move(values[i]));
 }
+
+namespace {
 
 at::Tensor guarded(const TensorOp& op, const at::Tensor& t, const char* op_name,
                    const std::string& key) {
@@ -105,28 +114,29 @@ TensorDict map_batch_level(const TensorDict& td, size_t nb, const BatchSize& new
   const auto& src = td.impl();
   const auto tail = join_shape(new_batch, src.batch_size, nb);
   TensorDict out = make_tensordict(BatchSize(tail.begin(), tail.end()), src.device);
-  auto& dst = out.impl();
-  reserve(dst, src.keys.size());
+  std::vector<Value> values;
+  values.reserve(src.keys.size());
   for (size_t i = 0; i < src.keys.size(); ++i) {
     const Value& value = src.values[i];
     switch (value.kind()) {
       case Value::Kind::Tensor:
-        dst.append(src.keys[i], static_cast<int64_t>(i) == first_slot
-                                    ? first
-                                    : guarded(op, value.tensor(), op_name, src.keys[i]));
+        values.emplace_back(static_cast<int64_t>(i) == first_slot
+                                ? first
+                                : guarded(op, value.tensor(), op_name, src.keys[i]));
         break;
       case Value::Kind::TensorDict:
-        dst.append(src.keys[i], map_batch_level(value.tensordict(), nb, new_batch, op, op_name,
-                                                -1, at::Tensor()));
+        values.emplace_back(map_batch_level(value.tensordict(), nb, new_batch, op, op_name, -1,
+                                            at::Tensor()));
         break;
       case Value::Kind::NonTensorData:
-        dst.append(src.keys[i], value);
+        values.push_back(value);
         break;
       case Value::Kind::NonTensorStack:
-        dst.append(src.keys[i], apply_to_stack(value.non_tensor_stack(), op));
+        values.emplace_back(apply_to_stack(value.non_tensor_stack(), op));
         break;
     }
   }
+  set_values(out.impl(), src, std::move(values));
   return out;
 }
 
@@ -167,25 +177,25 @@ TensorDict map_leaves(const TensorDict& td, const std::function<at::Tensor(const
                       const char* op_name, std::optional<at::Device> device) {
   const auto& src = td.impl();
   TensorDict out = make_tensordict(src.batch_size, device ? device : src.device, src.names);
-  auto& dst = out.impl();
-  reserve(dst, src.keys.size());
+  std::vector<Value> values;
+  values.reserve(src.keys.size());
   for (size_t i = 0; i < src.keys.size(); ++i) {
     const Value& value = src.values[i];
     if (value.is_tensor()) {
       at::Tensor mapped = guarded(fn, value.tensor(), op_name, src.keys[i]);
-      if (!mapped.defined()) continue;
-      if (!has_batch(mapped.sizes(), src.batch_size)) {
+      if (mapped.defined() && !has_batch(mapped.sizes(), src.batch_size)) {
         throw ShapeError(std::string(op_name) + ": the result for key '" + src.keys[i] +
                          "' has shape " + shape_str(mapped.sizes()) +
                          ", which lacks the batch dims " + shape_str(src.batch_size));
       }
-      dst.append(src.keys[i], std::move(mapped));
+      values.emplace_back(std::move(mapped));  // undefined: dropped by set_values
     } else if (value.is_tensordict()) {
-      dst.append(src.keys[i], map_leaves(value.tensordict(), fn, op_name, device));
+      values.emplace_back(map_leaves(value.tensordict(), fn, op_name, device));
     } else {
-      dst.append(src.keys[i], value);
+      values.push_back(value);
     }
   }
+  set_values(out.impl(), src, std::move(values));
   return out;
 }
 

@@ -52,6 +52,9 @@ TensorDict map_batch_infer(const TensorDict& td, const TensorOp& op, const char*
 /// device of every level when set.
 TensorDict map_leaves(const TensorDict& td, const std::function<at::Tensor(const at::Tensor&)>& fn,
                       const char* op_name, std::optional<at::Device> device = std::nullopt);
+/// Fills `dst` with `values`, one per key of `src` in order; an undefined tensor drops its key.
+/// When nothing is dropped the key index is shared with `src` instead of rebuilt.
+void set_values(TensorDictImpl& dst, const TensorDictImpl& src, std::vector<Value>&& values);
 /// Calls `fn(key, tensor)` on every tensor leaf, depth first.
 void for_each_leaf(const TensorDict& td,
                    const std::function<void(const NestedKey&, at::Tensor&)>& fn);
