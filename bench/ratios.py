@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Turns `bench_ops --benchmark_format=json` output into the ratio table of docs/performance.md.
+
+Usage: bench_ops --benchmark_format=json > ops.json && python3 bench/ratios.py ops.json
+
+Names are BM_<op>/<variant>/<leaves> with variant tensordict, raw or consolidated; each ratio is
+the variant's time over raw's for the same op and leaf count. With --benchmark_repetitions the
+median aggregate is used. Standard library only.
+"""
+import json
+import sys
+
+TARGETS = {"tensordict": 1.15, "consolidated": 0.5}
+KEY_OPS = {"get", "get_nested", "set", "update", "keys"}  # per-key cost is reported for these
+
+
+def load_times(path):
+    with open(path) as f:
+        report = json.load(f)
+    times = {}
+    for b in report["benchmarks"]:
+        if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
+            continue
+        name = b.get("run_name", b["name"])
+        parts = name.split("/")
+        if len(parts) != 3 or not parts[0].startswith("BM_"):
+            continue
+        op, variant, leaves = parts[0][3:], parts[1], int(parts[2])
+        # A median aggregate overrides single iterations of the same run.
+        if b.get("run_type") == "aggregate" or (op, variant, leaves) not in times:
+            times[(op, variant, leaves)] = b["cpu_time"] * unit_ns(b["time_unit"])
+    return report.get("context", {}), times
+
+
+def unit_ns(unit):
+    return {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}[unit]
+
+
+def fmt_time(ns):
+    return f"{ns / 1e3:.2f} µs" if ns >= 1e3 else f"{ns:.0f} ns"
+
+
+def rows(times):
+    order = []
+    for op, _, _ in times:
+        if op not in order:
+            order.append(op)
+    for op in order:
+        for leaves in sorted({k[2] for k in times if k[0] == op}):
+            raw = times.get((op, "raw", leaves))
+            for variant in ("tensordict", "consolidated"):
+                t = times.get((op, variant, leaves))
+                if t is None or raw is None:
+                    continue
+                ratio = t / raw
+                target = TARGETS[variant]
+                per_key = f"{t / leaves:.0f} ns/key" if op in KEY_OPS else ""
+                verdict = "met" if ratio <= target else "MISSED"
+                yield (f"{op}", variant, leaves, fmt_time(raw), fmt_time(t), f"{ratio:.2f}",
+                       f"≤ {target} {verdict}", per_key)
+
+
+def main(argv):
+    if len(argv) != 2:
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    context, times = load_times(argv[1])
+    print(f"Machine: {context.get('num_cpus', '?')} CPUs @ {context.get('mhz_per_cpu', '?')} MHz, "
+          f"run {context.get('date', '?')}, build {context.get('library_build_type', '?')}")
+    print()
+    print("| op | variant | leaves | raw | variant time | ratio | target | per key |")
+    print("|---|---|---|---|---|---|---|---|")
+    for row in rows(times):
+        print("| " + " | ".join(str(c) for c in row) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
