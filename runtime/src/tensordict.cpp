@@ -19,8 +19,8 @@ void TensorDictImpl::erase(size_t slot) {
 }
 
 void TensorDictImpl::reindex() {
-  index.clear();
-  for (size_t i = 0; i < keys.size(); ++i) index.emplace(keys[i], i);
+  index = std::make_shared<KeyIndex>();  // never mutate an index other TensorDicts share
+  for (size_t i = 0; i < keys.size(); ++i) index->emplace(keys[i], i);
 }
 
 TensorDict make_tensordict(BatchSize batch_size, std::optional<at::Device> device,
@@ -110,14 +110,19 @@ TensorDict parent_of(const TensorDict& root, const NestedKey& key, bool create) 
   return node;
 }
 
+bool extends_dims(at::IntArrayRef shape, const BatchSize& batch) {
+  return shape.size() >= batch.size() && std::equal(batch.begin(), batch.end(), shape.begin());
+}
+
 // Brings a value to the TensorDict's conventions (device) and checks its batch dims.
 Value conform(const TensorDictImpl& impl, const NestedKey& key, Value value) {
-  const std::string name = key.join(".");
+  const std::string name = value.is_tensor() ? std::string() : key.join(".");
   switch (value.kind()) {
-    case Value::Kind::Tensor: {
+    case Value::Kind::Tensor: {  // hot path of set(): no allocation unless the check fails
       at::Tensor& t = value.tensor();
       if (impl.device && t.device() != *impl.device) t = t.to(*impl.device);
-      detail::check_leading_dims(name, t.sizes().vec(), impl.batch_size);
+      if (!extends_dims(t.sizes(), impl.batch_size))
+        detail::check_leading_dims(key.join("."), t.sizes().vec(), impl.batch_size);
       break;
     }
     case Value::Kind::TensorDict: {
@@ -307,14 +312,18 @@ Value TensorDict::get_value(const NestedKey& key) const {
 }
 
 at::Tensor TensorDict::get(const NestedKey& key) const {
-  if (!key.is_nested()) {  // fast path: no parent walk, no Value copy
-    const int64_t slot = impl_->find(key.front());
-    if (slot < 0) throw KeyError("key " + key.repr() + " not found in TensorDict");
-    const Value& value = impl_->values[static_cast<size_t>(slot)];
-    if (!value.is_tensor()) {
-      throw TypeError("key " + key.repr() + " holds a " + value.kind_name() + ", not a Tensor");
+  // Fast path: walk the levels by pointer (no handle or Value copies); any miss falls through to
+  // the checked path below, which throws the right error.
+  const TensorDictImpl* node = impl_.get();
+  for (size_t i = 0; node; ++i) {
+    const int64_t slot = node->find(key[i]);
+    if (slot < 0) break;
+    const Value& value = node->values[static_cast<size_t>(slot)];
+    if (i + 1 == key.size()) {
+      if (value.is_tensor()) return value.tensor();
+      break;
     }
-    return value.tensor();
+    node = value.is_tensordict() ? &value.tensordict().impl() : nullptr;
   }
   Value value = get_value(key);
   if (!value.is_tensor()) {

@@ -18,21 +18,30 @@ struct TensorDictImpl {
   /// undefined otherwise. Checked for staleness on use: a replaced leaf no longer views it.
   at::Tensor consolidated;
 
-  // Entries in insertion order; `index` maps a key to its slot.
+  // Entries in insertion order; `index` maps a key to its slot. Ops that build a TensorDict with
+  // the same keys share the index (copy-on-write) instead of rebuilding it, one allocation per key.
+  using KeyIndex = std::unordered_map<std::string, size_t>;
   std::vector<std::string> keys;
   std::vector<Value> values;
-  std::unordered_map<std::string, size_t> index;
+  std::shared_ptr<KeyIndex> index = std::make_shared<KeyIndex>();
 
   /// Slot of `key` or -1.
   int64_t find(const std::string& key) const {
-    auto it = index.find(key);
-    return it == index.end() ? -1 : static_cast<int64_t>(it->second);
+    auto it = index->find(key);
+    return it == index->end() ? -1 : static_cast<int64_t>(it->second);
   }
   /// Appends an entry without any check (callers validated it).
   void append(std::string key, Value value) {
-    index.emplace(key, keys.size());
+    if (index.use_count() > 1) index = std::make_shared<KeyIndex>(*index);  // copy on write
+    index->emplace(key, keys.size());
     keys.push_back(std::move(key));
     values.push_back(std::move(value));
+  }
+  /// Takes `other`'s keys and (shared) index; the caller then pushes one value per key, in order.
+  void share_keys(const TensorDictImpl& other) {
+    keys = other.keys;
+    index = other.index;
+    values.reserve(keys.size());
   }
   void erase(size_t slot);
   void reindex();
