@@ -95,3 +95,30 @@ TEST_CASE("a save killed at any point leaves the old or the new directory", "[io
     CHECK((name == "td" || name == "probe"));
   }
 }
+
+TEST_CASE("a first save killed at any point leaves nothing or the whole directory", "[io][crash]") {
+  tc_test::TempDir tmp;
+  const TensorDict td = make_generation(1);
+  const double window = 2.0 * std::max(seconds_to_save(td, tmp / "probe"), 0.001);
+  std::mt19937 rng(678);
+  std::uniform_real_distribution<double> when(0.0, window);
+  int absent = 0;
+  for (int run = 0; run < 20; ++run) {
+    const std::string dir = tmp / ("td" + std::to_string(run));
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      td.memmap(dir);
+      ::_exit(0);
+    }
+    std::this_thread::sleep_for(std::chrono::duration<double>(when(rng)));
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+    if (!fs::exists(dir)) {
+      ++absent;
+      continue;
+    }
+    CHECK(loaded_generation(dir) == 1);
+  }
+  WARN("killed first saves: " << absent << " of 20 left no directory, the others a complete one");
+}

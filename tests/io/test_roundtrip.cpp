@@ -135,6 +135,15 @@ TEST_CASE("keys are encoded into safe file names", "[io][roundtrip][keys]") {
   CHECK(outside == 0);
   TensorDict back = TensorDict::load_memmap(tmp / "td");
   for (const auto& key : td.keys(true, true)) CHECK(at::equal(back.get(key), td.get(key)));
+
+  // Directories written without key encoding (Python's robust_key=False): raw names are found
+  // when the key cannot leave the directory.
+  fs::create_directories(tmp / "raw");
+  tc_test::write_file(tmp / "raw/a b.memmap", std::string(4, '\0'));
+  memmap::write_meta(tmp / "raw", Json{{"a b", {{"shape", {1}}, {"dtype", "torch.float32"}}},
+                                       {"shape", Json::array()},
+                                       {"_type", memmap::kTensorDictType}});
+  CHECK(TensorDict::load_memmap(tmp / "raw").get("a b").item<float>() == 0);
 }
 
 TEST_CASE("a memmapped TensorDict is locked, file-backed and shares writes", "[io][roundtrip]") {
