@@ -90,4 +90,57 @@ class Plain : public tensordict::TensorClass<Plain> {
   }
 };
 
+/// Default casting of values with no batch dims.
+class Scalars : public tensordict::TensorClass<Scalars> {
+ public:
+  /// Constructor arguments: one member per field, in schema order.
+  struct Args {
+    std::optional<int64_t> n = std::nullopt;
+    std::optional<double> x = std::nullopt;
+    tensordict::Json v;
+  };
+
+  explicit Scalars(const Args& args, tensordict::BatchSize batch_size = {},
+                   std::optional<at::Device> device = std::nullopt)
+      : TensorClass(build(field_values(args), std::move(batch_size), device)) {}
+
+  /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
+  static const tensordict::ClassSpec& class_spec() {
+    using Kind = tensordict::FieldKind;
+    static const tensordict::ClassSpec spec{
+        "Scalars",
+        "<class 'golden.Scalars'>",
+        {false, false, false, false, false},
+        {
+            {"n", Kind::Int, true},
+            {"x", Kind::Float, true},
+            {"v", Kind::Any, false},
+        },
+    };
+    return spec;
+  }
+
+  std::optional<int64_t> n() const { return optional_value_field<int64_t>(0); }
+  Scalars& set_n(const std::optional<int64_t>& value) { return set_field(0, value); }
+
+  std::optional<double> x() const { return optional_value_field<double>(1); }
+  Scalars& set_x(const std::optional<double>& value) { return set_field(1, value); }
+
+  tensordict::Json v() const { return value_field<tensordict::Json>(2); }
+  Scalars& set_v(const tensordict::Json& value) { return set_field(2, value); }
+
+ private:
+  friend class tensordict::TensorClass<Scalars>;
+  Scalars() = default;
+
+  static std::vector<tensordict::FieldValue> field_values(const Args& args) {
+    std::vector<tensordict::FieldValue> values;
+    values.reserve(3);
+    values.push_back(as_field(args.n));
+    values.push_back(as_field(args.x));
+    values.push_back(as_field(args.v));
+    return values;
+  }
+};
+
 }  // namespace golden

@@ -67,9 +67,12 @@ struct ClassSpec {
 /// is stored then depends on the class options (spec §7.1).
 class FieldValue {
  public:
-  FieldValue() = default;                                   // None
-  FieldValue(std::nullopt_t) {}                             // NOLINT: None
-  FieldValue(at::Tensor t) : v_(std::move(t)) {}            // NOLINT
+  FieldValue() = default;        // None
+  FieldValue(std::nullopt_t) {}  // NOLINT: None
+  /// An undefined tensor (a default-constructed Args member) means None.
+  FieldValue(at::Tensor t) {  // NOLINT
+    if (t.defined()) v_ = std::move(t);
+  }
   FieldValue(TensorDict td) : v_(std::move(td)) {}          // NOLINT
   FieldValue(Json json) : v_(std::move(json)) {}            // NOLINT
   FieldValue(const char* s) : v_(Json(s)) {}                // NOLINT

@@ -1,0 +1,74 @@
+// TensorDict operations on generated classes return the typed class.
+#include <ATen/ATen.h>
+
+#include <catch2/catch.hpp>
+#include <type_traits>
+
+#include "nested.h"
+#include "plain.h"
+
+using namespace golden;
+
+namespace {
+
+Plain make(int64_t n) {
+  Plain p({at::arange(n * 3, at::kFloat).reshape({n, 3})}, {n});
+  p.set_mask(at::ones({n}, at::kBool));
+  return p;
+}
+
+template <class T>
+constexpr bool is_plain = std::is_same_v<std::decay_t<T>, Plain>;
+
+}  // namespace
+
+TEST_CASE("indexing returns the typed class", "[tensorclass][ops]") {
+  Plain p = make(4);
+  auto row = p[1];
+  static_assert(is_plain<decltype(row)>);
+  CHECK(row.batch_size().empty());
+  CHECK(row.obs().equal(at::tensor({3.0f, 4.0f, 5.0f})));
+  CHECK(row.label() == "none");
+  CHECK_FALSE(row.count().has_value());  // None stays None
+  auto slice = p.index({at::indexing::Slice(1, 3)});
+  static_assert(is_plain<decltype(slice)>);
+  CHECK(slice.batch_size() == tensordict::BatchSize{2});
+}
+
+TEST_CASE("stack, cat, unbind and split", "[tensorclass][ops]") {
+  Plain a = make(2), b = make(2);
+  Plain stacked = Plain::stack({a, b});
+  CHECK(stacked.batch_size() == tensordict::BatchSize{2, 2});
+  CHECK(stacked.label() == "none");
+  Plain joined = Plain::cat({a, b});
+  CHECK(joined.batch_size() == tensordict::BatchSize{4});
+  std::vector<Plain> rows = joined.unbind(0);
+  REQUIRE(rows.size() == 4);
+  CHECK(rows[3].obs().equal(at::tensor({3.0f, 4.0f, 5.0f})));
+  std::vector<Plain> parts = joined.split(3);
+  REQUIRE(parts.size() == 2);
+  CHECK(parts[1].batch_size() == tensordict::BatchSize{1});
+}
+
+TEST_CASE("shape ops, to, clone, apply, update", "[tensorclass][ops]") {
+  Plain p = make(4);
+  CHECK(p.unsqueeze(0).batch_size() == tensordict::BatchSize{1, 4});
+  CHECK(p.reshape({2, 2}).obs().sizes().vec() == std::vector<int64_t>{2, 2, 3});
+  Plain doubled = p.apply([](const at::Tensor& t) { return t.is_floating_point() ? t * 2 : t; });
+  CHECK(doubled.obs().sum().item<float>() == 2 * p.obs().sum().item<float>());
+  Plain copy = p.clone();
+  CHECK(copy.obs().data_ptr() != p.obs().data_ptr());
+  Plain as_double = p.to(at::kDouble);
+  CHECK(as_double.obs().scalar_type() == at::kDouble);
+  copy.obs().zero_();
+  p.update(copy);
+  CHECK(p.obs().sum().item<float>() == 0.0f);
+}
+
+TEST_CASE("nested classes survive ops", "[tensorclass][ops]") {
+  Outer o({Inner({at::arange(3, at::kFloat)}, {3}), std::nullopt, at::zeros({3})}, {3});
+  Outer second = o[1];
+  CHECK(second.inner().x().item<float>() == 1.0f);
+  Outer both = Outer::stack({o, o});
+  CHECK(both.inner().batch_size() == tensordict::BatchSize{2, 3});
+}
