@@ -55,26 +55,26 @@ TensorDict map_entries(const TensorDict& td,
   TensorDict out = make_tensordict(batch_fn(src.batch_size), src.device);
   if (src.names && out.impl().batch_size.size() == src.batch_size.size())
     out.impl().names = src.names;
-  auto& dst = out.impl();
+  std::vector<Value> values;  // undefined tensors are dropped by set_values
+  values.reserve(src.keys.size());
   for (size_t i = 0; i < src.keys.size(); ++i) {
     const Value& value = src.values[i];
     switch (value.kind()) {
-      case Value::Kind::Tensor: {
-        at::Tensor mapped = tensor_fn(value.tensor());
-        if (mapped.defined()) dst.append(src.keys[i], std::move(mapped));
+      case Value::Kind::Tensor:
+        values.emplace_back(tensor_fn(value.tensor()));
         break;
-      }
       case Value::Kind::TensorDict:
-        dst.append(src.keys[i], map_entries(value.tensordict(), batch_fn, tensor_fn, stack_fn));
+        values.emplace_back(map_entries(value.tensordict(), batch_fn, tensor_fn, stack_fn));
         break;
       case Value::Kind::NonTensorData:
-        dst.append(src.keys[i], value);
+        values.push_back(value);
         break;
       case Value::Kind::NonTensorStack:
-        dst.append(src.keys[i], stack_fn ? stack_fn(value.non_tensor_stack()) : value);
+        values.push_back(stack_fn ? Value(stack_fn(value.non_tensor_stack())) : value);
         break;
     }
   }
+  set_values(out.impl(), src, std::move(values));  // shares the key index when nothing dropped
   return out;
 }
 
@@ -356,8 +356,9 @@ const std::string& TensorDict::key_at(size_t slot) const { return impl_->keys.at
 int64_t TensorDict::slot_of(const std::string& key) const { return impl_->find(key); }
 
 TensorDict& TensorDict::set(const NestedKey& key, Value value) {
-  TensorDict parent = key.is_nested() ? parent_of(*this, key, true) : *this;
-  auto& impl = parent.impl();
+  std::optional<TensorDict> parent;  // only nested keys pay for a handle copy
+  if (key.is_nested()) parent = parent_of(*this, key, true);
+  auto& impl = parent ? parent->impl() : *impl_;
   value = conform(impl, key, std::move(value));
   const int64_t slot = impl.find(key.back());
   if (slot >= 0) {

@@ -23,16 +23,21 @@ struct TensorDictImpl {
   using KeyIndex = std::unordered_map<std::string, size_t>;
   std::vector<std::string> keys;
   std::vector<Value> values;
-  std::shared_ptr<KeyIndex> index = std::make_shared<KeyIndex>();
+  std::shared_ptr<KeyIndex> index;  // null until the first key (saves an allocation per op)
 
   /// Slot of `key` or -1.
   int64_t find(const std::string& key) const {
+    if (!index) return -1;
     auto it = index->find(key);
     return it == index->end() ? -1 : static_cast<int64_t>(it->second);
   }
   /// Appends an entry without any check (callers validated it).
   void append(std::string key, Value value) {
-    if (index.use_count() > 1) index = std::make_shared<KeyIndex>(*index);  // copy on write
+    if (!index) {
+      index = std::make_shared<KeyIndex>();
+    } else if (index.use_count() > 1) {
+      index = std::make_shared<KeyIndex>(*index);  // copy on write
+    }
     index->emplace(key, keys.size());
     keys.push_back(std::move(key));
     values.push_back(std::move(value));
