@@ -38,9 +38,11 @@ void update_level_(TensorDict& dst, const TensorDict& src, const std::string& pr
   auto& d = dst.impl();
   const auto& s = src.impl();
   for (size_t i = 0; i < s.keys.size(); ++i) {
-    const std::string key = prefix.empty() ? s.keys[i] : prefix + "." + s.keys[i];
+    // The full key is only spelled out for messages and nested levels (hot loop otherwise).
+    auto full_key = [&] { return prefix.empty() ? s.keys[i] : prefix + "." + s.keys[i]; };
     const int64_t slot = d.find(s.keys[i]);
     if (slot < 0) {
+      const std::string key = full_key();
       throw KeyError("update_: key '" + key + "' is not in the destination TensorDict (update_ "
                      "writes in place; use update to add keys)");
     }
@@ -49,6 +51,7 @@ void update_level_(TensorDict& dst, const TensorDict& src, const std::string& pr
     if (mine.is_tensor() && theirs.is_tensor()) {
       if (!copy_tensors) continue;
       if (mine.tensor().sizes() != theirs.tensor().sizes()) {
+        const std::string key = full_key();
         throw ShapeError("update_: key '" + key + "' has shape " +
                          shape_str(mine.tensor().sizes()) + " but the source has " +
                          shape_str(theirs.tensor().sizes()));
@@ -56,11 +59,11 @@ void update_level_(TensorDict& dst, const TensorDict& src, const std::string& pr
       mine.tensor().copy_(theirs.tensor());
     } else if (mine.is_tensordict() && theirs.is_tensordict()) {
       TensorDict child = mine.tensordict();
-      update_level_(child, theirs.tensordict(), key, copy_tensors);
+      update_level_(child, theirs.tensordict(), full_key(), copy_tensors);
     } else if (mine.is_non_tensor() && theirs.is_non_tensor()) {
       mine = theirs;
     } else {
-      throw TypeError("update_: key '" + key + "' holds a " + mine.kind_name() +
+      throw TypeError("update_: key '" + full_key() + "' holds a " + mine.kind_name() +
                       ", cannot copy a " + theirs.kind_name() + " into it");
     }
   }
