@@ -23,6 +23,8 @@ namespace tensordict::memmap::detail {
 namespace fs = std::filesystem;
 namespace {
 
+std::atomic<void (*)(const char*)> g_step_hook{nullptr};
+
 std::string temp_tag(const std::string& base) { return "." + base + ".tc-"; }
 
 // Temporaries of saves whose process is gone (killed mid-save) are removed. A live process's
@@ -72,6 +74,12 @@ std::string swap_in(const std::string& tmp, const std::string& prefix, bool pref
 
 }  // namespace
 
+void set_save_step_hook(void (*hook)(const char* step)) { g_step_hook = hook; }
+
+void save_step(const char* step) {
+  if (auto* hook = g_step_hook.load(std::memory_order_relaxed)) hook(step);
+}
+
 std::string normalize_prefix(const std::string& prefix) {
   std::string p = prefix;
   while (p.size() > 1 && p.back() == '/') p.pop_back();
@@ -109,14 +117,18 @@ void atomic_publish(const std::string& prefix, bool durable,
   make_dir(tmp);
   try {
     write(tmp);
+    save_step("written");
     if (durable) sync_tree(tmp);
+    save_step("synced");
   } catch (...) {
     remove_tree(tmp);
     throw;
   }
   const std::string old = swap_in(tmp, p, exists);
+  save_step("published");
   if (durable) sync_dir(parent);
   if (!old.empty()) remove_tree(old);
+  save_step("cleaned");
 }
 
 }  // namespace tensordict::memmap::detail

@@ -77,6 +77,11 @@ std::string read_text(const std::string& path);
 /// Writes a whole small file, replacing it.
 void write_text(const std::string& path, std::string_view text);
 
+/// Fault injection for the crash tests: `hook(step)` runs after each step of a save ("leaf",
+/// "meta", "written", "synced", "published", "cleaned"). Null (the default) costs one load.
+void set_save_step_hook(void (*hook)(const char* step));
+void save_step(const char* step);
+
 /// Runs `write(tmp)` on a fresh sibling directory of `prefix`, then publishes it as `prefix`
 /// atomically (see docs/format.md, "Atomic save").
 void atomic_publish(const std::string& prefix, bool durable,

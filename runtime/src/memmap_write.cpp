@@ -88,7 +88,10 @@ class TreeWriter {
 
   void finish() {
     run_jobs();
-    for (const auto& m : metas_) write_meta(m.dir, m.meta, m.compact);
+    for (const auto& m : metas_) {
+      write_meta(m.dir, m.meta, m.compact);
+      detail::save_step("meta");
+    }
   }
 
  private:
@@ -190,6 +193,7 @@ class TreeWriter {
     at::Tensor mapped = detail::write_leaf(job.path, opt_.like ? at::Tensor() : t, t.sizes(),
                                            t.scalar_type(), true, job.final_path);
     job.out->values[job.slot] = Value(std::move(mapped));
+    detail::save_step("leaf");
   }
 
   void run_jobs() {

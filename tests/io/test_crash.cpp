@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "io_test_util.h"
+#include "memmap_internal.h"  // the save-step hook (fault injection)
 #include "tensordict/memmap.h"
 
 using tensordict::TensorDict;
@@ -121,4 +122,47 @@ TEST_CASE("a first save killed at any point leaves nothing or the whole director
     CHECK(loaded_generation(dir) == 1);
   }
   WARN("killed first saves: " << absent << " of 20 left no directory, the others a complete one");
+}
+
+namespace {
+
+int g_kill_at = 0;
+int g_steps = 0;
+
+void kill_at_step(const char* /*step*/) {
+  if (++g_steps == g_kill_at) ::raise(SIGKILL);
+}
+
+}  // namespace
+
+TEST_CASE("a save killed after each of its steps leaves the old or the new directory",
+          "[io][crash]") {
+  tc_test::TempDir tmp;
+  const std::string dir = tmp / "td";
+  const TensorDict old_td = make_generation(0);
+  const TensorDict new_td = make_generation(1);
+  int outcomes[2] = {0, 0};
+  for (int step = 1;; ++step) {
+    old_td.memmap(dir);
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      g_kill_at = step;
+      tensordict::memmap::detail::set_save_step_hook(&kill_at_step);
+      new_td.memmap(dir);
+      ::_exit(0);
+    }
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    outcomes[loaded_generation(dir)]++;
+    if (WIFEXITED(status)) {  // the save ran past its last step: every step has been covered
+      CHECK(step == 13 + 3 + 4 + 1);  // 13 leaves, 3 meta.json, 4 publication steps
+      break;
+    }
+    REQUIRE(WIFSIGNALED(status));
+  }
+  WARN("kills after each step: " << outcomes[0] << " left the old directory, " << outcomes[1]
+                                 << " the new one");
+  CHECK(outcomes[0] == 13 + 3 + 2);  // killed before the exchange: old
+  CHECK(outcomes[1] == 3);           // after it ("published", "cleaned") or not killed: new
 }
