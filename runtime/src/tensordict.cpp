@@ -530,7 +530,7 @@ TensorDict TensorDict::clone(bool recurse) const {
   if (recurse) {
     // Consolidated: one buffer copy, leaves rebuilt as views of it (ops_consolidate.cpp).
     const at::Tensor flat = detail::consolidated_buffer(*this);
-    if (flat.defined()) return detail::rebuild_over(*this, flat.clone(), std::nullopt);
+    if (flat.defined()) return detail::rebuild_over(*this, detail::clone_flat(flat), std::nullopt);
     return detail::map_entries(*this, identity, [](const at::Tensor& t) { return t.clone(); }, {});
   }
   return detail::map_entries(*this, identity, [](const at::Tensor& t) { return t; }, {});
