@@ -2,6 +2,8 @@
 // update_ between equal layouts, zero_) move one buffer instead of one per leaf.
 #include <ATen/ATen.h>
 
+#include <cstring>
+
 #include "ops_util.h"
 
 namespace tensordict {
@@ -35,6 +37,22 @@ bool all_leaves_view(const TensorDict& td, const at::Tensor& flat) {
 }
 
 }  // namespace
+
+// ATen's generic copy kernel moves uint8 buffers well below memcpy speed; host buffers are
+// plain bytes, so memcpy them (other devices go through copy_).
+void copy_flat(const at::Tensor& dst, const at::Tensor& src) {
+  if (dst.device().is_cpu() && src.device().is_cpu() && dst.nbytes() == src.nbytes()) {
+    std::memcpy(dst.data_ptr(), src.data_ptr(), src.nbytes());
+  } else {
+    dst.copy_(src);
+  }
+}
+
+at::Tensor clone_flat(const at::Tensor& flat) {
+  at::Tensor out = at::empty_like(flat);
+  copy_flat(out, flat);
+  return out;
+}
 
 at::Tensor view_in(const at::Tensor& flat, const at::Tensor& like) {
   return make_view(flat, like.scalar_type(), like.sizes(), like.strides(), like.storage_offset());

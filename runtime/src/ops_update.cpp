@@ -81,7 +81,7 @@ TensorDict& TensorDict::update_(const TensorDict& other) {
   const at::Tensor src = dst.defined() ? detail::consolidated_buffer(other) : at::Tensor();
   const bool one_copy = src.defined() && src.numel() == dst.numel() &&
                         detail::same_layout(*this, other);
-  if (one_copy) dst.copy_(src);
+  if (one_copy) detail::copy_flat(dst, src);
   update_level_(*this, other, "", !one_copy);
   return *this;
 }

@@ -73,6 +73,9 @@ at::Tensor consolidated_buffer(const TensorDict& td);
 /// Rebuilds `td`'s structure over `flat` (a copy of its consolidated buffer, maybe elsewhere).
 TensorDict rebuild_over(const TensorDict& td, const at::Tensor& flat,
                         std::optional<at::Device> device);
+/// Byte copy between consolidated buffers (memcpy on the host), and a copy of one.
+void copy_flat(const at::Tensor& dst, const at::Tensor& src);
+at::Tensor clone_flat(const at::Tensor& flat);
 /// Marks `out` consolidated when every leaf of it still views `src`'s buffer.
 void inherit_consolidated(const TensorDict& src, TensorDict& out);
 
