@@ -12,6 +12,9 @@ import sys
 
 TARGETS = {"tensordict": 1.15, "consolidated": 0.5}
 KEY_OPS = {"get", "get_nested", "set", "update", "keys"}  # per-key cost is reported for these
+# Table order: the ops of the issue, then the extra ones.
+ORDER = ["index_int", "slice", "index_tensor", "stack8", "cat8", "clone", "apply", "reshape",
+         "unsqueeze", "to_double", "update", "get_nested", "set", "get", "keys", "copy"]
 
 
 def load_times(path):
@@ -41,10 +44,8 @@ def fmt_time(ns):
 
 
 def rows(times):
-    order = []
-    for op, _, _ in times:
-        if op not in order:
-            order.append(op)
+    present = {op for op, _, _ in times}
+    order = [op for op in ORDER if op in present] + sorted(present - set(ORDER))
     for op in order:
         for leaves in sorted({k[2] for k in times if k[0] == op}):
             raw = times.get((op, "raw", leaves))
@@ -65,8 +66,10 @@ def main(argv):
         print(__doc__.strip(), file=sys.stderr)
         return 2
     context, times = load_times(argv[1])
-    print(f"Machine: {context.get('num_cpus', '?')} CPUs @ {context.get('mhz_per_cpu', '?')} MHz, "
-          f"run {context.get('date', '?')}, build {context.get('library_build_type', '?')}")
+    load = ", ".join(f"{x:.1f}" for x in context.get("load_avg", []))
+    print(f"Machine: {context.get('host_name', '?')}, {context.get('num_cpus', '?')} CPUs @ "
+          f"{context.get('mhz_per_cpu', '?')} MHz, load average {load or '?'}, "
+          f"run {context.get('date', '?')}")
     print()
     print("| op | variant | leaves | raw | variant time | ratio | target | per key |")
     print("|---|---|---|---|---|---|---|---|")
