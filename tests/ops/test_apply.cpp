@@ -99,3 +99,18 @@ TEST_CASE("zero_, fill_, masked_fill, where and share_memory_", "[apply]") {
   CHECK(shared.get("a").is_same(before));  // moved in place: handles follow
   CHECK(same(shared.get("a"), sample().get("a")));
 }
+
+TEST_CASE("two-TensorDict ops refuse mismatched kinds and masks", "[apply][errors]") {
+  TensorDict x = sample();
+  TensorDict y = sample();
+  y.set("a", "not a tensor");
+  CHECK_THROWS_MATCHES(x.where(grid() > 3, y), TypeError,
+                       Message("where: key 'a' is a Tensor here but a NonTensorData in the other "
+                               "TensorDict"));
+  CHECK_THROWS_MATCHES(x.where(grid(), sample()), TypeError,
+                       Message("where: the mask must be a bool tensor, got Long"));
+  TensorDict z = sample();
+  z.get("b").resize_({0});
+  CHECK_THROWS_WITH(x.apply([](const at::Tensor& a, const at::Tensor& b) { return a + b; }, z),
+                    Catch::Matchers::Contains("apply: key 'b' of shape [4, 3]"));
+}

@@ -58,3 +58,16 @@ TEST_CASE("flatten_keys and unflatten_keys round-trip nested entries", "[update]
   CHECK_THROWS_MATCHES(clash.flatten_keys("."), KeyError,
                        Message("flatten_keys: flattened key 'p.q' collides with an existing key"));
 }
+
+TEST_CASE("update_ and unflatten_keys refuse mismatched kinds, naming the key", "[update][errors]") {
+  TensorDict td = sample();
+  TensorDict wrong({{"txt", at::zeros({4, 3})}}, {4, 3});
+  CHECK_THROWS_MATCHES(td.update_(wrong), TypeError,
+                       Message("update_: key 'txt' holds a NonTensorData, cannot copy a Tensor "
+                               "into it"));
+  TensorDict nested_wrong({}, {4, 3});
+  nested_wrong.set({"n", "zzz"}, at::zeros({4, 3, 5}));
+  CHECK_THROWS_WITH(td.update_(nested_wrong), Catch::Matchers::Contains("key 'n.zzz'"));
+  TensorDict clash({{"p", at::zeros({2})}, {"p.q", at::zeros({2})}}, {2});
+  CHECK_THROWS_AS(clash.unflatten_keys("."), TypeError);
+}
