@@ -1,0 +1,100 @@
+// Typed tensorclass accessors and setters against a plain struct member, construction of a
+// 10-field class, and tcgen's throughput on 100 schemas.
+#include <ATen/ATen.h>
+#include <benchmark/benchmark.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "driver.h"
+#include "tensorclass_bench.h"
+
+namespace {
+
+struct PlainObs {
+  at::Tensor obs;
+  at::Tensor reward;
+  const at::Tensor& get_obs() const { return obs; }
+};
+
+void field_get_tensorclass(benchmark::State& state) {
+  bench::Obs o({at::ones({8}), at::zeros({8})}, {8});
+  for (auto _ : state) {
+    const at::Tensor& t = o.obs();
+    benchmark::DoNotOptimize(&t);
+  }
+}
+
+void field_get_struct(benchmark::State& state) {
+  PlainObs o{at::ones({8}), at::zeros({8})};
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(&o);
+    const at::Tensor& t = o.get_obs();
+    benchmark::DoNotOptimize(&t);
+  }
+}
+
+void field_set_tensorclass(benchmark::State& state) {
+  bench::Obs o({at::ones({8}), at::zeros({8})}, {8});
+  at::Tensor value = at::full({8}, 2.0);
+  for (auto _ : state) {
+    o.set_obs(value);
+    benchmark::ClobberMemory();
+  }
+}
+
+void field_set_struct(benchmark::State& state) {
+  PlainObs o{at::ones({8}), at::zeros({8})};
+  at::Tensor value = at::full({8}, 2.0);
+  for (auto _ : state) {
+    o.obs = value;
+    benchmark::ClobberMemory();
+  }
+}
+
+void construct_10_fields(benchmark::State& state) {
+  std::vector<at::Tensor> t;
+  for (int i = 0; i < 10; ++i) t.push_back(at::full({8}, i));
+  for (auto _ : state) {
+    bench::Wide w({t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8], t[9]}, {8});
+    benchmark::DoNotOptimize(&w);
+  }
+}
+
+// 100 schema files of three classes each, compiled in one run (read, check, emit; no writing).
+void tcgen_100_schemas(benchmark::State& state) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "bench_tcgen_schemas";
+  fs::create_directories(dir);
+  std::vector<std::string> paths;
+  for (int i = 0; i < 100; ++i) {
+    const fs::path path = dir / ("s" + std::to_string(i) + ".yaml");
+    std::ofstream(path) << "namespace: gen" << i << "\nclasses:\n"
+                        << "  - name: A" << i << "\n    options: [nocast]\n    fields:\n"
+                        << "      - {name: x, type: 'tensor[float32]'}\n"
+                        << "      - {name: s, type: str, default: hi}\n"
+                        << "  - name: B" << i << "\n    fields:\n"
+                        << "      - {name: a, type: A" << i << "}\n"
+                        << "      - {name: l, type: 'list[int]', default: [1, 2]}\n"
+                        << "  - name: C" << i << "\n    options: [frozen]\n    fields:\n"
+                        << "      - {name: b, type: 'optional[B" << i << "]'}\n";
+    paths.push_back(path.string());
+  }
+  for (auto _ : state) {
+    tcgen::Compilation c = tcgen::compile(paths, tcgen::builtin_templates());
+    if (c.outputs.size() != paths.size()) state.SkipWithError("tcgen failed");
+    benchmark::DoNotOptimize(c.outputs.data());
+  }
+  fs::remove_all(dir);
+}
+
+}  // namespace
+
+BENCHMARK(field_get_tensorclass)->Name("BM_field_get/tensorclass");
+BENCHMARK(field_get_struct)->Name("BM_field_get/struct");
+BENCHMARK(field_set_tensorclass)->Name("BM_field_set/tensorclass");
+BENCHMARK(field_set_struct)->Name("BM_field_set/struct");
+BENCHMARK(construct_10_fields)->Name("BM_construct/tensorclass_10_fields");
+BENCHMARK(tcgen_100_schemas)->Name("BM_tcgen/100_schemas")->Unit(benchmark::kMillisecond);
+
+BENCHMARK_MAIN();
