@@ -268,6 +268,22 @@ const Value& require(const TensorDict& td, const ClassSpec& spec, size_t i) {
   return *v;
 }
 
+const at::Tensor& tensor(const TensorDict& td, const ClassSpec& spec, size_t i) {
+  const Value& value = require(td, spec, i);
+  const at::Tensor* t = value.visit([](const auto& entry) -> const at::Tensor* {
+    if constexpr (std::is_same_v<std::decay_t<decltype(entry)>, at::Tensor>) {
+      return &entry;
+    } else {
+      return nullptr;
+    }
+  });
+  if (!t) {
+    throw TypeError(std::string(spec.name) + "." + spec.fields[i].name + " holds a " +
+                    value.kind_name() + ", not a tensor");
+  }
+  return *t;
+}
+
 Json to_json(const Value& value) {
   switch (value.kind()) {
     case Value::Kind::Tensor:

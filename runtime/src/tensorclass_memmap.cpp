@@ -5,6 +5,7 @@
 
 #include "tensordict/memmap.h"
 #include "tensordict/tensorclass.h"
+#include "tensordict_impl.h"
 
 namespace tensordict::tc {
 namespace {
@@ -51,7 +52,31 @@ void apply_meta_fields(TensorDict& td, const ClassSpec& spec, const Json& fields
   }
 }
 
+// Level by level, so handles to nested levels of `dst` see the mapped leaves too. `src` has the
+// same keys in the same order (it was written from `dst`).
+void adopt(detail::TensorDictImpl& dst, const detail::TensorDictImpl& src) {
+  for (size_t i = 0; i < src.keys.size(); ++i) {
+    const int64_t slot = dst.find(src.keys[i]);
+    if (slot < 0) continue;
+    Value& existing = dst.values[static_cast<size_t>(slot)];
+    if (existing.is_tensordict() && src.values[i].is_tensordict()) {
+      adopt(existing.tensordict().impl(), src.values[i].tensordict().impl());
+    } else {
+      existing = src.values[i];
+    }
+  }
+  dst.locked = src.locked;
+  dst.is_memmap = src.is_memmap;
+  dst.saved_path = src.saved_path;
+}
+
 }  // namespace
+
+void memmap_in_place(TensorDict& td, const ClassSpec& spec, const std::string& prefix,
+                     const MemmapOptions& options) {
+  TensorDict written = memmap(td, spec, prefix, options, false);
+  adopt(td.impl(), written.impl());
+}
 
 TensorDict memmap(const TensorDict& td, const ClassSpec& spec, const std::string& prefix,
                   const MemmapOptions& options, bool like) {

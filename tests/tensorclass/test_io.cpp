@@ -14,6 +14,7 @@
 #include "plain.h"
 #include "reward.h"
 #include "tensordict/json.h"
+#include "tensordict/memmap.h"
 
 using namespace golden;
 using tensordict::Json;
@@ -55,6 +56,18 @@ TEST_CASE("memmap writes Python's tensorclass layout and loads back", "[tensorcl
   CHECK(loaded == p);
   CHECK_FALSE(loaded.count().has_value());
   CHECK_THROWS_AS(Frozen::load_memmap(dir.string()), tensordict::FormatError);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("memmap_ maps the instance in place", "[tensorclass][io]") {
+  const fs::path dir = scratch("inplace");
+  Outer o({Inner({at::ones({2})}, {2}), std::nullopt, at::zeros({2})}, {2});
+  Outer alias = o;  // a handle on the same data
+  Inner inner = o.inner();
+  o.memmap_(dir.string());
+  CHECK(alias.is_memmap());
+  CHECK(alias.saved_path().has_value());
+  CHECK(tensordict::MemoryMappedTensor::is_memory_mapped(inner.x()));
   fs::remove_all(dir);
 }
 

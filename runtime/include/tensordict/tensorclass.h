@@ -124,6 +124,9 @@ void set(TensorDict& td, const ClassSpec& spec, size_t field, const FieldValue& 
 const Value* find(const TensorDict& td, const ClassSpec& spec, size_t field);
 /// Same, throwing KeyError naming the class and field when the field is None.
 const Value& require(const TensorDict& td, const ClassSpec& spec, size_t field);
+/// The tensor of field `field` (one call on the accessor's hot path); KeyError when None,
+/// TypeError when the entry is not a tensor.
+const at::Tensor& tensor(const TensorDict& td, const ClassSpec& spec, size_t field);
 /// Field index of `name`; KeyError listing the fields when there is none.
 size_t index_of(const ClassSpec& spec, std::string_view name);
 /// A stored entry as JSON: NonTensorData's data, a stack's nested list, a tensor's item / list.
@@ -146,6 +149,10 @@ void load_state_dict(TensorDict& td, const ClassSpec& spec, const StateDict& sta
 /// memory-mapped inner TensorDict. `like`: memmap_like.
 TensorDict memmap(const TensorDict& td, const ClassSpec& spec, const std::string& prefix,
                   const MemmapOptions& options, bool like);
+/// memmap_: writes like `memmap`, then points `td` (and every handle sharing it, nested levels
+/// included) at the mapped files.
+void memmap_in_place(TensorDict& td, const ClassSpec& spec, const std::string& prefix,
+                     const MemmapOptions& options);
 /// Loads a tensorclass directory; FormatError unless its `_type` is `spec.python_type` and its
 /// keys are fields of the class.
 TensorDict load_memmap(const ClassSpec& spec, const std::string& prefix,
@@ -254,7 +261,7 @@ class TensorClass {
     return wrap(tc::memmap(td_, spec(), prefix, options, true));
   }
   Derived& memmap_(const std::string& prefix, const MemmapOptions& options = {}) {
-    td_ = tc::memmap(td_, spec(), prefix, options, false);
+    tc::memmap_in_place(td_, spec(), prefix, options);
     return self();
   }
   Derived save(const std::string& prefix, const MemmapOptions& options = {}) const {
