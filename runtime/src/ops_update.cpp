@@ -6,6 +6,14 @@
 namespace tensordict {
 namespace {
 
+// Slot of `src`'s key i in `dst`: TensorDicts built alike keep the same order, so try the same
+// slot (one string compare) before hashing.
+int64_t matching_slot(const detail::TensorDictImpl& dst, const detail::TensorDictImpl& src,
+                      size_t i) {
+  if (i < dst.keys.size() && dst.keys[i] == src.keys[i]) return static_cast<int64_t>(i);
+  return dst.find(src.keys[i]);
+}
+
 bool fits(const at::Tensor& t, const detail::TensorDictImpl& dst) {
   const auto& batch = dst.batch_size;
   const auto sizes = t.sizes();
@@ -18,7 +26,7 @@ void update_level(TensorDict& dst, const TensorDict& src) {
   const auto& s = src.impl();
   for (size_t i = 0; i < s.keys.size(); ++i) {
     const Value& value = s.values[i];
-    const int64_t slot = d.find(s.keys[i]);
+    const int64_t slot = matching_slot(d, s, i);
     Value* existing = slot >= 0 ? &d.values[static_cast<size_t>(slot)] : nullptr;
     if (existing && existing->is_tensordict() && value.is_tensordict()) {
       TensorDict child = existing->tensordict();  // merge nested keys
@@ -40,7 +48,7 @@ void update_level_(TensorDict& dst, const TensorDict& src, const std::string& pr
   for (size_t i = 0; i < s.keys.size(); ++i) {
     // The full key is only spelled out for messages and nested levels (hot loop otherwise).
     auto full_key = [&] { return prefix.empty() ? s.keys[i] : prefix + "." + s.keys[i]; };
-    const int64_t slot = d.find(s.keys[i]);
+    const int64_t slot = matching_slot(d, s, i);
     if (slot < 0) {
       const std::string key = full_key();
       throw KeyError("update_: key '" + key + "' is not in the destination TensorDict (update_ "
