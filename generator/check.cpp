@@ -91,6 +91,21 @@ class Checker {
         diagnostics_.note(it->second->loc, "previously defined here");
       }
     }
+    check_setter_clashes(cls);
+  }
+
+  // `set_x` would be both the setter of `x` and the accessor of a field `set_x`.
+  void check_setter_clashes(const Class& cls) {
+    std::map<std::string, const Field*> accessors;
+    for (const auto& field : cls.fields) accessors.emplace(accessor_name(field), &field);
+    for (const auto& field : cls.fields) {
+      auto clash = accessors.find(setter_name(field));
+      if (clash == accessors.end() || cls.options.frozen) continue;
+      diagnostics_.error(clash->second->loc, "field name '" + clash->second->name +
+                                                 "' clashes with the setter of field '" +
+                                                 field.name + "'");
+      diagnostics_.note(field.loc, "field '" + field.name + "' declared here");
+    }
   }
 
   void check_options(const Class& cls) {
@@ -125,6 +140,11 @@ class Checker {
       diagnostics_.error(field.loc, "field name '" + field.name +
                                         "' is reserved by TensorDict (use option 'shadow' to "
                                         "allow it)");
+    }
+    if (is_generated_member_name(field.name) || field.name == cls.name) {
+      diagnostics_.error(field.loc, "field name '" + field.name +
+                                        "' clashes with a member of the generated class '" +
+                                        cls.name + "'");
     }
     if (!check_type(field.type)) return;
     if (cls.options.tensor_only && !is_tensor_like(field.type)) {

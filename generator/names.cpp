@@ -437,6 +437,20 @@ bool is_reserved_name(const std::string& name) {
   return name[0] == '_' || tensordict_names().count(name) > 0;
 }
 
+bool is_generated_member_name(const std::string& name) {
+  static const std::set<std::string> names = {"Args",         "class_spec",
+                                              "field_values", "build",
+                                              "as_field",     "set_field",
+                                              "tensor_field", "optional_tensor_field",
+                                              "value_field",  "optional_value_field",
+                                              "nested_field", "optional_nested_field",
+                                              "wrap",         "self",
+                                              "spec",         "fields",
+                                              "eq",           "td_",
+                                              "wrap_all",     "inner_all"};
+  return names.count(name) > 0;
+}
+
 bool is_dtype(const std::string& name) {
   return std::any_of(dtypes().begin(), dtypes().end(),
                      [&](const auto& entry) { return entry.first == name; });

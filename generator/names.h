@@ -14,6 +14,10 @@ bool is_cpp_keyword(const std::string& name);
 /// the two Python allows (`data`, `_is_non_tensor`). Fields may only use them with `shadow`.
 bool is_reserved_name(const std::string& name);
 
+/// Names the generated class itself uses (its Args struct, its helpers, TensorClass's protected
+/// members); no field may take them, shadow or not.
+bool is_generated_member_name(const std::string& name);
+
 bool is_dtype(const std::string& name);
 /// "bool, uint8, ..." for messages.
 std::string dtype_list();
