@@ -20,7 +20,7 @@ void TensorDictImpl::erase(size_t slot) {
 
 void TensorDictImpl::reindex() {
   index = std::make_shared<KeyIndex>();  // never mutate an index other TensorDicts share
-  for (size_t i = 0; i < keys.size(); ++i) index->emplace(keys[i], i);
+  for (size_t i = 0; i < keys.size(); ++i) index->insert(keys[i], i);
 }
 
 TensorDict make_tensordict(BatchSize batch_size, std::optional<at::Device> device,
@@ -356,6 +356,15 @@ const std::string& TensorDict::key_at(size_t slot) const { return impl_->keys.at
 int64_t TensorDict::slot_of(const std::string& key) const { return impl_->find(key); }
 
 TensorDict& TensorDict::set(const NestedKey& key, Value value) {
+  if (!key.is_nested() && value.is_tensor() && !impl_->locked) {  // hot path: replace a tensor
+    const at::Tensor& t = value.tensor();
+    const int64_t slot = impl_->find(key.front());
+    if (slot >= 0 && (!impl_->device || t.device() == *impl_->device) &&
+        extends_dims(t.sizes(), impl_->batch_size)) {
+      impl_->values[static_cast<size_t>(slot)] = std::move(value);
+      return *this;
+    }
+  }
   std::optional<TensorDict> parent;  // only nested keys pay for a handle copy
   if (key.is_nested()) parent = parent_of(*this, key, true);
   auto& impl = parent ? parent->impl() : *impl_;
