@@ -122,3 +122,20 @@ TensorDict load_memmap(const ClassSpec& spec, const std::string& prefix,
 }
 
 }  // namespace tensordict::tc
+
+namespace tensordict::tc {
+
+void load_memmap_in_place(TensorDict& td, const ClassSpec& spec, const std::string& prefix) {
+  TensorDict loaded = load_memmap(spec, prefix, td.device());
+  detail::TensorDictImpl& dst = td.impl();
+  const detail::TensorDictImpl& src = loaded.impl();
+  dst.keys = src.keys;
+  dst.values = src.values;
+  dst.index = src.index;
+  dst.batch_size = src.batch_size;
+  dst.locked = src.locked;
+  dst.is_memmap = src.is_memmap;
+  dst.saved_path = src.saved_path;
+}
+
+}  // namespace tensordict::tc

@@ -68,6 +68,12 @@ TEST_CASE("memmap_ maps the instance in place", "[tensorclass][io]") {
   CHECK(alias.is_memmap());
   CHECK(alias.saved_path().has_value());
   CHECK(tensordict::MemoryMappedTensor::is_memory_mapped(inner.x()));
+
+  Outer other({Inner({at::zeros({2})}, {2}), Inner({at::zeros({2})}, {2}), at::ones({2})}, {2});
+  Outer other_alias = other;
+  other.load_memmap_(dir.string());
+  CHECK(other_alias.inner().x().sum().item<float>() == 2.0f);
+  CHECK_FALSE(other_alias.maybe().has_value());  // None on disk
   fs::remove_all(dir);
 }
 

@@ -153,6 +153,8 @@ TensorDict memmap(const TensorDict& td, const ClassSpec& spec, const std::string
 /// included) at the mapped files.
 void memmap_in_place(TensorDict& td, const ClassSpec& spec, const std::string& prefix,
                      const MemmapOptions& options);
+/// load_memmap_: refills `td` (every handle sharing it sees the loaded fields) from `prefix`.
+void load_memmap_in_place(TensorDict& td, const ClassSpec& spec, const std::string& prefix);
 /// Loads a tensorclass directory; FormatError unless its `_type` is `spec.python_type` and its
 /// keys are fields of the class.
 TensorDict load_memmap(const ClassSpec& spec, const std::string& prefix,
@@ -279,7 +281,7 @@ class TensorClass {
     return load_memmap(prefix, device);
   }
   Derived& load_memmap_(const std::string& prefix) {
-    td_ = tc::load_memmap(spec(), prefix, td_.device());
+    tc::load_memmap_in_place(td_, spec(), prefix);
     return self();
   }
   bool is_memmap() const { return td_.is_memmap(); }
