@@ -2,6 +2,7 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <cstring>
 #include <sstream>
 
 #include "tensordict/dtype.h"
@@ -254,7 +255,10 @@ TensorDict build(const ClassSpec& spec, const std::vector<FieldValue>& values, B
 const Value* find(const TensorDict& td, const ClassSpec& spec, size_t i) {
   const auto& impl = td.impl();
   const char* name = spec.fields[i].name;
-  if (i < impl.keys.size() && impl.keys[i] == name) return &impl.values[i];
+  // strcmp: one pass, no length computation first (this is every accessor's hot path).
+  if (i < impl.keys.size() && std::strcmp(impl.keys[i].c_str(), name) == 0) {
+    return &impl.values[i];
+  }
   int64_t slot = impl.find(name);
   return slot < 0 ? nullptr : &impl.values[static_cast<size_t>(slot)];
 }
