@@ -90,9 +90,9 @@ class PairwiseDataset : public tensordict::TensorClass<PairwiseDataset> {
   /// Constructor arguments: one member per field, in schema order.
   struct Args {
     /// The preferred answer.
-    RewardData chosen_data;
+    std::optional<RewardData> chosen_data;
     /// The other answer.
-    RewardData rejected_data;
+    std::optional<RewardData> rejected_data;
   };
 
   explicit PairwiseDataset(const Args& args, tensordict::BatchSize batch_size = {},

@@ -173,7 +173,9 @@ FieldView nested_field(const Field& field, const FieldContext& ctx) {
   view.accessor.set("read", (optional ? "optional_nested_field<" : "nested_field<") + nested + ">");
   view.accessor.set("param_type", "const " + type + "&");
   view.accessor.set("stored", "as_field(value)");
-  view.arg = arg_member(field, type, ctx);
+  // Held as std::optional even when required: generated classes have no public default
+  // constructor, and Args must stay default-constructible. Unset required fields throw KeyError.
+  view.arg = arg_member(field, "std::optional<" + nested + ">", ctx);
   return view;
 }
 

@@ -243,7 +243,8 @@ TensorDict build(const ClassSpec& spec, const std::vector<FieldValue>& values, B
   for (size_t i = 0; i < spec.fields.size(); ++i) {
     const FieldValue& value = i < values.size() ? values[i] : FieldValue();
     const FieldSpec& field = spec.fields[i];
-    if (value.is_none() && !field.optional && field.kind == FieldKind::Tensor) {
+    const bool needs_value = field.kind == FieldKind::Tensor || field.kind == FieldKind::Class;
+    if (value.is_none() && !field.optional && needs_value) {
       throw KeyError(std::string(spec.name) + ": missing required field '" + field.name + "'");
     }
     set(td, spec, i, value);

@@ -24,7 +24,7 @@ class Wrapper : public tensordict::TensorClass<Wrapper> {
  public:
   /// Constructor arguments: one member per field, in schema order.
   struct Args {
-    ::golden::Outer outer;
+    std::optional<::golden::Outer> outer;
   };
 
   explicit Wrapper(const Args& args, tensordict::BatchSize batch_size = {},

@@ -62,7 +62,7 @@ class Outer : public tensordict::TensorClass<Outer> {
  public:
   /// Constructor arguments: one member per field, in schema order.
   struct Args {
-    Inner inner;
+    std::optional<Inner> inner;
     std::optional<Inner> maybe = std::nullopt;
     at::Tensor y;
   };

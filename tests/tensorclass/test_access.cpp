@@ -71,6 +71,15 @@ TEST_CASE("to_tensordict and from_tensordict", "[tensorclass][access]") {
   CHECK_THROWS_AS(Outer::from_tensordict(td), tensordict::KeyError);
 }
 
+TEST_CASE("Args with nested classes can be filled member by member", "[tensorclass]") {
+  Outer::Args args;
+  CHECK_THROWS_WITH(Outer(args, {2}), "Outer: missing required field 'inner'");
+  args.inner = Inner({at::ones({2})}, {2});
+  args.y = at::zeros({2});
+  Outer o(args, {2});
+  CHECK(o.inner().x().sum().item<float>() == 2.0f);
+}
+
 TEST_CASE("nested classes are typed views writing through to the parent", "[tensorclass]") {
   Outer o({Inner({at::ones({2})}, {2}), std::nullopt, at::zeros({2})}, {2});
   Inner inner = o.inner();
