@@ -165,10 +165,13 @@ TensorDict load_memmap(const ClassSpec& spec, const std::string& prefix,
 // ---- the CRTP base
 // -------------------------------------------------------------------------------
 
+/// Marks generated classes (tested without instantiating TensorClass<T> for arbitrary T).
+struct TensorClassTag {};
+
 /// Base of generated classes. `Derived` provides `static const ClassSpec& class_spec()` and a
 /// private default constructor (befriending this base).
 template <class Derived>
-class TensorClass {
+class TensorClass : public TensorClassTag {
  public:
   static const ClassSpec& spec() { return Derived::class_spec(); }
   /// Field names in schema order.
@@ -353,7 +356,7 @@ class TensorClass {
   /// Converts an Args member to a FieldValue (nested classes give their inner TensorDict).
   template <class T>
   static FieldValue as_field(const T& value) {
-    if constexpr (std::is_base_of_v<TensorClass<T>, T>) {
+    if constexpr (std::is_base_of_v<TensorClassTag, T>) {
       return FieldValue(value._tensordict());
     } else {
       return FieldValue(value);
