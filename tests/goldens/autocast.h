@@ -12,6 +12,8 @@
 
 #include "tensordict/tensorclass.h"
 
+#include "nested.h"
+
 static_assert(TENSORDICT_ABI_VERSION == 1,
               "autocast.h was generated for another version of the tensordict runtime");
 
@@ -90,6 +92,47 @@ class AutoCast : public tensordict::TensorClass<AutoCast> {
     values.push_back(as_field(args.b));
     values.push_back(as_field(args.a));
     values.push_back(as_field(args.o));
+    return values;
+  }
+};
+
+/// A dict given to a class-typed field builds that class.
+class AutoNested : public tensordict::TensorClass<AutoNested> {
+ public:
+  /// Constructor arguments: one member per field, in schema order.
+  struct Args {
+    std::optional<Inner> inner;
+  };
+
+  explicit AutoNested(const Args& args, tensordict::BatchSize batch_size = {},
+                      std::optional<at::Device> device = std::nullopt)
+      : TensorClass(build(field_values(args), std::move(batch_size), device)) {}
+
+  /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
+  static const tensordict::ClassSpec& class_spec() {
+    using Kind = tensordict::FieldKind;
+    static const tensordict::ClassSpec spec{
+        "AutoNested",
+        "<class 'golden.AutoNested'>",
+        {false, true, false, false, false},
+        {
+            {"inner", Kind::Class, false, &Inner::class_spec},
+        },
+    };
+    return spec;
+  }
+
+  Inner inner() const { return nested_field<Inner>(0); }
+  AutoNested& set_inner(const Inner& value) { return set_field(0, as_field(value)); }
+
+ private:
+  friend class tensordict::TensorClass<AutoNested>;
+  AutoNested() = default;
+
+  static std::vector<tensordict::FieldValue> field_values(const Args& args) {
+    std::vector<tensordict::FieldValue> values;
+    values.reserve(1);
+    values.push_back(as_field(args.inner));
     return values;
   }
 };

@@ -119,6 +119,13 @@ TEST_CASE("autocast converts to the declared type", "[tensorclass]") {
   CHECK_THROWS_AS(a.set("n", "five"), tensordict::TypeError);
 }
 
+TEST_CASE("autocast builds a nested class from a dict", "[tensorclass]") {
+  AutoNested a({Inner({at::zeros({2})})});
+  a.set("inner", Json{{"x", Json::array({1.0, 2.0})}});
+  CHECK(a.inner().x().sum().item<float>() == 3.0f);
+  CHECK_THROWS_AS(a.set("inner", Json{{"nope", 1}}), tensordict::KeyError);
+}
+
 TEST_CASE("tensor_only stores tensors", "[tensorclass]") {
   TensorOnly t({at::ones({2})}, {2});
   CHECK_FALSE(t.b().has_value());
