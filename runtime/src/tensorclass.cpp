@@ -273,20 +273,35 @@ const Value& require(const TensorDict& td, const ClassSpec& spec, size_t i) {
   return *v;
 }
 
-const at::Tensor& tensor(const TensorDict& td, const ClassSpec& spec, size_t i) {
-  const Value& value = require(td, spec, i);
-  const at::Tensor* t = value.visit([](const auto& entry) -> const at::Tensor* {
+namespace {
+
+const at::Tensor* tensor_of(const Value& value) {
+  return value.visit([](const auto& entry) -> const at::Tensor* {
     if constexpr (std::is_same_v<std::decay_t<decltype(entry)>, at::Tensor>) {
       return &entry;
     } else {
       return nullptr;
     }
   });
-  if (!t) {
-    throw TypeError(std::string(spec.name) + "." + spec.fields[i].name + " holds a " +
-                    value.kind_name() + ", not a tensor");
+}
+
+// Lookup and error reporting, kept out of the accessor's fast path.
+[[gnu::noinline]] const at::Tensor& tensor_slow(const TensorDict& td, const ClassSpec& spec,
+                                                size_t i) {
+  const Value& value = require(td, spec, i);
+  if (const at::Tensor* t = tensor_of(value)) return *t;
+  throw TypeError(std::string(spec.name) + "." + spec.fields[i].name + " holds a " +
+                  value.kind_name() + ", not a tensor");
+}
+
+}  // namespace
+
+const at::Tensor& tensor(const TensorDict& td, const ClassSpec& spec, size_t i) {
+  const auto& impl = td.impl();
+  if (i < impl.keys.size() && std::strcmp(impl.keys[i].c_str(), spec.fields[i].name) == 0) {
+    if (const at::Tensor* t = tensor_of(impl.values[i])) return *t;
   }
-  return *t;
+  return tensor_slow(td, spec, i);
 }
 
 Json to_json(const Value& value) {
