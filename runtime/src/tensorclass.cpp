@@ -2,7 +2,6 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
-#include <cstring>
 #include <sstream>
 
 #include "tensordict/dtype.h"
@@ -31,6 +30,15 @@ namespace {
 
 std::string where(const ClassSpec& spec, const FieldSpec& field) {
   return std::string(spec.name) + "." + field.name;
+}
+
+// Keys are short: an inline loop beats a call to strcmp on the accessor's hot path.
+bool same_key(const std::string& key, const char* name) {
+  const size_t n = key.size();
+  for (size_t k = 0; k < n; ++k) {
+    if (key[k] != name[k]) return false;
+  }
+  return name[n] == '\0';
 }
 
 // ---- JSON -> tensor (torch.as_tensor of numbers / nested lists of numbers) ----------------------
@@ -256,8 +264,7 @@ TensorDict build(const ClassSpec& spec, const std::vector<FieldValue>& values, B
 const Value* find(const TensorDict& td, const ClassSpec& spec, size_t i) {
   const auto& impl = td.impl();
   const char* name = spec.fields[i].name;
-  // strcmp: one pass, no length computation first (this is every accessor's hot path).
-  if (i < impl.keys.size() && std::strcmp(impl.keys[i].c_str(), name) == 0) {
+  if (i < impl.keys.size() && same_key(impl.keys[i], name)) {
     return &impl.values[i];
   }
   int64_t slot = impl.find(name);
@@ -298,7 +305,7 @@ const at::Tensor* tensor_of(const Value& value) {
 
 const at::Tensor& tensor(const TensorDict& td, const ClassSpec& spec, size_t i) {
   const auto& impl = td.impl();
-  if (i < impl.keys.size() && std::strcmp(impl.keys[i].c_str(), spec.fields[i].name) == 0) {
+  if (i < impl.keys.size() && same_key(impl.keys[i], spec.fields[i].name)) {
     if (const at::Tensor* t = tensor_of(impl.values[i])) return *t;
   }
   return tensor_slow(td, spec, i);

@@ -323,7 +323,7 @@ class TensorClass : public TensorClassTag {
   }
 
   // Typed field access for the generated accessors.
-  const at::Tensor& tensor_field(size_t i) const { return tc::require(td_, spec(), i).tensor(); }
+  const at::Tensor& tensor_field(size_t i) const { return tc::tensor(td_, spec(), i); }
   std::optional<at::Tensor> optional_tensor_field(size_t i) const {
     const Value* v = tc::find(td_, spec(), i);
     return v ? std::optional<at::Tensor>(v->tensor()) : std::nullopt;
