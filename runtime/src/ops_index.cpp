@@ -93,22 +93,26 @@ IndexPlan plan_index(const Index& index, const BatchSize& batch) {
 at::Tensor apply_index(const at::Tensor& t, const IndexPlan& plan) {
   if (plan.single_long) return t.index_select(0, plan.expanded[0].tensor());
   if (!plan.basic) return t.index(plan.expanded);
-  // Basic indexing as a chain of view ops (cheaper than the generic indexing path).
-  at::Tensor out = t;
+  // Basic indexing as a chain of view ops (cheaper than the generic indexing path); `cur` avoids
+  // copying the input handle when the first entry already makes the view.
+  at::Tensor out;
+  const at::Tensor* cur = &t;
   int64_t dim = 0;
   for (const auto& ix : plan.expanded) {
     if (ix.is_integer()) {
-      out = out.select(dim, to_int(ix.integer()));
+      out = cur->select(dim, to_int(ix.integer()));
     } else if (ix.is_none()) {
-      out = out.unsqueeze(dim++);
+      out = cur->unsqueeze(dim++);
     } else if (is_full_slice(ix)) {
       ++dim;
+      continue;
     } else {
       const auto& s = ix.slice();
-      out = out.slice(dim++, to_int(s.start()), to_int(s.stop()), to_int(s.step()));
+      out = cur->slice(dim++, to_int(s.start()), to_int(s.stop()), to_int(s.step()));
     }
+    cur = &out;
   }
-  return out;
+  return cur == &t ? t : out;
 }
 
 }  // namespace detail
