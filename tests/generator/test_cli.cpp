@@ -6,6 +6,9 @@
 #include <cstdlib>
 #include <thread>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "test_support.h"
 
 namespace fs = std::filesystem;

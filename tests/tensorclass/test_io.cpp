@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <unistd.h>
+
 #include "fixture.h"
 #include "frozen.h"
 #include "history.h"
