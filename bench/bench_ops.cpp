@@ -212,6 +212,9 @@ std::vector<Op> ops() {
            benchmark::DoNotOptimize(out.data());
          }
        }},
+      // The container's own cost: a new TensorDict sharing every tensor (no tensor op at all).
+      {"structure", [](auto& s, Data& d) { td_run(s, [&] { return d.td.clone(false); }); },
+       [](auto& s, Data& d) { raw_map(s, d, [](const at::Tensor& t) { return t; }); }},
       // Copy into an existing TensorDict of the same layout (update_), leaf by leaf.
       {"copy",
        [](auto& s, Data& d) {

@@ -14,7 +14,7 @@ TARGETS = {"tensordict": 1.15, "consolidated": 0.5}
 KEY_OPS = {"get", "get_nested", "set", "update", "keys"}  # per-key cost is reported for these
 # Table order: the ops of the issue, then the extra ones.
 ORDER = ["index_int", "slice", "index_tensor", "stack8", "cat8", "clone", "apply", "reshape",
-         "unsqueeze", "to_double", "update", "get_nested", "set", "get", "keys", "copy"]
+         "unsqueeze", "to_double", "update", "get_nested", "set", "get", "keys", "copy", "structure"]
 
 
 def load_times(path):
