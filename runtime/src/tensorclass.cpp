@@ -237,6 +237,12 @@ std::optional<Value> cast(const ClassSpec& spec, size_t i, const FieldValue& val
 
 void set(TensorDict& td, const ClassSpec& spec, size_t i, const FieldValue& value) {
   const char* key = spec.fields.at(i).name;
+  // As Python: setting a field of a locked instance (frozen, or memmapped) raises, even when the
+  // field exists; in-place tensor updates remain possible.
+  if (td.is_locked()) {
+    throw LockedError("cannot set field '" + std::string(key) + "' of a locked " + spec.name +
+                      " (frozen or memory-mapped; update its tensors in place, or unlock_())");
+  }
   std::optional<Value> stored = cast(spec, i, value, td.batch_size(), td.device());
   if (stored) {
     td.set(key, std::move(*stored));

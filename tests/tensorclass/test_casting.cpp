@@ -144,6 +144,9 @@ TEST_CASE("frozen classes have no setters and locked instances", "[tensorclass]"
   f.x().add_(1);  // in-place updates still work
   CHECK(f.x().sum().item<float>() == 2.0f);
   CHECK_THROWS_AS(f.set("name", std::nullopt), tensordict::LockedError);  // no deletion
+  CHECK_THROWS_WITH(f.set("x", at::ones({2})),
+                    "cannot set field 'x' of a locked Frozen (frozen or memory-mapped; update its "
+                    "tensors in place, or unlock_())");
 }
 
 TEST_CASE("shadow fields are reached through explicit accessors", "[tensorclass]") {
