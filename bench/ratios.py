@@ -12,6 +12,7 @@ import sys
 
 TARGETS = {"tensordict": 1.15, "consolidated": 0.5}
 KEY_OPS = {"get", "get_nested", "set", "update", "keys"}  # per-key cost is reported for these
+INFO_OPS = {"structure"}  # no target: shows the container's own cost
 # Table order: the ops of the issue, then the extra ones.
 ORDER = ["index_int", "slice", "index_tensor", "stack8", "cat8", "clone", "apply", "reshape",
          "unsqueeze", "to_double", "update", "get_nested", "set", "get", "keys", "copy", "structure"]
@@ -57,8 +58,9 @@ def rows(times):
                 target = TARGETS[variant]
                 per_key = f"{t / leaves:.0f} ns/key" if op in KEY_OPS else ""
                 verdict = "met" if ratio <= target else "MISSED"
+                goal = "(info)" if op in INFO_OPS else f"≤ {target} {verdict}"
                 yield (f"{op}", variant, leaves, fmt_time(raw), fmt_time(t), f"{ratio:.2f}",
-                       f"≤ {target} {verdict}", per_key)
+                       goal, per_key)
 
 
 def main(argv):
