@@ -34,15 +34,21 @@ function(tensorclass_generate)
     get_filename_component(schema_abs ${schema} ABSOLUTE)
     get_filename_component(stem ${schema} NAME_WE)
     set(header ${ARG_OUTPUT_DIR}/${stem}.h)
+    # tcgen rewrites the header only when its content changes; the stamp records that the step
+    # ran, so an edit that leaves the header unchanged neither reruns tcgen nor recompiles users.
+    set(stamp ${ARG_OUTPUT_DIR}/${stem}.h.stamp)
     add_custom_command(
-      OUTPUT ${header}
-      COMMAND ${tcgen_exe} ${schema} -o ${ARG_OUTPUT_DIR} --depfile ${header}.d ${template_args}
+      OUTPUT ${stamp}
+      BYPRODUCTS ${header}
+      COMMAND ${tcgen_exe} ${schema} -o ${ARG_OUTPUT_DIR} --depfile ${stamp}.d
+              --depfile-target ${stamp} ${template_args}
+      COMMAND ${CMAKE_COMMAND} -E touch ${stamp}
       DEPENDS ${tcgen_dep} ${schema_abs} ${template_deps}
-      DEPFILE ${header}.d
+      DEPFILE ${stamp}.d
       WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}
       COMMENT "tcgen ${schema}"
       VERBATIM)
-    list(APPEND headers ${header})
+    list(APPEND headers ${header} ${stamp})
   endforeach()
   target_sources(${ARG_TARGET} PRIVATE ${headers})
   target_include_directories(${ARG_TARGET} PUBLIC $<BUILD_INTERFACE:${ARG_OUTPUT_DIR}>)

@@ -44,10 +44,15 @@ int check_outputs(const tcgen::Compilation& c, const fs::path& out_dir) {
   return stale ? 1 : 0;
 }
 
-// Make-style depfile: every output depends on every schema read.
-void write_depfile(const tcgen::Compilation& c, const fs::path& out_dir, const fs::path& depfile) {
-  std::string text;
-  for (const auto& output : c.outputs) text += (out_dir / output.file_name).generic_string() + " ";
+// Make-style depfile: every output (or `target`, e.g. a build system's stamp file) depends on
+// every schema read.
+void write_depfile(const tcgen::Compilation& c, const fs::path& out_dir, const fs::path& depfile,
+                   const std::string& target) {
+  std::string text = target.empty() ? "" : target + " ";
+  for (const auto& output : c.outputs) {
+    if (!target.empty()) break;
+    text += (out_dir / output.file_name).generic_string() + " ";
+  }
   text += ":";
   for (const auto& dep : c.dependencies) text += " " + fs::absolute(dep).generic_string();
   write_if_changed(depfile, text + "\n");
@@ -58,12 +63,14 @@ void write_depfile(const tcgen::Compilation& c, const fs::path& out_dir, const f
 int main(int argc, char** argv) {
   CLI::App app{"tcgen: generates typed C++ tensorclasses from YAML schemas"};
   std::vector<std::string> schemas;
-  std::string out_dir = ".", depfile, template_dir;
+  std::string out_dir = ".", depfile, depfile_target, template_dir;
   bool check = false, dump = false;
   app.add_option("schemas", schemas, "schema files (.yaml)")->required();
   app.add_option("-o,--output-dir", out_dir, "directory of the generated headers");
   app.add_flag("--check", check, "write nothing; exit 1 when an output is missing or differs");
   app.add_option("--depfile", depfile, "write a Make-style depfile");
+  app.add_option("--depfile-target", depfile_target,
+                 "target named in the depfile (default: the outputs)");
   app.add_option("--template-dir", template_dir, "directory with templates overriding built-ins");
   app.add_flag("--dump-model", dump, "print the schema model in canonical text and exit");
   app.set_version_flag("--version", std::string("tcgen ") + tcgen::kTcgenVersion);
@@ -87,6 +94,6 @@ int main(int argc, char** argv) {
   if (check) return check_outputs(c, out_dir);
   for (const auto& output : c.outputs)
     write_if_changed(fs::path(out_dir) / output.file_name, output.content);
-  if (!depfile.empty()) write_depfile(c, out_dir, depfile);
+  if (!depfile.empty()) write_depfile(c, out_dir, depfile, depfile_target);
   return 0;
 }

@@ -84,6 +84,11 @@ TEST_CASE("tcgen --depfile lists the schema and its includes", "[generator][cli]
   CHECK(deps == (dir / "out" / "top.h").string() + " : " + (dir / "top.yaml").string() + " " +
                     (dir / "base.yaml").string() + "\n");
   CHECK(read_text(dir / "out" / "top.h").find("#include \"base.h\"") != std::string::npos);
+
+  REQUIRE(tcgen((dir / "top.yaml").string() + " -o " + (dir / "out").string() + " --depfile " +
+                (dir / "top.d").string() + " --depfile-target stamp") == 0);
+  CHECK(read_text(dir / "top.d") ==
+        "stamp : " + (dir / "top.yaml").string() + " " + (dir / "base.yaml").string() + "\n");
 }
 
 TEST_CASE("tcgen --template-dir overrides a template", "[generator][cli]") {
