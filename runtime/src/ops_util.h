@@ -78,10 +78,9 @@ void copy_flat(const at::Tensor& dst, const at::Tensor& src);
 at::Tensor clone_flat(const at::Tensor& flat);
 /// Marks `out` consolidated when every leaf of it still views `src`'s buffer.
 void inherit_consolidated(const TensorDict& src, TensorDict& out);
-
-}  // namespace tensordict::detail
-
-namespace tensordict::detail {
+/// True when `a` and `b` have the same keys, kinds and tensor layouts (dtype, sizes, strides,
+/// storage offsets): a copy between their consolidated buffers is then a copy of every leaf.
+bool same_layout(const TensorDict& a, const TensorDict& b);
 
 // ---- indexing (ops_index.cpp) ----------------------------------------------------------------
 /// An index checked against a batch size, with its ellipsis spelled out as full slices so that it
@@ -94,10 +93,4 @@ struct IndexPlan {
 IndexPlan plan_index(const Index& index, const BatchSize& batch);
 at::Tensor apply_index(const at::Tensor& t, const IndexPlan& plan);
 
-}  // namespace tensordict::detail
-
-namespace tensordict::detail {
-/// True when `a` and `b` have the same keys, kinds and tensor layouts (dtype, sizes, strides,
-/// storage offsets): a copy between their consolidated buffers is then a copy of every leaf.
-bool same_layout(const TensorDict& a, const TensorDict& b);
 }  // namespace tensordict::detail
