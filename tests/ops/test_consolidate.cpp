@@ -54,3 +54,14 @@ TEST_CASE("clone, to, zero_ and update_ keep consolidated TensorDicts whole", "[
   CHECK(shared.is_consolidated());
   CHECK(same(shared.get("b"), sample().get("b")));
 }
+
+TEST_CASE("ops on a consolidated TensorDict give correct, independent results", "[consolidate]") {
+  TensorDict c = sample().consolidate();
+  TensorDict row = c[1];
+  CHECK(same(row.get({"n", "c"}), sample().get({"n", "c"})[1]));
+  CHECK_FALSE(c.to(at::kDouble).is_consolidated());
+  CHECK(same(c.to(at::kDouble).get("a"), sample().get("a").to(at::kDouble)));
+  TensorDict copy = c.clone();
+  copy.get("a").fill_(-9);
+  CHECK(same(c.get("a"), sample().get("a")));
+}

@@ -87,3 +87,14 @@ TEST_CASE("indexing errors name the batch size and the offending index", "[index
   CHECK_THROWS_AS(td.index({at::ones({2}, at::kFloat)}), TypeError);
   CHECK_THROWS_WITH(td.index({at::tensor({9}, at::kLong)}), Contains("key 'a' of shape [4, 3, 2]"));
 }
+
+TEST_CASE("a TensorDict without top-level tensors learns the new batch size from a stand-in",
+          "[index]") {
+  TensorDict td = sample().select({"n", "s", "txt"});
+  TensorDict out = td.index({at::tensor({2, 0}, at::kLong)});
+  CHECK(out.batch_size() == BatchSize{2, 3});
+  CHECK(same(out.get({"n", "c"}), td.get({"n", "c"}).index_select(0, at::tensor({2, 0}, at::kLong))));
+  CHECK(items_of(out, "s")[0] == "2,0");
+  TensorDict empty({}, {4, 3});
+  CHECK(empty.index({Slice(), None, 1}).batch_size() == BatchSize{4, 1});
+}

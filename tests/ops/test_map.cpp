@@ -28,3 +28,9 @@ TEST_CASE("map rethrows the first failure of fn", "[map][errors]") {
                        Catch::Matchers::Message("map: needs at least one batch dim to chunk over, "
                                                 "batch_size is []"));
 }
+
+TEST_CASE("map with pbar draws nothing when stderr is not a terminal", "[map]") {
+  TensorDict td = sample();
+  TensorDict out = td.map([](const TensorDict& part) { return part.clone(); }, 2, 1, true);
+  CHECK(same(out.get("a"), td.get("a")));
+}

@@ -72,3 +72,12 @@ TEST_CASE("stack and cat errors name the key and the shapes", "[stack][errors]")
   CHECK_THROWS_AS(stack({}), ShapeError);
   CHECK_THROWS_AS(stack({x, x}, 3), ShapeError);
 }
+
+TEST_CASE("stack pairs entries by key, whatever their order", "[stack]") {
+  TensorDict x({{"a", at::zeros({2})}, {"b", at::ones({2})}}, {2});
+  TensorDict y({{"b", at::full({2}, 3.0)}, {"a", at::full({2}, 2.0)}}, {2});
+  TensorDict out = stack({x, y});
+  CHECK(same(out.get("a"), at::stack({x.get("a"), y.get("a")})));
+  CHECK(same(out.get("b"), at::stack({x.get("b"), y.get("b")})));
+  CHECK(out.keys() == std::vector<NestedKey>{"a", "b"});
+}
