@@ -1,8 +1,6 @@
 // Indexing over the batch dims: int, slice, ellipsis, None, bool mask, long index tensor.
 #include <ATen/ATen.h>
 
-#include <limits>
-
 #include "ops_util.h"
 
 namespace tensordict {
@@ -15,7 +13,8 @@ using at::indexing::TensorIndex;
 bool is_full_slice(const TensorIndex& ix) {
   if (!ix.is_slice()) return false;
   const auto& s = ix.slice();
-  return to_int(s.start()) == 0 && to_int(s.stop()) == std::numeric_limits<int64_t>::max() &&
+  // INDEX_MAX is the default stop (INT64_MAX in libtorch 1.x, a smaller bound in 2.x).
+  return to_int(s.start()) == 0 && to_int(s.stop()) == at::indexing::INDEX_MAX &&
          to_int(s.step()) == 1;
 }
 
