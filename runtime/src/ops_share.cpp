@@ -41,7 +41,9 @@ TensorDict& TensorDict::share_memory_() {
     const at::Tensor shared = shared_bytes(flat.numel());
     shared.copy_(flat);
     detail::for_each_leaf(*this, [&](const NestedKey&, at::Tensor& t) {
-      t.set_(shared.storage(), t.storage_offset(), t.sizes(), t.strides());
+      const auto sizes = t.sizes().vec();  // copies: set_ rewrites what t.sizes() points to
+      const auto strides = t.strides().vec();
+      t.set_(shared.storage(), t.storage_offset(), sizes, strides);
     });
     impl_->consolidated = shared;
     return *this;
