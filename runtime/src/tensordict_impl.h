@@ -81,11 +81,10 @@ struct TensorDictImpl {
     keys.push_back(std::move(key));
     values.push_back(std::move(value));
   }
-  /// Takes `other`'s keys and (shared) index; the caller then pushes one value per key, in order.
+  /// Takes `other`'s keys and (shared) index; the caller then sets one value per key, in order.
   void share_keys(const TensorDictImpl& other) {
     keys = other.keys;
     index = other.index;
-    values.reserve(keys.size());
   }
   void erase(size_t slot);
   void reindex();
