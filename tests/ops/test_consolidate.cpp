@@ -65,3 +65,18 @@ TEST_CASE("ops on a consolidated TensorDict give correct, independent results", 
   copy.get("a").fill_(-9);
   CHECK(same(c.get("a"), sample().get("a")));
 }
+
+TEST_CASE("to(device) moves plain and consolidated TensorDicts (runs where CUDA exists)",
+          "[consolidate][cuda]") {
+  if (!at::hasCUDA()) return;  // nothing to check on a CPU-only machine
+  const at::Device cuda(at::kCUDA, 0);
+  for (bool consolidated : {false, true}) {
+    TensorDict td = consolidated ? sample().consolidate() : sample();
+    TensorDict moved = td.to(cuda);
+    CHECK(moved.device() == cuda);
+    CHECK(moved.get({"n", "c"}).device() == cuda);
+    CHECK(moved.is_consolidated() == consolidated);
+    CHECK(same(moved.get("a").cpu(), td.get("a")));
+    CHECK(same(moved.clone().get("b").cpu(), td.get("b")));
+  }
+}
