@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
 """Turns `bench_ops --benchmark_format=json` output into the ratio table of docs/performance.md.
 
-Usage: bench_ops --benchmark_format=json > ops.json && python3 bench/ratios.py ops.json
+Usage: python3 bench/ratios.py run1.json [run2.json ...]
 
 Names are BM_<op>/<variant>/<leaves> with variant tensordict, raw or consolidated; each ratio is
-the variant's time over raw's for the same op and leaf count. With --benchmark_repetitions the
-median aggregate is used. Standard library only.
+the variant's time over raw's for the same op and leaf count, taken within one run (with
+--benchmark_repetitions, from the medians). Given several runs, the table shows the median ratio
+and its range over the runs: on a shared machine one run can be off by 20 % either way.
+Standard library only.
 """
 import json
+import statistics
 import sys
 
 TARGETS = {"tensordict": 1.15, "consolidated": 0.5}
@@ -15,67 +18,73 @@ KEY_OPS = {"get", "get_nested", "set", "update", "keys"}  # per-key cost is repo
 INFO_OPS = {"structure"}  # no target: shows the container's own cost
 # Table order: the ops of the issue, then the extra ones.
 ORDER = ["index_int", "slice", "index_tensor", "stack8", "cat8", "clone", "apply", "reshape",
-         "unsqueeze", "to_double", "update", "get_nested", "set", "get", "keys", "copy", "structure"]
+         "unsqueeze", "to_double", "update", "get_nested", "set", "get", "keys", "copy",
+         "structure"]
+UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 
 
 def load_times(path):
+    """(context, {(op, variant, leaves): cpu ns}) of one run."""
     with open(path) as f:
         report = json.load(f)
     times = {}
     for b in report["benchmarks"]:
         if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
             continue
-        name = b.get("run_name", b["name"])
-        parts = name.split("/")
+        parts = b.get("run_name", b["name"]).split("/")
         if len(parts) != 3 or not parts[0].startswith("BM_"):
             continue
-        op, variant, leaves = parts[0][3:], parts[1], int(parts[2])
+        key = (parts[0][3:], parts[1], int(parts[2]))
         # A median aggregate overrides single iterations of the same run.
-        if b.get("run_type") == "aggregate" or (op, variant, leaves) not in times:
-            times[(op, variant, leaves)] = b["cpu_time"] * unit_ns(b["time_unit"])
+        if b.get("run_type") == "aggregate" or key not in times:
+            times[key] = b["cpu_time"] * UNIT_NS[b["time_unit"]]
     return report.get("context", {}), times
-
-
-def unit_ns(unit):
-    return {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}[unit]
 
 
 def fmt_time(ns):
     return f"{ns / 1e3:.2f} µs" if ns >= 1e3 else f"{ns:.0f} ns"
 
 
-def rows(times):
-    present = {op for op, _, _ in times}
-    order = [op for op in ORDER if op in present] + sorted(present - set(ORDER))
-    for op in order:
-        for leaves in sorted({k[2] for k in times if k[0] == op}):
-            raw = times.get((op, "raw", leaves))
+def ordered_ops(runs):
+    present = {op for times in runs for op, _, _ in times}
+    return [op for op in ORDER if op in present] + sorted(present - set(ORDER))
+
+
+def rows(runs):
+    for op in ordered_ops(runs):
+        for leaves in sorted({k[2] for times in runs for k in times if k[0] == op}):
             for variant in ("tensordict", "consolidated"):
-                t = times.get((op, variant, leaves))
-                if t is None or raw is None:
+                pairs = [(t[(op, variant, leaves)], t[(op, "raw", leaves)]) for t in runs
+                         if (op, variant, leaves) in t and (op, "raw", leaves) in t]
+                if not pairs:
                     continue
-                ratio = t / raw
-                target = TARGETS[variant]
+                ratios = [v / r for v, r in pairs]
+                ratio = statistics.median(ratios)
+                raw = statistics.median(r for _, r in pairs)
+                t = statistics.median(v for v, _ in pairs)
+                spread = f"{min(ratios):.2f}–{max(ratios):.2f}" if len(ratios) > 1 else ""
+                verdict = "met" if round(ratio, 2) <= TARGETS[variant] else "MISSED"
+                goal = "(info)" if op in INFO_OPS else f"≤ {TARGETS[variant]} {verdict}"
                 per_key = f"{t / leaves:.0f} ns/key" if op in KEY_OPS else ""
-                verdict = "met" if ratio <= target else "MISSED"
-                goal = "(info)" if op in INFO_OPS else f"≤ {target} {verdict}"
-                yield (f"{op}", variant, leaves, fmt_time(raw), fmt_time(t), f"{ratio:.2f}",
+                yield (op, variant, leaves, fmt_time(raw), fmt_time(t), f"{ratio:.2f}", spread,
                        goal, per_key)
 
 
 def main(argv):
-    if len(argv) != 2:
+    if len(argv) < 2:
         print(__doc__.strip(), file=sys.stderr)
         return 2
-    context, times = load_times(argv[1])
-    load = ", ".join(f"{x:.1f}" for x in context.get("load_avg", []))
+    loaded = [load_times(path) for path in argv[1:]]
+    context = loaded[0][0]
+    loads = "; ".join(", ".join(f"{x:.1f}" for x in c.get("load_avg", [])) for c, _ in loaded)
     print(f"Machine: {context.get('host_name', '?')}, {context.get('num_cpus', '?')} CPUs @ "
-          f"{context.get('mhz_per_cpu', '?')} MHz, load average {load or '?'}, "
-          f"run {context.get('date', '?')}")
+          f"{context.get('mhz_per_cpu', '?')} MHz; {len(loaded)} run(s) from "
+          f"{context.get('date', '?')}; load averages {loads or '?'}")
     print()
-    print("| op | variant | leaves | raw | variant time | ratio | target | per key |")
-    print("|---|---|---|---|---|---|---|---|")
-    for row in rows(times):
+    print("| op | variant | leaves | raw | variant time | ratio | range over runs | target "
+          "| per key |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for row in rows([times for _, times in loaded]):
         print("| " + " | ".join(str(c) for c in row) + " |")
     return 0
 
