@@ -171,15 +171,13 @@ class Reader {
     return std::move(child.value);
   }
 
-  // Files written before `_is_non_tensor` existed store a single value wrapped in a list (the
-  // tensordict test artifact: "data": ["a string!"] loads as "a string!").
+  // "data" is the value as Python stored it: a list stays a list (Python 0.14 loads the
+  // tensordict test artifact's "data": ["a string!"] as ["a string!"]).
   static Value load_non_tensor_data(const Json& meta, const std::string& where) {
     auto it = meta.find("data");
     if (it == meta.end()) {
       throw FormatError(where + ": NonTensorData without \"data\" (pickled data is not supported)");
     }
-    const bool legacy = !meta.contains("_is_non_tensor");
-    if (legacy && it->is_array() && it->size() == 1) return NonTensorData{(*it)[0]};
     return NonTensorData{*it};
   }
 

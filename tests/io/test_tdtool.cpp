@@ -75,7 +75,7 @@ TEST_CASE("tdtool dump --json prints values", "[tdtool]") {
   CHECK(
       keys.output ==
       R"({"batch_size": [2, 1], "entries": {"nested": {"batch_size": [2, 1], "entries": {)"
-      R"("bfloat16": {"dtype": "bfloat16", "shape": [2, 1], "data": [[1.0], [1.0]]}, "string": {"non_tensor": "a string!"}}}}})"
+      R"("bfloat16": {"dtype": "bfloat16", "shape": [2, 1], "data": [[1.0], [1.0]]}, "string": {"non_tensor": ["a string!"]}}}}})"
       "\n");
 }
 
