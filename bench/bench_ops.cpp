@@ -119,7 +119,7 @@ const at::Tensor& index16() {
 }
 
 std::vector<Op> ops() {
-  using at::indexing::Slice;
+  using tensordict::Slice;
   return {
       {"index_int", [](auto& s, Data& d) { td_run(s, [&] { return d.td[3]; }); },
        [](auto& s, Data& d) { raw_map(s, d, [](const at::Tensor& t) { return t[3]; }); }},

@@ -1,6 +1,8 @@
 // TensorDict's memory-mapped IO members, on top of tensordict::memmap (memmap.h).
 #include <ATen/ATen.h>
 
+#include <future>
+
 #include "tensordict/memmap.h"
 #include "tensordict_impl.h"
 
@@ -45,11 +47,20 @@ TensorDict TensorDict::memmap(const std::string& prefix, const MemmapOptions& op
   return memmap::save_tensordict(*this, prefix, write_options(options, false));
 }
 
-std::future<TensorDict> TensorDict::memmap_async(const std::string& prefix,
-                                                 const MemmapOptions& options) const {
+struct TensorDictFuture::State {
+  std::future<TensorDict> future;
+};
+
+TensorDict TensorDictFuture::get() { return state_->future.get(); }
+void TensorDictFuture::wait() const { state_->future.wait(); }
+bool TensorDictFuture::valid() const { return state_->future.valid(); }
+
+TensorDictFuture TensorDict::memmap_async(const std::string& prefix,
+                                          const MemmapOptions& options) const {
   TensorDict self = *this;
-  return std::async(std::launch::async,
-                    [self, prefix, options] { return self.memmap(prefix, options); });
+  return TensorDictFuture(std::make_shared<TensorDictFuture::State>(TensorDictFuture::State{
+      std::async(std::launch::async,
+                 [self, prefix, options] { return self.memmap(prefix, options); })}));
 }
 
 TensorDict& TensorDict::memmap_(const std::string& prefix, const MemmapOptions& options) {

@@ -10,6 +10,18 @@ namespace {
 
 using at::indexing::TensorIndex;
 
+TensorIndex to_aten(const IndexItem& ix) {
+  if (ix.is_integer()) return TensorIndex(ix.integer());
+  if (ix.is_ellipsis()) return TensorIndex(at::indexing::Ellipsis);
+  if (ix.is_none()) return TensorIndex(at::indexing::None);
+  if (ix.is_boolean()) return TensorIndex(ix.boolean());
+  if (ix.is_tensor()) return TensorIndex(ix.tensor());
+  const Slice& s = ix.slice();
+  return TensorIndex(at::indexing::Slice(s.start() ? c10::optional<int64_t>(*s.start()) : c10::nullopt,
+                                         s.stop() ? c10::optional<int64_t>(*s.stop()) : c10::nullopt,
+                                         s.step()));
+}
+
 bool is_full_slice(const TensorIndex& ix) {
   if (!ix.is_slice()) return false;
   const auto& s = ix.slice();
@@ -53,7 +65,10 @@ void check_entry(const TensorIndex& ix, int64_t dim, const BatchSize& batch) {
 
 }  // namespace
 
-IndexPlan plan_index(const Index& index, const BatchSize& batch) {
+IndexPlan plan_index(const Index& user_index, const BatchSize& batch) {
+  std::vector<TensorIndex> index;
+  index.reserve(user_index.size());
+  for (const auto& ix : user_index) index.push_back(to_aten(ix));
   const auto nb = static_cast<int64_t>(batch.size());
   int64_t consumed = 0;
   int64_t ellipses = 0;

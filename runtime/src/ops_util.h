@@ -1,6 +1,7 @@
 #pragma once
 // Helpers shared by the ops_*.cpp files (private to the runtime).
 
+#include <ATen/TensorIndexing.h>
 #include <c10/util/SmallVector.h>
 
 #include <functional>
@@ -86,7 +87,7 @@ bool same_layout(const TensorDict& a, const TensorDict& b);
 /// An index checked against a batch size, with its ellipsis spelled out as full slices so that it
 /// applies unchanged to leaves that have feature dims after the batch dims.
 struct IndexPlan {
-  Index expanded;
+  std::vector<at::indexing::TensorIndex> expanded;
   bool basic = true;         ///< ints, slices and None only: every result is a view
   bool single_long = false;  ///< one 1-D long tensor on dim 0: index_select
 };

@@ -226,8 +226,11 @@ TEST_CASE("options: num_threads, existsok, memmap_async", "[io][roundtrip]") {
   CHECK_THROWS_WITH(td.memmap(tmp / "a", strict), Catch::Contains("already exists"));
   CHECK(at::equal(TensorDict::load_memmap(tmp / "a").get("Long"), td.get("Long")));
 
-  std::future<TensorDict> later = td.memmap_async(tmp / "b");
+  tensordict::TensorDictFuture later = td.memmap_async(tmp / "b");
+  later.wait();
+  CHECK(later.valid());
   CHECK(at::equal(later.get().get("Double"), td.get("Double")));
+  CHECK_FALSE(later.valid());
 }
 
 TEST_CASE("load_memmap_ and memmap_refresh_ pick up a new save", "[io][roundtrip]") {

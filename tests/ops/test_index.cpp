@@ -4,15 +4,17 @@
 #include "ops_test_util.h"
 
 using namespace ops_test;
-using at::indexing::Ellipsis;
-using at::indexing::None;
-using at::indexing::Slice;
 using Catch::Matchers::Contains;
+using tensordict::Ellipsis;
+using tensordict::None;
+using tensordict::Slice;
+namespace ix = at::indexing;  // the same indices spelled for ATen, applied to the raw leaves
+using AtenIndex = std::vector<ix::TensorIndex>;
 
 namespace {
 
 // `idx` on the TensorDict against `raw` (the same index spelled for the leaves' full dims).
-void check_against_raw(const TensorDict& td, const Index& idx, const Index& raw) {
+void check_against_raw(const TensorDict& td, const Index& idx, const AtenIndex& raw) {
   TensorDict out = td.index(idx);
   CHECK(same(out.get("a"), td.get("a").index(raw)));
   CHECK(same(out.get("b"), td.get("b").index(raw)));
@@ -28,11 +30,11 @@ TEST_CASE("int, slice with step, None and ellipsis index every entry", "[index]"
   TensorDict td = sample();
   check_against_raw(td, {1}, {1});
   check_against_raw(td, {-1}, {-1});
-  check_against_raw(td, {Slice(1, None, 2)}, {Slice(1, None, 2)});
-  check_against_raw(td, {Ellipsis, Slice(None, 2)}, {Slice(), Slice(None, 2)});
-  check_against_raw(td, {None, 2}, {None, 2});
-  check_against_raw(td, {Ellipsis, None}, {Slice(), Slice(), None});
-  check_against_raw(td, {Slice(), 1}, {Slice(), 1});
+  check_against_raw(td, {Slice(1, std::nullopt, 2)}, {ix::Slice(1, ix::None, 2)});
+  check_against_raw(td, {Ellipsis, Slice(std::nullopt, 2)}, {ix::Slice(), ix::Slice(ix::None, 2)});
+  check_against_raw(td, {None, 2}, {ix::None, 2});
+  check_against_raw(td, {Ellipsis, None}, {ix::Slice(), ix::Slice(), ix::None});
+  check_against_raw(td, {Slice(), 1}, {ix::Slice(), 1});
   CHECK(td.index({Slice(), 1}).get({"n", "c"}).sizes() == at::IntArrayRef({4, 5}));
   CHECK(td.index({Slice(), 1}).get_tensordict("n").batch_size() == BatchSize{4, 5});
 }
@@ -45,8 +47,8 @@ TEST_CASE("bool masks and long index tensors gather every entry", "[index]") {
   check_against_raw(td, {mask2}, {mask2});
   const at::Tensor idx = at::tensor({3, 0, 0}, at::kLong);
   check_against_raw(td, {idx}, {idx});
-  check_against_raw(td, {Ellipsis, idx.remainder(3)}, {Slice(), idx.remainder(3)});
-  check_against_raw(td, {idx, Slice(1)}, {idx, Slice(1)});
+  check_against_raw(td, {Ellipsis, idx.remainder(3)}, {ix::Slice(), idx.remainder(3)});
+  check_against_raw(td, {idx, Slice(1)}, {idx, ix::Slice(1)});
 }
 
 TEST_CASE("operator[] selects along dim 0", "[index]") {

@@ -4,7 +4,7 @@
 #include "ops_test_util.h"
 
 using namespace ops_test;
-using at::indexing::Slice;
+using tensordict::Slice;
 using Catch::Matchers::Contains;
 
 namespace {
@@ -42,7 +42,7 @@ TEST_CASE("index assignment writes in place through slices, masks and index tens
   td.index_put_({Slice(2, 4)}, rows);
   CHECK(td.get("a").is_same(a_before));  // same tensor, written in place
   at::Tensor expect = at::arange(24, at::kFloat).view({4, 3, 2});
-  expect.index_put_({Slice(2, 4)}, -1);
+  expect.index_put_({at::indexing::Slice(2, 4)}, -1);
   CHECK(same(td.get("a"), expect));
   CHECK(items_of(td, "s")[6] == "0,0");  // stack items follow the written rows
 

@@ -44,7 +44,7 @@ TEST_CASE("differing NonTensorData become a NonTensorStack", "[stack]") {
 
 TEST_CASE("cat along an existing dim matches at::cat on every leaf", "[stack]") {
   TensorDict a = sample();
-  TensorDict b = shifted(1).index({at::indexing::Slice(0, 2)});
+  TensorDict b = shifted(1).index({tensordict::Slice(0, 2)});
   TensorDict out = cat({a, b}, 0);
   CHECK(out.batch_size() == BatchSize{6, 3});
   CHECK(same(out.get({"n", "c"}), at::cat({a.get({"n", "c"}), b.get({"n", "c"})})));

@@ -30,7 +30,7 @@ TEST_CASE("indexing returns the typed class", "[tensorclass][ops]") {
   CHECK(row.obs().equal(at::tensor({3.0f, 4.0f, 5.0f})));
   CHECK(row.label() == "none");
   CHECK_FALSE(row.count().has_value());  // None stays None
-  auto slice = p.index({at::indexing::Slice(1, 3)});
+  auto slice = p.index({tensordict::Slice(1, 3)});
   static_assert(is_plain<decltype(slice)>);
   CHECK(slice.batch_size() == tensordict::BatchSize{2});
 }

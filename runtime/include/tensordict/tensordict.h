@@ -5,12 +5,10 @@
 // A TensorDict is a handle, like at::Tensor: copying it aliases the same entries, and a nested
 // TensorDict fetched from its parent writes through to the parent. clone() copies data.
 
-#include <ATen/TensorIndexing.h>
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 
 #include <functional>
-#include <future>
 #include <iosfwd>
 #include <memory>
 #include <optional>
@@ -20,12 +18,14 @@
 #include <vector>
 
 #include "tensordict/errors.h"
+#include "tensordict/index.h"
 #include "tensordict/nested_key.h"
 #include "tensordict/non_tensor.h"
 
 namespace tensordict {
 
 class TensorDict;
+class TensorDictFuture;
 class Value;
 namespace detail {
 struct TensorDictImpl;
@@ -34,7 +34,6 @@ struct TensorDictImpl;
 using BatchSize = std::vector<int64_t>;
 /// Optional name per batch dim (Python's `names`).
 using DimNames = std::vector<std::optional<std::string>>;
-using Index = std::vector<at::indexing::TensorIndex>;
 /// Function applied to every tensor leaf; returning an undefined tensor drops the leaf.
 using LeafFn = std::function<at::Tensor(const at::Tensor&)>;
 using LeafFn2 = std::function<at::Tensor(const at::Tensor&, const at::Tensor&)>;
@@ -203,8 +202,8 @@ class TensorDict {
   /// Writes this TensorDict under `prefix` in Python tensordict's layout; returns a new, locked
   /// TensorDict whose leaves map the files.
   TensorDict memmap(const std::string& prefix, const MemmapOptions& options = {}) const;
-  std::future<TensorDict> memmap_async(const std::string& prefix,
-                                       const MemmapOptions& options = {}) const;
+  /// memmap on a background thread (Python's memmap(return_early=True)).
+  TensorDictFuture memmap_async(const std::string& prefix, const MemmapOptions& options = {}) const;
   TensorDict& memmap_(const std::string& prefix, const MemmapOptions& options = {});
   TensorDict memmap_like(const std::string& prefix, const MemmapOptions& options = {}) const;
   TensorDict save(const std::string& prefix, const MemmapOptions& options = {}) const {
@@ -281,6 +280,23 @@ class Value {
 
  private:
   std::variant<at::Tensor, TensorDict, NonTensorData, NonTensorStack> v_;
+};
+
+/// The TensorDict a background operation (memmap_async) will give; like std::future, without
+/// making every includer pay for <future>.
+class TensorDictFuture {
+ public:
+  /// Waits for the operation, then returns its TensorDict (or rethrows its error); once.
+  TensorDict get();
+  void wait() const;
+  /// False after get().
+  bool valid() const;
+
+  struct State;  ///< the std::future (memmap_td.cpp)
+  explicit TensorDictFuture(std::shared_ptr<State> state) : state_(std::move(state)) {}
+
+ private:
+  std::shared_ptr<State> state_;
 };
 
 /// Stacks along a new batch dim `dim`; nested and non-tensor entries included. Equal
