@@ -14,7 +14,7 @@
 
 #include "tensorclass/llm/history_options.h"
 
-static_assert(TENSORDICT_ABI_VERSION == 1,
+static_assert(TENSORDICT_ABI_VERSION == 2,
               "history.h was generated for another version of the tensordict runtime");
 
 namespace torchrl::llm {
@@ -27,9 +27,9 @@ class History : public tensordict::TensorClass<History> {
   /// Constructor arguments: one member per field, in schema order.
   struct Args {
     /// "system", "user", "assistant", "tool", or "<none>" for padding; a string or nested lists.
-    tensordict::Json role;
+    tensordict::Json role = nullptr;
     /// The message text; a string or nested lists of strings.
-    tensordict::Json content;
+    tensordict::Json content = nullptr;
     /// False while the message is still being generated.
     bool is_complete = true;
     /// Tool calls requested by the message (JSON objects).
@@ -38,54 +38,56 @@ class History : public tensordict::TensorClass<History> {
     std::optional<std::vector<std::string>> tool_responses = std::nullopt;
   };
 
-  explicit History(const Args& args, tensordict::BatchSize batch_size = {},
+  explicit History(Args args, tensordict::BatchSize batch_size = {},
                    std::optional<at::Device> device = std::nullopt)
-      : TensorClass(build(field_values(args), std::move(batch_size), device)) {}
+      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device)) {}
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {
+    using Field = tensordict::FieldSpec;
     using Kind = tensordict::FieldKind;
+    using Option = tensordict::ClassOption;
     static const tensordict::ClassSpec spec{
         "History",
         "<class 'torchrl.data.llm.history.History'>",
-        {false, false, true, false, false},
+        tensordict::ClassOptions().with(Option::nocast),
         {
-            {"role", Kind::Any, false},
-            {"content", Kind::Any, false},
-            {"is_complete", Kind::Bool, false},
-            {"tool_calls", Kind::List, true},
-            {"tool_responses", Kind::List, true},
+            Field("role", Kind::Any),
+            Field("content", Kind::Any),
+            Field("is_complete", Kind::Bool),
+            Field("tool_calls", Kind::List).nullable(),
+            Field("tool_responses", Kind::List).nullable(),
         },
     };
     return spec;
   }
 
   /// "system", "user", "assistant", "tool", or "<none>" for padding; a string or nested lists.
-  tensordict::Json role() const { return value_field<tensordict::Json>(0); }
-  History& set_role(const tensordict::Json& value) { return set_field(0, value); }
+  tensordict::Json role() const { return any_field(0); }
+  History& set_role(tensordict::Json value) { return set_field(0, std::move(value)); }
 
   /// The message text; a string or nested lists of strings.
-  tensordict::Json content() const { return value_field<tensordict::Json>(1); }
-  History& set_content(const tensordict::Json& value) { return set_field(1, value); }
+  tensordict::Json content() const { return any_field(1); }
+  History& set_content(tensordict::Json value) { return set_field(1, std::move(value)); }
 
   /// False while the message is still being generated.
   bool is_complete() const { return value_field<bool>(2); }
-  History& set_is_complete(const bool& value) { return set_field(2, value); }
+  History& set_is_complete(bool value) { return set_field(2, value); }
 
   /// Tool calls requested by the message (JSON objects).
   std::optional<std::vector<tensordict::Json>> tool_calls() const {
     return optional_value_field<std::vector<tensordict::Json>>(3);
   }
-  History& set_tool_calls(const std::optional<std::vector<tensordict::Json>>& value) {
-    return set_field(3, value);
+  History& set_tool_calls(std::optional<std::vector<tensordict::Json>> value) {
+    return set_field(3, std::move(value));
   }
 
   /// Responses of the tools.
   std::optional<std::vector<std::string>> tool_responses() const {
     return optional_value_field<std::vector<std::string>>(4);
   }
-  History& set_tool_responses(const std::optional<std::vector<std::string>>& value) {
-    return set_field(4, value);
+  History& set_tool_responses(std::optional<std::vector<std::string>> value) {
+    return set_field(4, std::move(value));
   }
   // Hand-written members (declared by the schema, defined by hand in a .cpp).
   History append(const History& message, bool inplace = true, int64_t dim = -1);
@@ -98,16 +100,16 @@ class History : public tensordict::TensorClass<History> {
 
  private:
   friend class tensordict::TensorClass<History>;
-  History() = default;
+  History(tensordict::detail::WrapTag, tensordict::TensorDict td) : TensorClass(std::move(td)) {}
 
-  static std::vector<tensordict::FieldValue> field_values(const Args& args) {
+  static std::vector<tensordict::FieldValue> field_values(Args&& args) {
     std::vector<tensordict::FieldValue> values;
     values.reserve(5);
-    values.push_back(as_field(args.role));
-    values.push_back(as_field(args.content));
-    values.push_back(as_field(args.is_complete));
-    values.push_back(as_field(args.tool_calls));
-    values.push_back(as_field(args.tool_responses));
+    values.push_back(as_field(std::move(args.role)));
+    values.push_back(as_field(std::move(args.content)));
+    values.push_back(as_field(std::move(args.is_complete)));
+    values.push_back(as_field(std::move(args.tool_calls)));
+    values.push_back(as_field(std::move(args.tool_responses)));
     return values;
   }
 };

@@ -12,7 +12,7 @@
 
 #include "tensordict/tensorclass.h"
 
-static_assert(TENSORDICT_ABI_VERSION == 1,
+static_assert(TENSORDICT_ABI_VERSION == 2,
               "mydata.h was generated for another version of the tensordict runtime");
 
 namespace example {
@@ -30,21 +30,22 @@ class MyData : public tensordict::TensorClass<MyData> {
     std::optional<at::Tensor> extra = std::nullopt;
   };
 
-  explicit MyData(const Args& args, tensordict::BatchSize batch_size = {},
+  explicit MyData(Args args, tensordict::BatchSize batch_size = {},
                   std::optional<at::Device> device = std::nullopt)
-      : TensorClass(build(field_values(args), std::move(batch_size), device)) {}
+      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device)) {}
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {
+    using Field = tensordict::FieldSpec;
     using Kind = tensordict::FieldKind;
     static const tensordict::ClassSpec spec{
         "MyData",
         "<class 'example.MyData'>",
-        {false, false, false, false, false},
+        tensordict::ClassOptions(),
         {
-            {"obs", Kind::Tensor, false, nullptr, at::kFloat, std::vector<int64_t>{-1, 3}},
-            {"label", Kind::Str, false},
-            {"extra", Kind::Tensor, true},
+            Field("obs", Kind::Tensor).with_dtype(at::kFloat).with_shape({-1, 3}),
+            Field("label", Kind::Str),
+            Field("extra", Kind::Tensor).nullable(),
         },
     };
     return spec;
@@ -52,26 +53,26 @@ class MyData : public tensordict::TensorClass<MyData> {
 
   /// One 3-vector per batch element.
   const at::Tensor& obs() const { return tensor_field(0); }
-  MyData& set_obs(const at::Tensor& value) { return set_field(0, value); }
+  MyData& set_obs(at::Tensor value) { return set_field(0, std::move(value)); }
 
   /// A name shared by the whole batch.
   std::string label() const { return value_field<std::string>(1); }
-  MyData& set_label(const std::string& value) { return set_field(1, value); }
+  MyData& set_label(std::string value) { return set_field(1, std::move(value)); }
 
   /// Anything else; None unless set.
   std::optional<at::Tensor> extra() const { return optional_tensor_field(2); }
-  MyData& set_extra(std::optional<at::Tensor> value) { return set_field(2, value); }
+  MyData& set_extra(std::optional<at::Tensor> value) { return set_field(2, std::move(value)); }
 
  private:
   friend class tensordict::TensorClass<MyData>;
-  MyData() = default;
+  MyData(tensordict::detail::WrapTag, tensordict::TensorDict td) : TensorClass(std::move(td)) {}
 
-  static std::vector<tensordict::FieldValue> field_values(const Args& args) {
+  static std::vector<tensordict::FieldValue> field_values(Args&& args) {
     std::vector<tensordict::FieldValue> values;
     values.reserve(3);
-    values.push_back(as_field(args.obs));
-    values.push_back(as_field(args.label));
-    values.push_back(as_field(args.extra));
+    values.push_back(as_field(std::move(args.obs)));
+    values.push_back(as_field(std::move(args.label)));
+    values.push_back(as_field(std::move(args.extra)));
     return values;
   }
 };

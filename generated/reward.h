@@ -12,7 +12,7 @@
 
 #include "tensordict/tensorclass.h"
 
-static_assert(TENSORDICT_ABI_VERSION == 1,
+static_assert(TENSORDICT_ABI_VERSION == 2,
               "reward.h was generated for another version of the tensordict runtime");
 
 namespace torchrl::llm {
@@ -32,22 +32,23 @@ class RewardData : public tensordict::TensorClass<RewardData> {
     std::optional<at::Tensor> end_scores = std::nullopt;
   };
 
-  explicit RewardData(const Args& args, tensordict::BatchSize batch_size = {},
+  explicit RewardData(Args args, tensordict::BatchSize batch_size = {},
                       std::optional<at::Device> device = std::nullopt)
-      : TensorClass(build(field_values(args), std::move(batch_size), device)) {}
+      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device)) {}
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {
+    using Field = tensordict::FieldSpec;
     using Kind = tensordict::FieldKind;
     static const tensordict::ClassSpec spec{
         "RewardData",
         "<class 'torchrl.data.llm.reward.RewardData'>",
-        {false, false, false, false, false},
+        tensordict::ClassOptions(),
         {
-            {"input_ids", Kind::Tensor, false},
-            {"attention_mask", Kind::Tensor, false},
-            {"rewards", Kind::Tensor, true},
-            {"end_scores", Kind::Tensor, true},
+            Field("input_ids", Kind::Tensor),
+            Field("attention_mask", Kind::Tensor),
+            Field("rewards", Kind::Tensor).nullable(),
+            Field("end_scores", Kind::Tensor).nullable(),
         },
     };
     return spec;
@@ -55,31 +56,35 @@ class RewardData : public tensordict::TensorClass<RewardData> {
 
   /// Token ids, batch dims first.
   const at::Tensor& input_ids() const { return tensor_field(0); }
-  RewardData& set_input_ids(const at::Tensor& value) { return set_field(0, value); }
+  RewardData& set_input_ids(at::Tensor value) { return set_field(0, std::move(value)); }
 
   /// 1 for real tokens, 0 for padding; same shape as input_ids.
   const at::Tensor& attention_mask() const { return tensor_field(1); }
-  RewardData& set_attention_mask(const at::Tensor& value) { return set_field(1, value); }
+  RewardData& set_attention_mask(at::Tensor value) { return set_field(1, std::move(value)); }
 
   /// Per-token rewards.
   std::optional<at::Tensor> rewards() const { return optional_tensor_field(2); }
-  RewardData& set_rewards(std::optional<at::Tensor> value) { return set_field(2, value); }
+  RewardData& set_rewards(std::optional<at::Tensor> value) {
+    return set_field(2, std::move(value));
+  }
 
   /// Score at the last token of each sequence.
   std::optional<at::Tensor> end_scores() const { return optional_tensor_field(3); }
-  RewardData& set_end_scores(std::optional<at::Tensor> value) { return set_field(3, value); }
+  RewardData& set_end_scores(std::optional<at::Tensor> value) {
+    return set_field(3, std::move(value));
+  }
 
  private:
   friend class tensordict::TensorClass<RewardData>;
-  RewardData() = default;
+  RewardData(tensordict::detail::WrapTag, tensordict::TensorDict td) : TensorClass(std::move(td)) {}
 
-  static std::vector<tensordict::FieldValue> field_values(const Args& args) {
+  static std::vector<tensordict::FieldValue> field_values(Args&& args) {
     std::vector<tensordict::FieldValue> values;
     values.reserve(4);
-    values.push_back(as_field(args.input_ids));
-    values.push_back(as_field(args.attention_mask));
-    values.push_back(as_field(args.rewards));
-    values.push_back(as_field(args.end_scores));
+    values.push_back(as_field(std::move(args.input_ids)));
+    values.push_back(as_field(std::move(args.attention_mask)));
+    values.push_back(as_field(std::move(args.rewards)));
+    values.push_back(as_field(std::move(args.end_scores)));
     return values;
   }
 };
@@ -90,25 +95,26 @@ class PairwiseDataset : public tensordict::TensorClass<PairwiseDataset> {
   /// Constructor arguments: one member per field, in schema order.
   struct Args {
     /// The preferred answer.
-    std::optional<RewardData> chosen_data;
+    std::optional<RewardData> chosen_data = std::nullopt;
     /// The other answer.
-    std::optional<RewardData> rejected_data;
+    std::optional<RewardData> rejected_data = std::nullopt;
   };
 
-  explicit PairwiseDataset(const Args& args, tensordict::BatchSize batch_size = {},
+  explicit PairwiseDataset(Args args, tensordict::BatchSize batch_size = {},
                            std::optional<at::Device> device = std::nullopt)
-      : TensorClass(build(field_values(args), std::move(batch_size), device)) {}
+      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device)) {}
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {
+    using Field = tensordict::FieldSpec;
     using Kind = tensordict::FieldKind;
     static const tensordict::ClassSpec spec{
         "PairwiseDataset",
         "<class 'torchrl.data.llm.reward.PairwiseDataset'>",
-        {false, false, false, false, false},
+        tensordict::ClassOptions(),
         {
-            {"chosen_data", Kind::Class, false, &RewardData::class_spec},
-            {"rejected_data", Kind::Class, false, &RewardData::class_spec},
+            Field("chosen_data", Kind::Class).with_class(&RewardData::class_spec),
+            Field("rejected_data", Kind::Class).with_class(&RewardData::class_spec),
         },
     };
     return spec;
@@ -116,25 +122,26 @@ class PairwiseDataset : public tensordict::TensorClass<PairwiseDataset> {
 
   /// The preferred answer.
   RewardData chosen_data() const { return nested_field<RewardData>(0); }
-  PairwiseDataset& set_chosen_data(const RewardData& value) {
-    return set_field(0, as_field(value));
+  PairwiseDataset& set_chosen_data(RewardData value) {
+    return set_field(0, as_field(std::move(value)));
   }
 
   /// The other answer.
   RewardData rejected_data() const { return nested_field<RewardData>(1); }
-  PairwiseDataset& set_rejected_data(const RewardData& value) {
-    return set_field(1, as_field(value));
+  PairwiseDataset& set_rejected_data(RewardData value) {
+    return set_field(1, as_field(std::move(value)));
   }
 
  private:
   friend class tensordict::TensorClass<PairwiseDataset>;
-  PairwiseDataset() = default;
+  PairwiseDataset(tensordict::detail::WrapTag, tensordict::TensorDict td)
+      : TensorClass(std::move(td)) {}
 
-  static std::vector<tensordict::FieldValue> field_values(const Args& args) {
+  static std::vector<tensordict::FieldValue> field_values(Args&& args) {
     std::vector<tensordict::FieldValue> values;
     values.reserve(2);
-    values.push_back(as_field(args.chosen_data));
-    values.push_back(as_field(args.rejected_data));
+    values.push_back(as_field(std::move(args.chosen_data)));
+    values.push_back(as_field(std::move(args.rejected_data)));
     return values;
   }
 };

@@ -67,6 +67,8 @@ class Checker {
       diagnostics_.error(cls.loc, "duplicate class '" + cls.name + "'");
       diagnostics_.note(it->second->loc, "previously defined here");
     }
+    // Fields may also name it with its namespace: `other_ns::Config`.
+    if (!cls.cpp_namespace.empty()) index_.emplace(cls.cpp_namespace + "::" + cls.name, &cls);
   }
 
   void check_name(const std::string& name, const SourceLoc& loc, const std::string& what) {
@@ -219,12 +221,12 @@ class Checker {
       for (const auto& field : cls->fields) {
         std::string target = nested_class(field.type);
         if (target.empty() || !index_.count(target)) continue;
-        auto on_path = std::find_if(path.begin(), path.end(),
-                                    [&](const Class* c) { return c->name == target; });
+        const Class* next = index_.at(target);
+        auto on_path = std::find(path.begin(), path.end(), next);
         if (on_path != path.end()) {
           report_cycle(std::vector<const Class*>(on_path, path.end()), field);
         } else {
-          visit(index_.at(target));
+          visit(next);
         }
       }
       path.pop_back();

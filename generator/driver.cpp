@@ -30,35 +30,46 @@ void check_and_emit(Compilation& c, const Templates& templates) {
   if (c.diagnostics.has_errors()) c.outputs.clear();
 }
 
+// Where an include is: beside the including file, else in the first include dir that has it.
+std::string locate(const Include& include, const std::vector<std::string>& include_dirs) {
+  if (std::filesystem::exists(include.path)) return include.path;
+  for (const auto& dir : include_dirs) {
+    const auto candidate = (std::filesystem::path(dir) / include.name).lexically_normal();
+    if (std::filesystem::exists(candidate)) return candidate.string();
+  }
+  return include.path;
+}
+
 // Reads included files (transitively) after the requested ones; each file once.
-void read_includes(Compilation& c) {
+void read_includes(Compilation& c, const std::vector<std::string>& include_dirs) {
   std::set<std::string> read;
   for (const auto& s : c.schemas) read.insert(std::filesystem::weakly_canonical(s.path).string());
   for (size_t i = 0; i < c.schemas.size(); ++i) {
     const std::vector<Include> includes = c.schemas[i].includes;
     for (const auto& include : includes) {
-      if (!read.insert(std::filesystem::weakly_canonical(include.path).string()).second) continue;
-      if (!std::filesystem::is_regular_file(include.path)) {
+      const std::string path = locate(include, include_dirs);
+      if (!read.insert(std::filesystem::weakly_canonical(path).string()).second) continue;
+      if (!std::filesystem::is_regular_file(path)) {
         c.diagnostics.error(include.loc, "included schema '" + include.path + "' not found");
         continue;
       }
-      c.schemas.push_back(
-          read_yaml_schema(include.path, display_path(include.path), c.diagnostics));
-      c.dependencies.push_back(include.path);
+      c.schemas.push_back(read_yaml_schema(path, display_path(path), c.diagnostics));
+      c.dependencies.push_back(path);
     }
   }
 }
 
 }  // namespace
 
-Compilation compile(const std::vector<std::string>& schema_paths, const Templates& templates) {
+Compilation compile(const std::vector<std::string>& schema_paths, const Templates& templates,
+                    const std::vector<std::string>& include_dirs) {
   Compilation c;
   for (const auto& path : schema_paths) {
     c.schemas.push_back(read_yaml_schema(path, display_path(path), c.diagnostics));
     c.dependencies.push_back(path);
   }
   c.requested = c.schemas.size();
-  read_includes(c);
+  read_includes(c, include_dirs);
   check_and_emit(c, templates);
   return c;
 }
@@ -77,11 +88,9 @@ std::string dump_model(const std::vector<Schema>& schemas) {
   for (const auto& schema : schemas) {
     os << "schema " << schema.display_path << " namespace=" << schema.cpp_namespace << "\n";
     for (const auto& cls : schema.classes) {
-      const Options& o = cls.options;
-      os << "  class " << cls.name << " python=" << python_type_string(cls) << " options=["
-         << (o.frozen ? " frozen" : "") << (o.autocast ? " autocast" : "")
-         << (o.nocast ? " nocast" : "") << (o.tensor_only ? " tensor_only" : "")
-         << (o.shadow ? " shadow" : "") << " ] batch_dims=[";
+      os << "  class " << cls.name << " python=" << python_type_string(cls) << " options=[";
+      for (const auto& option : option_names(cls.options)) os << " " << option;
+      os << " ] batch_dims=[";
       for (const auto& d : cls.batch_dims) os << " " << d;
       os << " ]\n";
       for (const auto& m : cls.methods) os << "    method " << m << "\n";

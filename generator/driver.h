@@ -22,8 +22,10 @@ struct Compilation {
   Diagnostics diagnostics;
 };
 
-/// Reads, checks and (when there is no error) emits `schema_paths`.
-Compilation compile(const std::vector<std::string>& schema_paths, const Templates& templates);
+/// Reads, checks and (when there is no error) emits `schema_paths`. An `include:` is looked up
+/// beside the including file, then in each of `include_dirs` in order.
+Compilation compile(const std::vector<std::string>& schema_paths, const Templates& templates,
+                    const std::vector<std::string>& include_dirs = {});
 /// Same for schema text given in memory (tests); `display` names it in messages.
 Compilation compile_text(const std::string& text, const std::string& display,
                          const Templates& templates);

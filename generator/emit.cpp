@@ -14,8 +14,6 @@ namespace {
 using kainjow::mustache::data;
 using kainjow::mustache::mustache;
 
-constexpr int kAbiVersion = 1;
-
 // Renders templates with HTML escaping off; reports invalid templates and leftover `{{`.
 class Renderer {
  public:
@@ -87,10 +85,19 @@ std::string render_field(kainjow::mustache::data view, Renderer& renderer) {
   return trim_newlines(renderer.render("field", view));
 }
 
+// `.with(Option::frozen)...` for each option set (after `tensordict::ClassOptions()`).
 std::string options_initializer(const Options& o) {
-  auto flag = [](bool b) { return b ? "true" : "false"; };
-  return std::string("{") + flag(o.frozen) + ", " + flag(o.autocast) + ", " + flag(o.nocast) +
-         ", " + flag(o.tensor_only) + ", " + flag(o.shadow) + "}";
+  std::string text;
+  for (const auto& name : option_names(o)) text += ".with(Option::" + name + ")";
+  return text;
+}
+
+// The wrapping constructor on one line when it fits, else as clang-format breaks it.
+bool wrap_constructor_fits(const Class& cls) {
+  const std::string line = "  " + cls.name +
+                           "(tensordict::detail::WrapTag, tensordict::TensorDict td) : "
+                           "TensorClass(std::move(td)) {}";
+  return line.size() <= kColumnLimit;
 }
 
 std::string class_text(const Class& cls, const ClassIndex& classes, Renderer& renderer) {
@@ -99,6 +106,9 @@ std::string class_text(const Class& cls, const ClassIndex& classes, Renderer& re
   view.set("doc", doc_lines(cls.doc, 0));
   view.set("python_type", python_type_string(cls));
   view.set("options", options_initializer(cls.options));
+  view.set("has_options", !option_names(cls.options).empty());
+  view.set("has_fields", !cls.fields.empty());
+  view.set("wrap_fits", wrap_constructor_fits(cls));
   view.set("indent", std::string(cls.name.size() + 12, ' '));
   view.set("field_count", std::to_string(cls.fields.size()));
   data fields = data::type::list, specs = data::type::list, accessors = data::type::list;
@@ -132,14 +142,15 @@ std::string nested_class_name(const Type& type) {
 }
 
 // Classes of the file, each after the classes of the same file it nests (they must be complete).
-std::vector<const Class*> declaration_order(const Schema& schema) {
+std::vector<const Class*> declaration_order(const Schema& schema, const ClassIndex& classes) {
   std::vector<const Class*> order;
   std::set<std::string> placed;
   std::function<void(const Class&)> place = [&](const Class& cls) {
     if (!placed.insert(cls.name).second) return;
     for (const auto& field : cls.fields) {
       for (const auto& other : schema.classes) {
-        if (other.name == nested_class_name(field.type)) place(other);
+        const std::string nested = nested_class_name(field.type);
+        if (!nested.empty() && classes.at(nested) == &other) place(other);
       }
     }
     order.push_back(&cls);
@@ -184,12 +195,12 @@ Output emit_schema(const Schema& schema, const ClassIndex& classes, const Templa
   data view;
   view.set("version", kTcgenVersion);
   view.set("schema_path", schema.display_path);
-  view.set("abi_version", std::to_string(kAbiVersion));
+  view.set("abi_version", std::to_string(tensordict::kAbiVersion));
   view.set("header", header_name(schema.display_path));
   view.set("include_block", include_block(schema, classes));
   if (!schema.cpp_namespace.empty()) view.set("namespace", schema.cpp_namespace);
   data class_list = data::type::list;
-  for (const Class* cls : declaration_order(schema)) {
+  for (const Class* cls : declaration_order(schema, classes)) {
     data item;
     item.set("class_text", class_text(*cls, classes, renderer));
     class_list.push_back(item);

@@ -54,19 +54,24 @@ std::string shape_initializer(const std::vector<Dim>& shape) {
   for (const auto& d : shape) {
     dims += (dims.empty() ? "" : ", ") + (d.name.empty() ? std::to_string(d.size) : "-1");
   }
-  return "std::vector<int64_t>{" + dims + "}";
+  return "{" + dims + "}";
 }
 
+// `Field("obs", Kind::Tensor).with_dtype(at::kFloat)...`: one line when it fits (12 columns of
+// indent and a comma), else one call per line, as clang-format breaks a member chain.
 std::string spec_initializer(const Field& field, const FieldContext& ctx) {
   const Type& type = element_type(field.type);
-  std::string spec = "{\"" + field.name + "\", " + kind_constant(type.kind) + ", " +
-                     (is_optional(field.type) ? "true" : "false");
-  if (type.kind == TypeKind::Class) spec += ", &" + class_type(type, ctx) + "::class_spec";
-  if (type.kind == TypeKind::Tensor && (type.dtype || type.shape)) {
-    spec += ", nullptr, " + (type.dtype ? aten_dtype(*type.dtype) : std::string("std::nullopt"));
-    if (type.shape) spec += ", " + shape_initializer(*type.shape);
-  }
-  return spec + "}";
+  std::vector<std::string> calls;
+  if (is_optional(field.type)) calls.push_back(".nullable()");
+  if (type.kind == TypeKind::Class) calls.push_back(".with_class(&" + class_type(type, ctx) + "::class_spec)");
+  if (type.kind == TypeKind::Tensor && type.dtype) calls.push_back(".with_dtype(" + aten_dtype(*type.dtype) + ")");
+  if (type.kind == TypeKind::Tensor && type.shape) calls.push_back(".with_shape(" + shape_initializer(*type.shape) + ")");
+  std::string spec = "Field(\"" + field.name + "\", " + kind_constant(type.kind) + ")";
+  size_t length = 12 + spec.size() + 1;
+  for (const auto& call : calls) length += call.size();
+  const std::string separator = length <= kColumnLimit ? "" : "\n                ";
+  for (const auto& call : calls) spec += separator + call;
+  return spec;
 }
 
 std::string cpp_string_literal(const std::string& text) {
@@ -108,7 +113,7 @@ data base_accessor(const Field& field, const FieldContext& ctx) {
   view.set("setter", setter_name(field));
   view.set("index", std::to_string(ctx.index));
   view.set("class", ctx.cls.name);
-  view.set("stored", "value");
+  view.set("stored", "std::move(value)");
   if (ctx.cls.options.frozen) view.set("frozen", true);
   return view;
 }
@@ -118,11 +123,15 @@ data arg_member(const Field& field, const std::string& type, const FieldContext&
   arg.set("doc", doc_lines(field.doc, 4));
   arg.set("name", accessor_name(field));
   arg.set("arg_type", type);
+  // Every member has an initializer, so that `C({a, b})` leaving later members out does not trip
+  // -Wmissing-field-initializers in users' code.
   std::string init;
   if (field.default_value) {
     init = " = " + literal(*field.default_value, field.type);
-  } else if (is_optional(field.type)) {
+  } else if (type.rfind("std::optional<", 0) == 0) {
     init = " = std::nullopt";
+  } else if (element_type(field.type).kind == TypeKind::Any) {
+    init = " = nullptr";
   }
   arg.set("arg_init", init);
   return arg;
@@ -159,7 +168,7 @@ FieldView tensor_field(const Field& field, const FieldContext& ctx) {
   const bool optional = is_optional(field.type);
   view.accessor.set("return_type", optional ? "std::optional<at::Tensor>" : "const at::Tensor&");
   view.accessor.set("read", optional ? "optional_tensor_field" : "tensor_field");
-  view.accessor.set("param_type", optional ? "std::optional<at::Tensor>" : "const at::Tensor&");
+  view.accessor.set("param_type", optional ? "std::optional<at::Tensor>" : "at::Tensor");
   view.arg = arg_member(field, optional ? "std::optional<at::Tensor>" : "at::Tensor", ctx);
   return view;
 }
@@ -171,8 +180,8 @@ FieldView nested_field(const Field& field, const FieldContext& ctx) {
   const bool optional = is_optional(field.type);
   view.accessor.set("return_type", type);
   view.accessor.set("read", (optional ? "optional_nested_field<" : "nested_field<") + nested + ">");
-  view.accessor.set("param_type", "const " + type + "&");
-  view.accessor.set("stored", "as_field(value)");
+  view.accessor.set("param_type", type);
+  view.accessor.set("stored", "as_field(std::move(value))");
   // Held as std::optional even when required: generated classes have no public default
   // constructor, and Args must stay default-constructible. Unset required fields throw KeyError.
   view.arg = arg_member(field, "std::optional<" + nested + ">", ctx);
@@ -183,11 +192,22 @@ FieldView value_field(const Field& field, const FieldContext& ctx) {
   FieldView view{base_accessor(field, ctx), {}, spec_initializer(field, ctx)};
   const std::string type = value_type(field.type, ctx);
   const bool optional = is_optional(field.type);
+  const TypeKind kind = element_type(field.type).kind;
   const std::string element = cpp_type(element_type(field.type), ctx.cls.cpp_namespace);
   view.accessor.set("return_type", type);
-  view.accessor.set("read", (optional ? "optional_value_field<" : "value_field<") + element + ">");
-  view.accessor.set("param_type", "const " + type + "&");
-  view.arg = arg_member(field, type, ctx);
+  if (kind == TypeKind::Any && !optional) {
+    view.accessor.set("read", "any_field");  // None reads as null, as Python returns None
+  } else {
+    view.accessor.set("read",
+                      (optional ? "optional_value_field<" : "value_field<") + element + ">");
+  }
+  view.accessor.set("param_type", type);
+  const bool scalar = kind == TypeKind::Int || kind == TypeKind::Float || kind == TypeKind::Bool;
+  if (scalar && !optional) view.accessor.set("stored", "value");
+  // A required field without a default is held as std::optional in Args, so that leaving it
+  // unset is detected (KeyError) instead of silently storing 0 or "".
+  const bool must_be_given = !optional && !field.default_value && kind != TypeKind::Any;
+  view.arg = arg_member(field, must_be_given ? "std::optional<" + type + ">" : type, ctx);
   return view;
 }
 

@@ -63,6 +63,7 @@ void write_depfile(const tcgen::Compilation& c, const fs::path& out_dir, const f
 int main(int argc, char** argv) {
   CLI::App app{"tcgen: generates typed C++ tensorclasses from YAML schemas"};
   std::vector<std::string> schemas;
+  std::vector<std::string> include_dirs;
   std::string out_dir = ".", depfile, depfile_target, template_dir;
   bool check = false, dump = false;
   app.add_option("schemas", schemas, "schema files (.yaml)")->required();
@@ -71,6 +72,8 @@ int main(int argc, char** argv) {
   app.add_option("--depfile", depfile, "write a Make-style depfile");
   app.add_option("--depfile-target", depfile_target,
                  "target named in the depfile (default: the outputs)");
+  app.add_option("-I,--include-dir", include_dirs,
+                 "directory searched for included schemas (after the including file's own)");
   app.add_option("--template-dir", template_dir, "directory with templates overriding built-ins");
   app.add_flag("--dump-model", dump, "print the schema model in canonical text and exit");
   app.set_version_flag("--version", std::string("tcgen ") + tcgen::kTcgenVersion);
@@ -82,7 +85,7 @@ int main(int argc, char** argv) {
     template_problems.print(std::cerr);
     return 1;
   }
-  tcgen::Compilation c = tcgen::compile(schemas, templates);
+  tcgen::Compilation c = tcgen::compile(schemas, templates, include_dirs);
   if (c.diagnostics.has_errors()) {
     c.diagnostics.print(std::cerr);
     return 1;

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "tensordict/class_contract.h"
+
 namespace tcgen {
 
 /// 1-based position in a schema file (0 = unknown).
@@ -35,13 +37,8 @@ struct Type {
   SourceLoc loc;
 };
 
-/// Class options, with Python's meaning (format spec §7).
-struct Options {
-  bool frozen = false;
-  bool autocast = false;
-  bool nocast = false;
-  bool tensor_only = false;
-  bool shadow = false;
+/// Class options, with Python's meaning (format spec §7), as the runtime spells them.
+struct Options : tensordict::ClassOptions {
   SourceLoc loc;
 };
 
@@ -71,6 +68,7 @@ struct Class {
 /// An `include:` entry: another schema file whose classes this one may name.
 struct Include {
   std::string path;  ///< resolved relative to the including file
+  std::string name;  ///< as written; also looked up in the include directories (tcgen -I)
   SourceLoc loc;
 };
 

@@ -403,24 +403,6 @@ const std::set<std::string>& tensordict_names() {
   return names;
 }
 
-// dtype name -> ATen constant, in torch's canonical names.
-const std::vector<std::pair<std::string, std::string>>& dtypes() {
-  static const std::vector<std::pair<std::string, std::string>> table = {
-      {"bool", "at::kBool"},
-      {"uint8", "at::kByte"},
-      {"int8", "at::kChar"},
-      {"int16", "at::kShort"},
-      {"int32", "at::kInt"},
-      {"int64", "at::kLong"},
-      {"float16", "at::kHalf"},
-      {"bfloat16", "at::kBFloat16"},
-      {"float32", "at::kFloat"},
-      {"float64", "at::kDouble"},
-      {"complex64", "at::kComplexFloat"},
-      {"complex128", "at::kComplexDouble"}};
-  return table;
-}
-
 }  // namespace
 
 bool is_identifier(const std::string& name) {
@@ -437,40 +419,59 @@ bool is_reserved_name(const std::string& name) {
   return name[0] == '_' || tensordict_names().count(name) > 0;
 }
 
-bool is_generated_member_name(const std::string& name) {
-  static const std::set<std::string> names = {"Args",         "class_spec",
-                                              "field_values", "build",
-                                              "as_field",     "set_field",
-                                              "tensor_field", "optional_tensor_field",
-                                              "value_field",  "optional_value_field",
-                                              "nested_field", "optional_nested_field",
-                                              "wrap",         "self",
-                                              "spec",         "fields",
-                                              "eq",           "td_",
-                                              "wrap_all",     "inner_all"};
-  return names.count(name) > 0;
+namespace {
+
+template <size_t N>
+bool contains(const std::array<std::string_view, N>& names, std::string_view name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-bool is_dtype(const std::string& name) {
-  return std::any_of(dtypes().begin(), dtypes().end(),
-                     [&](const auto& entry) { return entry.first == name; });
+const tensordict::DtypeSpelling* schema_dtype(const std::string& name) {
+  for (const auto& dtype : tensordict::kDtypes) {
+    if (dtype.in_schemas && dtype.name == name) return &dtype;
+  }
+  return nullptr;
 }
+
+}  // namespace
+
+bool is_generated_member_name(const std::string& name) {
+  return contains(tensordict::kGeneratedMembers, name);
+}
+
+bool is_tensorclass_member_name(const std::string& name) {
+  return contains(tensordict::kTensorClassMembers, name);
+}
+
+bool is_dtype(const std::string& name) { return schema_dtype(name) != nullptr; }
 
 std::string dtype_list() {
   std::string list;
-  for (const auto& entry : dtypes()) list += (list.empty() ? "" : ", ") + entry.first;
+  for (const auto& dtype : tensordict::kDtypes) {
+    if (dtype.in_schemas) list += (list.empty() ? "" : ", ") + std::string(dtype.name);
+  }
   return list;
 }
 
 std::string aten_dtype(const std::string& dtype) {
-  for (const auto& entry : dtypes()) {
-    if (entry.first == dtype) return entry.second;
+  return "at::k" + std::string(schema_dtype(dtype)->scalar_type);
+}
+
+std::vector<std::string> option_names(const tensordict::ClassOptions& options) {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < tensordict::kClassOptionNames.size(); ++i) {
+    if (options.has(static_cast<tensordict::ClassOption>(i))) {
+      names.emplace_back(tensordict::kClassOptionNames[i]);
+    }
   }
-  return "at::kFloat";
+  return names;
 }
 
 std::string accessor_name(const Field& field) {
-  return is_reserved_name(field.name) ? "field_" + field.name : field.name;
+  const bool hides_member = is_reserved_name(field.name) ||
+                            is_tensorclass_member_name(field.name) ||
+                            is_tensorclass_member_name("set_" + field.name);
+  return hides_member ? std::string(tensordict::kReservedFieldPrefix) + field.name : field.name;
 }
 
 std::string setter_name(const Field& field) { return "set_" + accessor_name(field); }

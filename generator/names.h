@@ -3,6 +3,7 @@
 // names, accessor names, dtypes, value types. Emitters never paste type strings together.
 
 #include <string>
+#include <vector>
 
 #include "model.h"
 
@@ -14,9 +15,11 @@ bool is_cpp_keyword(const std::string& name);
 /// the two Python allows (`data`, `_is_non_tensor`). Fields may only use them with `shadow`.
 bool is_reserved_name(const std::string& name);
 
-/// Names the generated class itself uses (its Args struct, its helpers, TensorClass's protected
-/// members); no field may take them, shadow or not.
+/// Names the generated class declares itself (tensordict::kGeneratedMembers); no field may take
+/// them, shadow or not.
 bool is_generated_member_name(const std::string& name);
+/// Members of the runtime's TensorClass base (tensordict::kTensorClassMembers).
+bool is_tensorclass_member_name(const std::string& name);
 
 bool is_dtype(const std::string& name);
 /// "bool, uint8, ..." for messages.
@@ -24,8 +27,11 @@ std::string dtype_list();
 /// "float32" -> "at::kFloat".
 std::string aten_dtype(const std::string& dtype);
 
-/// Accessor of a field: its name, or `field_<name>` for reserved names (shadow classes), so a
-/// field never hides a TensorClass method.
+/// Schema spelling of the options set in `options`, in the runtime's order.
+std::vector<std::string> option_names(const tensordict::ClassOptions& options);
+
+/// Accessor of a field: its name, or `field_<name>` when the name is reserved (shadow classes)
+/// or the accessor or setter would hide a member of TensorClass.
 std::string accessor_name(const Field& field);
 std::string setter_name(const Field& field);
 

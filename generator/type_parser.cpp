@@ -61,10 +61,22 @@ class Parser {
     return text_.substr(start, pos_ - start);
   }
 
+  // `Name` or `ns::Name`: a class of another namespace may be named with its namespace.
+  std::string qualified_identifier() {
+    std::string name = identifier();
+    while (!name.empty() && text_.compare(pos_, 2, "::") == 0) {
+      pos_ += 2;
+      const std::string part = identifier();
+      if (part.empty()) return "";
+      name += "::" + part;
+    }
+    return name;
+  }
+
   bool parse_type(Type& out) {
     skip_spaces();
     out.loc = here();
-    std::string name = identifier();
+    std::string name = qualified_identifier();
     if (name.empty()) return fail("expected a type name");
     auto builtin = builtin_kinds().find(name);
     if (builtin == builtin_kinds().end()) {

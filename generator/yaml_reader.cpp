@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -19,8 +20,6 @@ const std::vector<std::string> kSchemaKeys = {"namespace", "include", "classes"}
 const std::vector<std::string> kClassKeys = {"name",       "doc",     "python",       "options",
                                              "batch_dims", "methods", "cpp_includes", "fields"};
 const std::vector<std::string> kFieldKeys = {"name", "type", "default", "doc"};
-const std::vector<std::string> kOptionNames = {"frozen", "autocast", "nocast", "tensor_only",
-                                               "shadow"};
 
 std::string join(const std::vector<std::string>& words) {
   std::string out;
@@ -146,7 +145,7 @@ class Reader {
     for (const auto& item : node) {
       if (!expect_scalar(item, "an entry of 'include'")) continue;
       const auto path = (std::filesystem::path(dir_) / item.Scalar()).lexically_normal();
-      schema.includes.push_back(Include{path.string(), text_loc(item)});
+      schema.includes.push_back(Include{path.string(), item.Scalar(), text_loc(item)});
     }
   }
 
@@ -222,19 +221,18 @@ class Reader {
     for (const auto& item : node) {
       if (!expect_scalar(item, "an option")) continue;
       const std::string name = item.Scalar();
-      bool* flag = name == "frozen"        ? &options.frozen
-                   : name == "autocast"    ? &options.autocast
-                   : name == "nocast"      ? &options.nocast
-                   : name == "tensor_only" ? &options.tensor_only
-                   : name == "shadow"      ? &options.shadow
-                                           : nullptr;
-      if (!flag) {
-        diagnostics_.error(text_loc(item),
-                           "unknown option '" + name + "' (allowed: " + join(kOptionNames) + ")");
-      } else if (*flag) {
+      const auto& names = tensordict::kClassOptionNames;
+      const auto known = std::find(names.begin(), names.end(), name);
+      if (known == names.end()) {
+        diagnostics_.error(text_loc(item), "unknown option '" + name + "' (allowed: " +
+                                               join(std::vector<std::string>(names.begin(), names.end())) + ")");
+        continue;
+      }
+      const auto option = static_cast<tensordict::ClassOption>(known - names.begin());
+      if (options.has(option)) {
         diagnostics_.error(text_loc(item), "option '" + name + "' given twice");
       } else {
-        *flag = true;
+        static_cast<tensordict::ClassOptions&>(options) = options.with(option);
       }
     }
   }

@@ -32,6 +32,39 @@ std::string where(const ClassSpec& spec, const FieldSpec& field) {
   return std::string(spec.name) + "." + field.name;
 }
 
+// Python's name of a JSON value's type, for messages.
+std::string json_kind(const Json& json) {
+  if (json.is_string()) return "str";
+  if (json.is_boolean()) return "bool";
+  if (json.is_number_integer()) return "int";
+  if (json.is_number()) return "float";
+  if (json.is_array()) return "list";
+  if (json.is_object()) return "dict";
+  return "None";
+}
+
+const char* kind_name(FieldKind kind) {
+  switch (kind) {
+    case FieldKind::Tensor:
+      return "tensor";
+    case FieldKind::Str:
+      return "str";
+    case FieldKind::Int:
+      return "int";
+    case FieldKind::Float:
+      return "float";
+    case FieldKind::Bool:
+      return "bool";
+    case FieldKind::List:
+      return "list";
+    case FieldKind::Class:
+      return "class";
+    case FieldKind::Any:
+      break;
+  }
+  return "any";
+}
+
 // Keys are short: an inline loop beats a call to strcmp on the accessor's hot path.
 bool same_key(const std::string& key, const char* name) {
   const size_t n = key.size();
@@ -229,6 +262,10 @@ std::optional<Value> cast(const ClassSpec& spec, size_t i, const FieldValue& val
   if (const TensorDict* td = value.tensordict()) return Value(*td);
   const Json& json = *value.json();
   if (json.is_null()) return std::nullopt;
+  if (o.tensor_only && field.kind == FieldKind::Tensor && !is_numeric_tree(json)) {
+    throw TypeError("field " + where(spec, field) + " of tensor_only class expects a tensor, got " +
+                    json_kind(json) + " " + json.dump());
+  }
   if (o.autocast) return autocast_json(spec, field, json, batch, device);
   std::optional<Value> stored = default_json(json, batch, o.nocast);
   if (stored->is_tensor()) check_tensor(spec, field, stored->tensor());
@@ -257,8 +294,9 @@ TensorDict build(const ClassSpec& spec, const std::vector<FieldValue>& values, B
   for (size_t i = 0; i < spec.fields.size(); ++i) {
     const FieldValue& value = i < values.size() ? values[i] : FieldValue();
     const FieldSpec& field = spec.fields[i];
-    const bool needs_value = field.kind == FieldKind::Tensor || field.kind == FieldKind::Class;
-    if (value.is_none() && !field.optional && needs_value) {
+    // `any` includes None; every other non-optional field needs a value (defaults were applied
+    // by the generated Args).
+    if (value.is_none() && !field.optional && field.kind != FieldKind::Any) {
       throw KeyError(std::string(spec.name) + ": missing required field '" + field.name + "'");
     }
     set(td, spec, i, value);
@@ -328,6 +366,81 @@ Json to_json(const Value& value) {
     default:
       throw TypeError("a nested TensorDict has no JSON value");
   }
+}
+
+const Json* stored_json(const Value& value) {
+  return value.is_non_tensor_data() ? &value.non_tensor_data().data : nullptr;
+}
+
+void wrong_kind(const ClassSpec& spec, size_t i, const Json& actual) {
+  const FieldSpec& field = spec.fields.at(i);
+  std::string text = actual.dump();
+  if (text.size() > 60) text = text.substr(0, 57) + "...";
+  throw TypeError(where(spec, field) + " expects " + kind_name(field.kind) + ", got " +
+                  json_kind(actual) + " " + text +
+                  (actual.is_array() ? " (one value per batch element after stacking? read it "
+                                       "with get(\"" + std::string(field.name) + "\"))"
+                                     : ""));
+}
+
+namespace {
+
+// Scalars stored as 0-dim tensors (numbers without nocast) read without a JSON detour.
+template <class T, class Check>
+void read_scalar(const Value& value, const ClassSpec& spec, size_t i, T& out, Check is_kind) {
+  if (const Json* json = stored_json(value)) {
+    if (!is_kind(*json)) wrong_kind(spec, i, *json);
+    out = json->get<T>();
+  } else if (value.is_tensor() && value.tensor().dim() == 0) {
+    out = value.tensor().item<T>();
+  } else {
+    wrong_kind(spec, i, to_json(value));
+  }
+}
+
+template <class T>
+void read_number_list(const Value& value, const ClassSpec& spec, size_t i, std::vector<T>& out) {
+  if (value.is_tensor() && value.tensor().dim() == 1) {
+    const at::Tensor t = value.tensor().to(at::kCPU, c10::CppTypeToScalarType<T>::value).contiguous();
+    out.assign(t.data_ptr<T>(), t.data_ptr<T>() + t.numel());
+    return;
+  }
+  const Json* stored = stored_json(value);
+  const Json converted = stored ? Json() : to_json(value);
+  const Json& json = stored ? *stored : converted;
+  if (!json.is_array() || !std::all_of(json.begin(), json.end(), [](const Json& x) {
+        return x.is_number();
+      })) {
+    wrong_kind(spec, i, json);
+  }
+  out = json.get<std::vector<T>>();
+}
+
+}  // namespace
+
+void read(const Value& value, const ClassSpec& spec, size_t i, std::string& out) {
+  const Json* json = stored_json(value);
+  if (!json || !json->is_string()) wrong_kind(spec, i, json ? *json : to_json(value));
+  out = json->get_ref<const std::string&>();
+}
+void read(const Value& value, const ClassSpec& spec, size_t i, int64_t& out) {
+  read_scalar(value, spec, i, out, [](const Json& j) { return j.is_number_integer(); });
+}
+void read(const Value& value, const ClassSpec& spec, size_t i, double& out) {
+  read_scalar(value, spec, i, out, [](const Json& j) { return j.is_number(); });
+}
+void read(const Value& value, const ClassSpec& spec, size_t i, bool& out) {
+  read_scalar(value, spec, i, out, [](const Json& j) { return j.is_boolean(); });
+}
+void read(const Value& value, const ClassSpec&, size_t, Json& out) {
+  const Json* json = stored_json(value);
+  out = json ? *json : to_json(value);
+}
+void read(const Value& value, const ClassSpec& spec, size_t i, std::vector<int64_t>& out) {
+  read_number_list(value, spec, i, out);
+}
+void read(const Value& value, const ClassSpec& spec, size_t i, std::vector<double>& out) {
+  read_number_list(value, spec, i, out);
 }
 
 void check_fields(const TensorDict& td, const ClassSpec& spec) {

@@ -109,3 +109,26 @@ TEST_CASE("tcgen --version and --help", "[generator][cli]") {
   CHECK(tcgen("--help") == 0);
   CHECK(tcgen("") != 0);  // a schema is required
 }
+
+TEST_CASE("tcgen -I finds included schemas; classes may be named with their namespace",
+          "[generator][cli]") {
+  fs::path dir = scratch("include_dirs");
+  fs::create_directories(dir / "lib");
+  write_text(dir / "lib" / "base.yaml",
+             "namespace: other_ns\nclasses:\n  - name: Config\n    fields:\n"
+             "      - {name: x, type: tensor}\n");
+  write_text(dir / "user.v2.yaml",
+             "namespace: app\ninclude: [base.yaml]\nclasses:\n  - name: Run\n    fields:\n"
+             "      - {name: config, type: other_ns::Config}\n"
+             "      - {name: maybe, type: 'optional[other_ns::Config]'}\n");
+  ScopedCwd cwd(dir);
+  CHECK(tcgen("user.v2.yaml -o out") == 1);  // base.yaml is not beside user.v2.yaml
+  CHECK_FALSE(fs::exists("out"));
+  REQUIRE(tcgen("user.v2.yaml -o out -I lib") == 0);
+  const std::string header = read_text("out/user.v2.h");  // `a.b.yaml` -> `a.b.h`
+  CHECK(header.find("#include \"base.h\"") != std::string::npos);
+  CHECK(header.find("std::optional<::other_ns::Config> config;") != std::string::npos);
+  CHECK(header.find("std::optional<::other_ns::Config> maybe = std::nullopt;") !=
+        std::string::npos);
+  CHECK(tcgen("user.v2.yaml -o out2 -I missing_dir -I lib") == 0);
+}

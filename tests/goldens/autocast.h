@@ -14,7 +14,7 @@
 
 #include "nested.h"
 
-static_assert(TENSORDICT_ABI_VERSION == 1,
+static_assert(TENSORDICT_ABI_VERSION == 2,
               "autocast.h was generated for another version of the tensordict runtime");
 
 namespace golden {
@@ -25,73 +25,75 @@ class AutoCast : public tensordict::TensorClass<AutoCast> {
   /// Constructor arguments: one member per field, in schema order.
   struct Args {
     at::Tensor t;
-    int64_t n;
-    double f;
-    std::string s;
-    bool b;
-    tensordict::Json a;
+    std::optional<int64_t> n = std::nullopt;
+    std::optional<double> f = std::nullopt;
+    std::optional<std::string> s = std::nullopt;
+    std::optional<bool> b = std::nullopt;
+    tensordict::Json a = nullptr;
     std::optional<int64_t> o = std::nullopt;
   };
 
-  explicit AutoCast(const Args& args, tensordict::BatchSize batch_size = {},
+  explicit AutoCast(Args args, tensordict::BatchSize batch_size = {},
                     std::optional<at::Device> device = std::nullopt)
-      : TensorClass(build(field_values(args), std::move(batch_size), device)) {}
+      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device)) {}
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {
+    using Field = tensordict::FieldSpec;
     using Kind = tensordict::FieldKind;
+    using Option = tensordict::ClassOption;
     static const tensordict::ClassSpec spec{
         "AutoCast",
         "<class 'golden.AutoCast'>",
-        {false, true, false, false, false},
+        tensordict::ClassOptions().with(Option::autocast),
         {
-            {"t", Kind::Tensor, false},
-            {"n", Kind::Int, false},
-            {"f", Kind::Float, false},
-            {"s", Kind::Str, false},
-            {"b", Kind::Bool, false},
-            {"a", Kind::Any, false},
-            {"o", Kind::Int, true},
+            Field("t", Kind::Tensor),
+            Field("n", Kind::Int),
+            Field("f", Kind::Float),
+            Field("s", Kind::Str),
+            Field("b", Kind::Bool),
+            Field("a", Kind::Any),
+            Field("o", Kind::Int).nullable(),
         },
     };
     return spec;
   }
 
   const at::Tensor& t() const { return tensor_field(0); }
-  AutoCast& set_t(const at::Tensor& value) { return set_field(0, value); }
+  AutoCast& set_t(at::Tensor value) { return set_field(0, std::move(value)); }
 
   int64_t n() const { return value_field<int64_t>(1); }
-  AutoCast& set_n(const int64_t& value) { return set_field(1, value); }
+  AutoCast& set_n(int64_t value) { return set_field(1, value); }
 
   double f() const { return value_field<double>(2); }
-  AutoCast& set_f(const double& value) { return set_field(2, value); }
+  AutoCast& set_f(double value) { return set_field(2, value); }
 
   std::string s() const { return value_field<std::string>(3); }
-  AutoCast& set_s(const std::string& value) { return set_field(3, value); }
+  AutoCast& set_s(std::string value) { return set_field(3, std::move(value)); }
 
   bool b() const { return value_field<bool>(4); }
-  AutoCast& set_b(const bool& value) { return set_field(4, value); }
+  AutoCast& set_b(bool value) { return set_field(4, value); }
 
-  tensordict::Json a() const { return value_field<tensordict::Json>(5); }
-  AutoCast& set_a(const tensordict::Json& value) { return set_field(5, value); }
+  tensordict::Json a() const { return any_field(5); }
+  AutoCast& set_a(tensordict::Json value) { return set_field(5, std::move(value)); }
 
   std::optional<int64_t> o() const { return optional_value_field<int64_t>(6); }
-  AutoCast& set_o(const std::optional<int64_t>& value) { return set_field(6, value); }
+  AutoCast& set_o(std::optional<int64_t> value) { return set_field(6, std::move(value)); }
 
  private:
   friend class tensordict::TensorClass<AutoCast>;
-  AutoCast() = default;
+  AutoCast(tensordict::detail::WrapTag, tensordict::TensorDict td) : TensorClass(std::move(td)) {}
 
-  static std::vector<tensordict::FieldValue> field_values(const Args& args) {
+  static std::vector<tensordict::FieldValue> field_values(Args&& args) {
     std::vector<tensordict::FieldValue> values;
     values.reserve(7);
-    values.push_back(as_field(args.t));
-    values.push_back(as_field(args.n));
-    values.push_back(as_field(args.f));
-    values.push_back(as_field(args.s));
-    values.push_back(as_field(args.b));
-    values.push_back(as_field(args.a));
-    values.push_back(as_field(args.o));
+    values.push_back(as_field(std::move(args.t)));
+    values.push_back(as_field(std::move(args.n)));
+    values.push_back(as_field(std::move(args.f)));
+    values.push_back(as_field(std::move(args.s)));
+    values.push_back(as_field(std::move(args.b)));
+    values.push_back(as_field(std::move(args.a)));
+    values.push_back(as_field(std::move(args.o)));
     return values;
   }
 };
@@ -101,38 +103,40 @@ class AutoNested : public tensordict::TensorClass<AutoNested> {
  public:
   /// Constructor arguments: one member per field, in schema order.
   struct Args {
-    std::optional<Inner> inner;
+    std::optional<Inner> inner = std::nullopt;
   };
 
-  explicit AutoNested(const Args& args, tensordict::BatchSize batch_size = {},
+  explicit AutoNested(Args args, tensordict::BatchSize batch_size = {},
                       std::optional<at::Device> device = std::nullopt)
-      : TensorClass(build(field_values(args), std::move(batch_size), device)) {}
+      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device)) {}
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {
+    using Field = tensordict::FieldSpec;
     using Kind = tensordict::FieldKind;
+    using Option = tensordict::ClassOption;
     static const tensordict::ClassSpec spec{
         "AutoNested",
         "<class 'golden.AutoNested'>",
-        {false, true, false, false, false},
+        tensordict::ClassOptions().with(Option::autocast),
         {
-            {"inner", Kind::Class, false, &Inner::class_spec},
+            Field("inner", Kind::Class).with_class(&Inner::class_spec),
         },
     };
     return spec;
   }
 
   Inner inner() const { return nested_field<Inner>(0); }
-  AutoNested& set_inner(const Inner& value) { return set_field(0, as_field(value)); }
+  AutoNested& set_inner(Inner value) { return set_field(0, as_field(std::move(value))); }
 
  private:
   friend class tensordict::TensorClass<AutoNested>;
-  AutoNested() = default;
+  AutoNested(tensordict::detail::WrapTag, tensordict::TensorDict td) : TensorClass(std::move(td)) {}
 
-  static std::vector<tensordict::FieldValue> field_values(const Args& args) {
+  static std::vector<tensordict::FieldValue> field_values(Args&& args) {
     std::vector<tensordict::FieldValue> values;
     values.reserve(1);
-    values.push_back(as_field(args.inner));
+    values.push_back(as_field(std::move(args.inner)));
     return values;
   }
 };

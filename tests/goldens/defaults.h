@@ -12,7 +12,7 @@
 
 #include "tensordict/tensorclass.h"
 
-static_assert(TENSORDICT_ABI_VERSION == 1,
+static_assert(TENSORDICT_ABI_VERSION == 2,
               "defaults.h was generated for another version of the tensordict runtime");
 
 namespace golden {
@@ -31,65 +31,67 @@ class Defaults : public tensordict::TensorClass<Defaults> {
     std::optional<std::string> o = std::nullopt;
   };
 
-  explicit Defaults(const Args& args, tensordict::BatchSize batch_size = {},
+  explicit Defaults(Args args, tensordict::BatchSize batch_size = {},
                     std::optional<at::Device> device = std::nullopt)
-      : TensorClass(build(field_values(args), std::move(batch_size), device)) {}
+      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device)) {}
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {
+    using Field = tensordict::FieldSpec;
     using Kind = tensordict::FieldKind;
+    using Option = tensordict::ClassOption;
     static const tensordict::ClassSpec spec{
         "Defaults",
         "<class 'golden.Defaults'>",
-        {false, false, true, false, false},
+        tensordict::ClassOptions().with(Option::nocast),
         {
-            {"s", Kind::Str, false},
-            {"i", Kind::Int, false},
-            {"f", Kind::Float, false},
-            {"b", Kind::Bool, false},
-            {"l", Kind::List, false},
-            {"a", Kind::Any, false},
-            {"o", Kind::Str, true},
+            Field("s", Kind::Str),
+            Field("i", Kind::Int),
+            Field("f", Kind::Float),
+            Field("b", Kind::Bool),
+            Field("l", Kind::List),
+            Field("a", Kind::Any),
+            Field("o", Kind::Str).nullable(),
         },
     };
     return spec;
   }
 
   std::string s() const { return value_field<std::string>(0); }
-  Defaults& set_s(const std::string& value) { return set_field(0, value); }
+  Defaults& set_s(std::string value) { return set_field(0, std::move(value)); }
 
   int64_t i() const { return value_field<int64_t>(1); }
-  Defaults& set_i(const int64_t& value) { return set_field(1, value); }
+  Defaults& set_i(int64_t value) { return set_field(1, value); }
 
   double f() const { return value_field<double>(2); }
-  Defaults& set_f(const double& value) { return set_field(2, value); }
+  Defaults& set_f(double value) { return set_field(2, value); }
 
   bool b() const { return value_field<bool>(3); }
-  Defaults& set_b(const bool& value) { return set_field(3, value); }
+  Defaults& set_b(bool value) { return set_field(3, value); }
 
   std::vector<std::string> l() const { return value_field<std::vector<std::string>>(4); }
-  Defaults& set_l(const std::vector<std::string>& value) { return set_field(4, value); }
+  Defaults& set_l(std::vector<std::string> value) { return set_field(4, std::move(value)); }
 
-  tensordict::Json a() const { return value_field<tensordict::Json>(5); }
-  Defaults& set_a(const tensordict::Json& value) { return set_field(5, value); }
+  tensordict::Json a() const { return any_field(5); }
+  Defaults& set_a(tensordict::Json value) { return set_field(5, std::move(value)); }
 
   std::optional<std::string> o() const { return optional_value_field<std::string>(6); }
-  Defaults& set_o(const std::optional<std::string>& value) { return set_field(6, value); }
+  Defaults& set_o(std::optional<std::string> value) { return set_field(6, std::move(value)); }
 
  private:
   friend class tensordict::TensorClass<Defaults>;
-  Defaults() = default;
+  Defaults(tensordict::detail::WrapTag, tensordict::TensorDict td) : TensorClass(std::move(td)) {}
 
-  static std::vector<tensordict::FieldValue> field_values(const Args& args) {
+  static std::vector<tensordict::FieldValue> field_values(Args&& args) {
     std::vector<tensordict::FieldValue> values;
     values.reserve(7);
-    values.push_back(as_field(args.s));
-    values.push_back(as_field(args.i));
-    values.push_back(as_field(args.f));
-    values.push_back(as_field(args.b));
-    values.push_back(as_field(args.l));
-    values.push_back(as_field(args.a));
-    values.push_back(as_field(args.o));
+    values.push_back(as_field(std::move(args.s)));
+    values.push_back(as_field(std::move(args.i)));
+    values.push_back(as_field(std::move(args.f)));
+    values.push_back(as_field(std::move(args.b)));
+    values.push_back(as_field(std::move(args.l)));
+    values.push_back(as_field(std::move(args.a)));
+    values.push_back(as_field(std::move(args.o)));
     return values;
   }
 };

@@ -12,7 +12,7 @@
 
 #include "tensordict/tensorclass.h"
 
-static_assert(TENSORDICT_ABI_VERSION == 1,
+static_assert(TENSORDICT_ABI_VERSION == 2,
               "fixture.h was generated for another version of the tensordict runtime");
 
 namespace golden {
@@ -22,49 +22,50 @@ class RefTC : public tensordict::TensorClass<RefTC> {
   /// Constructor arguments: one member per field, in schema order.
   struct Args {
     at::Tensor obs;
-    std::string label;
+    std::optional<std::string> label = std::nullopt;
     std::optional<at::Tensor> extra = std::nullopt;
   };
 
-  explicit RefTC(const Args& args, tensordict::BatchSize batch_size = {},
+  explicit RefTC(Args args, tensordict::BatchSize batch_size = {},
                  std::optional<at::Device> device = std::nullopt)
-      : TensorClass(build(field_values(args), std::move(batch_size), device)) {}
+      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device)) {}
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {
+    using Field = tensordict::FieldSpec;
     using Kind = tensordict::FieldKind;
     static const tensordict::ClassSpec spec{
         "RefTC",
         "<class '__main__.RefTC'>",
-        {false, false, false, false, false},
+        tensordict::ClassOptions(),
         {
-            {"obs", Kind::Tensor, false},
-            {"label", Kind::Str, false},
-            {"extra", Kind::Tensor, true},
+            Field("obs", Kind::Tensor),
+            Field("label", Kind::Str),
+            Field("extra", Kind::Tensor).nullable(),
         },
     };
     return spec;
   }
 
   const at::Tensor& obs() const { return tensor_field(0); }
-  RefTC& set_obs(const at::Tensor& value) { return set_field(0, value); }
+  RefTC& set_obs(at::Tensor value) { return set_field(0, std::move(value)); }
 
   std::string label() const { return value_field<std::string>(1); }
-  RefTC& set_label(const std::string& value) { return set_field(1, value); }
+  RefTC& set_label(std::string value) { return set_field(1, std::move(value)); }
 
   std::optional<at::Tensor> extra() const { return optional_tensor_field(2); }
-  RefTC& set_extra(std::optional<at::Tensor> value) { return set_field(2, value); }
+  RefTC& set_extra(std::optional<at::Tensor> value) { return set_field(2, std::move(value)); }
 
  private:
   friend class tensordict::TensorClass<RefTC>;
-  RefTC() = default;
+  RefTC(tensordict::detail::WrapTag, tensordict::TensorDict td) : TensorClass(std::move(td)) {}
 
-  static std::vector<tensordict::FieldValue> field_values(const Args& args) {
+  static std::vector<tensordict::FieldValue> field_values(Args&& args) {
     std::vector<tensordict::FieldValue> values;
     values.reserve(3);
-    values.push_back(as_field(args.obs));
-    values.push_back(as_field(args.label));
-    values.push_back(as_field(args.extra));
+    values.push_back(as_field(std::move(args.obs)));
+    values.push_back(as_field(std::move(args.label)));
+    values.push_back(as_field(std::move(args.extra)));
     return values;
   }
 };

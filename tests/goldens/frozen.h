@@ -12,7 +12,7 @@
 
 #include "tensordict/tensorclass.h"
 
-static_assert(TENSORDICT_ABI_VERSION == 1,
+static_assert(TENSORDICT_ABI_VERSION == 2,
               "frozen.h was generated for another version of the tensordict runtime");
 
 namespace golden {
@@ -23,23 +23,25 @@ class Frozen : public tensordict::TensorClass<Frozen> {
   /// Constructor arguments: one member per field, in schema order.
   struct Args {
     at::Tensor x;
-    std::string name;
+    std::optional<std::string> name = std::nullopt;
   };
 
-  explicit Frozen(const Args& args, tensordict::BatchSize batch_size = {},
+  explicit Frozen(Args args, tensordict::BatchSize batch_size = {},
                   std::optional<at::Device> device = std::nullopt)
-      : TensorClass(build(field_values(args), std::move(batch_size), device)) {}
+      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device)) {}
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {
+    using Field = tensordict::FieldSpec;
     using Kind = tensordict::FieldKind;
+    using Option = tensordict::ClassOption;
     static const tensordict::ClassSpec spec{
         "Frozen",
         "<class 'golden.Frozen'>",
-        {true, false, false, false, false},
+        tensordict::ClassOptions().with(Option::frozen),
         {
-            {"x", Kind::Tensor, false},
-            {"name", Kind::Str, false},
+            Field("x", Kind::Tensor),
+            Field("name", Kind::Str),
         },
     };
     return spec;
@@ -51,13 +53,13 @@ class Frozen : public tensordict::TensorClass<Frozen> {
 
  private:
   friend class tensordict::TensorClass<Frozen>;
-  Frozen() = default;
+  Frozen(tensordict::detail::WrapTag, tensordict::TensorDict td) : TensorClass(std::move(td)) {}
 
-  static std::vector<tensordict::FieldValue> field_values(const Args& args) {
+  static std::vector<tensordict::FieldValue> field_values(Args&& args) {
     std::vector<tensordict::FieldValue> values;
     values.reserve(2);
-    values.push_back(as_field(args.x));
-    values.push_back(as_field(args.name));
+    values.push_back(as_field(std::move(args.x)));
+    values.push_back(as_field(std::move(args.name)));
     return values;
   }
 };

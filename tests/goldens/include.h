@@ -14,7 +14,7 @@
 
 #include "nested.h"
 
-static_assert(TENSORDICT_ABI_VERSION == 1,
+static_assert(TENSORDICT_ABI_VERSION == 2,
               "include.h was generated for another version of the tensordict runtime");
 
 namespace golden::other {
@@ -24,38 +24,39 @@ class Wrapper : public tensordict::TensorClass<Wrapper> {
  public:
   /// Constructor arguments: one member per field, in schema order.
   struct Args {
-    std::optional<::golden::Outer> outer;
+    std::optional<::golden::Outer> outer = std::nullopt;
   };
 
-  explicit Wrapper(const Args& args, tensordict::BatchSize batch_size = {},
+  explicit Wrapper(Args args, tensordict::BatchSize batch_size = {},
                    std::optional<at::Device> device = std::nullopt)
-      : TensorClass(build(field_values(args), std::move(batch_size), device)) {}
+      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device)) {}
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {
+    using Field = tensordict::FieldSpec;
     using Kind = tensordict::FieldKind;
     static const tensordict::ClassSpec spec{
         "Wrapper",
         "<class 'golden.other.Wrapper'>",
-        {false, false, false, false, false},
+        tensordict::ClassOptions(),
         {
-            {"outer", Kind::Class, false, &::golden::Outer::class_spec},
+            Field("outer", Kind::Class).with_class(&::golden::Outer::class_spec),
         },
     };
     return spec;
   }
 
   ::golden::Outer outer() const { return nested_field<::golden::Outer>(0); }
-  Wrapper& set_outer(const ::golden::Outer& value) { return set_field(0, as_field(value)); }
+  Wrapper& set_outer(::golden::Outer value) { return set_field(0, as_field(std::move(value))); }
 
  private:
   friend class tensordict::TensorClass<Wrapper>;
-  Wrapper() = default;
+  Wrapper(tensordict::detail::WrapTag, tensordict::TensorDict td) : TensorClass(std::move(td)) {}
 
-  static std::vector<tensordict::FieldValue> field_values(const Args& args) {
+  static std::vector<tensordict::FieldValue> field_values(Args&& args) {
     std::vector<tensordict::FieldValue> values;
     values.reserve(1);
-    values.push_back(as_field(args.outer));
+    values.push_back(as_field(std::move(args.outer)));
     return values;
   }
 };

@@ -14,7 +14,7 @@
 
 #include <cstdint>
 
-static_assert(TENSORDICT_ABI_VERSION == 1,
+static_assert(TENSORDICT_ABI_VERSION == 2,
               "methods.h was generated for another version of the tensordict runtime");
 
 namespace golden {
@@ -27,38 +27,40 @@ class WithMethods : public tensordict::TensorClass<WithMethods> {
     at::Tensor x;
   };
 
-  explicit WithMethods(const Args& args, tensordict::BatchSize batch_size = {},
+  explicit WithMethods(Args args, tensordict::BatchSize batch_size = {},
                        std::optional<at::Device> device = std::nullopt)
-      : TensorClass(build(field_values(args), std::move(batch_size), device)) {}
+      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device)) {}
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {
+    using Field = tensordict::FieldSpec;
     using Kind = tensordict::FieldKind;
     static const tensordict::ClassSpec spec{
         "WithMethods",
         "<class 'golden.WithMethods'>",
-        {false, false, false, false, false},
+        tensordict::ClassOptions(),
         {
-            {"x", Kind::Tensor, false},
+            Field("x", Kind::Tensor),
         },
     };
     return spec;
   }
 
   const at::Tensor& x() const { return tensor_field(0); }
-  WithMethods& set_x(const at::Tensor& value) { return set_field(0, value); }
+  WithMethods& set_x(at::Tensor value) { return set_field(0, std::move(value)); }
   // Hand-written members (declared by the schema, defined by hand in a .cpp).
   int64_t twice_numel() const;
   static WithMethods ones(int64_t n);
 
  private:
   friend class tensordict::TensorClass<WithMethods>;
-  WithMethods() = default;
+  WithMethods(tensordict::detail::WrapTag, tensordict::TensorDict td)
+      : TensorClass(std::move(td)) {}
 
-  static std::vector<tensordict::FieldValue> field_values(const Args& args) {
+  static std::vector<tensordict::FieldValue> field_values(Args&& args) {
     std::vector<tensordict::FieldValue> values;
     values.reserve(1);
-    values.push_back(as_field(args.x));
+    values.push_back(as_field(std::move(args.x)));
     return values;
   }
 };

@@ -12,7 +12,7 @@
 
 #include "tensordict/tensorclass.h"
 
-static_assert(TENSORDICT_ABI_VERSION == 1,
+static_assert(TENSORDICT_ABI_VERSION == 2,
               "nested.h was generated for another version of the tensordict runtime");
 
 namespace golden {
@@ -24,35 +24,36 @@ class Inner : public tensordict::TensorClass<Inner> {
     at::Tensor x;
   };
 
-  explicit Inner(const Args& args, tensordict::BatchSize batch_size = {},
+  explicit Inner(Args args, tensordict::BatchSize batch_size = {},
                  std::optional<at::Device> device = std::nullopt)
-      : TensorClass(build(field_values(args), std::move(batch_size), device)) {}
+      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device)) {}
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {
+    using Field = tensordict::FieldSpec;
     using Kind = tensordict::FieldKind;
     static const tensordict::ClassSpec spec{
         "Inner",
         "<class 'golden.Inner'>",
-        {false, false, false, false, false},
+        tensordict::ClassOptions(),
         {
-            {"x", Kind::Tensor, false},
+            Field("x", Kind::Tensor),
         },
     };
     return spec;
   }
 
   const at::Tensor& x() const { return tensor_field(0); }
-  Inner& set_x(const at::Tensor& value) { return set_field(0, value); }
+  Inner& set_x(at::Tensor value) { return set_field(0, std::move(value)); }
 
  private:
   friend class tensordict::TensorClass<Inner>;
-  Inner() = default;
+  Inner(tensordict::detail::WrapTag, tensordict::TensorDict td) : TensorClass(std::move(td)) {}
 
-  static std::vector<tensordict::FieldValue> field_values(const Args& args) {
+  static std::vector<tensordict::FieldValue> field_values(Args&& args) {
     std::vector<tensordict::FieldValue> values;
     values.reserve(1);
-    values.push_back(as_field(args.x));
+    values.push_back(as_field(std::move(args.x)));
     return values;
   }
 };
@@ -62,50 +63,51 @@ class Outer : public tensordict::TensorClass<Outer> {
  public:
   /// Constructor arguments: one member per field, in schema order.
   struct Args {
-    std::optional<Inner> inner;
+    std::optional<Inner> inner = std::nullopt;
     std::optional<Inner> maybe = std::nullopt;
     at::Tensor y;
   };
 
-  explicit Outer(const Args& args, tensordict::BatchSize batch_size = {},
+  explicit Outer(Args args, tensordict::BatchSize batch_size = {},
                  std::optional<at::Device> device = std::nullopt)
-      : TensorClass(build(field_values(args), std::move(batch_size), device)) {}
+      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device)) {}
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {
+    using Field = tensordict::FieldSpec;
     using Kind = tensordict::FieldKind;
     static const tensordict::ClassSpec spec{
         "Outer",
         "<class 'golden.Outer'>",
-        {false, false, false, false, false},
+        tensordict::ClassOptions(),
         {
-            {"inner", Kind::Class, false, &Inner::class_spec},
-            {"maybe", Kind::Class, true, &Inner::class_spec},
-            {"y", Kind::Tensor, false},
+            Field("inner", Kind::Class).with_class(&Inner::class_spec),
+            Field("maybe", Kind::Class).nullable().with_class(&Inner::class_spec),
+            Field("y", Kind::Tensor),
         },
     };
     return spec;
   }
 
   Inner inner() const { return nested_field<Inner>(0); }
-  Outer& set_inner(const Inner& value) { return set_field(0, as_field(value)); }
+  Outer& set_inner(Inner value) { return set_field(0, as_field(std::move(value))); }
 
   std::optional<Inner> maybe() const { return optional_nested_field<Inner>(1); }
-  Outer& set_maybe(const std::optional<Inner>& value) { return set_field(1, as_field(value)); }
+  Outer& set_maybe(std::optional<Inner> value) { return set_field(1, as_field(std::move(value))); }
 
   const at::Tensor& y() const { return tensor_field(2); }
-  Outer& set_y(const at::Tensor& value) { return set_field(2, value); }
+  Outer& set_y(at::Tensor value) { return set_field(2, std::move(value)); }
 
  private:
   friend class tensordict::TensorClass<Outer>;
-  Outer() = default;
+  Outer(tensordict::detail::WrapTag, tensordict::TensorDict td) : TensorClass(std::move(td)) {}
 
-  static std::vector<tensordict::FieldValue> field_values(const Args& args) {
+  static std::vector<tensordict::FieldValue> field_values(Args&& args) {
     std::vector<tensordict::FieldValue> values;
     values.reserve(3);
-    values.push_back(as_field(args.inner));
-    values.push_back(as_field(args.maybe));
-    values.push_back(as_field(args.y));
+    values.push_back(as_field(std::move(args.inner)));
+    values.push_back(as_field(std::move(args.maybe)));
+    values.push_back(as_field(std::move(args.y)));
     return values;
   }
 };

@@ -12,7 +12,7 @@
 
 #include "tensordict/tensorclass.h"
 
-static_assert(TENSORDICT_ABI_VERSION == 1,
+static_assert(TENSORDICT_ABI_VERSION == 2,
               "nocast.h was generated for another version of the tensordict runtime");
 
 namespace golden {
@@ -26,58 +26,60 @@ class NoCast : public tensordict::TensorClass<NoCast> {
     std::optional<double> f = std::nullopt;
     std::optional<std::string> s = std::nullopt;
     std::optional<bool> flag = std::nullopt;
-    tensordict::Json xs;
+    tensordict::Json xs = nullptr;
   };
 
-  explicit NoCast(const Args& args, tensordict::BatchSize batch_size = {},
+  explicit NoCast(Args args, tensordict::BatchSize batch_size = {},
                   std::optional<at::Device> device = std::nullopt)
-      : TensorClass(build(field_values(args), std::move(batch_size), device)) {}
+      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device)) {}
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {
+    using Field = tensordict::FieldSpec;
     using Kind = tensordict::FieldKind;
+    using Option = tensordict::ClassOption;
     static const tensordict::ClassSpec spec{
         "NoCast",
         "<class 'golden.NoCast'>",
-        {false, false, true, false, false},
+        tensordict::ClassOptions().with(Option::nocast),
         {
-            {"n", Kind::Int, true},
-            {"f", Kind::Float, true},
-            {"s", Kind::Str, true},
-            {"flag", Kind::Bool, true},
-            {"xs", Kind::Any, false},
+            Field("n", Kind::Int).nullable(),
+            Field("f", Kind::Float).nullable(),
+            Field("s", Kind::Str).nullable(),
+            Field("flag", Kind::Bool).nullable(),
+            Field("xs", Kind::Any),
         },
     };
     return spec;
   }
 
   std::optional<int64_t> n() const { return optional_value_field<int64_t>(0); }
-  NoCast& set_n(const std::optional<int64_t>& value) { return set_field(0, value); }
+  NoCast& set_n(std::optional<int64_t> value) { return set_field(0, std::move(value)); }
 
   std::optional<double> f() const { return optional_value_field<double>(1); }
-  NoCast& set_f(const std::optional<double>& value) { return set_field(1, value); }
+  NoCast& set_f(std::optional<double> value) { return set_field(1, std::move(value)); }
 
   std::optional<std::string> s() const { return optional_value_field<std::string>(2); }
-  NoCast& set_s(const std::optional<std::string>& value) { return set_field(2, value); }
+  NoCast& set_s(std::optional<std::string> value) { return set_field(2, std::move(value)); }
 
   std::optional<bool> flag() const { return optional_value_field<bool>(3); }
-  NoCast& set_flag(const std::optional<bool>& value) { return set_field(3, value); }
+  NoCast& set_flag(std::optional<bool> value) { return set_field(3, std::move(value)); }
 
-  tensordict::Json xs() const { return value_field<tensordict::Json>(4); }
-  NoCast& set_xs(const tensordict::Json& value) { return set_field(4, value); }
+  tensordict::Json xs() const { return any_field(4); }
+  NoCast& set_xs(tensordict::Json value) { return set_field(4, std::move(value)); }
 
  private:
   friend class tensordict::TensorClass<NoCast>;
-  NoCast() = default;
+  NoCast(tensordict::detail::WrapTag, tensordict::TensorDict td) : TensorClass(std::move(td)) {}
 
-  static std::vector<tensordict::FieldValue> field_values(const Args& args) {
+  static std::vector<tensordict::FieldValue> field_values(Args&& args) {
     std::vector<tensordict::FieldValue> values;
     values.reserve(5);
-    values.push_back(as_field(args.n));
-    values.push_back(as_field(args.f));
-    values.push_back(as_field(args.s));
-    values.push_back(as_field(args.flag));
-    values.push_back(as_field(args.xs));
+    values.push_back(as_field(std::move(args.n)));
+    values.push_back(as_field(std::move(args.f)));
+    values.push_back(as_field(std::move(args.s)));
+    values.push_back(as_field(std::move(args.flag)));
+    values.push_back(as_field(std::move(args.xs)));
     return values;
   }
 };

@@ -12,7 +12,7 @@
 
 #include "tensordict/tensorclass.h"
 
-static_assert(TENSORDICT_ABI_VERSION == 1,
+static_assert(TENSORDICT_ABI_VERSION == 2,
               "plain.h was generated for another version of the tensordict runtime");
 
 namespace golden {
@@ -31,24 +31,25 @@ class Plain : public tensordict::TensorClass<Plain> {
     std::optional<at::Tensor> mask = std::nullopt;
   };
 
-  explicit Plain(const Args& args, tensordict::BatchSize batch_size = {},
+  explicit Plain(Args args, tensordict::BatchSize batch_size = {},
                  std::optional<at::Device> device = std::nullopt)
-      : TensorClass(build(field_values(args), std::move(batch_size), device)) {}
+      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device)) {}
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {
+    using Field = tensordict::FieldSpec;
     using Kind = tensordict::FieldKind;
     static const tensordict::ClassSpec spec{
         "Plain",
         "<class '__main__.Plain'>",
-        {false, false, false, false, false},
+        tensordict::ClassOptions(),
         {
-            {"obs", Kind::Tensor, false, nullptr, at::kFloat, std::vector<int64_t>{-1, 3}},
-            {"label", Kind::Str, false},
-            {"count", Kind::Int, true},
-            {"score", Kind::Float, true},
-            {"meta", Kind::Any, false},
-            {"mask", Kind::Tensor, true, nullptr, at::kBool},
+            Field("obs", Kind::Tensor).with_dtype(at::kFloat).with_shape({-1, 3}),
+            Field("label", Kind::Str),
+            Field("count", Kind::Int).nullable(),
+            Field("score", Kind::Float).nullable(),
+            Field("meta", Kind::Any),
+            Field("mask", Kind::Tensor).nullable().with_dtype(at::kBool),
         },
     };
     return spec;
@@ -56,36 +57,36 @@ class Plain : public tensordict::TensorClass<Plain> {
 
   /// One 3-vector per batch element.
   const at::Tensor& obs() const { return tensor_field(0); }
-  Plain& set_obs(const at::Tensor& value) { return set_field(0, value); }
+  Plain& set_obs(at::Tensor value) { return set_field(0, std::move(value)); }
 
   std::string label() const { return value_field<std::string>(1); }
-  Plain& set_label(const std::string& value) { return set_field(1, value); }
+  Plain& set_label(std::string value) { return set_field(1, std::move(value)); }
 
   std::optional<int64_t> count() const { return optional_value_field<int64_t>(2); }
-  Plain& set_count(const std::optional<int64_t>& value) { return set_field(2, value); }
+  Plain& set_count(std::optional<int64_t> value) { return set_field(2, std::move(value)); }
 
   std::optional<double> score() const { return optional_value_field<double>(3); }
-  Plain& set_score(const std::optional<double>& value) { return set_field(3, value); }
+  Plain& set_score(std::optional<double> value) { return set_field(3, std::move(value)); }
 
-  tensordict::Json meta() const { return value_field<tensordict::Json>(4); }
-  Plain& set_meta(const tensordict::Json& value) { return set_field(4, value); }
+  tensordict::Json meta() const { return any_field(4); }
+  Plain& set_meta(tensordict::Json value) { return set_field(4, std::move(value)); }
 
   std::optional<at::Tensor> mask() const { return optional_tensor_field(5); }
-  Plain& set_mask(std::optional<at::Tensor> value) { return set_field(5, value); }
+  Plain& set_mask(std::optional<at::Tensor> value) { return set_field(5, std::move(value)); }
 
  private:
   friend class tensordict::TensorClass<Plain>;
-  Plain() = default;
+  Plain(tensordict::detail::WrapTag, tensordict::TensorDict td) : TensorClass(std::move(td)) {}
 
-  static std::vector<tensordict::FieldValue> field_values(const Args& args) {
+  static std::vector<tensordict::FieldValue> field_values(Args&& args) {
     std::vector<tensordict::FieldValue> values;
     values.reserve(6);
-    values.push_back(as_field(args.obs));
-    values.push_back(as_field(args.label));
-    values.push_back(as_field(args.count));
-    values.push_back(as_field(args.score));
-    values.push_back(as_field(args.meta));
-    values.push_back(as_field(args.mask));
+    values.push_back(as_field(std::move(args.obs)));
+    values.push_back(as_field(std::move(args.label)));
+    values.push_back(as_field(std::move(args.count)));
+    values.push_back(as_field(std::move(args.score)));
+    values.push_back(as_field(std::move(args.meta)));
+    values.push_back(as_field(std::move(args.mask)));
     return values;
   }
 };
@@ -97,48 +98,49 @@ class Scalars : public tensordict::TensorClass<Scalars> {
   struct Args {
     std::optional<int64_t> n = std::nullopt;
     std::optional<double> x = std::nullopt;
-    tensordict::Json v;
+    tensordict::Json v = nullptr;
   };
 
-  explicit Scalars(const Args& args, tensordict::BatchSize batch_size = {},
+  explicit Scalars(Args args, tensordict::BatchSize batch_size = {},
                    std::optional<at::Device> device = std::nullopt)
-      : TensorClass(build(field_values(args), std::move(batch_size), device)) {}
+      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device)) {}
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {
+    using Field = tensordict::FieldSpec;
     using Kind = tensordict::FieldKind;
     static const tensordict::ClassSpec spec{
         "Scalars",
         "<class 'golden.Scalars'>",
-        {false, false, false, false, false},
+        tensordict::ClassOptions(),
         {
-            {"n", Kind::Int, true},
-            {"x", Kind::Float, true},
-            {"v", Kind::Any, false},
+            Field("n", Kind::Int).nullable(),
+            Field("x", Kind::Float).nullable(),
+            Field("v", Kind::Any),
         },
     };
     return spec;
   }
 
   std::optional<int64_t> n() const { return optional_value_field<int64_t>(0); }
-  Scalars& set_n(const std::optional<int64_t>& value) { return set_field(0, value); }
+  Scalars& set_n(std::optional<int64_t> value) { return set_field(0, std::move(value)); }
 
   std::optional<double> x() const { return optional_value_field<double>(1); }
-  Scalars& set_x(const std::optional<double>& value) { return set_field(1, value); }
+  Scalars& set_x(std::optional<double> value) { return set_field(1, std::move(value)); }
 
-  tensordict::Json v() const { return value_field<tensordict::Json>(2); }
-  Scalars& set_v(const tensordict::Json& value) { return set_field(2, value); }
+  tensordict::Json v() const { return any_field(2); }
+  Scalars& set_v(tensordict::Json value) { return set_field(2, std::move(value)); }
 
  private:
   friend class tensordict::TensorClass<Scalars>;
-  Scalars() = default;
+  Scalars(tensordict::detail::WrapTag, tensordict::TensorDict td) : TensorClass(std::move(td)) {}
 
-  static std::vector<tensordict::FieldValue> field_values(const Args& args) {
+  static std::vector<tensordict::FieldValue> field_values(Args&& args) {
     std::vector<tensordict::FieldValue> values;
     values.reserve(3);
-    values.push_back(as_field(args.n));
-    values.push_back(as_field(args.x));
-    values.push_back(as_field(args.v));
+    values.push_back(as_field(std::move(args.n)));
+    values.push_back(as_field(std::move(args.x)));
+    values.push_back(as_field(std::move(args.v)));
     return values;
   }
 };

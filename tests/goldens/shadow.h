@@ -12,7 +12,7 @@
 
 #include "tensordict/tensorclass.h"
 
-static_assert(TENSORDICT_ABI_VERSION == 1,
+static_assert(TENSORDICT_ABI_VERSION == 2,
               "shadow.h was generated for another version of the tensordict runtime");
 
 namespace golden {
@@ -22,50 +22,52 @@ class Shadowed : public tensordict::TensorClass<Shadowed> {
  public:
   /// Constructor arguments: one member per field, in schema order.
   struct Args {
-    std::string field_type;
+    std::optional<std::string> field_type = std::nullopt;
     std::optional<int64_t> field_size = std::nullopt;
     std::optional<std::string> text = std::nullopt;
   };
 
-  explicit Shadowed(const Args& args, tensordict::BatchSize batch_size = {},
+  explicit Shadowed(Args args, tensordict::BatchSize batch_size = {},
                     std::optional<at::Device> device = std::nullopt)
-      : TensorClass(build(field_values(args), std::move(batch_size), device)) {}
+      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device)) {}
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {
+    using Field = tensordict::FieldSpec;
     using Kind = tensordict::FieldKind;
+    using Option = tensordict::ClassOption;
     static const tensordict::ClassSpec spec{
         "Shadowed",
         "<class 'golden.Shadowed'>",
-        {false, false, true, false, true},
+        tensordict::ClassOptions().with(Option::nocast).with(Option::shadow),
         {
-            {"type", Kind::Str, false},
-            {"size", Kind::Int, true},
-            {"text", Kind::Str, true},
+            Field("type", Kind::Str),
+            Field("size", Kind::Int).nullable(),
+            Field("text", Kind::Str).nullable(),
         },
     };
     return spec;
   }
 
   std::string field_type() const { return value_field<std::string>(0); }
-  Shadowed& set_field_type(const std::string& value) { return set_field(0, value); }
+  Shadowed& set_field_type(std::string value) { return set_field(0, std::move(value)); }
 
   std::optional<int64_t> field_size() const { return optional_value_field<int64_t>(1); }
-  Shadowed& set_field_size(const std::optional<int64_t>& value) { return set_field(1, value); }
+  Shadowed& set_field_size(std::optional<int64_t> value) { return set_field(1, std::move(value)); }
 
   std::optional<std::string> text() const { return optional_value_field<std::string>(2); }
-  Shadowed& set_text(const std::optional<std::string>& value) { return set_field(2, value); }
+  Shadowed& set_text(std::optional<std::string> value) { return set_field(2, std::move(value)); }
 
  private:
   friend class tensordict::TensorClass<Shadowed>;
-  Shadowed() = default;
+  Shadowed(tensordict::detail::WrapTag, tensordict::TensorDict td) : TensorClass(std::move(td)) {}
 
-  static std::vector<tensordict::FieldValue> field_values(const Args& args) {
+  static std::vector<tensordict::FieldValue> field_values(Args&& args) {
     std::vector<tensordict::FieldValue> values;
     values.reserve(3);
-    values.push_back(as_field(args.field_type));
-    values.push_back(as_field(args.field_size));
-    values.push_back(as_field(args.text));
+    values.push_back(as_field(std::move(args.field_type)));
+    values.push_back(as_field(std::move(args.field_size)));
+    values.push_back(as_field(std::move(args.text)));
     return values;
   }
 };

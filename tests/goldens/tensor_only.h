@@ -12,7 +12,7 @@
 
 #include "tensordict/tensorclass.h"
 
-static_assert(TENSORDICT_ABI_VERSION == 1,
+static_assert(TENSORDICT_ABI_VERSION == 2,
               "tensor_only.h was generated for another version of the tensordict runtime");
 
 namespace golden {
@@ -26,40 +26,42 @@ class TensorOnly : public tensordict::TensorClass<TensorOnly> {
     std::optional<at::Tensor> b = std::nullopt;
   };
 
-  explicit TensorOnly(const Args& args, tensordict::BatchSize batch_size = {},
+  explicit TensorOnly(Args args, tensordict::BatchSize batch_size = {},
                       std::optional<at::Device> device = std::nullopt)
-      : TensorClass(build(field_values(args), std::move(batch_size), device)) {}
+      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device)) {}
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {
+    using Field = tensordict::FieldSpec;
     using Kind = tensordict::FieldKind;
+    using Option = tensordict::ClassOption;
     static const tensordict::ClassSpec spec{
         "TensorOnly",
         "<class 'golden.TensorOnly'>",
-        {false, false, false, true, false},
+        tensordict::ClassOptions().with(Option::tensor_only),
         {
-            {"a", Kind::Tensor, false, nullptr, at::kFloat},
-            {"b", Kind::Tensor, true},
+            Field("a", Kind::Tensor).with_dtype(at::kFloat),
+            Field("b", Kind::Tensor).nullable(),
         },
     };
     return spec;
   }
 
   const at::Tensor& a() const { return tensor_field(0); }
-  TensorOnly& set_a(const at::Tensor& value) { return set_field(0, value); }
+  TensorOnly& set_a(at::Tensor value) { return set_field(0, std::move(value)); }
 
   std::optional<at::Tensor> b() const { return optional_tensor_field(1); }
-  TensorOnly& set_b(std::optional<at::Tensor> value) { return set_field(1, value); }
+  TensorOnly& set_b(std::optional<at::Tensor> value) { return set_field(1, std::move(value)); }
 
  private:
   friend class tensordict::TensorClass<TensorOnly>;
-  TensorOnly() = default;
+  TensorOnly(tensordict::detail::WrapTag, tensordict::TensorDict td) : TensorClass(std::move(td)) {}
 
-  static std::vector<tensordict::FieldValue> field_values(const Args& args) {
+  static std::vector<tensordict::FieldValue> field_values(Args&& args) {
     std::vector<tensordict::FieldValue> values;
     values.reserve(2);
-    values.push_back(as_field(args.a));
-    values.push_back(as_field(args.b));
+    values.push_back(as_field(std::move(args.a)));
+    values.push_back(as_field(std::move(args.b)));
     return values;
   }
 };

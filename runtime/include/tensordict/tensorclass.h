@@ -23,16 +23,17 @@
 #include <variant>
 #include <vector>
 
+#include "tensordict/class_contract.h"
 #include "tensordict/tensordict.h"
 
 namespace tensordict {
 
 // ---- the static description of a class ---------------------------------------------------------
 
-enum class FieldKind { Tensor, Str, Int, Float, Bool, Any, List, Class };
-
 struct ClassSpec;
 
+/// One field of a class. Generated code builds it by name:
+/// `FieldSpec("obs", FieldKind::Tensor).with_dtype(at::ScalarType::Float).with_shape({-1, 3})`.
 struct FieldSpec {
   const char* name;
   FieldKind kind;
@@ -42,15 +43,13 @@ struct FieldSpec {
   /// Tensor fields: required dtype, and shape (-1 = any size) when the schema gives one.
   std::optional<at::ScalarType> dtype = std::nullopt;
   std::optional<std::vector<int64_t>> shape = std::nullopt;
-};
 
-/// The options of Python's @tensorclass (spec §7).
-struct ClassOptions {
-  bool frozen = false;
-  bool autocast = false;
-  bool nocast = false;
-  bool tensor_only = false;
-  bool shadow = false;
+  FieldSpec(const char* field_name, FieldKind field_kind) : name(field_name), kind(field_kind) {}
+  /// The field may be None (`optional[...]` in the schema).
+  FieldSpec& nullable() { return optional = true, *this; }
+  FieldSpec& with_class(const ClassSpec& (*spec)()) { return nested = spec, *this; }
+  FieldSpec& with_dtype(at::ScalarType required) { return dtype = required, *this; }
+  FieldSpec& with_shape(std::vector<int64_t> required) { return shape = std::move(required), *this; }
 };
 
 struct ClassSpec {
@@ -82,8 +81,8 @@ class FieldValue {
   FieldValue(int64_t v) : v_(Json(v)) {}                    // NOLINT
   FieldValue(double v) : v_(Json(v)) {}                     // NOLINT
   template <class T>
-  FieldValue(const std::optional<T>& v) {  // NOLINT
-    if (v) *this = FieldValue(*v);
+  FieldValue(std::optional<T> v) {  // NOLINT
+    if (v) *this = FieldValue(std::move(*v));
   }
   template <class T>
   FieldValue(const std::vector<T>& items) : v_(Json(items)) {}  // NOLINT
@@ -132,6 +131,32 @@ size_t index_of(const ClassSpec& spec, std::string_view name);
 /// A stored entry as JSON: NonTensorData's data, a stack's nested list, a tensor's item / list.
 Json to_json(const Value& value);
 
+// Reading a non-tensor field as its C++ type. NonTensorData is read in place (no JSON copy);
+// tensors (numbers stored as tensors) convert directly. A value of another kind (e.g. one string
+// per element after stacking) throws TypeError naming `Class.field`, the expected and actual kind.
+void read(const Value& value, const ClassSpec& spec, size_t field, std::string& out);
+void read(const Value& value, const ClassSpec& spec, size_t field, int64_t& out);
+void read(const Value& value, const ClassSpec& spec, size_t field, double& out);
+void read(const Value& value, const ClassSpec& spec, size_t field, bool& out);
+void read(const Value& value, const ClassSpec& spec, size_t field, Json& out);
+void read(const Value& value, const ClassSpec& spec, size_t field, std::vector<int64_t>& out);
+void read(const Value& value, const ClassSpec& spec, size_t field, std::vector<double>& out);
+/// The stored JSON of NonTensorData (no copy), else nullptr.
+const Json* stored_json(const Value& value);
+[[noreturn]] void wrong_kind(const ClassSpec& spec, size_t field, const Json& actual);
+/// Any other (list) type: through nlohmann's conversion, with the same TypeError.
+template <class T>
+void read(const Value& value, const ClassSpec& spec, size_t field, T& out) {
+  const Json* stored = stored_json(value);
+  const Json converted = stored ? Json() : to_json(value);
+  const Json& json = stored ? *stored : converted;
+  try {
+    out = json.template get<T>();
+  } catch (const nlohmann::json::exception&) {
+    wrong_kind(spec, field, json);
+  }
+}
+
 /// Checks that `td` only holds fields of `spec` (KeyError otherwise) and recursively that nested
 /// class fields hold TensorDicts.
 void check_fields(const TensorDict& td, const ClassSpec& spec);
@@ -161,6 +186,11 @@ TensorDict load_memmap(const ClassSpec& spec, const std::string& prefix,
                        std::optional<at::Device> device);
 
 }  // namespace tc
+
+namespace detail {
+/// Passed to a generated class's private constructor that wraps an existing TensorDict.
+struct WrapTag {};
+}  // namespace detail
 
 // ---- the CRTP base
 // -------------------------------------------------------------------------------
@@ -309,14 +339,9 @@ class TensorClass : public TensorClassTag {
   }
 
  protected:
-  TensorClass() = default;
   explicit TensorClass(TensorDict td) : td_(std::move(td)) {}
 
-  static Derived wrap(TensorDict td) {
-    Derived out;
-    static_cast<TensorClass&>(out).td_ = std::move(td);
-    return out;
-  }
+  static Derived wrap(TensorDict td) { return Derived(detail::WrapTag{}, std::move(td)); }
   static TensorDict build(const std::vector<FieldValue>& values, BatchSize batch_size,
                           std::optional<at::Device> device) {
     return tc::build(spec(), values, std::move(batch_size), device);
@@ -330,14 +355,26 @@ class TensorClass : public TensorClassTag {
   }
   template <class T>
   T value_field(size_t i) const {
-    return tc::to_json(tc::require(td_, spec(), i)).template get<T>();
+    T out{};
+    tc::read(tc::require(td_, spec(), i), spec(), i, out);
+    return out;
   }
   template <class T>
   std::optional<T> optional_value_field(size_t i) const {
     const Value* v = tc::find(td_, spec(), i);
     if (!v) return std::nullopt;
-    Json json = tc::to_json(*v);
-    return json.is_null() ? std::nullopt : std::optional<T>(json.template get<T>());
+    const Json* json = tc::stored_json(*v);
+    if (json && json->is_null()) return std::nullopt;
+    T out{};
+    tc::read(*v, spec(), i, out);
+    return out;
+  }
+  /// An `any` field: its JSON value, null when the field is None (Python returns None).
+  Json any_field(size_t i) const {
+    const Value* v = tc::find(td_, spec(), i);
+    Json out;
+    if (v) tc::read(*v, spec(), i, out);
+    return out;
   }
   template <class Nested>
   Nested nested_field(size_t i) const {
@@ -348,23 +385,24 @@ class TensorClass : public TensorClassTag {
     const Value* v = tc::find(td_, spec(), i);
     return v ? std::optional<Nested>(Nested::wrap(v->tensordict())) : std::nullopt;
   }
-  Derived& set_field(size_t i, const FieldValue& value) {
+  Derived& set_field(size_t i, FieldValue value) {
     tc::set(td_, spec(), i, value);
     return self();
   }
 
-  /// Converts an Args member to a FieldValue (nested classes give their inner TensorDict).
+  /// Converts an Args member or a setter's argument to a FieldValue (nested classes give their
+  /// inner TensorDict; an empty optional gives None).
   template <class T>
-  static FieldValue as_field(const T& value) {
+  static FieldValue as_field(T value) {
     if constexpr (std::is_base_of_v<TensorClassTag, T>) {
       return FieldValue(value._tensordict());
     } else {
-      return FieldValue(value);
+      return FieldValue(std::move(value));
     }
   }
   template <class T>
-  static FieldValue as_field(const std::optional<T>& value) {
-    return value ? as_field(*value) : FieldValue();
+  static FieldValue as_field(std::optional<T> value) {
+    return value ? as_field(std::move(*value)) : FieldValue();
   }
 
   TensorDict td_;

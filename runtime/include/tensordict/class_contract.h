@@ -1,0 +1,112 @@
+#pragma once
+// The contract between tcgen and the runtime: every fact that generated code and the
+// TensorClass<Derived> base must agree on, written once. It is torch-free, so tcgen (which does not
+// link libtorch) includes it too; generated headers reach it through tensorclass.h.
+
+#include <array>
+#include <cstddef>
+#include <string_view>
+
+/// Version of the generated-code ABI: generated headers static_assert it, so a header made by
+/// another tcgen fails to compile with a clear message instead of misbehaving.
+#define TENSORDICT_ABI_VERSION 2
+
+namespace tensordict {
+
+inline constexpr int kAbiVersion = TENSORDICT_ABI_VERSION;
+
+/// What a field holds (the schema type with `optional[...]` removed).
+enum class FieldKind { Tensor, Str, Int, Float, Bool, Any, List, Class };
+
+/// The options of Python's @tensorclass (format spec §7). Enumerators are spelled as the options
+/// are written in schemas.
+enum class ClassOption { frozen, autocast, nocast, tensor_only, shadow };
+
+/// Schema spelling of each ClassOption, in enumerator order.
+inline constexpr std::array<std::string_view, 5> kClassOptionNames{"frozen", "autocast", "nocast",
+                                                                   "tensor_only", "shadow"};
+
+/// A set of ClassOptions. Generated code names what it sets:
+/// `ClassOptions().with(ClassOption::nocast)`.
+struct ClassOptions {
+  bool frozen = false;
+  bool autocast = false;
+  bool nocast = false;
+  bool tensor_only = false;
+  bool shadow = false;
+
+  constexpr ClassOptions with(ClassOption option) const {
+    ClassOptions out = *this;
+    out.*member(option) = true;
+    return out;
+  }
+  constexpr bool has(ClassOption option) const { return this->*member(option); }
+
+ private:
+  static constexpr bool ClassOptions::*member(ClassOption option) {
+    switch (option) {
+      case ClassOption::frozen:
+        return &ClassOptions::frozen;
+      case ClassOption::autocast:
+        return &ClassOptions::autocast;
+      case ClassOption::nocast:
+        return &ClassOptions::nocast;
+      case ClassOption::tensor_only:
+        return &ClassOptions::tensor_only;
+      case ClassOption::shadow:
+        break;
+    }
+    return &ClassOptions::shadow;
+  }
+};
+
+/// A dtype as Python names it ("float32"; on disk "torch.float32") and as its at::ScalarType
+/// enumerator is spelled ("Float"). `in_schemas`: a schema's `tensor[...]` may name it.
+struct DtypeSpelling {
+  std::string_view name;
+  std::string_view scalar_type;
+  bool in_schemas;
+};
+
+inline constexpr std::array<DtypeSpelling, 15> kDtypes{{
+    {"bool", "Bool", true},
+    {"uint8", "Byte", true},
+    {"int8", "Char", true},
+    {"int16", "Short", true},
+    {"int32", "Int", true},
+    {"int64", "Long", true},
+    {"float16", "Half", true},
+    {"bfloat16", "BFloat16", true},
+    {"float32", "Float", true},
+    {"float64", "Double", true},
+    {"complex32", "ComplexHalf", false},
+    {"complex64", "ComplexFloat", true},
+    {"complex128", "ComplexDouble", true},
+    {"qint8", "QInt8", false},
+    {"quint8", "QUInt8", false},
+}};
+
+/// Every public and protected member of TensorClass<Derived> (tensorclass.h). A field whose
+/// accessor or setter would take one of these names would hide it, so tcgen names that field's
+/// accessor `field_<name>`. tests/tensorclass checks this list against the class itself.
+// clang-format off
+inline constexpr std::array<std::string_view, 66> kTensorClassMembers{
+    "TensorClass", "_tensordict", "any_field", "apply", "apply_", "as_field", "batch_dims",
+    "batch_size", "build", "cat", "chunk", "clone", "contiguous", "detach", "device", "dumps", "eq",
+    "expand", "fields", "flatten", "from_tensordict", "get", "index", "is_locked", "is_memmap",
+    "load", "load_memmap", "load_memmap_", "load_state_dict", "lock_", "memmap", "memmap_",
+    "memmap_like", "ndim", "nested_field", "numel", "operator[]", "optional_nested_field",
+    "optional_tensor_field", "optional_value_field", "permute", "reshape", "save", "saved_path",
+    "set", "set_batch_size", "set_field", "spec", "split", "squeeze", "stack", "state_dict", "td_",
+    "tensor_field", "to", "to_tensordict", "transpose", "unbind", "unflatten", "unlock_",
+    "unsqueeze", "update", "update_", "value_field", "view", "wrap"};
+// clang-format on
+
+/// Names a generated class declares itself; no field may take them (tcgen rejects them).
+inline constexpr std::array<std::string_view, 4> kGeneratedMembers{"Args", "class_spec",
+                                                                   "field_values", "Wrap"};
+
+/// Prefix of the accessor of a field whose name is reserved (`field_<name>()`, `set_field_<name>`).
+inline constexpr std::string_view kReservedFieldPrefix = "field_";
+
+}  // namespace tensordict

@@ -1,0 +1,142 @@
+// The contract header is the single list of facts tcgen and the runtime share; these tests hold it
+// to the runtime: every member of TensorClass<Derived> is reserved, and every dtype resolves.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "tensordict/class_contract.h"
+#include "tensordict/dtype.h"
+
+#ifdef TC_HAVE_LIBCLANG
+#include <clang-c/Index.h>
+#endif
+
+namespace {
+
+#ifdef TC_HAVE_LIBCLANG
+std::string spelling(CXCursor cursor) {
+  CXString text = clang_getCursorSpelling(cursor);
+  std::string out = clang_getCString(text);
+  clang_disposeString(text);
+  return out;
+}
+
+// Public and protected members of tensordict::TensorClass, read from tensorclass.h with libclang.
+std::set<std::string> tensorclass_members() {
+  std::vector<std::string> args = {"-x", "c++", "-std=c++17", "-resource-dir",
+                                   TC_CLANG_RESOURCE_DIR, "-I", TC_RUNTIME_INCLUDE_DIR};
+  std::istringstream torch_dirs(TC_TORCH_INCLUDE_DIRS);
+  // The compiler's own /usr/include must not be re-added (it breaks libstdc++'s #include_next).
+  for (std::string dir; std::getline(torch_dirs, dir, '|');) {
+    if (std::filesystem::weakly_canonical(dir) != "/usr/include") {
+      args.insert(args.end(), {"-isystem", dir});
+    }
+  }
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  CXIndex index = clang_createIndex(0, 0);
+  const std::string header = std::string(TC_RUNTIME_INCLUDE_DIR) + "/tensordict/tensorclass.h";
+  CXTranslationUnit tu = clang_parseTranslationUnit(
+      index, header.c_str(), argv.data(), static_cast<int>(argv.size()), nullptr, 0,
+      CXTranslationUnit_SkipFunctionBodies | CXTranslationUnit_Incomplete);
+  REQUIRE(tu != nullptr);
+  for (unsigned i = 0; i < clang_getNumDiagnostics(tu); ++i) {
+    CXDiagnostic d = clang_getDiagnostic(tu, i);
+    CXString text = clang_formatDiagnostic(d, clang_defaultDiagnosticDisplayOptions());
+    INFO(clang_getCString(text));
+    CHECK(clang_getDiagnosticSeverity(d) < CXDiagnostic_Error);
+    clang_disposeString(text);
+    clang_disposeDiagnostic(d);
+  }
+  struct Walk {
+    std::set<std::string> members;
+    bool in_class = false;
+  } walk;
+  clang_visitChildren(
+      clang_getTranslationUnitCursor(tu),
+      [](CXCursor cursor, CXCursor, CXClientData data) {
+        auto& w = *static_cast<Walk*>(data);
+        const CXCursorKind kind = clang_getCursorKind(cursor);
+        if (!w.in_class) {
+          if (kind == CXCursor_Namespace) return CXChildVisit_Recurse;
+          if (kind == CXCursor_ClassTemplate && spelling(cursor) == "TensorClass" &&
+              clang_isCursorDefinition(cursor)) {
+            w.in_class = true;
+            return CXChildVisit_Recurse;
+          }
+          return CXChildVisit_Continue;
+        }
+        if (clang_getCXXAccessSpecifier(cursor) == CX_CXXPrivate) return CXChildVisit_Continue;
+        switch (kind) {
+          case CXCursor_CXXMethod:
+          case CXCursor_FunctionTemplate:
+          case CXCursor_FieldDecl:
+          case CXCursor_VarDecl:
+          case CXCursor_TypeAliasDecl:
+          case CXCursor_TypedefDecl:
+            w.members.insert(spelling(cursor));
+            break;
+          case CXCursor_Constructor:  // spelled `TensorClass<Derived>`
+            w.members.insert("TensorClass");
+            break;
+          default:
+            break;
+        }
+        return CXChildVisit_Continue;
+      },
+      &walk);
+  clang_disposeTranslationUnit(tu);
+  clang_disposeIndex(index);
+  return walk.members;
+}
+#endif
+
+}  // namespace
+
+TEST_CASE("every TensorClass member is a reserved name of the contract", "[contract][clang]") {
+#ifndef TC_HAVE_LIBCLANG
+  WARN("SKIPPED: libclang is not installed");
+#else
+  const std::set<std::string> members = tensorclass_members();
+  REQUIRE(members.size() > 40);
+  const std::set<std::string> reserved(tensordict::kTensorClassMembers.begin(),
+                                       tensordict::kTensorClassMembers.end());
+  for (const auto& name : members) {
+    INFO("TensorClass member '" << name << "' is missing from kTensorClassMembers");
+    CHECK(reserved.count(name) == 1);
+  }
+  for (const auto& name : reserved) {
+    INFO("kTensorClassMembers names '" << name << "', which TensorClass does not declare");
+    CHECK(members.count(name) == 1);
+  }
+#endif
+}
+
+TEST_CASE("every dtype of the contract is a torch dtype with that name", "[contract]") {
+  for (const auto& dtype : tensordict::kDtypes) {
+    INFO(dtype.name);
+    const auto parsed = tensordict::dtype_from_name(std::string(dtype.name));
+    REQUIRE(parsed.has_value());
+    CHECK(tensordict::dtype_name(*parsed) == dtype.name);
+    CHECK(c10::toString(*parsed) == dtype.scalar_type);
+  }
+}
+
+TEST_CASE("class options: names in enumerator order, with() sets exactly one", "[contract]") {
+  using tensordict::ClassOption;
+  const auto options = tensordict::ClassOptions().with(ClassOption::nocast).with(
+      ClassOption::frozen);
+  CHECK(options.frozen);
+  CHECK(options.nocast);
+  CHECK_FALSE(options.autocast);
+  CHECK_FALSE(options.tensor_only);
+  CHECK_FALSE(options.shadow);
+  CHECK(tensordict::kClassOptionNames[static_cast<size_t>(ClassOption::tensor_only)] ==
+        "tensor_only");
+  static_assert(tensordict::ClassOptions().with(ClassOption::shadow).has(ClassOption::shadow));
+}
