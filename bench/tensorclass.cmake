@@ -8,9 +8,8 @@ if(TARGET tcgen)
                                                   tc_warnings)
 endif()
 
-# Compile time of one generated header against ATen alone:
-#   cmake --build build --target bench_tensorclass_compile_time
-# prints the elapsed time of compiling each of the two translation units below.
+# Compile cost of the headers users include (CPU s per translation unit, ratio to ATen alone):
+#   cmake --build build --target bench_compile_time
 if(TARGET bench_tensorclass)
   # The compiler's own system dirs must not be re-added with -isystem (breaks #include_next).
   set(tc_torch_includes "")
@@ -19,17 +18,11 @@ if(TARGET bench_tensorclass)
       list(APPEND tc_torch_includes -isystem ${dir})
     endif()
   endforeach()
-  set(tc_compile_flags -std=c++17 -O2 -DTENSORDICT_ABI_VERSION=1
-      -I${PROJECT_SOURCE_DIR}/runtime/include -I${PROJECT_SOURCE_DIR}/generated
-      ${tc_torch_includes})
-  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/compile_aten_only.cpp "#include <ATen/ATen.h>\nint main() {}\n")
-  file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/compile_generated.cpp "#include \"reward.h\"\nint main() {}\n")
-  add_custom_target(bench_tensorclass_compile_time
-    COMMAND ${CMAKE_COMMAND} -E echo "ATen only:"
-    COMMAND ${CMAKE_COMMAND} -E time ${CMAKE_CXX_COMPILER} ${tc_compile_flags}
-            -fsyntax-only ${CMAKE_CURRENT_BINARY_DIR}/compile_aten_only.cpp
-    COMMAND ${CMAKE_COMMAND} -E echo "generated reward.h:"
-    COMMAND ${CMAKE_COMMAND} -E time ${CMAKE_CXX_COMPILER} ${tc_compile_flags}
-            -fsyntax-only ${CMAKE_CURRENT_BINARY_DIR}/compile_generated.cpp
+  find_package(Python3 COMPONENTS Interpreter REQUIRED)
+  add_custom_target(bench_compile_time
+    COMMAND Python3::Interpreter ${CMAKE_CURRENT_SOURCE_DIR}/compile_time.py
+            --cxx ${CMAKE_CXX_COMPILER} --runs 3 -- -std=c++17 -O2
+            -I${PROJECT_SOURCE_DIR}/runtime/include -I${PROJECT_SOURCE_DIR}/generated
+            ${tc_torch_includes}
     VERBATIM)
 endif()

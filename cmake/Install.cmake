@@ -1,22 +1,39 @@
-# Installs tcgen, the CMake function and a package config, and exports the runtime as
-# TensorClass::runtime, so a downstream project does:
+# The installed package: every install rule of the project, in one place. A downstream project does
 #   find_package(TensorClass CONFIG REQUIRED)
-#   tensorclass_generate(TARGET app SCHEMAS my.yaml)
-#   target_link_libraries(app PRIVATE TensorClass::runtime)
+#   tensorclass_generate(TARGET app SCHEMAS my.yaml)   # links TensorClass::runtime
+#   target_link_libraries(app PRIVATE TensorClass::llm) # History, RewardData, PairwiseDataset
+# Layout under the prefix:
+#   include/tensordict/            the runtime's headers
+#   include/tensorclass/llm/       the llm library's headers
+#   include/tensorclass/generated/ the headers tcgen makes of schemas/ (history.h, reward.h, ...)
+#   share/tensorclass/schemas/     the shipped schemas, for `include:` from users' schemas
+#   lib/cmake/TensorClass/         package config, targets, tensorclass_generate()
 include(CMakePackageConfigHelpers)
 
 set(TC_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/TensorClass)
+set(TC_INSTALL_SCHEMADIR ${CMAKE_INSTALL_DATADIR}/tensorclass/schemas)
 
-# tc_warnings only reaches the export as a link-only dependency of the static libraries (it
-# carries compile options, no library), but CMake needs it in the export set.
-install(TARGETS tc_warnings EXPORT TensorClassTargets)
-install(TARGETS tcgen EXPORT TensorClassTargets RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS tensordict tensorclass_llm EXPORT TensorClassTargets
+        ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime/include/ ${PROJECT_SOURCE_DIR}/llm/include/
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+file(GLOB TC_SHIPPED_HEADERS ${PROJECT_SOURCE_DIR}/generated/*.h)
+install(FILES ${TC_SHIPPED_HEADERS} DESTINATION ${TC_INSTALL_GENERATED_INCLUDEDIR})
+file(GLOB TC_SHIPPED_SCHEMA_FILES ${PROJECT_SOURCE_DIR}/schemas/*.yaml)
+install(FILES ${TC_SHIPPED_SCHEMA_FILES} DESTINATION ${TC_INSTALL_SCHEMADIR})
+if(TARGET tcgen)
+  install(TARGETS tcgen EXPORT TensorClassTargets RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+  install(FILES ${PROJECT_SOURCE_DIR}/cmake/TensorClassGenerate.cmake
+          DESTINATION ${TC_INSTALL_CMAKEDIR})
+endif()
+
 install(EXPORT TensorClassTargets NAMESPACE TensorClass:: DESTINATION ${TC_INSTALL_CMAKEDIR})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/TensorClassConfig.cmake.in
-  ${PROJECT_BINARY_DIR}/TensorClassConfig.cmake INSTALL_DESTINATION ${TC_INSTALL_CMAKEDIR})
+  ${PROJECT_BINARY_DIR}/TensorClassConfig.cmake INSTALL_DESTINATION ${TC_INSTALL_CMAKEDIR}
+  PATH_VARS TC_INSTALL_SCHEMADIR TC_INSTALL_GENERATED_INCLUDEDIR)
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/TensorClassConfigVersion.cmake
   VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/TensorClassConfig.cmake
               ${PROJECT_BINARY_DIR}/TensorClassConfigVersion.cmake
-              ${PROJECT_SOURCE_DIR}/cmake/TensorClassGenerate.cmake
         DESTINATION ${TC_INSTALL_CMAKEDIR})

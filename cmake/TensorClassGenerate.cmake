@@ -1,14 +1,18 @@
-# tensorclass_generate(TARGET <target> SCHEMAS <files...> [OUTPUT_DIR <dir>] [TEMPLATE_DIR <dir>])
+# tensorclass_generate(TARGET <target> SCHEMAS <files...> [OUTPUT_DIR <dir>]
+#                      [INCLUDE_DIRS <dirs...>] [TEMPLATE_DIR <dir>])
 #
-# Generates one header per schema (`<schema name>.h`) into OUTPUT_DIR (default
-# ${CMAKE_CURRENT_BINARY_DIR}/tensorclass_generated), adds it to <target>'s include path and
-# sources, and reruns tcgen only when a schema, an included schema (via the depfile), a template
-# or tcgen itself changes. tcgen rewrites a header only when its content changes.
+# Generates one header per schema into OUTPUT_DIR (default
+# ${CMAKE_CURRENT_BINARY_DIR}/tensorclass_generated), named as tcgen names it (`a.b.yaml` ->
+# `a.b.h`), adds it to <target>'s sources and include path, and links <target> to the runtime.
+# Schemas may `include:` the shipped schemas (history.yaml, reward.yaml) and files in
+# INCLUDE_DIRS; the shipped generated headers are on the include path. tcgen reruns only when a
+# schema, an included schema (via the depfile), a template or tcgen itself changes, and rewrites a
+# header only when its content changes.
 #
 # tcgen is the `tcgen` target in the TensorClass build tree, or the installed
 # TensorClass::tcgen (found through find_package(TensorClass)).
 function(tensorclass_generate)
-  cmake_parse_arguments(ARG "" "TARGET;OUTPUT_DIR;TEMPLATE_DIR" "SCHEMAS" ${ARGN})
+  cmake_parse_arguments(ARG "" "TARGET;OUTPUT_DIR;TEMPLATE_DIR" "SCHEMAS;INCLUDE_DIRS" ${ARGN})
   if(NOT ARG_TARGET OR NOT ARG_SCHEMAS)
     message(FATAL_ERROR "tensorclass_generate: TARGET and SCHEMAS are required")
   endif()
@@ -18,21 +22,27 @@ function(tensorclass_generate)
   if(TARGET tcgen)
     set(tcgen_exe $<TARGET_FILE:tcgen>)
     set(tcgen_dep tcgen)
+    set(runtime tensordict)
   else()
     set(tcgen_exe $<TARGET_FILE:TensorClass::tcgen>)
     set(tcgen_dep TensorClass::tcgen)
+    set(runtime TensorClass::runtime)
   endif()
-  set(template_args "")
+  set(extra_args "")
   set(template_deps "")
   if(ARG_TEMPLATE_DIR)
-    set(template_args --template-dir ${ARG_TEMPLATE_DIR})
+    list(APPEND extra_args --template-dir ${ARG_TEMPLATE_DIR})
     file(GLOB template_deps CONFIGURE_DEPENDS ${ARG_TEMPLATE_DIR}/*.mustache)
   endif()
+  foreach(dir ${ARG_INCLUDE_DIRS} ${TensorClass_SCHEMA_DIR})
+    get_filename_component(dir_abs ${dir} ABSOLUTE)
+    list(APPEND extra_args -I ${dir_abs})
+  endforeach()
 
   set(headers "")
   foreach(schema ${ARG_SCHEMAS})
     get_filename_component(schema_abs ${schema} ABSOLUTE)
-    get_filename_component(stem ${schema} NAME_WE)
+    get_filename_component(stem ${schema} NAME_WLE)
     set(header ${ARG_OUTPUT_DIR}/${stem}.h)
     # tcgen rewrites the header only when its content changes; the stamp records that the step
     # ran, so an edit that leaves the header unchanged neither reruns tcgen nor recompiles users.
@@ -41,7 +51,7 @@ function(tensorclass_generate)
       OUTPUT ${stamp}
       BYPRODUCTS ${header}
       COMMAND ${tcgen_exe} ${schema} -o ${ARG_OUTPUT_DIR} --depfile ${stamp}.d
-              --depfile-target ${stamp} ${template_args}
+              --depfile-target ${stamp} ${extra_args}
       COMMAND ${CMAKE_COMMAND} -E touch ${stamp}
       DEPENDS ${tcgen_dep} ${schema_abs} ${template_deps}
       DEPFILE ${stamp}.d
@@ -52,4 +62,7 @@ function(tensorclass_generate)
   endforeach()
   target_sources(${ARG_TARGET} PRIVATE ${headers})
   target_include_directories(${ARG_TARGET} PUBLIC $<BUILD_INTERFACE:${ARG_OUTPUT_DIR}>)
+  # Headers of included shipped schemas (reward.h, ...) come from the package.
+  target_include_directories(${ARG_TARGET} SYSTEM PUBLIC ${TensorClass_GENERATED_INCLUDE_DIR})
+  target_link_libraries(${ARG_TARGET} PUBLIC ${runtime})
 endfunction()

@@ -99,18 +99,33 @@ TensorDict batch_tensordict(const std::vector<std::vector<ChatMessage>>& chats) 
   return from_rows(rows, {static_cast<int64_t>(chats.size()), static_cast<int64_t>(longest)});
 }
 
+namespace {
+
+// The value of `key` of a message, which must be of the kind `expected` names.
+template <class T>
+T message_field(const Json& value, const std::string& key, bool (Json::*is_kind)() const noexcept,
+                const char* expected) {
+  if (!(value.*is_kind)()) {
+    throw tensordict::TypeError("field '" + key + "' must be " + expected + ", got " +
+                                value.type_name() + " " + value.dump());
+  }
+  return value.get<T>();
+}
+
+}  // namespace
+
 ChatMessage message_from_json(const Json& message) {
   if (!message.is_object()) {
-    throw std::invalid_argument("a chat message must be a JSON object, got " + message.dump());
+    throw tensordict::TypeError("a chat message must be a JSON object, got " + message.dump());
   }
   ChatMessage m;
   for (const auto& [key, value] : message.items()) {
     if (key == "role") {
-      m.role = value.get<std::string>();
+      m.role = message_field<std::string>(value, key, &Json::is_string, "a string");
     } else if (key == "content") {
-      m.content = value.get<std::string>();
+      m.content = message_field<std::string>(value, key, &Json::is_string, "a string");
     } else if (key == "is_complete") {
-      m.is_complete = value.get<bool>();
+      m.is_complete = message_field<bool>(value, key, &Json::is_boolean, "a bool");
     } else if (key == "tool_calls") {
       m.tool_calls = value;
     } else if (key == "tool_responses") {

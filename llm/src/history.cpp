@@ -120,14 +120,28 @@ History History::from_chats(const tensordict::Json& chats) {
   if (!chats.is_array() || chats.empty()) {
     throw std::invalid_argument("from_chats: expected a non-empty list of messages or of chats");
   }
-  auto conversation = [](const tensordict::Json& chat) {
+  // Errors name the message (and the chat, for a batch): "from_chats: chat 1, message 0: ...".
+  auto conversation = [](const tensordict::Json& chat, const std::string& where) {
+    if (!chat.is_array()) {
+      throw tensordict::TypeError("from_chats: " + where + "a chat must be a list of messages, got " +
+                                  chat.dump());
+    }
     std::vector<ChatMessage> messages;
-    for (const auto& m : chat) messages.push_back(tensorclass::llm::message_from_json(m));
+    for (size_t i = 0; i < chat.size(); ++i) {
+      try {
+        messages.push_back(tensorclass::llm::message_from_json(chat[i]));
+      } catch (const std::exception& e) {
+        throw tensordict::TypeError("from_chats: " + where + "message " + std::to_string(i) +
+                                    ": " + e.what());
+      }
+    }
     return messages;
   };
-  if (chats.front().is_object()) return wrap(tensordict_of({conversation(chats)}, 1));
+  if (chats.front().is_object()) return wrap(tensordict_of({conversation(chats, "")}, 1));
   Rows rows;
-  for (const auto& chat : chats) rows.push_back(conversation(chat));
+  for (size_t c = 0; c < chats.size(); ++c) {
+    rows.push_back(conversation(chats[c], "chat " + std::to_string(c) + ", "));
+  }
   return wrap(tensordict_of(rows, 2));
 }
 

@@ -1,7 +1,8 @@
 # cmake -DBUILD_DIR=<tensorclass build> -DSOURCE_DIR=<tests/downstream> -DWORK_DIR=<scratch>
-#       -DGENERATOR=<generator> -P run_downstream.cmake
-# Installs the build into WORK_DIR/prefix, then configures, builds and runs the downstream project
-# against that prefix only.
+#       -DGENERATOR=<generator> -DCXX=<compiler> -P run_downstream.cmake
+# Installs the build into WORK_DIR/prefix; compiles each installed generated header on its own
+# with the plain compiler (no CMake, -Wall -Wextra -Werror); then configures, builds and runs the
+# downstream project against that prefix only.
 function(run)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE status)
   if(NOT status EQUAL 0)
@@ -10,8 +11,33 @@ function(run)
 endfunction()
 
 file(REMOVE_RECURSE ${WORK_DIR})
-run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix)
+set(prefix ${WORK_DIR}/prefix)
+run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
+
+# The exported targets name no path of this machine and no build-only target.
+file(GLOB exports ${prefix}/lib*/cmake/TensorClass/TensorClassTargets*.cmake)
+foreach(export ${exports})
+  file(READ ${export} text)
+  foreach(forbidden "/usr/" "${BUILD_DIR}" "tc_warnings")
+    string(FIND "${text}" "${forbidden}" at)
+    if(NOT at EQUAL -1)
+      message(FATAL_ERROR "${export} mentions '${forbidden}'")
+    endif()
+  endforeach()
+endforeach()
+
+file(GLOB shipped ${prefix}/include/tensorclass/generated/*.h)
+if(NOT shipped)
+  message(FATAL_ERROR "no generated headers installed under ${prefix}/include/tensorclass/generated")
+endif()
+foreach(header ${shipped})
+  get_filename_component(name ${header} NAME)
+  file(WRITE ${WORK_DIR}/include_${name}.cpp "#include \"${name}\"\n")
+  run(${CXX} -std=c++17 -fsyntax-only -Wall -Wextra -Werror -I${prefix}/include
+      -I${prefix}/include/tensorclass/generated ${WORK_DIR}/include_${name}.cpp)
+endforeach()
+
 run(${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/build -G ${GENERATOR}
-    -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix)
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${prefix})
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
 run(${WORK_DIR}/build/downstream_app)

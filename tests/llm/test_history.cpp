@@ -62,7 +62,25 @@ TEST_CASE("from_chats pads shorter conversations with <none> messages", "[histor
         "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\nHi"
         "<|im_end|>\n<|im_start|>assistant\n");
   CHECK_THROWS_WITH(History::from_chats(Json::array({Json{{"role", "user"}, {"msg", "x"}}})),
-                    Catch::Contains("unknown chat message key 'msg'"));
+                    "from_chats: message 0: unknown chat message key 'msg' (known: role, content, "
+                    "is_complete, tool_calls, tool_responses)");
+}
+
+TEST_CASE("malformed chats: the error names the chat, the message and the field", "[history]") {
+  CHECK_THROWS_AS(History::from_chats(Json::parse(R"([{"role": "user", "content": 3}])")),
+                  tensordict::TypeError);
+  CHECK_THROWS_WITH(
+      History::from_chats(Json::parse(R"([{"role": "user", "content": "a"}, {"role": 7}])")),
+      "from_chats: message 1: field 'role' must be a string, got number 7");
+  CHECK_THROWS_WITH(History::from_chats(Json::parse(
+                        R"([[{"role": "user", "content": "a"}], [{"role": "user", "content": ["b"]}]])")),
+                    "from_chats: chat 1, message 0: field 'content' must be a string, got array "
+                    "[\"b\"]");
+  CHECK_THROWS_WITH(History::from_chats(Json::parse(R"([[{"role": "user"}], "hi"])")),
+                    "from_chats: chat 1, a chat must be a list of messages, got \"hi\"");
+  CHECK_THROWS_WITH(
+      History::from_chats(Json::parse(R"([{"role": "user", "content": "a", "is_complete": 1}])")),
+      "from_chats: message 0: field 'is_complete' must be a bool, got number 1");
 }
 
 TEST_CASE("append adds a message; extend adds messages or conversations", "[history]") {
