@@ -52,6 +52,54 @@ void field_set_struct(benchmark::State& state) {
   }
 }
 
+// Non-tensor getters against the same values in a struct (returned by value, as the accessors do).
+struct PlainMeta {
+  int64_t steps = 42;
+  std::string name = "cartpole-v1";
+  std::vector<int64_t> ids = std::vector<int64_t>(16, 7);
+};
+
+bench::Meta make_meta() {
+  const PlainMeta plain;
+  return bench::Meta({plain.steps, plain.name, plain.ids});
+}
+
+template <class Read>
+void value_get(benchmark::State& state, Read read) {
+  for (auto _ : state) {
+    auto value = read();
+    benchmark::DoNotOptimize(value);
+  }
+}
+
+void value_get_int_tensorclass(benchmark::State& state) {
+  const bench::Meta m = make_meta();
+  value_get(state, [&] { return m.steps(); });
+}
+void value_get_int_struct(benchmark::State& state) {
+  PlainMeta p;
+  benchmark::DoNotOptimize(&p);
+  value_get(state, [&] { return p.steps; });
+}
+void value_get_str_tensorclass(benchmark::State& state) {
+  const bench::Meta m = make_meta();
+  value_get(state, [&] { return m.name(); });
+}
+void value_get_str_struct(benchmark::State& state) {
+  PlainMeta p;
+  benchmark::DoNotOptimize(&p);
+  value_get(state, [&] { return p.name; });
+}
+void value_get_list_tensorclass(benchmark::State& state) {
+  const bench::Meta m = make_meta();
+  value_get(state, [&] { return m.ids(); });
+}
+void value_get_list_struct(benchmark::State& state) {
+  PlainMeta p;
+  benchmark::DoNotOptimize(&p);
+  value_get(state, [&] { return p.ids; });
+}
+
 void construct_10_fields(benchmark::State& state) {
   std::vector<at::Tensor> t;
   for (int i = 0; i < 10; ++i) t.push_back(at::full({8}, i));
@@ -94,6 +142,12 @@ BENCHMARK(field_get_tensorclass)->Name("BM_field_get/tensorclass");
 BENCHMARK(field_get_struct)->Name("BM_field_get/struct");
 BENCHMARK(field_set_tensorclass)->Name("BM_field_set/tensorclass");
 BENCHMARK(field_set_struct)->Name("BM_field_set/struct");
+BENCHMARK(value_get_int_tensorclass)->Name("BM_value_get_int/tensorclass");
+BENCHMARK(value_get_int_struct)->Name("BM_value_get_int/struct");
+BENCHMARK(value_get_str_tensorclass)->Name("BM_value_get_str/tensorclass");
+BENCHMARK(value_get_str_struct)->Name("BM_value_get_str/struct");
+BENCHMARK(value_get_list_tensorclass)->Name("BM_value_get_list/tensorclass");
+BENCHMARK(value_get_list_struct)->Name("BM_value_get_list/struct");
 BENCHMARK(construct_10_fields)->Name("BM_construct/tensorclass_10_fields");
 BENCHMARK(tcgen_100_schemas)->Name("BM_tcgen/100_schemas")->Unit(benchmark::kMillisecond);
 

@@ -16,14 +16,15 @@ UNITS = {
     "ATen/ATen.h alone": "#include <ATen/ATen.h>\nint main() {}\n",
     "tensordict/tensordict.h": '#include "tensordict/tensordict.h"\nint main() {}\n',
     "generated reward.h": '#include "reward.h"\nint main() {}\n',
+    # Tensors come in from elsewhere (no ATen factory functions): the cost of the class itself.
     "generated reward.h + use": """#include "reward.h"
 #include <iostream>
-int main() {
-  torchrl::llm::RewardData r({at::ones({4, 8}, at::kLong), at::ones({4, 8}, at::kLong)}, {4});
-  r.set_rewards(at::zeros({4, 8}));
+int use(const at::Tensor& ids, const at::Tensor& mask) {
+  torchrl::llm::RewardData r({ids, mask}, {ids.size(0)});
+  r.set_rewards(mask.to(at::kFloat));
   auto rows = torchrl::llm::RewardData::stack({r[0], r[1]});
   auto part = r.index({tensordict::Slice(1, 3)});
-  torchrl::llm::PairwiseDataset pair({r, r.clone()}, {4});
+  torchrl::llm::PairwiseDataset pair({r, r.clone()}, {ids.size(0)});
   std::cout << rows << part.batch_size().size() << pair.chosen_data().input_ids().sizes() << "\\n";
   return r.memmap("/tmp/unused").is_memmap() ? 0 : 1;
 }
