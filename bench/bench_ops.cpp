@@ -129,6 +129,27 @@ std::vector<Op> ops() {
        [](auto& s, Data& d) {
          raw_map(s, d, [](const at::Tensor& t) { return t.index_select(0, index16()); });
        }},
+      // Math (issue #15): TensorDict arithmetic and reductions against the per-leaf loop.
+      {"mul_scalar", [](auto& s, Data& d) { td_run(s, [&] { return d.td * 2; }); },
+       [](auto& s, Data& d) { raw_map(s, d, [](const at::Tensor& t) { return t * 2; }); }},
+      {"add_td", [](auto& s, Data& d) { td_run(s, [&] { return d.td + d.tds8[1]; }); },
+       [](auto& s, Data& d) {
+         for (auto _ : s) {
+           Tensors out;
+           out.reserve(d.raw.size());
+           for (size_t i = 0; i < d.raw.size(); ++i) out.push_back(d.raw[i] + d.raws8[1][i]);
+           benchmark::DoNotOptimize(out.data());
+         }
+       }},
+      {"sum", [](auto& s, Data& d) { td_run(s, [&] { return d.td.sum(); }); },
+       [](auto& s, Data& d) { raw_map(s, d, [](const at::Tensor& t) { return t.sum(); }); }},
+      {"mul_scalar_", [](auto& s, Data& d) { td_run(s, [&] { return &d.td.mul_(1.0); }); },
+       [](auto& s, Data& d) {
+         for (auto _ : s) {
+           for (auto& t : d.raw) t.mul_(1.0);
+           benchmark::ClobberMemory();
+         }
+       }},
       {"stack8", [](auto& s, Data& d) { td_run(s, [&] { return tensordict::stack(d.tds8, 0); }); },
        [](auto& s, Data& d) { raw_combine(s, d, [](at::TensorList ts) { return at::stack(ts, 0); }); }},
       {"cat8", [](auto& s, Data& d) { td_run(s, [&] { return tensordict::cat(d.tds8, 0); }); },

@@ -72,3 +72,22 @@ TEST_CASE("nested classes survive ops", "[tensorclass][ops]") {
   Outer both = Outer::stack({o, o});
   CHECK(both.inner().batch_size() == tensordict::BatchSize{2, 3});
 }
+
+TEST_CASE("arith: tensorclass operators return the typed class", "[tensorclass][arith]") {
+  Plain p({at::ones({2, 3})}, {2});
+  Plain q = p * 3 + p;
+  CHECK(q.obs().sum().item<float>() == 24.0f);
+  CHECK(q.label() == p.label());  // non-tensor fields carried over
+  Plain r = -(q / at::tensor({1.f, 2.f})) - 1;  // a tensor broadcast over batch dim B
+  CHECK(at::equal(r.obs()[1], at::full({3}, -3.f)));
+  Plain big = q > 3;
+  CHECK(big.obs().scalar_type() == at::kBool);
+  q -= p;
+  q *= 0.5;
+  CHECK(q.obs().sum().item<float>() == 9.0f);
+  CHECK(q._tensordict().sum(tensordict::reduce_all).item<float>() == 9.0f);
+  q.set_mask(at::zeros({2}, at::kBool));
+  CHECK_THROWS_AS(q -= p, tensordict::KeyError);  // p has no mask
+  p.set_mask(at::ones({2}, at::kBool));
+  CHECK_THROWS_WITH(q -= p, Catch::StartsWith("sub_: key 'mask' (bool [2]): Subtraction"));
+}

@@ -288,6 +288,29 @@ class TensorClass : public TensorClassTag {
   Derived& update(const Derived& other) { return td_.update(other.td_), self(); }
   Derived& update_(const Derived& other) { return td_.update_(other.td_), self(); }
 
+  // ---- math: element-wise operators on every tensor field, returning the typed class ------------
+  // (the operand: a scalar, a tensor broadcast over the batch dims, or an instance of the class;
+  // reductions and named ops: through _tensordict(), e.g. `obj._tensordict().sum()`).
+  friend Derived operator+(const Derived& a, const Operand& b) { return wrap(a.td_ + b); }
+  friend Derived operator-(const Derived& a, const Operand& b) { return wrap(a.td_ - b); }
+  friend Derived operator*(const Derived& a, const Operand& b) { return wrap(a.td_ * b); }
+  friend Derived operator/(const Derived& a, const Operand& b) { return wrap(a.td_ / b); }
+  friend Derived operator+(const Derived& a, const Derived& b) { return wrap(a.td_ + b.td_); }
+  friend Derived operator-(const Derived& a, const Derived& b) { return wrap(a.td_ - b.td_); }
+  friend Derived operator*(const Derived& a, const Derived& b) { return wrap(a.td_ * b.td_); }
+  friend Derived operator/(const Derived& a, const Derived& b) { return wrap(a.td_ / b.td_); }
+  friend Derived operator-(const Derived& a) { return wrap(-a.td_); }
+  friend Derived operator<(const Derived& a, const Operand& b) { return wrap(a.td_ < b); }
+  friend Derived operator<=(const Derived& a, const Operand& b) { return wrap(a.td_ <= b); }
+  friend Derived operator>(const Derived& a, const Operand& b) { return wrap(a.td_ > b); }
+  friend Derived operator>=(const Derived& a, const Operand& b) { return wrap(a.td_ >= b); }
+  friend Derived& operator+=(Derived& a, const Operand& b) { return a.td_ += b, a; }
+  friend Derived& operator-=(Derived& a, const Operand& b) { return a.td_ -= b, a; }
+  friend Derived& operator*=(Derived& a, const Operand& b) { return a.td_ *= b, a; }
+  friend Derived& operator/=(Derived& a, const Operand& b) { return a.td_ /= b, a; }
+  friend Derived& operator+=(Derived& a, const Derived& b) { return a.td_ += b.td_, a; }
+  friend Derived& operator-=(Derived& a, const Derived& b) { return a.td_ -= b.td_, a; }
+
   // ---- memmap family (spec §3) ------------------------------------------------------------------
   Derived memmap(const std::string& prefix, const MemmapOptions& options = {}) const {
     return wrap(tc::memmap(td_, spec(), prefix, options, false));

@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -24,6 +25,7 @@
 
 namespace tensordict {
 
+class Operand;
 class TensorDict;
 class TensorDictFuture;
 class Value;
@@ -37,6 +39,34 @@ using DimNames = std::vector<std::optional<std::string>>;
 /// Function applied to every tensor leaf; returning an undefined tensor drops the leaf.
 using LeafFn = std::function<at::Tensor(const at::Tensor&)>;
 using LeafFn2 = std::function<at::Tensor(const at::Tensor&, const at::Tensor&)>;
+
+/// The dims a reduction covers (Python's `dim`): every element of each leaf (the default), some
+/// batch dims (`0`, `{0, 1}`; negative counts from the last batch dim), or every feature dim
+/// (`ReduceDims::feature()`, Python's dim="feature").
+class ReduceDims {
+ public:
+  ReduceDims() = default;
+  ReduceDims(int64_t dim) : dims_{dim} {}                           // NOLINT
+  ReduceDims(int dim) : dims_{dim} {}                               // NOLINT
+  ReduceDims(std::initializer_list<int64_t> dims) : dims_(dims) {}  // NOLINT
+  static ReduceDims feature() {
+    ReduceDims out;
+    out.feature_ = true;
+    return out;
+  }
+  bool is_all() const { return dims_.empty() && !feature_; }
+  bool is_feature() const { return feature_; }
+  const std::vector<int64_t>& dims() const { return dims_; }
+
+ private:
+  std::vector<int64_t> dims_;
+  bool feature_ = false;
+};
+
+/// Tag of the reductions that return one tensor over every leaf (Python's `reduce=True`):
+/// `td.sum(reduce_all)`.
+struct ReduceAll {};
+inline constexpr ReduceAll reduce_all{};
 
 /// Options of the memmap family, with Python's meaning.
 struct MemmapOptions {
@@ -198,6 +228,87 @@ class TensorDict {
   TensorDict map(const std::function<TensorDict(const TensorDict&)>& fn, int num_workers = 1,
                  int64_t chunksize = -1, bool pbar = false) const;
 
+  // ---- element-wise math (ops_math.cpp) --------------------------------------------------------
+  // The operand is a scalar, a tensor broadcast over the batch dims (its shape broadcasts against
+  // batch_size; the leaves' feature dims are added), or a TensorDict with the same keys. Non-tensor
+  // entries are carried over unchanged. In-place forms use torch's _foreach kernels where
+  // libtorch has them. Operators (+ - * / unary -, < <= > >=, += ...) are below the class.
+  TensorDict add(const Operand& other, const at::Scalar& alpha = 1) const;
+  TensorDict& add_(const Operand& other, const at::Scalar& alpha = 1);
+  TensorDict sub(const Operand& other, const at::Scalar& alpha = 1) const;
+  TensorDict& sub_(const Operand& other, const at::Scalar& alpha = 1);
+  TensorDict mul(const Operand& other) const;
+  TensorDict& mul_(const Operand& other);
+  TensorDict div(const Operand& other) const;
+  TensorDict& div_(const Operand& other);
+  TensorDict pow(const Operand& exponent) const;
+  TensorDict& pow_(const Operand& exponent);
+  TensorDict lerp(const Operand& end, const at::Scalar& weight) const;
+  TensorDict& lerp_(const Operand& end, const at::Scalar& weight);
+  TensorDict clamp(std::optional<at::Scalar> min, std::optional<at::Scalar> max) const;
+  TensorDict& clamp_(std::optional<at::Scalar> min, std::optional<at::Scalar> max);
+  TensorDict clamp_min(const at::Scalar& min) const;
+  TensorDict& clamp_min_(const at::Scalar& min);
+  TensorDict clamp_max(const at::Scalar& max) const;
+  TensorDict& clamp_max_(const at::Scalar& max);
+  /// Comparisons: TensorDicts of bool tensors.
+  TensorDict lt(const Operand& other) const;
+  TensorDict le(const Operand& other) const;
+  TensorDict gt(const Operand& other) const;
+  TensorDict ge(const Operand& other) const;
+  TensorDict eq(const Operand& other) const;
+  TensorDict ne(const Operand& other) const;
+  // Point-wise functions of every leaf.
+  TensorDict abs() const;
+  TensorDict& abs_();
+  TensorDict exp() const;
+  TensorDict& exp_();
+  TensorDict log() const;
+  TensorDict& log_();
+  TensorDict sqrt() const;
+  TensorDict& sqrt_();
+  TensorDict sigmoid() const;
+  TensorDict& sigmoid_();
+  TensorDict tanh() const;
+  TensorDict& tanh_();
+  TensorDict sign() const;
+  TensorDict& sign_();
+  TensorDict floor() const;
+  TensorDict& floor_();
+  TensorDict ceil() const;
+  TensorDict& ceil_();
+  TensorDict round() const;
+  TensorDict& round_();
+  TensorDict neg() const;
+  TensorDict& neg_();
+  TensorDict reciprocal() const;
+  TensorDict& reciprocal_();
+
+  // ---- reductions (ops_reduce.cpp) --------------------------------------------------------------
+  // Per leaf: a TensorDict of the results (batch dims reduced away, or kept as 1 with keepdim;
+  // non-tensor entries are left out). With `reduce_all`: one tensor over every leaf, as Python's
+  // reduce=True. std/var use torch's default correction (1); max/min give the values.
+  TensorDict sum(const ReduceDims& dims = {}, bool keepdim = false) const;
+  at::Tensor sum(ReduceAll, const ReduceDims& dims = {}, bool keepdim = false) const;
+  TensorDict mean(const ReduceDims& dims = {}, bool keepdim = false) const;
+  at::Tensor mean(ReduceAll, const ReduceDims& dims = {}, bool keepdim = false) const;
+  TensorDict std(const ReduceDims& dims = {}, bool keepdim = false) const;
+  at::Tensor std(ReduceAll, const ReduceDims& dims = {}, bool keepdim = false) const;
+  TensorDict var(const ReduceDims& dims = {}, bool keepdim = false) const;
+  at::Tensor var(ReduceAll, const ReduceDims& dims = {}, bool keepdim = false) const;
+  TensorDict prod(const ReduceDims& dims = {}, bool keepdim = false) const;
+  at::Tensor prod(ReduceAll, const ReduceDims& dims = {}, bool keepdim = false) const;
+  TensorDict max(const ReduceDims& dims = {}, bool keepdim = false) const;
+  at::Tensor max(ReduceAll, const ReduceDims& dims = {}, bool keepdim = false) const;
+  TensorDict min(const ReduceDims& dims = {}, bool keepdim = false) const;
+  at::Tensor min(ReduceAll, const ReduceDims& dims = {}, bool keepdim = false) const;
+  /// 2-norm.
+  TensorDict norm(const ReduceDims& dims = {}, bool keepdim = false) const;
+  at::Tensor norm(ReduceAll, const ReduceDims& dims = {}, bool keepdim = false) const;
+  /// all()/any() without dims give a bool (see comparison); with dims, TensorDicts of bools.
+  TensorDict all(const ReduceDims& dims, bool keepdim = false) const;
+  TensorDict any(const ReduceDims& dims, bool keepdim = false) const;
+
   // ---- memory-mapped IO (memmap_td.cpp) --------------------------------------------------------
   /// Writes this TensorDict under `prefix` in Python tensordict's layout; returns a new, locked
   /// TensorDict whose leaves map the files.
@@ -298,6 +409,43 @@ class TensorDictFuture {
  private:
   std::shared_ptr<State> state_;
 };
+
+/// The right-hand side of TensorDict math: a scalar, a tensor (broadcast over the batch dims) or
+/// a TensorDict with the same keys.
+class Operand {
+ public:
+  template <class T, class = std::enable_if_t<std::is_arithmetic_v<T>>>
+  Operand(T scalar) : v_(at::Scalar(scalar)) {}      // NOLINT
+  Operand(const at::Scalar& scalar) : v_(scalar) {}  // NOLINT
+  Operand(const at::Tensor& tensor) : v_(tensor) {}  // NOLINT
+  Operand(const TensorDict& td) : v_(td) {}          // NOLINT
+  const at::Scalar* scalar() const { return std::get_if<at::Scalar>(&v_); }
+  const at::Tensor* tensor() const { return std::get_if<at::Tensor>(&v_); }
+  const TensorDict* tensordict() const { return std::get_if<TensorDict>(&v_); }
+
+ private:
+  std::variant<at::Scalar, at::Tensor, TensorDict> v_;
+};
+
+inline TensorDict operator+(const TensorDict& a, const Operand& b) { return a.add(b); }
+inline TensorDict operator-(const TensorDict& a, const Operand& b) { return a.sub(b); }
+inline TensorDict operator*(const TensorDict& a, const Operand& b) { return a.mul(b); }
+inline TensorDict operator/(const TensorDict& a, const Operand& b) { return a.div(b); }
+inline TensorDict operator-(const TensorDict& a) { return a.neg(); }
+inline TensorDict operator+(const at::Scalar& a, const TensorDict& b) { return b.add(a); }
+inline TensorDict operator-(const at::Scalar& a, const TensorDict& b) { return b.neg().add(a); }
+inline TensorDict operator*(const at::Scalar& a, const TensorDict& b) { return b.mul(a); }
+inline TensorDict operator/(const at::Scalar& a, const TensorDict& b) {
+  return b.reciprocal().mul(a);
+}
+inline TensorDict operator<(const TensorDict& a, const Operand& b) { return a.lt(b); }
+inline TensorDict operator<=(const TensorDict& a, const Operand& b) { return a.le(b); }
+inline TensorDict operator>(const TensorDict& a, const Operand& b) { return a.gt(b); }
+inline TensorDict operator>=(const TensorDict& a, const Operand& b) { return a.ge(b); }
+inline TensorDict& operator+=(TensorDict& a, const Operand& b) { return a.add_(b); }
+inline TensorDict& operator-=(TensorDict& a, const Operand& b) { return a.sub_(b); }
+inline TensorDict& operator*=(TensorDict& a, const Operand& b) { return a.mul_(b); }
+inline TensorDict& operator/=(TensorDict& a, const Operand& b) { return a.div_(b); }
 
 /// Stacks along a new batch dim `dim`; nested and non-tensor entries included. Equal
 /// NonTensorData stay NonTensorData; differing ones become a NonTensorStack.
