@@ -39,15 +39,20 @@ class ProgressBar {
 
 }  // namespace
 
-TensorDict TensorDict::map(const std::function<TensorDict(const TensorDict&)>& fn, int num_workers,
-                           int64_t chunksize, bool pbar) const {
+std::vector<TensorDict> TensorDict::run_chunks(
+    const std::function<TensorDict(const TensorDict&)>& fn, int num_workers, int64_t chunksize,
+    bool pbar) const {
   if (ndim() == 0) {
     throw ShapeError("map: needs at least one batch dim to chunk over, batch_size is []");
   }
   const int64_t n = batch_size()[0];
   const int workers = std::max(1, num_workers);
-  if (chunksize <= 0) chunksize = std::max<int64_t>(1, (n + workers - 1) / workers);
-  const std::vector<TensorDict> chunks = split(chunksize, 0);
+  std::vector<TensorDict> chunks;
+  if (chunksize == 0) {
+    chunks = unbind(0);
+  } else {
+    chunks = split(chunksize > 0 ? chunksize : std::max<int64_t>(1, (n + workers - 1) / workers), 0);
+  }
   std::vector<TensorDict> results(chunks.size());
   std::atomic<size_t> next{0};
   std::exception_ptr failure;
@@ -71,7 +76,11 @@ TensorDict TensorDict::map(const std::function<TensorDict(const TensorDict&)>& f
   work();  // the calling thread is one of the workers
   for (auto& t : pool) t.join();
   if (failure) std::rethrow_exception(failure);
-  return cat(results, 0);
+  return results;
+}
+
+TensorDict TensorDict::combine_chunks(const std::vector<TensorDict>& results, int64_t chunksize) {
+  return chunksize == 0 ? stack(results, 0) : cat(results, 0);
 }
 
 }  // namespace tensordict

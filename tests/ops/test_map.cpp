@@ -1,6 +1,9 @@
 // map(): chunks of dim 0 on worker threads, results concatenated in order.
 #include <catch2/catch.hpp>
 
+#include <atomic>
+#include <mutex>
+
 #include "ops_test_util.h"
 
 using namespace ops_test;
@@ -33,4 +36,36 @@ TEST_CASE("map with pbar draws nothing when stderr is not a terminal", "[map]") 
   TensorDict td = sample();
   TensorDict out = td.map([](const TensorDict& part) { return part.clone(); }, 2, 1, true);
   CHECK(same(out.get("a"), td.get("a")));
+}
+
+TEST_CASE("map with chunksize 0 passes one element at a time and stacks the results", "[map]") {
+  TensorDict td = sample();
+  std::atomic<int> calls{0};
+  std::mutex seen_mutex;
+  std::vector<BatchSize> seen;
+  TensorDict out = td.map(
+      [&](const TensorDict& element) {
+        ++calls;
+        std::lock_guard<std::mutex> lock(seen_mutex);
+        seen.push_back(element.batch_size());
+        return element.apply([](const at::Tensor& t) { return t + 1; });
+      },
+      2, 0);
+  CHECK(calls == 4);
+  for (const auto& batch : seen) CHECK(batch == BatchSize{3});
+  CHECK(out.batch_size() == td.batch_size());
+  CHECK(same(out.get("a"), td.get("a") + 1));
+  // The default makes one chunk per worker.
+  calls = 0;
+  td.map([&](const TensorDict& chunk) { return ++calls, chunk; }, 2);
+  CHECK(calls == 2);
+}
+
+TEST_CASE("map with a function that writes in place and returns nothing", "[map]") {
+  TensorDict td = sample();
+  const at::Tensor before = td.get("a").clone();
+  auto add_one = [](const TensorDict& chunk) { chunk.get("a").add_(1); };
+  static_assert(std::is_void_v<decltype(td.map(add_one))>);
+  td.map(add_one, 2, 1);
+  CHECK(same(td.get("a"), before + 1));
 }

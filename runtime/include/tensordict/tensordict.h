@@ -224,9 +224,23 @@ class TensorDict {
   /// Packs every leaf into one storage per dtype; leaves become views of it.
   TensorDict consolidate() const;
   bool is_consolidated() const;
-  /// Runs `fn` over chunks of dim 0 on `num_workers` threads and concatenates the results.
-  TensorDict map(const std::function<TensorDict(const TensorDict&)>& fn, int num_workers = 1,
-                 int64_t chunksize = -1, bool pbar = false) const;
+  /// Runs `fn` over chunks of dim 0 on `num_workers` threads and concatenates the results, as
+  /// Python's map: `chunksize` > 0 splits into chunks of that size, 0 passes one element at a
+  /// time (unbind; the results are stacked), -1 makes one chunk per worker. A `fn` that returns
+  /// nothing (it writes into the chunks, which view this TensorDict) makes map return nothing.
+  template <class F>
+  auto map(F&& fn, int num_workers = 1, int64_t chunksize = -1, bool pbar = false) const {
+    if constexpr (std::is_void_v<std::invoke_result_t<F&, const TensorDict&>>) {
+      run_chunks(
+          [&fn](const TensorDict& chunk) {
+            fn(chunk);
+            return TensorDict();
+          },
+          num_workers, chunksize, pbar);
+    } else {
+      return combine_chunks(run_chunks(fn, num_workers, chunksize, pbar), chunksize);
+    }
+  }
 
   // ---- element-wise math (ops_math.cpp) --------------------------------------------------------
   // The operand is a scalar, a tensor broadcast over the batch dims (its shape broadcasts against
@@ -340,6 +354,11 @@ class TensorDict {
   explicit TensorDict(std::shared_ptr<detail::TensorDictImpl> impl) : impl_(std::move(impl)) {}
 
  private:
+  // map's work: the results of `fn` per chunk, in order; and their concatenation (or stack).
+  std::vector<TensorDict> run_chunks(const std::function<TensorDict(const TensorDict&)>& fn,
+                                     int num_workers, int64_t chunksize, bool pbar) const;
+  static TensorDict combine_chunks(const std::vector<TensorDict>& results, int64_t chunksize);
+
   std::shared_ptr<detail::TensorDictImpl> impl_;
 };
 
