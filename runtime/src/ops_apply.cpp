@@ -78,11 +78,12 @@ TensorDict& TensorDict::apply_(const LeafFn& fn) {
   return *this;
 }
 
-TensorDict TensorDict::to(at::Device device) const {
+TensorDict TensorDict::to(at::Device device, bool non_blocking) const {
   const at::Tensor flat = detail::consolidated_buffer(*this);
-  if (flat.defined()) return detail::rebuild_over(*this, flat.to(device), device);
+  if (flat.defined()) return detail::rebuild_over(*this, flat.to(device, non_blocking), device);
   return map_leaves(
-      *this, [device](const at::Tensor& t) { return t.to(device); }, "to", device);
+      *this, [device, non_blocking](const at::Tensor& t) { return t.to(device, non_blocking); },
+      "to", device);
 }
 
 TensorDict TensorDict::to(at::ScalarType dtype) const {

@@ -278,7 +278,9 @@ class TensorClass : public TensorClassTag {
   static Derived cat(const std::vector<Derived>& items, int64_t dim = 0) {
     return wrap(tensordict::cat(inner_all(items), dim));
   }
-  Derived to(at::Device device) const { return wrap(td_.to(device)); }
+  Derived to(at::Device device, bool non_blocking = false) const {
+    return wrap(td_.to(device, non_blocking));
+  }
   Derived to(at::ScalarType dtype) const { return wrap(td_.to(dtype)); }
   Derived clone(bool recurse = true) const { return wrap(td_.clone(recurse)); }
   Derived contiguous() const { return wrap(td_.contiguous()); }

@@ -204,7 +204,7 @@ class TensorDict {
   TensorDict apply(const LeafFn& fn) const;
   TensorDict apply(const LeafFn2& fn, const TensorDict& other) const;
   TensorDict& apply_(const LeafFn& fn);
-  TensorDict to(at::Device device) const;
+  TensorDict to(at::Device device, bool non_blocking = false) const;
   TensorDict to(at::ScalarType dtype) const;
   TensorDict contiguous() const;
   TensorDict detach() const;
@@ -241,6 +241,20 @@ class TensorDict {
       return combine_chunks(run_chunks(fn, num_workers, chunksize, pbar), chunksize);
     }
   }
+
+  // ---- batch helpers (ops_batch.cpp) -------------------------------------------------------------
+  /// Gathers along batch dim `dim` (torch.gather per leaf): `index` has one dim per batch dim;
+  /// the result's batch size is index's shape.
+  TensorDict gather(int64_t dim, const at::Tensor& index) const;
+  /// One TensorDict per key set, then one with the remaining keys (N + 1 results). A missing key
+  /// throws KeyError when `strict`, else is skipped. `inplace` also removes the keys from this.
+  std::vector<TensorDict> split_keys(const std::vector<std::vector<NestedKey>>& key_sets,
+                                     bool inplace = false, bool strict = true);
+  /// Sets the largest batch size the leaves share (their common leading dims), at most
+  /// `batch_dims` dims; nested TensorDicts likewise.
+  TensorDict& auto_batch_size_(std::optional<int64_t> batch_dims = std::nullopt);
+  /// Every leaf in page-locked memory (needs CUDA).
+  TensorDict pin_memory() const;
 
   // ---- element-wise math (ops_math.cpp) --------------------------------------------------------
   // The operand is a scalar, a tensor broadcast over the batch dims (its shape broadcasts against
