@@ -3,6 +3,7 @@
 
 #include <numeric>
 
+#include "lazy_internal.h"
 #include "ops_util.h"
 #include "tensordict_impl.h"
 
@@ -51,6 +52,10 @@ TensorDict map_entries(const TensorDict& td,
                        const std::function<BatchSize(const BatchSize&)>& batch_fn,
                        const std::function<at::Tensor(const at::Tensor&)>& tensor_fn,
                        const std::function<NonTensorStack(const NonTensorStack&)>& stack_fn) {
+  if (td.is_lazy_stack()) {
+    return lazy::per_element(
+        td, [&](const TensorDict& e) { return map_entries(e, batch_fn, tensor_fn, stack_fn); });
+  }
   const auto& src = td.impl();
   TensorDict out = make_tensordict(batch_fn(src.batch_size), src.device);
   if (src.names && out.impl().batch_size.size() == src.batch_size.size())
@@ -108,6 +113,26 @@ TensorDict parent_of(const TensorDict& root, const NestedKey& key, bool create) 
     node = value.tensordict();
   }
   return node;
+}
+
+// The first lazy stack on the path of `key` (before its last part) and the rest of the key: such
+// a stack answers for the rest of the key itself.
+std::optional<std::pair<TensorDict, NestedKey>> lazy_on_path(const TensorDict& root,
+                                                             const NestedKey& key) {
+  if (root.is_lazy_stack()) return std::make_pair(root, key);
+  const TensorDictImpl* node = &root.impl();
+  for (size_t i = 0; i + 1 < key.size(); ++i) {
+    const int64_t slot = node->find(key[i]);
+    if (slot < 0) return std::nullopt;
+    const Value& value = node->values[static_cast<size_t>(slot)];
+    if (!value.is_tensordict()) return std::nullopt;
+    if (value.tensordict().is_lazy_stack()) {
+      return std::make_pair(value.tensordict(),
+                            NestedKey(std::vector<std::string>(key.begin() + i + 1, key.end())));
+    }
+    node = &value.tensordict().impl();
+  }
+  return std::nullopt;
 }
 
 bool extends_dims(at::IntArrayRef shape, const BatchSize& batch) {
@@ -178,6 +203,9 @@ void write_in_place(Value& slot, const NestedKey& key, Value value) {
 void set_locked_recursive(TensorDictImpl& impl, bool locked) {
   impl.locked = locked;
   if (!locked) impl.is_memmap = false;
+  if (impl.lazy) {
+    for (const auto& element : impl.lazy->tds) set_locked_recursive(element.impl(), locked);
+  }
   for (auto& value : impl.values) {
     if (value.is_tensordict()) set_locked_recursive(value.tensordict().impl(), locked);
   }
@@ -249,6 +277,7 @@ void apply_batch_size(TensorDictImpl& impl, const BatchSize& batch) {
 }  // namespace
 
 void TensorDict::set_batch_size(BatchSize batch_size) {
+  detail::dense_only(*this, "set_batch_size");
   check_batch_size(*impl_, batch_size);
   apply_batch_size(*impl_, batch_size);
 }
@@ -260,12 +289,13 @@ int64_t TensorDict::numel() const {
   return std::accumulate(b.begin(), b.end(), int64_t{1}, std::multiplies<>());
 }
 
-bool TensorDict::is_empty() const { return impl_->keys.empty(); }
+bool TensorDict::is_empty() const { return size() == 0; }
 
 std::optional<at::Device> TensorDict::device() const { return impl_->device; }
 
 TensorDict& TensorDict::set_device(std::optional<at::Device> device) {
   impl_->device = device;
+  if (impl_->lazy) detail::lazy::for_each(*this, [&](TensorDict& e) { e.set_device(device); });
   if (!device) return *this;
   for (auto& value : impl_->values) {
     if (value.is_tensor()) {
@@ -292,6 +322,8 @@ void TensorDict::set_names(std::optional<DimNames> names) {
 // ---- entries ---------------------------------------------------------------------------------
 
 bool TensorDict::contains(const NestedKey& key) const {
+  if (auto lazy = lazy_on_path(*this, key))
+    return detail::lazy::contains(lazy->first, lazy->second);
   TensorDict node = *this;
   for (size_t i = 0; i < key.size(); ++i) {
     const int64_t slot = node.impl_->find(key[i]);
@@ -305,6 +337,8 @@ bool TensorDict::contains(const NestedKey& key) const {
 }
 
 Value TensorDict::get_value(const NestedKey& key) const {
+  if (auto lazy = lazy_on_path(*this, key))
+    return detail::lazy::get_value(lazy->first, lazy->second);
   const TensorDict parent = key.is_nested() ? parent_of(*this, key, false) : *this;
   const int64_t slot = parent.impl_->find(key.back());
   if (slot < 0) throw KeyError("key " + key.repr() + " not found in TensorDict");
@@ -345,6 +379,8 @@ TensorDict TensorDict::get_tensordict(const NestedKey& key) const {
 }
 
 Json TensorDict::get_non_tensor(const NestedKey& key) const {
+  if (auto lazy = lazy_on_path(*this, key))
+    return detail::lazy::get_non_tensor(lazy->first, lazy->second);
   Value value = get_value(key);
   if (value.is_non_tensor_data()) return value.non_tensor_data().data;
   if (value.is_non_tensor_stack()) return value.non_tensor_stack().tolist();
@@ -353,7 +389,7 @@ Json TensorDict::get_non_tensor(const NestedKey& key) const {
 
 const Value& TensorDict::value_at(size_t slot) const { return impl_->values.at(slot); }
 const std::string& TensorDict::key_at(size_t slot) const { return impl_->keys.at(slot); }
-int64_t TensorDict::slot_of(const std::string& key) const { return impl_->find(key); }
+int64_t TensorDict::slot_of(const std::string& key) const { return impl_->find(key); }  // -1: lazy
 
 TensorDict& TensorDict::set(const NestedKey& key, Value value) {
   if (!key.is_nested() && value.is_tensor() && !impl_->locked) {  // hot path: replace a tensor
@@ -364,6 +400,10 @@ TensorDict& TensorDict::set(const NestedKey& key, Value value) {
       impl_->values[static_cast<size_t>(slot)] = std::move(value);
       return *this;
     }
+  }
+  if (auto lazy = lazy_on_path(*this, key)) {
+    detail::lazy::set(lazy->first, lazy->second, value);
+    return *this;
   }
   std::optional<TensorDict> parent;  // only nested keys pay for a handle copy
   if (key.is_nested()) parent = parent_of(*this, key, true);
@@ -397,6 +437,16 @@ TensorDict& TensorDict::set_non_tensor(const NestedKey& key, Json value) {
 }
 
 TensorDict& TensorDict::set_(const NestedKey& key, const at::Tensor& value) {
+  if (auto lazy = lazy_on_path(*this, key)) {  // element-wise, so the elements are written
+    const auto& st = detail::lazy::state(lazy->first);
+    const auto parts = value.unbind(st.stack_dim);
+    if (parts.size() != st.tds.size()) {
+      throw ShapeError("set_ on key " + key.repr() + ": expected " + std::to_string(st.tds.size()) +
+                       " rows along the stack dim, got shape " + shape_str(value.sizes()));
+    }
+    for (size_t k = 0; k < parts.size(); ++k) TensorDict(st.tds[k]).set_(lazy->second, parts[k]);
+    return *this;
+  }
   at::Tensor dst = get(key);
   if (dst.sizes() != value.sizes()) {
     throw ShapeError("set_ on key " + key.repr() + ": expected shape " + shape_str(dst.sizes()) +
@@ -412,6 +462,7 @@ TensorDict& TensorDict::del_(const NestedKey& key) {
 }
 
 Value TensorDict::pop(const NestedKey& key) {
+  if (auto lazy = lazy_on_path(*this, key)) return detail::lazy::pop(lazy->first, lazy->second);
   TensorDict parent = key.is_nested() ? parent_of(*this, key, false) : *this;
   auto& impl = parent.impl();
   const int64_t slot = impl.find(key.back());
@@ -425,6 +476,10 @@ Value TensorDict::pop(const NestedKey& key) {
 
 TensorDict& TensorDict::rename_key_(const NestedKey& old_key, const NestedKey& new_key, bool safe) {
   if (old_key == new_key) return *this;
+  if (impl_->lazy) {
+    detail::lazy::for_each(*this, [&](TensorDict& e) { e.rename_key_(old_key, new_key, safe); });
+    return *this;
+  }
   if (safe && contains(new_key)) {
     throw KeyError("cannot rename " + old_key.repr() + " to " + new_key.repr() +
                    ": the new key already exists");
@@ -453,6 +508,10 @@ TensorDict& TensorDict::rename_key_(const NestedKey& old_key, const NestedKey& n
 }
 
 TensorDict TensorDict::select(const std::vector<NestedKey>& keys, bool strict) const {
+  if (impl_->lazy) {
+    return detail::lazy::per_element(*this,
+                                     [&](const TensorDict& e) { return e.select(keys, strict); });
+  }
   TensorDict out = detail::empty_like_meta(*this);
   for (const auto& key : keys) {
     if (!contains(key)) {
@@ -482,6 +541,17 @@ namespace {
 
 void collect(const TensorDict& td, const std::optional<NestedKey>& prefix, bool include_nested,
              bool leaves_only, std::vector<std::pair<NestedKey, Value>>& out) {
+  if (td.is_lazy_stack()) {  // its shared keys, each entry stacked
+    for (const auto& k : detail::lazy::keys(td, false, false)) {
+      Value value = detail::lazy::get_value(td, k);
+      NestedKey key = prefix ? prefix->child(k.front()) : k;
+      const bool nested = value.is_tensordict();
+      if (!(nested && leaves_only)) out.emplace_back(key, value);
+      if (nested && include_nested)
+        collect(value.tensordict(), key, include_nested, leaves_only, out);
+    }
+    return;
+  }
   const auto& impl = td.impl();
   for (size_t i = 0; i < impl.keys.size(); ++i) {
     NestedKey key = prefix ? prefix->child(impl.keys[i]) : NestedKey(impl.keys[i]);
@@ -504,6 +574,7 @@ std::vector<std::pair<NestedKey, Value>> TensorDict::items(bool include_nested,
 }
 
 std::vector<NestedKey> TensorDict::keys(bool include_nested, bool leaves_only) const {
+  if (impl_->lazy) return detail::lazy::keys(*this, include_nested, leaves_only);
   if (!include_nested && !leaves_only) return {impl_->keys.begin(), impl_->keys.end()};
   std::vector<NestedKey> out;
   for (auto& item : items(include_nested, leaves_only)) out.push_back(std::move(item.first));
@@ -516,7 +587,9 @@ std::vector<Value> TensorDict::values(bool include_nested, bool leaves_only) con
   return out;
 }
 
-size_t TensorDict::size() const { return impl_->keys.size(); }
+size_t TensorDict::size() const {
+  return impl_->lazy ? detail::lazy::keys(*this, false, false).size() : impl_->keys.size();
+}
 
 // ---- lock ------------------------------------------------------------------------------------
 
@@ -538,7 +611,7 @@ TensorDict TensorDict::clone(bool recurse) const {
   auto identity = [](const BatchSize& b) { return b; };
   if (recurse) {
     // Consolidated: one buffer copy, leaves rebuilt as views of it (ops_consolidate.cpp).
-    const at::Tensor flat = detail::consolidated_buffer(*this);
+    const at::Tensor flat = impl_->lazy ? at::Tensor() : detail::consolidated_buffer(*this);
     if (flat.defined()) return detail::rebuild_over(*this, detail::clone_flat(flat), std::nullopt);
     return detail::map_entries(*this, identity, [](const at::Tensor& t) { return t.clone(); }, {});
   }
@@ -546,6 +619,9 @@ TensorDict TensorDict::clone(bool recurse) const {
 }
 
 TensorDict TensorDict::empty(bool recurse) const {
+  if (impl_->lazy) {
+    return detail::lazy::per_element(*this, [&](const TensorDict& e) { return e.empty(recurse); });
+  }
   TensorDict out = detail::empty_like_meta(*this);
   if (!recurse) return out;
   for (size_t i = 0; i < impl_->keys.size(); ++i) {
