@@ -23,6 +23,8 @@
 #include <variant>
 #include <vector>
 
+#include "tensordict/lazy_stack.h"
+#include "tensordict/state_dict.h"
 #include "tensordict/tensordict.h"
 
 namespace tensordict {
@@ -95,16 +97,6 @@ class FieldValue {
 
  private:
   std::variant<std::monostate, at::Tensor, TensorDict, Json> v_;
-};
-
-/// A flat state dict (spec §6.2): dotted keys -> tensors, and per level ("" = root) the
-/// metadata {"batch_size", "device", "_type", "_non_tensor"}.
-struct StateDict {
-  std::vector<std::pair<std::string, at::Tensor>> tensors;
-  Json metadata = Json::object();
-
-  /// The tensor at `key`; KeyError when missing.
-  const at::Tensor& at(const std::string& key) const;
 };
 
 // ---- type-erased machinery (tensorclass*.cpp) ---------------------------------------------------
@@ -247,6 +239,11 @@ class TensorClass : public TensorClassTag {
   }
   static Derived cat(const std::vector<Derived>& items, int64_t dim = 0) {
     return wrap(tensordict::cat(inner_all(items), dim));
+  }
+  /// Python's lazy_stack: an instance over a lazy stack of the items' TensorDicts (rows may be
+  /// ragged; x[i] is then items[i] itself).
+  static Derived lazy_stack(const std::vector<Derived>& items, int64_t dim = 0) {
+    return wrap(tensordict::lazy_stack(inner_all(items), dim));
   }
   Derived to(at::Device device) const { return wrap(td_.to(device)); }
   Derived to(at::ScalarType dtype) const { return wrap(td_.to(dtype)); }
