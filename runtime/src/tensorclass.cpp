@@ -7,6 +7,7 @@
 #include "tensordict/dtype.h"
 #include "tensordict/json.h"
 #include "tensordict/tensorclass.h"
+#include "lazy_internal.h"
 #include "tensordict_impl.h"
 
 namespace tensordict {
@@ -270,6 +271,9 @@ TensorDict build(const ClassSpec& spec, const std::vector<FieldValue>& values, B
 const Value* find(const TensorDict& td, const ClassSpec& spec, size_t i) {
   const auto& impl = td.impl();
   const char* name = spec.fields[i].name;
+  if (impl.lazy) {  // the elements' entries stacked (tensors: ShapeError naming a ragged field)
+    return detail::lazy::contains(td, name) ? &detail::lazy::handed_out(td, name) : nullptr;
+  }
   if (i < impl.keys.size() && same_key(impl.keys[i], name)) {
     return &impl.values[i];
   }
@@ -331,6 +335,10 @@ Json to_json(const Value& value) {
 }
 
 void check_fields(const TensorDict& td, const ClassSpec& spec) {
+  if (td.is_lazy_stack()) {  // element by element: ragged entries cannot be stacked
+    for (const auto& element : td.tensordicts()) check_fields(element, spec);
+    return;
+  }
   for (const auto& key : td.keys()) {
     size_t i = index_of(spec, key.front());
     const FieldSpec& field = spec.fields[i];
