@@ -188,7 +188,7 @@ TensorDict TensorDict::where(const at::Tensor& condition, const TensorDict& othe
     };
     const NonTensorStack sa = as_stack(a);
     const NonTensorStack sb = as_stack(b);
-    std::vector<Json> items = sa.items();
+    std::vector<Json> items = sa.items().to_vector();
     items.insert(items.end(), sb.items().begin(), sb.items().end());
     const at::Tensor pa = detail::positions(sa.shape());
     const at::Tensor pos = at::where(broadcast_mask(condition, pa), pa, pa + sa.numel());

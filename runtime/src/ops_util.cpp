@@ -62,7 +62,7 @@ at::Tensor positions(at::IntArrayRef shape, int64_t offset) {
   return at::arange(offset, offset + product(shape), at::kLong).view(shape);
 }
 
-NonTensorStack gather_items(const std::vector<Json>& items, const at::Tensor& pos) {
+NonTensorStack gather_items(const NonTensorStack::Items& items, const at::Tensor& pos) {
   const at::Tensor flat = pos.contiguous();
   const int64_t* p = flat.data_ptr<int64_t>();
   std::vector<Json> out;
@@ -82,9 +82,10 @@ NonTensorStack select_items(const NonTensorStack& stack, int64_t dim, int64_t i)
   const int64_t outer = product(at::IntArrayRef(shape).slice(0, d));
   const int64_t inner = product(at::IntArrayRef(shape).slice(d + 1));
   const int64_t row = i < 0 ? i + n : i;
+  if (dim == 0) return stack.row(row);
   std::vector<Json> items;
   items.reserve(static_cast<size_t>(outer * inner));
-  const auto& src = stack.items();
+  const auto src = stack.items();
   for (int64_t o = 0; o < outer; ++o) {
     const auto first = src.begin() + (o * n + row) * inner;
     items.insert(items.end(), first, first + inner);

@@ -35,12 +35,16 @@ int64_t product(at::IntArrayRef shape);
 /// NonTensorStack goes, so stacks follow every op through one code path.
 at::Tensor positions(at::IntArrayRef shape, int64_t offset = 0);
 /// A stack of `pos`'s shape whose items are `items[pos[i]]`.
-NonTensorStack gather_items(const std::vector<Json>& items, const at::Tensor& pos);
+NonTensorStack gather_items(const NonTensorStack::Items& items, const at::Tensor& pos);
+inline NonTensorStack gather_items(const std::vector<Json>& items, const at::Tensor& pos) {
+  return gather_items(NonTensorStack::Items(items.data(), items.size()), pos);
+}
 NonTensorStack apply_to_stack(const NonTensorStack& stack, const TensorOp& op);
 /// The same op on a stack's items directly, for ops whose cost must follow the items they touch
 /// (a row of a stack of N rows: O(row), not the O(N) position grid of apply_to_stack).
 using StackOp = std::function<NonTensorStack(const NonTensorStack&)>;
-/// select(dim, i) of a stack: the items of row `i` along `dim`, copied in order.
+/// select(dim, i) of a stack: the items of row `i` along `dim` (dim 0: shared, O(1); other dims:
+/// copied, O(row)).
 NonTensorStack select_items(const NonTensorStack& stack, int64_t dim, int64_t i);
 
 /// Applies a batch op to every entry (tensors, stacks through positions; NonTensorData kept). Each

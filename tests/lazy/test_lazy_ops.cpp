@@ -120,3 +120,26 @@ TEST_CASE("ops a lazy stack does not support throw TypeError naming the op", "[l
   TensorDict holder({{"h", ls}}, {2});
   CHECK_THROWS_WITH(holder.reshape({2}), Catch::Contains("reshape"));
 }
+
+TEST_CASE("non-tensor stack rows share the stack's items, copy on write", "[lazy][non_tensor]") {
+  NonTensorStack stack({3, 2}, {"a", "b", "c", "d", "e", "f"});
+  TensorDict td({{"s", stack}}, {3, 2});
+  const NonTensorStack::Items all = td.value_at(0).non_tensor_stack().items();
+  // td[i] and unbind(0) take the row's items without copying them (O(1) per row).
+  TensorDict row = td[1];
+  const NonTensorStack& r = row.value_at(0).non_tensor_stack();
+  CHECK(r.shape() == std::vector<int64_t>{2});
+  CHECK(r.items().begin() == all.begin() + 2);
+  auto rows = td.unbind(0);
+  CHECK(rows[2].get_non_tensor("s") == Json::array({"e", "f"}));
+  CHECK(rows[2].value_at(0).non_tensor_stack().items().begin() == all.begin() + 4);
+  // Along another dim the items are gathered.
+  CHECK(td.unbind(1)[1].get_non_tensor("s") == Json::array({"b", "d", "f"}));
+  // Writing into a row copies it first: the stack is unchanged.
+  NonTensorStack mine = r;
+  mine.items()[0] = "changed";
+  CHECK(mine.items()[0] == "changed");
+  CHECK(td.get_non_tensor("s") == Json::parse(R"([["a", "b"], ["c", "d"], ["e", "f"]])"));
+  CHECK(r.items().at(1) == "d");
+  CHECK_THROWS_AS(r.items().at(2), std::out_of_range);
+}

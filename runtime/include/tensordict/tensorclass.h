@@ -377,6 +377,13 @@ class TensorClass : public TensorClassTag {
     for (const auto& td : tds) out.push_back(wrap(td));
     return out;
   }
+  // Rows returned by an op (unbind, split) are moved, not copied: one handle touch per row.
+  static std::vector<Derived> wrap_all(std::vector<TensorDict>&& tds) {
+    std::vector<Derived> out;
+    out.reserve(tds.size());
+    for (auto& td : tds) out.push_back(wrap(std::move(td)));
+    return out;
+  }
   static std::vector<TensorDict> inner_all(const std::vector<Derived>& items) {
     std::vector<TensorDict> out;
     out.reserve(items.size());
