@@ -49,6 +49,15 @@ std::vector<int64_t> selected(const TensorIndex& ix, int64_t n) {
   return out;
 }
 
+// Element k itself (same state: writes reach it), as a handle whose reference count is the stack
+// state's: the rows of an unbind all touch that one count instead of one per element scattered in
+// memory, so a row costs the same at any stack size. The state owns the elements, so the handle
+// keeps its element alive.
+TensorDict element_handle(const TensorDict& td, size_t k) {
+  const std::shared_ptr<LazyState>& owner = td.impl().lazy;
+  return TensorDict(std::shared_ptr<TensorDictImpl>(owner, &owner->tds[k].impl()));
+}
+
 }  // namespace
 
 TensorDict index(const TensorDict& td, const Index& index) {
@@ -93,7 +102,10 @@ TensorDict index(const TensorDict& td, const Index& index) {
   }
   rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(at));
   const auto picks = selected(ex[at], static_cast<int64_t>(st.tds.size()));
-  if (ex[at].is_integer()) return element(st.tds[static_cast<size_t>(picks[0])]);
+  if (ex[at].is_integer()) {
+    const auto k = static_cast<size_t>(picks[0]);
+    return rest.empty() ? element_handle(td, k) : element(st.tds[k]);
+  }
   if (picks.empty()) throw ShapeError("index: the index selects no element of the lazy stack");
   for (int64_t k : picks) out.push_back(element(st.tds[static_cast<size_t>(k)]));
   return lazy_stack(out, out_dims);
@@ -102,7 +114,12 @@ TensorDict index(const TensorDict& td, const Index& index) {
 std::vector<TensorDict> unbind(const TensorDict& td, int64_t dim) {
   const LazyState& st = state(td);
   const int64_t d = wrap_dim(dim, td.ndim(), "unbind", td.batch_size());
-  if (d == st.stack_dim) return st.tds;  // the elements themselves (aliasing)
+  if (d == st.stack_dim) {  // the elements themselves
+    std::vector<TensorDict> out;
+    out.reserve(st.tds.size());
+    for (size_t k = 0; k < st.tds.size(); ++k) out.push_back(element_handle(td, k));
+    return out;
+  }
   const int64_t n = td.batch_size()[static_cast<size_t>(d)];
   if (n < 0) {
     throw ShapeError("unbind: dim " + std::to_string(d) + " of the lazy stack of batch_size " +

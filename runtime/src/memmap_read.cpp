@@ -252,7 +252,10 @@ class Reader {
     meta.erase("_type");
     out.class_info = ClassInfo{out.type, std::move(meta)};
     // Remembered on the TensorDict so that saving it through the plain API writes the class back.
-    if (child.value.is_tensordict()) child.value.tensordict().impl().class_info = out.class_info;
+    if (child.value.is_tensordict()) {
+      child.value.tensordict().impl().class_info =
+          std::make_shared<const ClassInfo>(*out.class_info);
+    }
     out.value = std::move(child.value);
     out.nested_classes = std::move(child.nested_classes);
   }

@@ -107,7 +107,8 @@ class TreeWriter {
     if (opt_.class_of) {
       if (auto info = opt_.class_of(td)) return info;
     }
-    return td.impl().class_info;
+    const auto& remembered = td.impl().class_info;
+    return remembered ? std::optional<ClassInfo>(*remembered) : std::nullopt;
   }
 
   TensorDict write_class(const TensorDict& inner, const ClassInfo& info, const std::string& rel) {
@@ -119,7 +120,7 @@ class TreeWriter {
     }
     metas_.push_back({at_tmp(rel), std::move(meta), false});
     TensorDict out = write_td(inner, join_rel(rel, "_tensordict"));
-    out.impl().class_info = info;
+    out.impl().class_info = std::make_shared<const ClassInfo>(info);
     return out;
   }
 

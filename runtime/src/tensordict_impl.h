@@ -68,7 +68,7 @@ struct TensorDictImpl {
   std::shared_ptr<LazyState> lazy;
   /// The tensorclass a loaded directory held (its `_type` and meta.json fields), so that a save
   /// through the plain TensorDict API writes that class back.
-  std::optional<memmap::ClassInfo> class_info;
+  std::shared_ptr<const memmap::ClassInfo> class_info;  // null: a plain TensorDict
 
   // Entries in insertion order; `index` maps a key to its slot. Ops that build a TensorDict with
   // the same keys share the index (copy-on-write) instead of rebuilding it.

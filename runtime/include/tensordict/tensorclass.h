@@ -306,7 +306,9 @@ class TensorClass : public TensorClassTag {
   }
 
  protected:
-  TensorClass() = default;
+  // Only wrap() default-constructs (then assigns td_): an empty handle, so wrapping a row costs
+  // no TensorDict allocation.
+  TensorClass() : td_(std::shared_ptr<detail::TensorDictImpl>()) {}
   explicit TensorClass(TensorDict td) : td_(std::move(td)) {}
 
   static Derived wrap(TensorDict td) {
