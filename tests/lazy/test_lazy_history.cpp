@@ -4,6 +4,7 @@
 
 #include <catch2/catch.hpp>
 #include <filesystem>
+#include <sstream>
 
 #include "history.h"
 #include "io_test_util.h"
@@ -46,6 +47,12 @@ TEST_CASE("a tensorclass over a lazy stack: typed accessors stack or throw",
   CHECK_THROWS_AS(ragged.input_ids(), tensordict::ShapeError);
   CHECK_THROWS_WITH(ragged.input_ids(), Catch::Contains("'input_ids'"));
   CHECK(at::equal(ragged[1].input_ids(), at::arange(5)));
+  std::ostringstream repr;
+  repr << ragged;
+  CHECK_THAT(repr.str(), Catch::Contains("input_ids=Tensor(shape=torch.Size([2, -1]), device=cpu, "
+                                         "dtype=torch.int64, is_shared=False)") &&
+                             Catch::Contains("rewards=None") &&
+                             Catch::Contains("batch_size=torch.Size([2, -1])"));
   auto rows = ragged.unbind(0);
   REQUIRE(rows.size() == 2);
   CHECK(at::equal(rows[0].attention_mask(), at::ones({3}, at::kLong)));
