@@ -32,8 +32,7 @@ class Column {
       const at::Tensor t = all.dim() == 0 ? all : all.reshape({-1})[i];
       return t.scalar_type() == at::kBool ? Json(t.item<bool>()) : Json(t.item<double>());
     }
-    throw tensordict::TypeError(std::string("History entry '") + key_ +
-                                "' is a nested TensorDict");
+    throw tensordict::TypeError(std::string("History entry '") + key_ + "' is a nested TensorDict");
   }
 
  private:

@@ -3,8 +3,10 @@
 // TensorDict's members dispatch here when impl().lazy is set (private to the runtime).
 
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tensordict/lazy_stack.h"
@@ -34,6 +36,15 @@ TensorDict per_element(const TensorDict& td,
 void for_each(const TensorDict& td, const std::function<void(TensorDict&)>& fn);
 
 // ---- entries (lazy_stack.cpp) ----------------------------------------------------------------
+/// The first lazy stack on the path of `key` (`root` itself, or a level before the key's last
+/// part) and the rest of the key, which that stack answers for; nullopt when there is none.
+std::optional<std::pair<TensorDict, NestedKey>> on_path(const TensorDict& root,
+                                                        const NestedKey& key);
+/// Top-level entries (shared keys, each stacked), keys prefixed with `prefix`.
+std::vector<std::pair<NestedKey, Value>> items(const TensorDict& td,
+                                               const std::optional<NestedKey>& prefix);
+/// set_: `value` split along the stack dim, copied into each element's tensor at `key`.
+void set_(const TensorDict& td, const NestedKey& key, const at::Tensor& value);
 bool contains(const TensorDict& td, const NestedKey& key);
 Value get_value(const TensorDict& td, const NestedKey& key);
 /// Python's tolist() of a non-tensor entry: ragged elements give ragged nested lists.

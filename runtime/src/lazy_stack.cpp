@@ -86,6 +86,42 @@ void for_each(const TensorDict& td, const std::function<void(TensorDict&)>& fn) 
   for (TensorDict element : state(td).tds) fn(element);
 }
 
+std::optional<std::pair<TensorDict, NestedKey>> on_path(const TensorDict& root,
+                                                        const NestedKey& key) {
+  if (root.is_lazy_stack()) return std::make_pair(root, key);
+  const TensorDictImpl* node = &root.impl();
+  for (size_t i = 0; i + 1 < key.size(); ++i) {
+    const int64_t slot = node->find(key[i]);
+    if (slot < 0) return std::nullopt;
+    const Value& value = node->values[static_cast<size_t>(slot)];
+    if (!value.is_tensordict()) return std::nullopt;
+    if (value.tensordict().is_lazy_stack()) {
+      return std::make_pair(value.tensordict(),
+                            NestedKey(std::vector<std::string>(key.begin() + i + 1, key.end())));
+    }
+    node = &value.tensordict().impl();
+  }
+  return std::nullopt;
+}
+
+std::vector<std::pair<NestedKey, Value>> items(const TensorDict& td,
+                                               const std::optional<NestedKey>& prefix) {
+  std::vector<std::pair<NestedKey, Value>> out;
+  for (const auto& key : keys(td, false, false))
+    out.emplace_back(prefix ? prefix->child(key.front()) : key, get_value(td, key));
+  return out;
+}
+
+void set_(const TensorDict& td, const NestedKey& key, const at::Tensor& value) {
+  const LazyState& st = state(td);
+  const auto parts = value.unbind(st.stack_dim);
+  if (parts.size() != st.tds.size()) {
+    throw ShapeError("set_ on key " + key.repr() + ": expected " + std::to_string(st.tds.size()) +
+                     " rows along the stack dim, got shape " + shape_str(value.sizes()));
+  }
+  for (size_t k = 0; k < parts.size(); ++k) TensorDict(st.tds[k]).set_(key, parts[k]);
+}
+
 bool contains(const TensorDict& td, const NestedKey& key) {
   const auto& tds = state(td).tds;
   return std::all_of(tds.begin(), tds.end(), [&](const TensorDict& e) { return e.contains(key); });

@@ -222,8 +222,8 @@ std::vector<TensorDict> TensorDict::unbind(int64_t dim) const {
   out.reserve(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
     out.push_back(map_batch(
-        *this, nb_of(*this), batch, [=](const at::Tensor& t) { return t.select(d, i); },
-        "unbind", [=](const NonTensorStack& s) { return detail::select_items(s, d, i); }));
+        *this, nb_of(*this), batch, [=](const at::Tensor& t) { return t.select(d, i); }, "unbind",
+        [=](const NonTensorStack& s) { return detail::select_items(s, d, i); }));
   }
   return out;
 }

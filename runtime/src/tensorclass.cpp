@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <sstream>
 
+#include "lazy_internal.h"
 #include "tensordict/dtype.h"
 #include "tensordict/json.h"
 #include "tensordict/tensorclass.h"
-#include "lazy_internal.h"
 #include "tensordict_impl.h"
 
 namespace tensordict {

@@ -4,8 +4,8 @@
 
 #include <set>
 
-#include "tensordict/tensorclass.h"
 #include "lazy_internal.h"
+#include "tensordict/tensorclass.h"
 #include "tensordict_impl.h"
 
 namespace tensordict::tc {
@@ -29,7 +29,8 @@ void collect(const TensorDict& td, const ClassSpec* spec, const std::string& pre
 Json non_tensor_meta(const TensorDict& parent, const Value& value) {
   Json meta = level_meta(parent);
   meta["_type"] = value.is_non_tensor_data() ? "NonTensorData" : "NonTensorStack";
-  meta["_non_tensor"] = Json{{"data", to_json(value)}, {"_is_non_tensor", true}, {"_metadata", nullptr}};
+  meta["_non_tensor"] =
+      Json{{"data", to_json(value)}, {"_is_non_tensor", true}, {"_metadata", nullptr}};
   return meta;
 }
 
@@ -141,8 +142,8 @@ class Loader {
     for (const auto& k : theirs)
       if (!mine.count(k)) unexpected += (unexpected.empty() ? "'" : ", '") + k + "'";
     if (!missing.empty() || !unexpected.empty()) {
-      throw KeyError("load_state_dict (strict): missing keys [" + missing +
-                     "], unexpected keys [" + unexpected + "]");
+      throw KeyError("load_state_dict (strict): missing keys [" + missing + "], unexpected keys [" +
+                     unexpected + "]");
     }
   }
 

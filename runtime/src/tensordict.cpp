@@ -115,26 +115,6 @@ TensorDict parent_of(const TensorDict& root, const NestedKey& key, bool create) 
   return node;
 }
 
-// The first lazy stack on the path of `key` (before its last part) and the rest of the key: such
-// a stack answers for the rest of the key itself.
-std::optional<std::pair<TensorDict, NestedKey>> lazy_on_path(const TensorDict& root,
-                                                             const NestedKey& key) {
-  if (root.is_lazy_stack()) return std::make_pair(root, key);
-  const TensorDictImpl* node = &root.impl();
-  for (size_t i = 0; i + 1 < key.size(); ++i) {
-    const int64_t slot = node->find(key[i]);
-    if (slot < 0) return std::nullopt;
-    const Value& value = node->values[static_cast<size_t>(slot)];
-    if (!value.is_tensordict()) return std::nullopt;
-    if (value.tensordict().is_lazy_stack()) {
-      return std::make_pair(value.tensordict(),
-                            NestedKey(std::vector<std::string>(key.begin() + i + 1, key.end())));
-    }
-    node = &value.tensordict().impl();
-  }
-  return std::nullopt;
-}
-
 bool extends_dims(at::IntArrayRef shape, const BatchSize& batch) {
   return shape.size() >= batch.size() && std::equal(batch.begin(), batch.end(), shape.begin());
 }
@@ -322,7 +302,7 @@ void TensorDict::set_names(std::optional<DimNames> names) {
 // ---- entries ---------------------------------------------------------------------------------
 
 bool TensorDict::contains(const NestedKey& key) const {
-  if (auto lazy = lazy_on_path(*this, key))
+  if (auto lazy = detail::lazy::on_path(*this, key))
     return detail::lazy::contains(lazy->first, lazy->second);
   TensorDict node = *this;
   for (size_t i = 0; i < key.size(); ++i) {
@@ -337,7 +317,7 @@ bool TensorDict::contains(const NestedKey& key) const {
 }
 
 Value TensorDict::get_value(const NestedKey& key) const {
-  if (auto lazy = lazy_on_path(*this, key))
+  if (auto lazy = detail::lazy::on_path(*this, key))
     return detail::lazy::get_value(lazy->first, lazy->second);
   const TensorDict parent = key.is_nested() ? parent_of(*this, key, false) : *this;
   const int64_t slot = parent.impl_->find(key.back());
@@ -379,7 +359,7 @@ TensorDict TensorDict::get_tensordict(const NestedKey& key) const {
 }
 
 Json TensorDict::get_non_tensor(const NestedKey& key) const {
-  if (auto lazy = lazy_on_path(*this, key))
+  if (auto lazy = detail::lazy::on_path(*this, key))
     return detail::lazy::get_non_tensor(lazy->first, lazy->second);
   Value value = get_value(key);
   if (value.is_non_tensor_data()) return value.non_tensor_data().data;
@@ -401,7 +381,7 @@ TensorDict& TensorDict::set(const NestedKey& key, Value value) {
       return *this;
     }
   }
-  if (auto lazy = lazy_on_path(*this, key)) {
+  if (auto lazy = detail::lazy::on_path(*this, key)) {
     detail::lazy::set(lazy->first, lazy->second, value);
     return *this;
   }
@@ -437,14 +417,8 @@ TensorDict& TensorDict::set_non_tensor(const NestedKey& key, Json value) {
 }
 
 TensorDict& TensorDict::set_(const NestedKey& key, const at::Tensor& value) {
-  if (auto lazy = lazy_on_path(*this, key)) {  // element-wise, so the elements are written
-    const auto& st = detail::lazy::state(lazy->first);
-    const auto parts = value.unbind(st.stack_dim);
-    if (parts.size() != st.tds.size()) {
-      throw ShapeError("set_ on key " + key.repr() + ": expected " + std::to_string(st.tds.size()) +
-                       " rows along the stack dim, got shape " + shape_str(value.sizes()));
-    }
-    for (size_t k = 0; k < parts.size(); ++k) TensorDict(st.tds[k]).set_(lazy->second, parts[k]);
+  if (auto lazy = detail::lazy::on_path(*this, key)) {  // element-wise: the elements are written
+    detail::lazy::set_(lazy->first, lazy->second, value);
     return *this;
   }
   at::Tensor dst = get(key);
@@ -462,7 +436,8 @@ TensorDict& TensorDict::del_(const NestedKey& key) {
 }
 
 Value TensorDict::pop(const NestedKey& key) {
-  if (auto lazy = lazy_on_path(*this, key)) return detail::lazy::pop(lazy->first, lazy->second);
+  if (auto lazy = detail::lazy::on_path(*this, key))
+    return detail::lazy::pop(lazy->first, lazy->second);
   TensorDict parent = key.is_nested() ? parent_of(*this, key, false) : *this;
   auto& impl = parent.impl();
   const int64_t slot = impl.find(key.back());
@@ -542,9 +517,7 @@ namespace {
 void collect(const TensorDict& td, const std::optional<NestedKey>& prefix, bool include_nested,
              bool leaves_only, std::vector<std::pair<NestedKey, Value>>& out) {
   if (td.is_lazy_stack()) {  // its shared keys, each entry stacked
-    for (const auto& k : detail::lazy::keys(td, false, false)) {
-      Value value = detail::lazy::get_value(td, k);
-      NestedKey key = prefix ? prefix->child(k.front()) : k;
+    for (auto& [key, value] : detail::lazy::items(td, prefix)) {
       const bool nested = value.is_tensordict();
       if (!(nested && leaves_only)) out.emplace_back(key, value);
       if (nested && include_nested)
