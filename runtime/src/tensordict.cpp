@@ -367,8 +367,14 @@ Json TensorDict::get_non_tensor(const NestedKey& key) const {
   throw TypeError("key " + key.repr() + " holds a " + value.kind_name() + ", not non-tensor data");
 }
 
-const Value& TensorDict::value_at(size_t slot) const { return impl_->values.at(slot); }
-const std::string& TensorDict::key_at(size_t slot) const { return impl_->keys.at(slot); }
+const Value& TensorDict::value_at(size_t slot) const {
+  if (impl_->lazy) detail::dense_only(*this, "value_at");
+  return impl_->values.at(slot);
+}
+const std::string& TensorDict::key_at(size_t slot) const {
+  if (impl_->lazy) detail::dense_only(*this, "key_at");
+  return impl_->keys.at(slot);
+}
 int64_t TensorDict::slot_of(const std::string& key) const { return impl_->find(key); }  // -1: lazy
 
 TensorDict& TensorDict::set(const NestedKey& key, Value value) {
