@@ -1,5 +1,7 @@
 #include "tensorclass/llm/conversation.h"
 
+#include "tensordict/lazy_stack.h"
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -10,20 +12,34 @@ using tensordict::NonTensorStack;
 using tensordict::TensorDict;
 using tensordict::Value;
 
-// The value a (possibly absent) entry holds for message `i` of `n`.
-Json element(const TensorDict& td, const char* key, int64_t i, const Json& fallback) {
-  if (!td.contains(key)) return fallback;
-  const Value value = td.get_value(key);
-  if (value.is_non_tensor_data()) return value.non_tensor_data().data;
-  if (value.is_non_tensor_stack())
-    return value.non_tensor_stack().items().at(static_cast<size_t>(i));
-  if (value.is_tensor()) {
-    const at::Tensor t =
-        value.tensor().dim() == 0 ? value.tensor() : value.tensor().reshape({-1})[i];
-    return t.scalar_type() == at::kBool ? Json(t.item<bool>()) : Json(t.item<double>());
+// One entry of a conversation, looked up once (a row costs O(messages), not O(messages^2)):
+// element(i) is its value for message i.
+class Column {
+ public:
+  Column(const TensorDict& td, const char* key, Json fallback)
+      : key_(key), fallback_(std::move(fallback)) {
+    const int64_t slot = td.slot_of(key);
+    if (slot >= 0) value_ = &td.value_at(static_cast<size_t>(slot));
   }
-  throw tensordict::TypeError(std::string("History entry '") + key + "' is a nested TensorDict");
-}
+
+  Json element(int64_t i) const {
+    if (!value_) return fallback_;
+    if (value_->is_non_tensor_data()) return value_->non_tensor_data().data;
+    if (value_->is_non_tensor_stack())
+      return value_->non_tensor_stack().items().at(static_cast<size_t>(i));
+    if (value_->is_tensor()) {
+      const at::Tensor& all = value_->tensor();
+      const at::Tensor t = all.dim() == 0 ? all : all.reshape({-1})[i];
+      return t.scalar_type() == at::kBool ? Json(t.item<bool>()) : Json(t.item<double>());
+    }
+    throw tensordict::TypeError(std::string("History entry '") + key_ + "' is a nested TensorDict");
+  }
+
+ private:
+  const char* key_;
+  Json fallback_;
+  const Value* value_ = nullptr;  // absent entry: the fallback
+};
 
 // Stacks one JSON value per message into a NonTensorStack of `shape`.
 NonTensorStack column(const std::vector<const ChatMessage*>& messages, std::vector<int64_t> shape,
@@ -62,21 +78,27 @@ TensorDict from_rows(const std::vector<const ChatMessage*>& rows,
 
 }  // namespace
 
-std::vector<ChatMessage> conversation_messages(const TensorDict& history) {
-  if (history.ndim() > 1) {
+std::vector<ChatMessage> conversation_messages(const TensorDict& conversation) {
+  if (conversation.ndim() > 1) {
     throw tensordict::ShapeError("a conversation is a 0-D or 1-D History, got batch_size " +
-                                 tensordict::shape_str(history.batch_size()));
+                                 tensordict::shape_str(conversation.batch_size()));
   }
+  // A conversation stacked lazily from single messages (as Python's lazy_stack of Histories).
+  const TensorDict history = conversation.is_lazy_stack() ? conversation.densify() : conversation;
   const int64_t n = history.ndim() == 0 ? 1 : history.batch_size()[0];
+  const Column role(history, "role", Json(kPaddingRole)), content(history, "content", Json("")),
+      complete(history, "is_complete", Json(true)), calls(history, "tool_calls", nullptr),
+      responses(history, "tool_responses", nullptr);
   std::vector<ChatMessage> out;
+  out.reserve(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
     ChatMessage m;
-    m.role = element(history, "role", i, Json(kPaddingRole)).get<std::string>();
-    const Json content = element(history, "content", i, Json(""));
-    m.content = content.is_string() ? content.get<std::string>() : content.dump();
-    m.is_complete = element(history, "is_complete", i, Json(true)).get<bool>();
-    m.tool_calls = element(history, "tool_calls", i, nullptr);
-    m.tool_responses = element(history, "tool_responses", i, nullptr);
+    m.role = role.element(i).get<std::string>();
+    const Json text = content.element(i);
+    m.content = text.is_string() ? text.get<std::string>() : text.dump();
+    m.is_complete = complete.element(i).get<bool>();
+    m.tool_calls = calls.element(i);
+    m.tool_responses = responses.element(i);
     out.push_back(std::move(m));
   }
   return out;
@@ -89,14 +111,10 @@ TensorDict conversation_tensordict(const std::vector<ChatMessage>& messages) {
 }
 
 TensorDict batch_tensordict(const std::vector<std::vector<ChatMessage>>& chats) {
-  size_t longest = 0;
-  for (const auto& chat : chats) longest = std::max(longest, chat.size());
-  static const ChatMessage padding{kPaddingRole, ""};
-  std::vector<const ChatMessage*> rows;
-  for (const auto& chat : chats) {
-    for (size_t j = 0; j < longest; ++j) rows.push_back(j < chat.size() ? &chat[j] : &padding);
-  }
-  return from_rows(rows, {static_cast<int64_t>(chats.size()), static_cast<int64_t>(longest)});
+  std::vector<TensorDict> conversations;
+  conversations.reserve(chats.size());
+  for (const auto& chat : chats) conversations.push_back(conversation_tensordict(chat));
+  return tensordict::lazy_stack(conversations, 0);
 }
 
 namespace {

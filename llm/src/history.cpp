@@ -1,6 +1,7 @@
 // TorchRL History's methods (declared in schemas/history.yaml, attached to the generated class).
 // A History is edited as rows of chat messages: a 0-D/1-D History is one conversation, a 2-D one a
-// batch of conversations padded with "<none>" messages.
+// batch of conversations: a lazy stack of them (TorchRL's layout), or a dense batch whose "<none>"
+// padding messages are dropped when read.
 #include <ATen/ATen.h>
 
 #include <ostream>

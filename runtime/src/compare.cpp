@@ -1,6 +1,7 @@
 // Element-wise comparison of TensorDicts and the all()/any() reductions.
 #include <ATen/ATen.h>
 
+#include "lazy_internal.h"
 #include "tensordict_impl.h"
 
 namespace tensordict {
@@ -53,6 +54,8 @@ bool reduce(const TensorDict& td, bool want_all) {
 }  // namespace
 
 TensorDict TensorDict::operator==(const TensorDict& other) const {
+  detail::dense_only(*this, "operator==");
+  detail::dense_only(other, "operator==");
   TensorDict out = detail::empty_like_meta(*this);
   for (size_t i = 0; i < impl_->keys.size(); ++i) {
     const std::string& key = impl_->keys[i];

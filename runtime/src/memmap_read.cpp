@@ -8,6 +8,7 @@
 
 #include "memmap_internal.h"
 #include "tensordict/dtype.h"
+#include "tensordict/lazy_stack.h"
 #include "tensordict_impl.h"
 
 namespace tensordict::memmap {
@@ -228,11 +229,11 @@ class Reader {
     }
     if (tds.empty()) throw FormatError(where + ": lazy stack without elements (no '0/' directory)");
     try {
-      TensorDict out = stack(tds, dim);  // dense, torch.stack's rules
+      TensorDict out = lazy_stack(tds, dim);  // stays lazy: ragged elements load too
       out.impl().saved_path = dir;
       return out;
     } catch (const Error& e) {
-      throw FormatError(where + ": cannot stack the elements of a lazy stack: " + e.what());
+      throw FormatError(where + ": invalid lazy stack: " + e.what());
     }
   }
 
@@ -250,6 +251,11 @@ class Reader {
     Loaded child = load_dir(inner);
     meta.erase("_type");
     out.class_info = ClassInfo{out.type, std::move(meta)};
+    // Remembered on the TensorDict so that saving it through the plain API writes the class back.
+    if (child.value.is_tensordict()) {
+      child.value.tensordict().impl().class_info =
+          std::make_shared<const ClassInfo>(*out.class_info);
+    }
     out.value = std::move(child.value);
     out.nested_classes = std::move(child.nested_classes);
   }

@@ -3,6 +3,7 @@
 
 #include <future>
 
+#include "lazy_internal.h"
 #include "tensordict/memmap.h"
 #include "tensordict_impl.h"
 
@@ -19,6 +20,10 @@ memmap::WriteOptions write_options(const MemmapOptions& options, bool like) {
 // Moves the entries and state of `src` (a freshly written or loaded tree) into `dst`, level by
 // level, so handles to `dst`'s nested TensorDicts see the new leaves too.
 void adopt(detail::TensorDictImpl& dst, const detail::TensorDictImpl& src, bool keep_meta) {
+  if (dst.lazy && src.lazy && dst.lazy->tds.size() == src.lazy->tds.size()) {  // element-wise
+    for (size_t k = 0; k < src.lazy->tds.size(); ++k)
+      adopt(dst.lazy->tds[k].impl(), src.lazy->tds[k].impl(), keep_meta);
+  }
   for (size_t i = 0; i < src.keys.size(); ++i) {
     const Value& value = src.values[i];
     const int64_t slot = dst.find(src.keys[i]);

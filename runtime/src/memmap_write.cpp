@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 
+#include "lazy_internal.h"
 #include "memmap_internal.h"
 #include "tensordict/dtype.h"
 #include "tensordict_impl.h"
@@ -53,6 +54,7 @@ class TreeWriter {
       : opt_(options), tmp_(std::move(tmp_root)), final_(std::move(final_root)) {}
 
   TensorDict write_td(const TensorDict& td, const std::string& rel) {
+    if (td.is_lazy_stack()) return write_lazy(td, rel);
     const std::string dir = at_tmp(rel);
     if (!rel.empty()) detail::make_dir(dir);
     TensorDict out =
@@ -75,6 +77,40 @@ class TreeWriter {
     return out;
   }
 
+  // Spec §4: meta.json {"_type", "stack_dim"} and one directory per element, each written by its
+  // own rules (a loaded tensorclass element keeps its class).
+  TensorDict write_lazy(const TensorDict& td, const std::string& rel) {
+    if (!rel.empty()) detail::make_dir(at_tmp(rel));
+    Json meta = Json::object();
+    meta["_type"] = kLazyStackType;
+    meta["stack_dim"] = td.stack_dim();
+    metas_.push_back({at_tmp(rel), std::move(meta), false});
+    std::vector<TensorDict> written;
+    const auto& tds = td.tensordicts();
+    for (size_t k = 0; k < tds.size(); ++k)
+      written.push_back(write_any(tds[k], join_rel(rel, std::to_string(k))));
+    TensorDict out = lazy_stack(written, td.stack_dim());
+    out.impl().locked = true;
+    out.impl().is_memmap = true;
+    out.impl().saved_path = at_final(rel);
+    return out;
+  }
+
+  // A TensorDict as the tensorclass it holds (given by class_of, or remembered from a load), else
+  // as itself.
+  TensorDict write_any(const TensorDict& td, const std::string& rel) {
+    auto info = class_of(td);
+    return info ? write_class(td, *info, rel) : write_td(td, rel);
+  }
+
+  std::optional<ClassInfo> class_of(const TensorDict& td) const {
+    if (opt_.class_of) {
+      if (auto info = opt_.class_of(td)) return info;
+    }
+    const auto& remembered = td.impl().class_info;
+    return remembered ? std::optional<ClassInfo>(*remembered) : std::nullopt;
+  }
+
   TensorDict write_class(const TensorDict& inner, const ClassInfo& info, const std::string& rel) {
     if (!rel.empty()) detail::make_dir(at_tmp(rel));
     Json meta = Json::object();
@@ -83,7 +119,9 @@ class TreeWriter {
       if (k != "_type") meta[k] = v;
     }
     metas_.push_back({at_tmp(rel), std::move(meta), false});
-    return write_td(inner, join_rel(rel, "_tensordict"));
+    TensorDict out = write_td(inner, join_rel(rel, "_tensordict"));
+    out.impl().class_info = std::make_shared<const ClassInfo>(info);
+    return out;
   }
 
   void finish() {
@@ -126,13 +164,12 @@ class TreeWriter {
         return write_tensor(key, value.tensor(), rel, out);
       case Value::Kind::TensorDict: {
         const TensorDict& child = value.tensordict();
-        auto info = opt_.class_of ? opt_.class_of(child) : std::nullopt;
-        if (info) {
+        if (auto info = class_of(child)) {
           out.append(key, write_class(child, *info, rel));
           return type_entry(class_short_name(info->type));
         }
         out.append(key, write_td(child, rel));
-        return type_entry("TensorDict");
+        return type_entry(child.is_lazy_stack() ? "LazyStackedTensorDict" : "TensorDict");
       }
       case Value::Kind::NonTensorData: {
         detail::make_dir(at_tmp(rel));
@@ -245,7 +282,7 @@ TensorDict publish(const std::string& prefix, const WriteOptions& options, Write
 
 TensorDict save_tensordict(const TensorDict& td, const std::string& prefix,
                            const WriteOptions& options) {
-  return publish(prefix, options, [&](TreeWriter& w) { return w.write_td(td, ""); });
+  return publish(prefix, options, [&](TreeWriter& w) { return w.write_any(td, ""); });
 }
 
 TensorDict save_tensorclass(const TensorDict& inner, const ClassInfo& info,

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <functional>
 #include <numeric>
+#include <stdexcept>
+#include <string>
 
 #include "tensordict/errors.h"
 
@@ -34,7 +36,7 @@ void flatten_into(const Json& node, int64_t depth, int64_t ndim, std::vector<int
   for (const auto& child : node) flatten_into(child, depth + 1, ndim, shape, out);
 }
 
-Json nest(const std::vector<int64_t>& shape, const std::vector<Json>& items, size_t dim,
+Json nest(const std::vector<int64_t>& shape, const NonTensorStack::Items& items, size_t dim,
           size_t& pos) {
   if (dim == shape.size()) return items[pos++];
   Json list = Json::array();
@@ -45,9 +47,10 @@ Json nest(const std::vector<int64_t>& shape, const std::vector<Json>& items, siz
 }  // namespace
 
 NonTensorStack::NonTensorStack(std::vector<int64_t> shape, std::vector<Json> items)
-    : shape_(std::move(shape)), items_(std::move(items)) {
+    : shape_(std::move(shape)), count_(items.size()) {
+  data_ = std::make_shared<std::vector<Json>>(std::move(items));
   if (product(shape_) != numel()) {
-    throw ShapeError("NonTensorStack: " + std::to_string(items_.size()) +
+    throw ShapeError("NonTensorStack: " + std::to_string(count_) +
                      " items do not fill a stack of " + std::to_string(product(shape_)) +
                      " elements");
   }
@@ -67,13 +70,50 @@ NonTensorStack NonTensorStack::filled(std::vector<int64_t> shape, const Json& va
   return NonTensorStack(std::move(shape), std::move(items));
 }
 
+const Json& NonTensorStack::Items::at(size_t i) const {
+  if (i >= n_) {
+    throw std::out_of_range("NonTensorStack: item " + std::to_string(i) + " of " +
+                            std::to_string(n_));
+  }
+  return first_[i];
+}
+
+NonTensorStack NonTensorStack::row(int64_t i) const {
+  if (shape_.empty() || i < 0 || i >= shape_[0]) {
+    throw ShapeError("NonTensorStack: row " + std::to_string(i) + " is out of range for shape " +
+                     std::to_string(shape_.empty() ? 0 : shape_[0]) + " rows");
+  }
+  NonTensorStack out;
+  out.shape_.assign(shape_.begin() + 1, shape_.end());
+  out.count_ = static_cast<size_t>(product(out.shape_));
+  out.data_ = data_;
+  out.offset_ = offset_ + static_cast<size_t>(i) * out.count_;
+  return out;
+}
+
+std::vector<Json>& NonTensorStack::items() {
+  const bool whole = data_ && offset_ == 0 && count_ == data_->size();
+  if (!whole || data_.use_count() > 1) {
+    const Items view = static_cast<const NonTensorStack&>(*this).items();
+    data_ = std::make_shared<std::vector<Json>>(view.begin(), view.end());
+    offset_ = 0;
+  }
+  return *data_;
+}
+
+bool operator==(const NonTensorStack& a, const NonTensorStack& b) {
+  const auto ia = a.items(), ib = b.items();
+  return a.shape_ == b.shape_ && std::equal(ia.begin(), ia.end(), ib.begin(), ib.end());
+}
+
 Json NonTensorStack::tolist() const {
   size_t pos = 0;
-  return nest(shape_, items_, 0, pos);
+  return nest(shape_, items(), 0, pos);
 }
 
 bool NonTensorStack::all_equal() const {
-  return std::adjacent_find(items_.begin(), items_.end(), std::not_equal_to<>()) == items_.end();
+  const Items all = items();
+  return std::adjacent_find(all.begin(), all.end(), std::not_equal_to<>()) == all.end();
 }
 
 }  // namespace tensordict

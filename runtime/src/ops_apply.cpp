@@ -1,6 +1,7 @@
 // Per-leaf ops: apply, casts and copies, in-place fills, masked_fill and where.
 #include <ATen/ATen.h>
 
+#include "lazy_internal.h"
 #include "ops_util.h"
 
 namespace tensordict {
@@ -62,6 +63,8 @@ Value keep_first(const Value& a, const Value&, const BatchSize&) { return a; }
 }  // namespace
 
 TensorDict TensorDict::apply(const LeafFn2& fn, const TensorDict& other) const {
+  detail::dense_only(*this, "apply");
+  detail::dense_only(other, "apply");
   return zip(*this, other, "", "apply", fn, keep_first);
 }
 
@@ -151,6 +154,7 @@ void check_mask(const at::Tensor& mask, const BatchSize& batch, const char* op) 
 }  // namespace
 
 TensorDict TensorDict::masked_fill(const at::Tensor& mask, const at::Scalar& value) const {
+  detail::dense_only(*this, "masked_fill");
   check_mask(mask, batch_size(), "masked_fill");
   return map_leaves(
       *this,
@@ -159,6 +163,7 @@ TensorDict TensorDict::masked_fill(const at::Tensor& mask, const at::Scalar& val
 }
 
 TensorDict& TensorDict::masked_fill_(const at::Tensor& mask, const at::Scalar& value) {
+  detail::dense_only(*this, "masked_fill_");
   check_mask(mask, batch_size(), "masked_fill_");
   detail::for_each_leaf(*this, [&](const NestedKey&, at::Tensor& t) {
     t.masked_fill_(broadcast_mask(mask, t), value);
@@ -167,6 +172,7 @@ TensorDict& TensorDict::masked_fill_(const at::Tensor& mask, const at::Scalar& v
 }
 
 TensorDict TensorDict::where(const at::Tensor& condition, const TensorDict& other) const {
+  detail::dense_only(*this, "where");
   check_mask(condition, batch_size(), "where");
   auto tensors = [&](const at::Tensor& a, const at::Tensor& b) {
     return at::where(broadcast_mask(condition, a), a, b);
@@ -183,7 +189,7 @@ TensorDict TensorDict::where(const at::Tensor& condition, const TensorDict& othe
     };
     const NonTensorStack sa = as_stack(a);
     const NonTensorStack sb = as_stack(b);
-    std::vector<Json> items = sa.items();
+    std::vector<Json> items = sa.items().to_vector();
     items.insert(items.end(), sb.items().begin(), sb.items().end());
     const at::Tensor pa = detail::positions(sa.shape());
     const at::Tensor pos = at::where(broadcast_mask(condition, pa), pa, pa + sa.numel());

@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "lazy_internal.h"
 #include "ops_util.h"
 
 namespace tensordict {
@@ -119,6 +120,7 @@ void collect(const TensorDict& td, const std::string& prefix, std::vector<Leaf>&
 }  // namespace
 
 TensorDict TensorDict::consolidate() const {
+  detail::dense_only(*this, "consolidate");
   if (is_consolidated()) return *this;
   std::vector<Leaf> leaves;
   collect(*this, "", leaves);

@@ -1,6 +1,7 @@
 // Indexing over the batch dims: int, slice, ellipsis, None, bool mask, long index tensor.
 #include <ATen/ATen.h>
 
+#include "lazy_internal.h"
 #include "ops_util.h"
 
 namespace tensordict {
@@ -132,6 +133,7 @@ at::Tensor apply_index(const at::Tensor& t, const IndexPlan& plan) {
 }  // namespace detail
 
 TensorDict TensorDict::index(const Index& index) const {
+  if (impl_->lazy) return detail::lazy::index(*this, index);
   const detail::IndexPlan plan = detail::plan_index(index, impl_->batch_size);
   return detail::map_batch_infer(
       *this, [&plan](const at::Tensor& t) { return detail::apply_index(t, plan); }, "index");
@@ -139,6 +141,7 @@ TensorDict TensorDict::index(const Index& index) const {
 
 // td[i]: the common case, straight to select (no index plan, no result-shape inference).
 TensorDict TensorDict::operator[](int64_t i) const {
+  if (impl_->lazy) return detail::lazy::index(*this, {i});
   const auto& batch = impl_->batch_size;
   if (batch.empty()) {
     throw ShapeError("index: too many indices for batch_size []: the index covers 1 dims "
@@ -147,7 +150,8 @@ TensorDict TensorDict::operator[](int64_t i) const {
   detail::check_int(i, 0, batch);
   return detail::map_batch(
       *this, batch.size(), BatchSize(batch.begin() + 1, batch.end()),
-      [i](const at::Tensor& t) { return t.select(0, i); }, "index");
+      [i](const at::Tensor& t) { return t.select(0, i); }, "index",
+      [i](const NonTensorStack& s) { return detail::select_items(s, 0, i); });
 }
 
 }  // namespace tensordict

@@ -2,6 +2,7 @@
 // TensorDict lacks (the `data = TensorDict({}, {N}); data[i] = sample` pattern).
 #include <ATen/ATen.h>
 
+#include "lazy_internal.h"
 #include "ops_util.h"
 
 namespace tensordict {
@@ -92,6 +93,7 @@ void put_level(TensorDict& dst, const IndexPlan& plan, const TensorDict& src,
 }  // namespace
 
 TensorDict& TensorDict::index_put_(const Index& index, const TensorDict& value) {
+  detail::dense_only(*this, "index_put_");
   const IndexPlan plan = detail::plan_index(index, impl_->batch_size);
   put_level(*this, plan, value, "");
   return *this;

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <thread>
 
+#include "lazy_internal.h"
 #include "ops_util.h"
 
 namespace tensordict {
@@ -42,6 +43,7 @@ class ProgressBar {
 std::vector<TensorDict> TensorDict::run_chunks(
     const std::function<TensorDict(const TensorDict&)>& fn, int num_workers, int64_t chunksize,
     bool pbar) const {
+  detail::dense_only(*this, "map");
   if (ndim() == 0) {
     throw ShapeError("map: needs at least one batch dim to chunk over, batch_size is []");
   }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "lazy_internal.h"
 #include "ops_util.h"
 
 namespace tensordict {
@@ -212,6 +213,7 @@ std::vector<TensorDict> TensorDict::chunk(int64_t chunks, int64_t dim) const {
 }
 
 std::vector<TensorDict> TensorDict::unbind(int64_t dim) const {
+  if (impl_->lazy) return detail::lazy::unbind(*this, dim);
   const int64_t d = wrap_dim(dim, ndim(), "unbind", batch_size());
   BatchSize batch = batch_size();
   const int64_t n = batch[static_cast<size_t>(d)];
@@ -220,8 +222,8 @@ std::vector<TensorDict> TensorDict::unbind(int64_t dim) const {
   out.reserve(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
     out.push_back(map_batch(
-        *this, nb_of(*this), batch, [=](const at::Tensor& t) { return t.select(d, i); },
-        "unbind"));
+        *this, nb_of(*this), batch, [=](const at::Tensor& t) { return t.select(d, i); }, "unbind",
+        [=](const NonTensorStack& s) { return detail::select_items(s, d, i); }));
   }
   return out;
 }

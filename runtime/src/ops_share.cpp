@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "lazy_internal.h"
 #include "ops_util.h"
 
 namespace tensordict {
@@ -36,6 +37,10 @@ void share(at::Tensor& t) {
 }  // namespace
 
 TensorDict& TensorDict::share_memory_() {
+  if (impl_->lazy) {
+    detail::lazy::for_each(*this, [](TensorDict& e) { e.share_memory_(); });
+    return *this;
+  }
   const at::Tensor flat = detail::consolidated_buffer(*this);
   if (flat.defined() && flat.device().is_cpu()) {  // one mapping, leaves keep their offsets
     const at::Tensor shared = shared_bytes(flat.numel());

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "lazy_internal.h"
 #include "ops_util.h"
 
 namespace tensordict {
@@ -98,6 +99,9 @@ BatchSize combined_batch(const std::vector<TensorDict>& tds, const Combine& op) 
 
 TensorDict combine(const std::vector<TensorDict>& tds, const Combine& op,
                    const std::string& prefix) {
+  // A lazy stack anywhere keeps the result lazy (Python's stack of lazy stacks).
+  if (std::any_of(tds.begin(), tds.end(), [](const TensorDict& td) { return td.is_lazy_stack(); }))
+    return op.new_dim ? detail::lazy::stack_any(tds, op.dim) : detail::lazy::cat_any(tds, op.dim);
   const auto& first = tds[0].impl();
   for (size_t k = 1; k < tds.size(); ++k) {
     const std::string where = prefix.empty() ? "" : " at key '" + prefix + "'";

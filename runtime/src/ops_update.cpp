@@ -1,6 +1,7 @@
 // update / update_ (merging another TensorDict's entries) and flatten_keys / unflatten_keys.
 #include <ATen/ATen.h>
 
+#include "lazy_internal.h"
 #include "ops_util.h"
 
 namespace tensordict {
@@ -80,11 +81,15 @@ void update_level_(TensorDict& dst, const TensorDict& src, const std::string& pr
 }  // namespace
 
 TensorDict& TensorDict::update(const TensorDict& other) {
+  if (impl_->lazy) return detail::lazy::update(*this, other, false), *this;
+  detail::dense_only(other, "update");
   update_level(*this, other);
   return *this;
 }
 
 TensorDict& TensorDict::update_(const TensorDict& other) {
+  if (impl_->lazy) return detail::lazy::update(*this, other, true), *this;
+  detail::dense_only(other, "update_");
   const at::Tensor dst = detail::consolidated_buffer(*this);
   const at::Tensor src = dst.defined() ? detail::consolidated_buffer(other) : at::Tensor();
   const bool one_copy = src.defined() && src.numel() == dst.numel() &&
@@ -127,6 +132,7 @@ std::vector<std::string> split_key(const std::string& key, const std::string& se
 }  // namespace
 
 TensorDict TensorDict::flatten_keys(const std::string& separator) const {
+  detail::dense_only(*this, "flatten_keys");
   TensorDict out = detail::empty_like_meta(*this);
   flatten_into(*this, "", separator, out.impl());
   return out;
@@ -134,6 +140,7 @@ TensorDict TensorDict::flatten_keys(const std::string& separator) const {
 
 TensorDict TensorDict::unflatten_keys(const std::string& separator) const {
   if (separator.empty()) throw KeyError("unflatten_keys: the separator must not be empty");
+  detail::dense_only(*this, "unflatten_keys");
   TensorDict out = detail::empty_like_meta(*this);
   for (size_t i = 0; i < impl_->keys.size(); ++i) {
     const NestedKey key(split_key(impl_->keys[i], separator));

@@ -1,6 +1,7 @@
 // Shared machinery of the TensorDict ops: dims, shapes, the positions trick for NonTensorStacks,
 // and the recursive walkers that build same-structure TensorDicts.
 #include "ops_util.h"
+#include "lazy_internal.h"
 
 #include <ATen/ATen.h>
 
@@ -61,7 +62,7 @@ at::Tensor positions(at::IntArrayRef shape, int64_t offset) {
   return at::arange(offset, offset + product(shape), at::kLong).view(shape);
 }
 
-NonTensorStack gather_items(const std::vector<Json>& items, const at::Tensor& pos) {
+NonTensorStack gather_items(const NonTensorStack::Items& items, const at::Tensor& pos) {
   const at::Tensor flat = pos.contiguous();
   const int64_t* p = flat.data_ptr<int64_t>();
   std::vector<Json> out;
@@ -72,6 +73,26 @@ NonTensorStack gather_items(const std::vector<Json>& items, const at::Tensor& po
 
 NonTensorStack apply_to_stack(const NonTensorStack& stack, const TensorOp& op) {
   return gather_items(stack.items(), op(positions(stack.shape())));
+}
+
+NonTensorStack select_items(const NonTensorStack& stack, int64_t dim, int64_t i) {
+  const auto& shape = stack.shape();
+  const auto d = static_cast<size_t>(dim);
+  const int64_t n = shape[d];
+  const int64_t outer = product(at::IntArrayRef(shape).slice(0, d));
+  const int64_t inner = product(at::IntArrayRef(shape).slice(d + 1));
+  const int64_t row = i < 0 ? i + n : i;
+  if (dim == 0) return stack.row(row);
+  std::vector<Json> items;
+  items.reserve(static_cast<size_t>(outer * inner));
+  const auto src = stack.items();
+  for (int64_t o = 0; o < outer; ++o) {
+    const auto first = src.begin() + (o * n + row) * inner;
+    items.insert(items.end(), first, first + inner);
+  }
+  std::vector<int64_t> out_shape = shape;
+  out_shape.erase(out_shape.begin() + dim);
+  return NonTensorStack(std::move(out_shape), std::move(items));
 }
 
 std::string first_line(const char* what) {
@@ -110,7 +131,8 @@ at::Tensor guarded(const TensorOp& op, const at::Tensor& t, const char* op_name,
 // One level of map_batch; `first` carries a result already computed for slot `first_slot`.
 TensorDict map_batch_level(const TensorDict& td, size_t nb, const BatchSize& new_batch,
                            const TensorOp& op, const char* op_name, int64_t first_slot,
-                           const at::Tensor& first) {
+                           const at::Tensor& first, const StackOp& stack_op) {
+  dense_only(td, op_name);
   const auto& src = td.impl();
   const auto tail = join_shape(new_batch, src.batch_size, nb);
   TensorDict out = make_tensordict(BatchSize(tail.begin(), tail.end()), src.device);
@@ -126,13 +148,14 @@ TensorDict map_batch_level(const TensorDict& td, size_t nb, const BatchSize& new
         break;
       case Value::Kind::TensorDict:
         values.emplace_back(map_batch_level(value.tensordict(), nb, new_batch, op, op_name, -1,
-                                            at::Tensor()));
+                                            at::Tensor(), stack_op));
         break;
       case Value::Kind::NonTensorData:
         values.push_back(value);
         break;
       case Value::Kind::NonTensorStack:
-        values.emplace_back(apply_to_stack(value.non_tensor_stack(), op));
+        values.emplace_back(stack_op ? stack_op(value.non_tensor_stack())
+                                     : apply_to_stack(value.non_tensor_stack(), op));
         break;
     }
   }
@@ -143,11 +166,12 @@ TensorDict map_batch_level(const TensorDict& td, size_t nb, const BatchSize& new
 }  // namespace
 
 TensorDict map_batch(const TensorDict& td, size_t nb, const BatchSize& new_batch,
-                     const TensorOp& op, const char* op_name) {
-  return map_batch_level(td, nb, new_batch, op, op_name, -1, at::Tensor());
+                     const TensorOp& op, const char* op_name, const StackOp& stack_op) {
+  return map_batch_level(td, nb, new_batch, op, op_name, -1, at::Tensor(), stack_op);
 }
 
 TensorDict map_batch_infer(const TensorDict& td, const TensorOp& op, const char* op_name) {
+  dense_only(td, op_name);
   const auto& src = td.impl();
   const size_t nb = src.batch_size.size();
   for (size_t i = 0; i < src.keys.size(); ++i) {
@@ -157,11 +181,11 @@ TensorDict map_batch_infer(const TensorDict& td, const TensorOp& op, const char*
     const auto new_nb = static_cast<size_t>(first.dim() - (t.dim() - static_cast<int64_t>(nb)));
     const auto sizes = first.sizes().slice(0, new_nb);
     return map_batch_level(td, nb, BatchSize(sizes.begin(), sizes.end()), op, op_name,
-                           static_cast<int64_t>(i), first);
+                           static_cast<int64_t>(i), first, {});
   }
   // No top-level tensor: learn the new batch size from a stand-in of the batch shape.
   const at::Tensor stand_in = guarded(op, positions(src.batch_size), op_name, "<batch>");
-  return map_batch_level(td, nb, stand_in.sizes().vec(), op, op_name, -1, at::Tensor());
+  return map_batch_level(td, nb, stand_in.sizes().vec(), op, op_name, -1, at::Tensor(), {});
 }
 
 namespace {
@@ -175,6 +199,10 @@ bool has_batch(at::IntArrayRef shape, const BatchSize& batch) {
 
 TensorDict map_leaves(const TensorDict& td, const std::function<at::Tensor(const at::Tensor&)>& fn,
                       const char* op_name, std::optional<at::Device> device) {
+  if (td.is_lazy_stack()) {
+    return lazy::per_element(
+        td, [&](const TensorDict& e) { return map_leaves(e, fn, op_name, device); });
+  }
   const auto& src = td.impl();
   TensorDict out = make_tensordict(src.batch_size, device ? device : src.device, src.names);
   std::vector<Value> values;
@@ -203,6 +231,10 @@ namespace {
 
 void for_each_leaf_at(const TensorDict& td, const std::optional<NestedKey>& prefix,
                       const std::function<void(const NestedKey&, at::Tensor&)>& fn) {
+  if (td.is_lazy_stack()) {
+    for (const auto& element : lazy::state(td).tds) for_each_leaf_at(element, prefix, fn);
+    return;
+  }
   auto& impl = td.impl();
   for (size_t i = 0; i < impl.keys.size(); ++i) {
     Value& value = impl.values[i];

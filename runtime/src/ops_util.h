@@ -36,14 +36,24 @@ int64_t product(at::IntArrayRef shape);
 /// NonTensorStack goes, so stacks follow every op through one code path.
 at::Tensor positions(at::IntArrayRef shape, int64_t offset = 0);
 /// A stack of `pos`'s shape whose items are `items[pos[i]]`.
-NonTensorStack gather_items(const std::vector<Json>& items, const at::Tensor& pos);
+NonTensorStack gather_items(const NonTensorStack::Items& items, const at::Tensor& pos);
+inline NonTensorStack gather_items(const std::vector<Json>& items, const at::Tensor& pos) {
+  return gather_items(NonTensorStack::Items(items.data(), items.size()), pos);
+}
 NonTensorStack apply_to_stack(const NonTensorStack& stack, const TensorOp& op);
+/// The same op on a stack's items directly, for ops whose cost must follow the items they touch
+/// (a row of a stack of N rows: O(row), not the O(N) position grid of apply_to_stack).
+using StackOp = std::function<NonTensorStack(const NonTensorStack&)>;
+/// select(dim, i) of a stack: the items of row `i` along `dim` (dim 0: shared, O(1); other dims:
+/// copied, O(row)).
+NonTensorStack select_items(const NonTensorStack& stack, int64_t dim, int64_t i);
 
 /// Applies a batch op to every entry (tensors, stacks through positions; NonTensorData kept). Each
 /// level's new batch size is `new_batch` followed by its own dims past the first `nb`. Torch errors
 /// become ShapeErrors naming `op_name`, the key and its shape.
+/// `stack_op`, when given, replaces the positions trick for NonTensorStacks.
 TensorDict map_batch(const TensorDict& td, size_t nb, const BatchSize& new_batch,
-                     const TensorOp& op, const char* op_name);
+                     const TensorOp& op, const char* op_name, const StackOp& stack_op = {});
 /// Same, when the new batch size is only known from a result: it is read from the first
 /// top-level tensor's result (or from a stand-in tensor of the batch shape when there is none).
 TensorDict map_batch_infer(const TensorDict& td, const TensorOp& op, const char* op_name);

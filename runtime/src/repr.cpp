@@ -5,6 +5,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "lazy_internal.h"
 #include "tensordict/dtype.h"
 #include "tensordict/json.h"
 #include "tensordict_impl.h"
@@ -24,6 +25,7 @@ std::string data_str(const Json& value) {
 }
 
 void print_td(std::ostream& os, const TensorDict& td, const std::string& indent);
+void print_lazy(std::ostream& os, const TensorDict& td, const std::string& indent);
 
 void print_value(std::ostream& os, const Value& value, const BatchSize& batch,
                  const std::optional<at::Device>& device, const std::string& indent) {
@@ -36,7 +38,11 @@ void print_value(std::ostream& os, const Value& value, const BatchSize& batch,
       break;
     }
     case Value::Kind::TensorDict:
-      print_td(os, value.tensordict(), indent);
+      if (value.tensordict().is_lazy_stack()) {
+        print_lazy(os, value.tensordict(), indent);
+      } else {
+        print_td(os, value.tensordict(), indent);
+      }
       break;
     case Value::Kind::NonTensorData:
       os << "NonTensorData(data=" << data_str(value.non_tensor_data().data)
@@ -73,9 +79,63 @@ void print_td(std::ostream& os, const TensorDict& td, const std::string& indent)
      << inner << "is_shared=False)";
 }
 
+// `keys` of `td` sorted, one per line at `indent` (Python's _td_fields). A ragged tensor is shown
+// with -1 where the elements differ, as Python's get_item_shape.
+void print_fields(std::ostream& os, const TensorDict& td, std::vector<std::string> keys,
+                  const std::string& indent) {
+  std::sort(keys.begin(), keys.end());
+  for (size_t n = 0; n < keys.size(); ++n) {
+    os << (n ? ",\n" : "\n") << indent << keys[n] << ": ";
+    if (!td.is_lazy_stack()) {
+      print_value(os, td.get_value(keys[n]), td.batch_size(), td.device(), indent);
+      continue;
+    }
+    const auto shape = detail::lazy::item_shape(td, keys[n]);
+    const Value first = td.tensordicts()[0].get_value(keys[n]);
+    if (first.is_tensor() && std::find(shape.begin(), shape.end(), -1) != shape.end()) {
+      const at::Tensor& t = first.tensor();
+      os << "Tensor(shape=" << torch_size(shape) << ", device=" << t.device() << ", dtype=torch."
+         << dtype_name(t.scalar_type()) << ", is_shared=False)";
+    } else {
+      print_value(os, td.get_value(keys[n]), td.batch_size(), td.device(), indent);
+    }
+  }
+}
+
+void print_lazy(std::ostream& os, const TensorDict& td, const std::string& indent) {
+  const std::string inner = indent + "    ";
+  std::vector<std::string> shared;
+  for (const auto& key : td.keys()) shared.push_back(key.front());
+  os << "LazyStackedTensorDict(\n" << inner << "fields={";
+  print_fields(os, td, shared, inner + "    ");
+  if (shared.empty()) os << "\n" << inner;
+  os << "},\n" << inner << "exclusive_fields={\n";
+  bool any = false;
+  const auto& tds = td.tensordicts();
+  for (size_t k = 0; k < tds.size(); ++k) {
+    std::vector<std::string> own;
+    for (const auto& key : tds[k].keys())
+      if (std::find(shared.begin(), shared.end(), key.front()) == shared.end())
+        own.push_back(key.front());
+    if (own.empty()) continue;
+    os << (any ? ",\n" : "") << inner << "    " << k << " ->";
+    print_fields(os, tds[k], own, inner + "        ");
+    any = true;
+  }
+  os << (any ? "" : inner) << "},\n"
+     << inner << "batch_size=" << torch_size(td.batch_size()) << ",\n"
+     << inner << "device=" << device_str(td.device()) << ",\n"
+     << inner << "is_shared=False,\n"
+     << inner << "stack_dim=" << td.stack_dim() << ")";
+}
+
 }  // namespace
 
 std::ostream& operator<<(std::ostream& os, const TensorDict& td) {
+  if (td.is_lazy_stack()) {
+    print_lazy(os, td, "");
+    return os;
+  }
   print_td(os, td, "");
   return os;
 }

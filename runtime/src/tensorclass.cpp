@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "lazy_internal.h"
 #include "tensordict/dtype.h"
 #include "tensordict/json.h"
 #include "tensordict/tensorclass.h"
@@ -308,6 +309,9 @@ TensorDict build(const ClassSpec& spec, const std::vector<FieldValue>& values, B
 const Value* find(const TensorDict& td, const ClassSpec& spec, size_t i) {
   const auto& impl = td.impl();
   const char* name = spec.fields[i].name;
+  if (impl.lazy) {  // the elements' entries stacked (tensors: ShapeError naming a ragged field)
+    return detail::lazy::contains(td, name) ? &detail::lazy::handed_out(td, name) : nullptr;
+  }
   if (i < impl.keys.size() && same_key(impl.keys[i], name)) {
     return &impl.values[i];
   }
@@ -444,6 +448,10 @@ void read(const Value& value, const ClassSpec& spec, size_t i, std::vector<doubl
 }
 
 void check_fields(const TensorDict& td, const ClassSpec& spec) {
+  if (td.is_lazy_stack()) {  // element by element: ragged entries cannot be stacked
+    for (const auto& element : td.tensordicts()) check_fields(element, spec);
+    return;
+  }
   for (const auto& key : td.keys()) {
     size_t i = index_of(spec, key.front());
     const FieldSpec& field = spec.fields[i];

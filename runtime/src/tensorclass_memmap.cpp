@@ -3,6 +3,7 @@
 // as tensorclass directories of their own.
 #include <ATen/ATen.h>
 
+#include "lazy_internal.h"
 #include "tensordict/memmap.h"
 #include "tensordict/tensorclass.h"
 #include "tensordict_impl.h"
@@ -55,6 +56,10 @@ void apply_meta_fields(TensorDict& td, const ClassSpec& spec, const Json& fields
 // Level by level, so handles to nested levels of `dst` see the mapped leaves too. `src` has the
 // same keys in the same order (it was written from `dst`).
 void adopt(detail::TensorDictImpl& dst, const detail::TensorDictImpl& src) {
+  if (dst.lazy && src.lazy && dst.lazy->tds.size() == src.lazy->tds.size()) {  // element-wise
+    for (size_t k = 0; k < src.lazy->tds.size(); ++k)
+      adopt(dst.lazy->tds[k].impl(), src.lazy->tds[k].impl());
+  }
   for (size_t i = 0; i < src.keys.size(); ++i) {
     const int64_t slot = dst.find(src.keys[i]);
     if (slot < 0) continue;
@@ -133,6 +138,8 @@ void load_memmap_in_place(TensorDict& td, const ClassSpec& spec, const std::stri
   dst.values = src.values;
   dst.index = src.index;
   dst.batch_size = src.batch_size;
+  dst.lazy = src.lazy;
+  dst.class_info = src.class_info;
   dst.locked = src.locked;
   dst.is_memmap = src.is_memmap;
   dst.saved_path = src.saved_path;

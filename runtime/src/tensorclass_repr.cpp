@@ -6,6 +6,8 @@
 #include <ostream>
 #include <sstream>
 
+#include "lazy_internal.h"
+#include "tensordict/dtype.h"
 #include "tensordict/json.h"
 #include "tensordict/tensorclass.h"
 
@@ -43,6 +45,15 @@ std::string entry_repr(const Value& value, const FieldSpec& field, const TensorD
   return os.str();
 }
 
+// A tensor field of a ragged lazy stack cannot be stacked: shown with -1 where the elements
+// differ, as Python's repr does.
+std::string ragged_tensor_repr(const TensorDict& td, const char* name) {
+  const auto shape = detail::lazy::item_shape(td, name);
+  const at::Tensor& first = td.tensordicts()[0].get(name);
+  return "Tensor(shape=" + torch_size(shape) + ", device=" + first.device().str() +
+         ", dtype=torch." + dtype_name(first.scalar_type()) + ", is_shared=False)";
+}
+
 }  // namespace
 
 void print(std::ostream& os, const TensorDict& td, const ClassSpec& spec) {
@@ -50,7 +61,14 @@ void print(std::ostream& os, const TensorDict& td, const ClassSpec& spec) {
   std::vector<std::pair<std::string, std::string>> present;
   std::vector<std::string> none;
   for (size_t i = 0; i < spec.fields.size(); ++i) {
-    const Value* v = find(td, spec, i);
+    const Value* v = nullptr;
+    try {
+      v = find(td, spec, i);
+    } catch (const ShapeError&) {
+      if (!td.is_lazy_stack()) throw;
+      present.emplace_back(spec.fields[i].name, ragged_tensor_repr(td, spec.fields[i].name));
+      continue;
+    }
     if (v) {
       present.emplace_back(spec.fields[i].name, entry_repr(*v, spec.fields[i], td));
     } else {

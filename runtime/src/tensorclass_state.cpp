@@ -1,8 +1,10 @@
-// state_dict / load_state_dict of tensorclasses (format spec §6.2, §6.3), flat form.
+// state_dict / load_state_dict of TensorDicts and tensorclasses (format spec §6), flat form: one
+// walker and one loader for both (a TensorDict level is a level without a ClassSpec).
 #include <ATen/ATen.h>
 
 #include <set>
 
+#include "lazy_internal.h"
 #include "tensordict/tensorclass.h"
 #include "tensordict_impl.h"
 
@@ -23,13 +25,46 @@ Json level_meta(const TensorDict& td) {
 void collect(const TensorDict& td, const ClassSpec* spec, const std::string& prefix,
              StateDict& out);
 
-// A plain nested TensorDict: its metadata entry comes before its children.
+// NonTensorData emits no tensor, only a metadata entry of its own (spec §6.1).
+Json non_tensor_meta(const TensorDict& parent, const Value& value) {
+  Json meta = level_meta(parent);
+  meta["_type"] = value.is_non_tensor_data() ? "NonTensorData" : "NonTensorStack";
+  meta["_non_tensor"] =
+      Json{{"data", to_json(value)}, {"_is_non_tensor", true}, {"_metadata", nullptr}};
+  return meta;
+}
+
+// Python's state_dict of a lazy stack needs every key in every element.
+void check_shared_keys(const TensorDict& td, const std::string& prefix) {
+  const size_t shared = td.keys().size();
+  for (size_t k = 0; k < td.tensordicts().size(); ++k) {
+    if (td.tensordicts()[k].size() != shared) {
+      throw KeyError("state_dict: element " + std::to_string(k) + " of the lazy stack at '" +
+                     prefix + "' has keys the other elements lack");
+    }
+  }
+}
+
+// A plain nested TensorDict: its metadata entry comes before its children. A TensorDict loaded
+// from a tensorclass directory is a tensorclass level (metadata after its children, with _type).
 void collect_td(const TensorDict& td, const std::string& prefix, StateDict& out) {
-  out.metadata[prefix] = level_meta(td);
+  if (td.is_lazy_stack()) check_shared_keys(td, prefix);
+  const auto& info = td.impl().class_info;
+  if (!info) out.metadata[prefix] = level_meta(td);
+  Json data_fields = Json::object();
   for (const auto& [key, value] : td.items()) {
     const std::string path = join_key(prefix, key.front());
     if (value.is_tensor()) out.tensors.emplace_back(path, value.tensor().detach());
     if (value.is_tensordict()) collect(value.tensordict(), nullptr, path, out);
+    if (value.is_non_tensor() && info) data_fields[key.front()] = to_json(value);
+    if (value.is_non_tensor() && !info) out.metadata[path] = non_tensor_meta(td, value);
+  }
+  if (info) {
+    Json meta = level_meta(td);
+    meta["_type"] = memmap::class_short_name(info->type);
+    meta["_non_tensor"] = info->fields;
+    meta["_non_tensor"].update(data_fields);
+    out.metadata[prefix] = meta;
   }
 }
 
@@ -75,7 +110,7 @@ class Loader {
 
   void load(TensorDict& td, const ClassSpec* spec, const std::string& prefix) {
     const Json* meta = meta_of(prefix);
-    if (meta && meta->contains("batch_size")) {
+    if (meta && meta->contains("batch_size") && !td.is_lazy_stack()) {
       td.impl().batch_size = (*meta)["batch_size"].get<BatchSize>();
     }
     std::set<std::string> children;
@@ -92,6 +127,24 @@ class Loader {
       }
     }
     if (meta && meta->contains("_non_tensor")) load_non_tensor(td, spec, (*meta)["_non_tensor"]);
+    if (!spec) load_non_tensor_entries(td, prefix);
+  }
+
+  /// strict: the state's keys must be the tensor leaves of `td` (spec §6.3).
+  void check_keys(const TensorDict& td) const {
+    std::set<std::string> mine, theirs;
+    for (const auto& key : td.keys(true, true))
+      if (td.get_value(key).is_tensor()) mine.insert(key.join("."));
+    for (const auto& [key, tensor] : state_.tensors) theirs.insert(key);
+    std::string missing, unexpected;
+    for (const auto& k : mine)
+      if (!theirs.count(k)) missing += (missing.empty() ? "'" : ", '") + k + "'";
+    for (const auto& k : theirs)
+      if (!mine.count(k)) unexpected += (unexpected.empty() ? "'" : ", '") + k + "'";
+    if (!missing.empty() || !unexpected.empty()) {
+      throw KeyError("load_state_dict (strict): missing keys [" + missing + "], unexpected keys [" +
+                     unexpected + "]");
+    }
   }
 
  private:
@@ -111,6 +164,10 @@ class Loader {
     if (strict_ && spec) index_of(*spec, name);
   }
   void set_leaf(TensorDict& td, const std::string& key, const at::Tensor& value) {
+    if (!assign_ && td.is_lazy_stack() && td.contains(key)) {  // into the elements
+      td.set_(key, value);
+      return;
+    }
     if (!assign_ && td.contains(key) && td.get_value(key).is_tensor()) {
       at::Tensor current = td.get(key);
       if (current.sizes().equals(value.sizes())) {
@@ -139,6 +196,16 @@ class Loader {
     load(child, nested, path);
     td.set(head, child);
   }
+  // NonTensorData children of a TensorDict level live in the metadata only (spec §6.1).
+  void load_non_tensor_entries(TensorDict& td, const std::string& prefix) {
+    for (const auto& [path, meta] : state_.metadata.items()) {
+      std::string rest;
+      if (!under(path, prefix, rest) || rest.find('.') != std::string::npos) continue;
+      if (!meta.is_object() || meta.value("_type", "") != "NonTensorData") continue;
+      td.set(rest, NonTensorData{meta["_non_tensor"].value("data", Json())});
+    }
+  }
+
   void load_non_tensor(TensorDict& td, const ClassSpec* spec, const Json& fields) {
     for (const auto& [name, value] : fields.items()) {
       if (spec) index_of(*spec, name);  // KeyError for non-fields, strict or not (spec §6.3)
@@ -168,3 +235,20 @@ void load_state_dict(TensorDict& td, const ClassSpec& spec, const StateDict& sta
 }
 
 }  // namespace tensordict::tc
+
+namespace tensordict {
+
+StateDict TensorDict::state_dict() const {
+  StateDict out;
+  tc::collect_td(*this, "", out);
+  return out;
+}
+
+TensorDict& TensorDict::load_state_dict(const StateDict& state, bool strict, bool assign) {
+  tc::Loader loader(state, strict, assign, true);
+  if (strict) loader.check_keys(*this);
+  loader.load(*this, nullptr, "");
+  return *this;
+}
+
+}  // namespace tensordict

@@ -3,6 +3,7 @@
 
 #include <numeric>
 
+#include "lazy_internal.h"
 #include "ops_util.h"
 #include "tensordict_impl.h"
 
@@ -51,6 +52,10 @@ TensorDict map_entries(const TensorDict& td,
                        const std::function<BatchSize(const BatchSize&)>& batch_fn,
                        const std::function<at::Tensor(const at::Tensor&)>& tensor_fn,
                        const std::function<NonTensorStack(const NonTensorStack&)>& stack_fn) {
+  if (td.is_lazy_stack()) {
+    return lazy::per_element(
+        td, [&](const TensorDict& e) { return map_entries(e, batch_fn, tensor_fn, stack_fn); });
+  }
   const auto& src = td.impl();
   TensorDict out = make_tensordict(batch_fn(src.batch_size), src.device);
   if (src.names && out.impl().batch_size.size() == src.batch_size.size())
@@ -178,6 +183,9 @@ void write_in_place(Value& slot, const NestedKey& key, Value value) {
 void set_locked_recursive(TensorDictImpl& impl, bool locked) {
   impl.locked = locked;
   if (!locked) impl.is_memmap = false;
+  if (impl.lazy) {
+    for (const auto& element : impl.lazy->tds) set_locked_recursive(element.impl(), locked);
+  }
   for (auto& value : impl.values) {
     if (value.is_tensordict()) set_locked_recursive(value.tensordict().impl(), locked);
   }
@@ -249,6 +257,7 @@ void apply_batch_size(TensorDictImpl& impl, const BatchSize& batch) {
 }  // namespace
 
 void TensorDict::set_batch_size(BatchSize batch_size) {
+  detail::dense_only(*this, "set_batch_size");
   check_batch_size(*impl_, batch_size);
   apply_batch_size(*impl_, batch_size);
 }
@@ -260,12 +269,13 @@ int64_t TensorDict::numel() const {
   return std::accumulate(b.begin(), b.end(), int64_t{1}, std::multiplies<>());
 }
 
-bool TensorDict::is_empty() const { return impl_->keys.empty(); }
+bool TensorDict::is_empty() const { return size() == 0; }
 
 std::optional<at::Device> TensorDict::device() const { return impl_->device; }
 
 TensorDict& TensorDict::set_device(std::optional<at::Device> device) {
   impl_->device = device;
+  if (impl_->lazy) detail::lazy::for_each(*this, [&](TensorDict& e) { e.set_device(device); });
   if (!device) return *this;
   for (auto& value : impl_->values) {
     if (value.is_tensor()) {
@@ -292,6 +302,8 @@ void TensorDict::set_names(std::optional<DimNames> names) {
 // ---- entries ---------------------------------------------------------------------------------
 
 bool TensorDict::contains(const NestedKey& key) const {
+  if (auto lazy = detail::lazy::on_path(*this, key))
+    return detail::lazy::contains(lazy->first, lazy->second);
   TensorDict node = *this;
   for (size_t i = 0; i < key.size(); ++i) {
     const int64_t slot = node.impl_->find(key[i]);
@@ -305,6 +317,8 @@ bool TensorDict::contains(const NestedKey& key) const {
 }
 
 Value TensorDict::get_value(const NestedKey& key) const {
+  if (auto lazy = detail::lazy::on_path(*this, key))
+    return detail::lazy::get_value(lazy->first, lazy->second);
   const TensorDict parent = key.is_nested() ? parent_of(*this, key, false) : *this;
   const int64_t slot = parent.impl_->find(key.back());
   if (slot < 0) throw KeyError("key " + key.repr() + " not found in TensorDict");
@@ -345,15 +359,23 @@ TensorDict TensorDict::get_tensordict(const NestedKey& key) const {
 }
 
 Json TensorDict::get_non_tensor(const NestedKey& key) const {
+  if (auto lazy = detail::lazy::on_path(*this, key))
+    return detail::lazy::get_non_tensor(lazy->first, lazy->second);
   Value value = get_value(key);
   if (value.is_non_tensor_data()) return value.non_tensor_data().data;
   if (value.is_non_tensor_stack()) return value.non_tensor_stack().tolist();
   throw TypeError("key " + key.repr() + " holds a " + value.kind_name() + ", not non-tensor data");
 }
 
-const Value& TensorDict::value_at(size_t slot) const { return impl_->values.at(slot); }
-const std::string& TensorDict::key_at(size_t slot) const { return impl_->keys.at(slot); }
-int64_t TensorDict::slot_of(const std::string& key) const { return impl_->find(key); }
+const Value& TensorDict::value_at(size_t slot) const {
+  if (impl_->lazy) detail::dense_only(*this, "value_at");
+  return impl_->values.at(slot);
+}
+const std::string& TensorDict::key_at(size_t slot) const {
+  if (impl_->lazy) detail::dense_only(*this, "key_at");
+  return impl_->keys.at(slot);
+}
+int64_t TensorDict::slot_of(const std::string& key) const { return impl_->find(key); }  // -1: lazy
 
 TensorDict& TensorDict::set(const NestedKey& key, Value value) {
   if (!key.is_nested() && value.is_tensor() && !impl_->locked) {  // hot path: replace a tensor
@@ -364,6 +386,10 @@ TensorDict& TensorDict::set(const NestedKey& key, Value value) {
       impl_->values[static_cast<size_t>(slot)] = std::move(value);
       return *this;
     }
+  }
+  if (auto lazy = detail::lazy::on_path(*this, key)) {
+    detail::lazy::set(lazy->first, lazy->second, value);
+    return *this;
   }
   std::optional<TensorDict> parent;  // only nested keys pay for a handle copy
   if (key.is_nested()) parent = parent_of(*this, key, true);
@@ -397,6 +423,10 @@ TensorDict& TensorDict::set_non_tensor(const NestedKey& key, Json value) {
 }
 
 TensorDict& TensorDict::set_(const NestedKey& key, const at::Tensor& value) {
+  if (auto lazy = detail::lazy::on_path(*this, key)) {  // element-wise: the elements are written
+    detail::lazy::set_(lazy->first, lazy->second, value);
+    return *this;
+  }
   at::Tensor dst = get(key);
   if (dst.sizes() != value.sizes()) {
     throw ShapeError("set_ on key " + key.repr() + ": expected shape " + shape_str(dst.sizes()) +
@@ -412,6 +442,8 @@ TensorDict& TensorDict::del_(const NestedKey& key) {
 }
 
 Value TensorDict::pop(const NestedKey& key) {
+  if (auto lazy = detail::lazy::on_path(*this, key))
+    return detail::lazy::pop(lazy->first, lazy->second);
   TensorDict parent = key.is_nested() ? parent_of(*this, key, false) : *this;
   auto& impl = parent.impl();
   const int64_t slot = impl.find(key.back());
@@ -425,6 +457,10 @@ Value TensorDict::pop(const NestedKey& key) {
 
 TensorDict& TensorDict::rename_key_(const NestedKey& old_key, const NestedKey& new_key, bool safe) {
   if (old_key == new_key) return *this;
+  if (impl_->lazy) {
+    detail::lazy::for_each(*this, [&](TensorDict& e) { e.rename_key_(old_key, new_key, safe); });
+    return *this;
+  }
   if (safe && contains(new_key)) {
     throw KeyError("cannot rename " + old_key.repr() + " to " + new_key.repr() +
                    ": the new key already exists");
@@ -453,6 +489,10 @@ TensorDict& TensorDict::rename_key_(const NestedKey& old_key, const NestedKey& n
 }
 
 TensorDict TensorDict::select(const std::vector<NestedKey>& keys, bool strict) const {
+  if (impl_->lazy) {
+    return detail::lazy::per_element(*this,
+                                     [&](const TensorDict& e) { return e.select(keys, strict); });
+  }
   TensorDict out = detail::empty_like_meta(*this);
   for (const auto& key : keys) {
     if (!contains(key)) {
@@ -482,6 +522,15 @@ namespace {
 
 void collect(const TensorDict& td, const std::optional<NestedKey>& prefix, bool include_nested,
              bool leaves_only, std::vector<std::pair<NestedKey, Value>>& out) {
+  if (td.is_lazy_stack()) {  // its shared keys, each entry stacked
+    for (auto& [key, value] : detail::lazy::items(td, prefix)) {
+      const bool nested = value.is_tensordict();
+      if (!(nested && leaves_only)) out.emplace_back(key, value);
+      if (nested && include_nested)
+        collect(value.tensordict(), key, include_nested, leaves_only, out);
+    }
+    return;
+  }
   const auto& impl = td.impl();
   for (size_t i = 0; i < impl.keys.size(); ++i) {
     NestedKey key = prefix ? prefix->child(impl.keys[i]) : NestedKey(impl.keys[i]);
@@ -504,6 +553,7 @@ std::vector<std::pair<NestedKey, Value>> TensorDict::items(bool include_nested,
 }
 
 std::vector<NestedKey> TensorDict::keys(bool include_nested, bool leaves_only) const {
+  if (impl_->lazy) return detail::lazy::keys(*this, include_nested, leaves_only);
   if (!include_nested && !leaves_only) return {impl_->keys.begin(), impl_->keys.end()};
   std::vector<NestedKey> out;
   for (auto& item : items(include_nested, leaves_only)) out.push_back(std::move(item.first));
@@ -516,7 +566,9 @@ std::vector<Value> TensorDict::values(bool include_nested, bool leaves_only) con
   return out;
 }
 
-size_t TensorDict::size() const { return impl_->keys.size(); }
+size_t TensorDict::size() const {
+  return impl_->lazy ? detail::lazy::keys(*this, false, false).size() : impl_->keys.size();
+}
 
 // ---- lock ------------------------------------------------------------------------------------
 
@@ -538,7 +590,7 @@ TensorDict TensorDict::clone(bool recurse) const {
   auto identity = [](const BatchSize& b) { return b; };
   if (recurse) {
     // Consolidated: one buffer copy, leaves rebuilt as views of it (ops_consolidate.cpp).
-    const at::Tensor flat = detail::consolidated_buffer(*this);
+    const at::Tensor flat = impl_->lazy ? at::Tensor() : detail::consolidated_buffer(*this);
     if (flat.defined()) return detail::rebuild_over(*this, detail::clone_flat(flat), std::nullopt);
     return detail::map_entries(*this, identity, [](const at::Tensor& t) { return t.clone(); }, {});
   }
@@ -546,6 +598,9 @@ TensorDict TensorDict::clone(bool recurse) const {
 }
 
 TensorDict TensorDict::empty(bool recurse) const {
+  if (impl_->lazy) {
+    return detail::lazy::per_element(*this, [&](const TensorDict& e) { return e.empty(recurse); });
+  }
   TensorDict out = detail::empty_like_meta(*this);
   if (!recurse) return out;
   for (size_t i = 0; i < impl_->keys.size(); ++i) {

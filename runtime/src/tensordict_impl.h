@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 
+#include "tensordict/memmap.h"
 #include "tensordict/tensordict.h"
 
 namespace tensordict::detail {
@@ -51,6 +52,8 @@ class KeyIndex {
   size_t count_ = 0;
 };
 
+struct LazyState;
+
 struct TensorDictImpl {
   BatchSize batch_size;
   std::optional<at::Device> device;
@@ -61,6 +64,11 @@ struct TensorDictImpl {
   /// Flat byte buffer that every tensor leaf views after consolidate() (ops_consolidate.cpp);
   /// undefined otherwise. Checked for staleness on use: a replaced leaf no longer views it.
   at::Tensor consolidated;
+  /// Set on a lazy stack (lazy_internal.h): its elements; `keys`/`values` then stay empty.
+  std::shared_ptr<LazyState> lazy;
+  /// The tensorclass a loaded directory held (its `_type` and meta.json fields), so that a save
+  /// through the plain TensorDict API writes that class back.
+  std::shared_ptr<const memmap::ClassInfo> class_info;  // null: a plain TensorDict
 
   // Entries in insertion order; `index` maps a key to its slot. Ops that build a TensorDict with
   // the same keys share the index (copy-on-write) instead of rebuilding it.

@@ -284,16 +284,20 @@ TEST_CASE("tensorclass directories: save, load, nested, and the class hook",
   CHECK(plain.get_non_tensor({"data", "label"}) == "lbl");
 }
 
-TEST_CASE("lazy stack directories load as a dense stack", "[io][roundtrip]") {
+TEST_CASE("lazy stack directories load as a lazy stack, up to the first missing index",
+          "[io][roundtrip][lazy]") {
   tc_test::TempDir tmp;
   fs::create_directories(tmp / "ls");
-  for (int i = 0; i < 3; ++i) {
+  for (int i : {0, 1, 2, 4}) {  // 4/ comes after a gap: not an element (spec §4)
     TensorDict({{"x", at::full({2}, i)}, {"tag", "same"}}, {2})
         .memmap(tmp / ("ls/" + std::to_string(i)));
   }
   memmap::write_meta(tmp / "ls", Json{{"_type", memmap::kLazyStackType}, {"stack_dim", 0}});
   TensorDict td = TensorDict::load_memmap(tmp / "ls");
+  CHECK(td.is_lazy_stack());
+  CHECK(td.tensordicts().size() == 3);
   CHECK(td.batch_size() == std::vector<int64_t>{3, 2});
+  CHECK(at::equal(td.densify().get("x"), at::arange(3).unsqueeze(1).expand({3, 2})));
   CHECK(at::equal(td.get("x"), at::arange(3).unsqueeze(1).expand({3, 2})));
   CHECK(td.get_non_tensor("tag") == "same");
 }

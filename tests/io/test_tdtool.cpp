@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "io_test_util.h"
+#include "tensordict/lazy_stack.h"
 #include "tensordict/memmap.h"
 
 using tensordict::TensorDict;
@@ -110,4 +111,19 @@ TEST_CASE("tdtool errors: one line, non-zero exit", "[tdtool]") {
   Run version = tdtool("--version");
   CHECK(version.code == 0);
   CHECK(version.output.rfind("tdtool ", 0) == 0);
+}
+
+TEST_CASE("tdtool dump --json shows a lazy stack's elements", "[tdtool][lazy]") {
+  tc_test::TempDir tmp;
+  tensordict::lazy_stack({tensordict::TensorDict({{"x", at::ones({1}, at::kLong)}}, {1}),
+                          tensordict::TensorDict({{"x", at::zeros({2}, at::kLong)}}, {2})})
+      .memmap(tmp / "ls");
+  Run r = tdtool("dump --json " + (tmp / "ls"));
+  CHECK(r.code == 0);
+  CHECK(
+      r.output ==
+      R"({"batch_size": [2, -1], "stack_dim": 0, "tensordicts": [)"
+      R"({"batch_size": [1], "entries": {"x": {"dtype": "int64", "shape": [1], "data": [1]}}}, )"
+      R"({"batch_size": [2], "entries": {"x": {"dtype": "int64", "shape": [2], "data": [0, 0]}}}]})"
+      "\n");
 }

@@ -21,14 +21,15 @@ TEST_CASE("a conversation round-trips through its TensorDict layout", "[conversa
   CHECK(back[0].tool_calls.is_null());
 }
 
-TEST_CASE("a batch of conversations is padded with <none> messages", "[conversation]") {
+TEST_CASE("a batch of conversations is a lazy stack, unpadded", "[conversation]") {
   TensorDict td = batch_tensordict({{{"user", "a"}}, {{"user", "b"}, {"assistant", "c"}}});
-  CHECK(td.batch_size() == (tensordict::BatchSize{2, 2}));
+  CHECK(td.is_lazy_stack());
+  CHECK(td.batch_size() == (tensordict::BatchSize{2, -1}));
   CHECK(td.get_non_tensor("role") ==
-        Json::array({Json::array({"user", "<none>"}), Json::array({"user", "assistant"})}));
-  CHECK(td.get_non_tensor("content")[0][1] == "");
+        Json::array({Json::array({"user"}), Json::array({"user", "assistant"})}));
+  CHECK(conversation_messages(td[1]).at(1).content == "c");
   CHECK_THROWS_WITH(conversation_messages(td),
-                    "a conversation is a 0-D or 1-D History, got batch_size [2, 2]");
+                    "a conversation is a 0-D or 1-D History, got batch_size [2, -1]");
 }
 
 TEST_CASE("a single message is a 0-D History; NonTensorData fields apply to every message",

@@ -44,11 +44,10 @@ TEST_CASE("a History built from strings stores non-tensor data (nocast)", "[hist
         "<|im_start|>system\nYou are a bot.<|im_end|>\n<|im_start|>user\nHello<|im_end|>\n");
 }
 
-TEST_CASE("from_chats pads shorter conversations with <none> messages", "[history]") {
+TEST_CASE("from_chats lazily stacks conversations of different lengths, unpadded", "[history]") {
   History h = History::from_chats(kChats);
-  CHECK(h.batch_size() == (tensordict::BatchSize{2, 2}));
-  CHECK(h.role() ==
-        Json::array({Json::array({"system", "user"}), Json::array({"user", "<none>"})}));
+  CHECK(h.batch_size() == (tensordict::BatchSize{2, -1}));
+  CHECK(h.role() == Json::array({Json::array({"system", "user"}), Json::array({"user"})}));
   auto texts = h.apply_chat_template();
   REQUIRE(texts.size() == 2);
   CHECK(texts[0] ==
@@ -101,11 +100,11 @@ TEST_CASE("append adds a message; extend adds messages or conversations", "[hist
   History batch = History::from_chats(kChats);
   History replies({Json::array({"assistant", "assistant"}), Json::array({"A", "B"})}, {2});
   batch.append(replies);  // dim -1: one message per conversation
-  CHECK(batch.batch_size() == (tensordict::BatchSize{2, 3}));
-  CHECK(batch.content()[1] == Json::array({"Hi", "B", ""}));
+  CHECK(batch.batch_size() == (tensordict::BatchSize{2, -1}));  // lengths 3 and 2
+  CHECK(batch.content()[1] == Json::array({"Hi", "B"}));
 
   batch.extend(History::from_chats(Json::array({kChats[1]})));  // dim 0: more conversations
-  CHECK(batch.batch_size() == (tensordict::BatchSize{3, 3}));
+  CHECK(batch.batch_size() == (tensordict::BatchSize{3, -1}));
   chat.extend(History::from_chats(kChats[1]));
   CHECK(chat.batch_size() == tensordict::BatchSize{4});
   CHECK_THROWS_WITH(chat.extend(reply), Catch::Contains("as many batch dims"));
@@ -174,7 +173,8 @@ TEST_CASE("batched histories round-trip through memmap in TorchRL's layout", "[h
   std::filesystem::remove_all(dir);
 
   History one = h[1];
-  CHECK(one.role() == Json::array({"user", "<none>"}));
-  History stacked = History::stack({h[0], h[1]});
+  CHECK(one.role() == Json::array({"user"}));
+  History stacked = History::lazy_stack({h[0], h[1]});
   CHECK(stacked.role() == h.role());
+  CHECK_THROWS_AS(History::stack({h[0], h[1]}), tensordict::ShapeError);  // ragged: dense fails
 }

@@ -32,6 +32,13 @@ Json value_to_json(const Value& value) {
 }
 
 Json td_to_json(const TensorDict& td) {
+  if (td.is_lazy_stack()) {  // its elements, each with its own keys and batch size
+    Json elements = Json::array();
+    for (const auto& element : td.tensordicts()) elements.push_back(td_to_json(element));
+    return Json{{"batch_size", td.batch_size()},
+                {"stack_dim", td.stack_dim()},
+                {"tensordicts", std::move(elements)}};
+  }
   Json entries = Json::object();
   for (size_t i = 0; i < td.size(); ++i) entries[td.key_at(i)] = value_to_json(td.value_at(i));
   return Json{{"batch_size", td.batch_size()}, {"entries", std::move(entries)}};

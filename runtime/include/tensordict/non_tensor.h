@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace tensordict {
@@ -24,6 +25,26 @@ struct NonTensorData {
 
 class NonTensorStack {
  public:
+  /// Read-only view of the items in row-major order (a range of a storage that stacks sharing
+  /// it, such as the rows made by td[i] or unbind, do not copy).
+  class Items {
+   public:
+    Items(const Json* first, size_t n) : first_(first), n_(n) {}
+    const Json* begin() const { return first_; }
+    const Json* end() const { return first_ + n_; }
+    size_t size() const { return n_; }
+    bool empty() const { return n_ == 0; }
+    const Json& operator[](size_t i) const { return first_[i]; }
+    /// Bounds-checked access (std::out_of_range).
+    const Json& at(size_t i) const;
+    const Json& front() const { return first_[0]; }
+    std::vector<Json> to_vector() const { return {begin(), end()}; }
+
+   private:
+    const Json* first_;
+    size_t n_;
+  };
+
   NonTensorStack() = default;
   /// `items` in row-major order over `shape`; throws ShapeError when the counts differ.
   NonTensorStack(std::vector<int64_t> shape, std::vector<Json> items);
@@ -31,23 +52,27 @@ class NonTensorStack {
   static NonTensorStack from_list(const Json& nested, int64_t ndim);
   /// A stack of `shape` holding `value` everywhere.
   static NonTensorStack filled(std::vector<int64_t> shape, const Json& value);
+  /// Row `i` of dim 0 (shape without its first dim): shares this stack's storage, O(1).
+  NonTensorStack row(int64_t i) const;
 
   const std::vector<int64_t>& shape() const { return shape_; }
-  const std::vector<Json>& items() const { return items_; }
-  std::vector<Json>& items() { return items_; }
-  int64_t numel() const { return static_cast<int64_t>(items_.size()); }
+  Items items() const { return {data_ ? data_->data() + offset_ : nullptr, count_}; }
+  /// Mutable items; a stack sharing its storage (copies, rows) first takes a copy of its own.
+  std::vector<Json>& items();
+  int64_t numel() const { return static_cast<int64_t>(count_); }
   /// Nested list in row-major order, as Python's NonTensorStack.tolist().
   Json tolist() const;
   /// True when every item is equal (such a stack can collapse into one NonTensorData).
   bool all_equal() const;
 
-  friend bool operator==(const NonTensorStack& a, const NonTensorStack& b) {
-    return a.shape_ == b.shape_ && a.items_ == b.items_;
-  }
+  friend bool operator==(const NonTensorStack& a, const NonTensorStack& b);
 
  private:
   std::vector<int64_t> shape_;
-  std::vector<Json> items_;
+  // Items [offset_, offset_ + count_) of a storage shared (copy-on-write) by copies and rows.
+  std::shared_ptr<std::vector<Json>> data_;
+  size_t offset_ = 0;
+  size_t count_ = 0;
 };
 
 }  // namespace tensordict

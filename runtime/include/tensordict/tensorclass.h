@@ -24,6 +24,8 @@
 #include <vector>
 
 #include "tensordict/class_contract.h"
+#include "tensordict/lazy_stack.h"
+#include "tensordict/state_dict.h"
 #include "tensordict/tensordict.h"
 
 namespace tensordict {
@@ -94,16 +96,6 @@ class FieldValue {
 
  private:
   std::variant<std::monostate, at::Tensor, TensorDict, Json> v_;
-};
-
-/// A flat state dict (spec §6.2): dotted keys -> tensors, and per level ("" = root) the
-/// metadata {"batch_size", "device", "_type", "_non_tensor"}.
-struct StateDict {
-  std::vector<std::pair<std::string, at::Tensor>> tensors;
-  Json metadata = Json::object();
-
-  /// The tensor at `key`; KeyError when missing.
-  const at::Tensor& at(const std::string& key) const;
 };
 
 // ---- type-erased machinery (tensorclass*.cpp) ---------------------------------------------------
@@ -278,6 +270,11 @@ class TensorClass : public TensorClassTag {
   static Derived cat(const std::vector<Derived>& items, int64_t dim = 0) {
     return wrap(tensordict::cat(inner_all(items), dim));
   }
+  /// Python's lazy_stack: an instance over a lazy stack of the items' TensorDicts (rows may be
+  /// ragged; x[i] is then items[i] itself).
+  static Derived lazy_stack(const std::vector<Derived>& items, int64_t dim = 0) {
+    return wrap(tensordict::lazy_stack(inner_all(items), dim));
+  }
   Derived to(at::Device device, bool non_blocking = false) const {
     return wrap(td_.to(device, non_blocking));
   }
@@ -441,6 +438,13 @@ class TensorClass : public TensorClassTag {
     std::vector<Derived> out;
     out.reserve(tds.size());
     for (const auto& td : tds) out.push_back(wrap(td));
+    return out;
+  }
+  // Rows returned by an op (unbind, split) are moved, not copied: one handle touch per row.
+  static std::vector<Derived> wrap_all(std::vector<TensorDict>&& tds) {
+    std::vector<Derived> out;
+    out.reserve(tds.size());
+    for (auto& td : tds) out.push_back(wrap(std::move(td)));
     return out;
   }
   static std::vector<TensorDict> inner_all(const std::vector<Derived>& items) {

@@ -29,6 +29,7 @@ class Operand;
 class TensorDict;
 class TensorDictFuture;
 class Value;
+struct StateDict;
 namespace detail {
 struct TensorDictImpl;
 }
@@ -362,6 +363,29 @@ class TensorDict {
   TensorDict& memmap_refresh_();
   bool is_memmap() const;
   std::optional<std::string> saved_path() const;
+
+  // ---- lazy stacks (lazy_stack*.cpp; made by lazy_stack() in tensordict/lazy_stack.h) ---------
+  /// True for a LazyStackedTensorDict: a TensorDict that holds element TensorDicts stacked along
+  /// stack_dim() instead of entries. Ops on it follow Python's LazyStackedTensorDict; an op it
+  /// does not support throws TypeError naming the op.
+  bool is_lazy_stack() const;
+  /// The elements of a lazy stack (handles aliasing them); TypeError on a dense TensorDict.
+  const std::vector<TensorDict>& tensordicts() const;
+  /// The batch dim along which a lazy stack stacks its elements; TypeError on a dense TensorDict.
+  int64_t stack_dim() const;
+  /// A dense TensorDict with the same content, lazy stacks at every level stacked (ShapeError
+  /// naming the key when shapes differ). A dense TensorDict without lazy stacks returns itself.
+  TensorDict densify() const;
+  /// The tensor at `key` with every element of the lazy stacks on its path padded (at the end of
+  /// each dim) to the largest shape with `padding_value`: Python's get(key, as_padded_tensor=True).
+  at::Tensor get_padded(const NestedKey& key, double padding_value = 0) const;
+
+  // ---- state dict (tensorclass_state.cpp; spec §6.1, §6.3; StateDict is tensordict/state_dict.h)
+  /// Flat dotted keys -> detached tensors, `metadata[level]` = {"batch_size", "device"}.
+  StateDict state_dict() const;
+  /// Loads a flat state dict: batch size from its root metadata, tensors copied in place
+  /// (`assign`: replaced). `strict`: the key sets must match (Error listing the differences).
+  TensorDict& load_state_dict(const StateDict& state, bool strict = true, bool assign = false);
 
   /// Internal state shared by handles; for the runtime's own translation units.
   detail::TensorDictImpl& impl() const { return *impl_; }

@@ -1,8 +1,9 @@
 #pragma once
 // Conversions between chat messages and the TensorDict layout of a TorchRL History: entries
 // `role`, `content`, `is_complete`, `tool_calls`, `tool_responses`, one value per message. A
-// conversation is a 1-D batch over messages; a batch of conversations is 2-D, shorter
-// conversations padded with messages of role "<none>" (History's padding role).
+// conversation is a 1-D batch over messages; a batch of conversations is a lazy stack of them
+// (batch [B, -1] when their lengths differ), as TorchRL's History.from_chats makes it. Dense 2-D
+// batches (loaded or stacked) may hold padding messages of role "<none>".
 
 #include <vector>
 
@@ -20,7 +21,8 @@ std::vector<ChatMessage> conversation_messages(const tensordict::TensorDict& his
 /// A 1-D History TensorDict (batch [n]) holding `messages`.
 tensordict::TensorDict conversation_tensordict(const std::vector<ChatMessage>& messages);
 
-/// A 2-D History TensorDict (batch [B, max_len]); shorter conversations are padded.
+/// A lazy stack (tensordict/lazy_stack.h) of one 1-D History TensorDict per conversation: batch
+/// [B, n] when every conversation has n messages, [B, -1] otherwise. No padding.
 tensordict::TensorDict batch_tensordict(const std::vector<std::vector<ChatMessage>>& chats);
 
 /// One message from a JSON object {"role", "content", ["is_complete", "tool_calls",

@@ -1,0 +1,25 @@
+#pragma once
+// StateDict: the flat state dict of TensorDicts and tensorclasses (format spec §6), the C++ form
+// of Python's OrderedDict with its `_metadata` attribute.
+
+#include <ATen/core/Tensor.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tensordict/non_tensor.h"
+
+namespace tensordict {
+
+/// Dotted keys ("a", "b.c") -> tensors in visiting order, and per level (dotted prefix, "" = root)
+/// the metadata {"batch_size", "device"}; tensorclass levels add "_type" and "_non_tensor".
+struct StateDict {
+  std::vector<std::pair<std::string, at::Tensor>> tensors;
+  Json metadata = Json::object();
+
+  /// The tensor at `key`; KeyError when missing.
+  const at::Tensor& at(const std::string& key) const;
+};
+
+}  // namespace tensordict

@@ -1,0 +1,98 @@
+// TensorDict::state_dict / load_state_dict: Python's flat dotted keys and per-level metadata.
+#include <ATen/ATen.h>
+
+#include <catch2/catch.hpp>
+
+#include "tensordict/lazy_stack.h"
+#include "tensordict/state_dict.h"
+
+using namespace tensordict;
+
+namespace {
+
+std::vector<std::string> keys_of(const StateDict& s) {
+  std::vector<std::string> out;
+  for (const auto& [k, t] : s.tensors) out.push_back(k);
+  return out;
+}
+
+TensorDict nested3() {
+  return TensorDict({{"top", at::arange(2)},
+                     {{"a", "x"}, at::ones({2, 3})},
+                     {{"a", "b", "y"}, at::zeros({2}, at::kLong)}},
+                    {2});
+}
+
+}  // namespace
+
+TEST_CASE("lazy-branch TensorDict state_dict has flat dotted keys and metadata", "[lazy][state]") {
+  StateDict s = nested3().state_dict();
+  CHECK(keys_of(s) == std::vector<std::string>{"top", "a.x", "a.b.y"});
+  CHECK(s.metadata.dump() ==
+        R"({"":{"batch_size":[2],"device":null},"a":{"batch_size":[2],"device":null},)"
+        R"("a.b":{"batch_size":[2],"device":null}})");
+  CHECK(at::equal(s.at("a.x"), at::ones({2, 3})));
+
+  // Spec §6.1 example: TensorDict({"a": 1, "b": {"c": 2}}, []).
+  TensorDict ex({{"a", 1}, {{"b", "c"}, 2}}, {});
+  StateDict e = ex.state_dict();
+  CHECK(keys_of(e) == std::vector<std::string>{"a", "b.c"});
+  CHECK(e.metadata == Json::parse(R"({"": {"batch_size": [], "device": null},
+                                      "b": {"batch_size": [], "device": null}})"));
+
+  // NonTensorData: no tensor key, a metadata entry of its own.
+  TensorDict with_text({{"x", at::zeros({2})}, {"note", "hello"}}, {2});
+  StateDict t = with_text.state_dict();
+  CHECK(keys_of(t) == std::vector<std::string>{"x"});
+  CHECK(t.metadata["note"]["_non_tensor"]["data"] == "hello");
+  CHECK(t.metadata["note"]["_type"] == "NonTensorData");
+}
+
+TEST_CASE("lazy-branch TensorDict load_state_dict: in place, assign, strict", "[lazy][state]") {
+  TensorDict src = nested3();
+  src.get({"a", "x"}).fill_(5);
+  TensorDict dst = nested3();
+  at::Tensor before = dst.get({"a", "x"});
+  dst.load_state_dict(src.state_dict());
+  CHECK(before.eq(5).all().item<bool>());  // copied in place
+  CHECK(dst.get({"a", "x"}).is_same(before));
+
+  TensorDict fresh = nested3();
+  fresh.load_state_dict(src.state_dict(), true, true);
+  CHECK(fresh.get({"a", "x"}).data_ptr() == src.get({"a", "x"}).data_ptr());  // assigned
+  CHECK(before.data_ptr() != fresh.get({"a", "x"}).data_ptr());
+
+  TensorDict fewer({{"top", at::arange(2)}}, {2});
+  CHECK_THROWS_WITH(fewer.load_state_dict(src.state_dict()),
+                    Catch::Contains("unexpected keys ['a.b.y', 'a.x']"));
+  TensorDict more = nested3();
+  more.set("extra", at::zeros({2}));
+  CHECK_THROWS_WITH(more.load_state_dict(src.state_dict()),
+                    Catch::Contains("missing keys ['extra']"));
+
+  // Non-strict into an empty TensorDict: the structure, batch sizes and non-tensor data come back.
+  TensorDict with_text({{"x", at::zeros({2})}, {"note", "hello"}}, {2});
+  TensorDict empty;
+  empty.load_state_dict(with_text.state_dict(), false);
+  CHECK(empty.batch_size() == BatchSize{2});
+  CHECK(empty.get_non_tensor("note") == "hello");
+  TensorDict rebuilt;
+  rebuilt.load_state_dict(src.state_dict(), false);
+  CHECK(rebuilt.get_tensordict({"a", "b"}).batch_size() == BatchSize{2});
+  CHECK(at::equal(rebuilt.get({"a", "x"}), src.get({"a", "x"})));
+}
+
+TEST_CASE("lazy stacks: state_dict of shared keys, loaded into the elements", "[lazy][state]") {
+  TensorDict a({{"x", at::zeros({3})}}, {3}), b({{"x", at::ones({3})}}, {3});
+  TensorDict ls = lazy_stack({a, b});
+  StateDict s = ls.state_dict();
+  CHECK(keys_of(s) == std::vector<std::string>{"x"});
+  CHECK(at::equal(s.at("x"), at::stack({at::zeros({3}), at::ones({3})})));
+  StateDict twice;
+  twice.tensors = {{"x", at::full({2, 3}, 2.f)}};
+  ls.load_state_dict(twice);
+  CHECK(at::equal(a.get("x"), at::full({3}, 2.f)));
+
+  TensorDict c({{"x", at::zeros({3})}, {"only_c", at::zeros({3})}}, {3});
+  CHECK_THROWS_WITH(lazy_stack({a, c}).state_dict(), Catch::Contains("element 1"));
+}
