@@ -22,8 +22,10 @@ struct Compilation {
   Diagnostics diagnostics;
 };
 
-/// Reads, checks and (when there is no error) emits `schema_paths`.
-Compilation compile(const std::vector<std::string>& schema_paths, const Templates& templates);
+/// Reads, checks and (when there is no error) emits `schema_paths`; keeps at most `error_limit`
+/// errors (0: all).
+Compilation compile(const std::vector<std::string>& schema_paths, const Templates& templates,
+                    int error_limit = kDefaultErrorLimit);
 /// Same for schema text given in memory (tests); `display` names it in messages.
 Compilation compile_text(const std::string& text, const std::string& display,
                          const Templates& templates);

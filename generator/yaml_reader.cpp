@@ -1,5 +1,6 @@
 #include "yaml_reader.h"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
@@ -7,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "input_checks.h"
 #include "names.h"
 #include "type_parser.h"
 
@@ -114,7 +116,11 @@ class Reader {
     for (const auto& item : map) {
       const std::string key = item.first.Scalar();
       SourceLoc at = loc(item.first);
-      if (!contains(allowed, key)) {
+      if (!item.first.IsScalar() || key.empty()) {
+        diagnostics_.error(at, std::string(item.first.IsScalar() ? "empty key" : "a key") + " in " +
+                                   what + (item.first.IsScalar() ? "" : " is not a string") +
+                                   " (allowed: " + join(allowed) + ")");
+      } else if (!contains(allowed, key)) {
         diagnostics_.error(
             at, "unknown key '" + key + "' in " + what + " (allowed: " + join(allowed) + ")");
       } else if (seen.count(key)) {
@@ -316,28 +322,49 @@ class Reader {
 
 Schema read_node(const std::string& text, const std::string& display, const std::string& dir,
                  Diagnostics& diagnostics) {
+  Schema empty;
+  empty.display_path = display;
+  if (!check_text(text, display, diagnostics)) return empty;
   YAML::Node root;
   try {
     root = YAML::Load(text);
+  } catch (const YAML::DeepRecursion& e) {
+    diagnostics.error(SourceLoc{display, e.mark.line + 1, e.mark.column + 1},
+                      "nesting deeper than " + std::to_string(kMaxNesting) + " levels");
+    return empty;
   } catch (const YAML::Exception& e) {
-    SourceLoc at{display, e.mark.line + 1, e.mark.column + 1};
-    diagnostics.error(at, "YAML syntax error: " + e.msg);
-    Schema empty;
-    empty.display_path = display;
+    if (!explain_tab_indent(text, e.mark, display, diagnostics)) {
+      SourceLoc at{display, e.mark.line + 1, e.mark.column + 1};
+      diagnostics.error(at, "YAML syntax error: " + e.msg);
+    }
     return empty;
   }
+  if (!check_size(root, display, diagnostics)) return empty;
   return Reader(display, dir, diagnostics).schema(root);
 }
 
 }  // namespace
 
+std::string schema_file_problem(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory) return "cannot be read: " + ec.message();
+  if (!fs::exists(status)) return "not found";
+  if (fs::is_directory(status)) return "is a directory";
+  if (!fs::is_regular_file(status)) return "is not a regular file";
+  return "";
+}
+
 Schema read_yaml_schema(const std::string& path, const std::string& display,
                         Diagnostics& diagnostics) {
+  Schema empty;
+  empty.display_path = display;
+  const std::string problem = schema_file_problem(path);
   std::ifstream in(path);
-  if (!in) {
-    diagnostics.error(SourceLoc{display, 0, 0}, "cannot open schema file");
-    Schema empty;
-    empty.display_path = display;
+  if (!problem.empty() || !in) {
+    diagnostics.error(SourceLoc{display, 0, 0},
+                      problem.empty() ? "cannot open schema file" : "schema file " + problem);
     return empty;
   }
   std::stringstream text;
