@@ -18,6 +18,13 @@ bool is_reserved_name(const std::string& name);
 /// members); no field may take them, shadow or not.
 bool is_generated_member_name(const std::string& name);
 
+/// Namespaces the generated code spells (`std::`, `at::`, `tensordict::`, ...): a class or a
+/// namespace part of that name would hide them (or reopen them).
+bool is_library_namespace(const std::string& name);
+/// Other names the generated code spells unqualified inside a class (`int64_t`, the base class
+/// `TensorClass`): no class or field may take them.
+bool is_used_unqualified(const std::string& name);
+
 bool is_dtype(const std::string& name);
 /// "bool, uint8, ..." for messages.
 std::string dtype_list();

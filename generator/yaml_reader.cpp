@@ -167,6 +167,11 @@ class Reader {
                            "namespace '" + name + "' is not a C++ namespace name (like a::b)");
         return "";
       }
+      if (is_library_namespace(part)) {
+        diagnostics_.error(text_loc(node), "namespace '" + name + "' uses '" + part +
+                                               "', a namespace the generated code refers to");
+        return "";
+      }
       if (end == std::string::npos) break;
       start = end + 2;
     }
@@ -202,6 +207,7 @@ class Reader {
       if (key == "name") {
         cls.name = scalar(value, "'name'");
         cls.loc = text_loc(value);
+        if (cls.name.empty() && value.IsScalar()) diagnostics_.error(cls.loc, "empty class name");
       } else if (key == "doc") {
         cls.doc = scalar(value, "'doc'");
       } else if (key == "python") {
@@ -259,6 +265,9 @@ class Reader {
       if (key == "name") {
         field.name = scalar(value, "'name'");
         field.loc = text_loc(value);
+        if (field.name.empty() && value.IsScalar()) {
+          diagnostics_.error(field.loc, "empty field name");
+        }
       } else if (key == "type") {
         read_type(value, field.type);
       } else if (key == "default") {

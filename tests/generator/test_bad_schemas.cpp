@@ -112,3 +112,14 @@ TEST_CASE("the error limit keeps the first errors and says so", "[generator][dia
   for (int i = 0; i < 100; ++i) unlimited.error({"s.yaml", 1, 1}, "bad");
   CHECK(unlimited.all().size() == 100);
 }
+
+TEST_CASE("a schema file name the header cannot spell is refused", "[generator][diagnostics]") {
+  for (const std::string name : {"a\"b.yaml", "a\\b.yaml", "a\nb.yaml", "a?\?=.yaml"}) {
+    tcgen::Compilation c = tcgen::compile_text("classes: []\n", name, tcgen::builtin_templates());
+    REQUIRE(c.diagnostics.all().size() == 1);
+    CHECK(tcgen::format_diagnostic(c.diagnostics.all()[0]) ==
+          name +
+              ": error: the schema's file name cannot be written into the generated header (it "
+              "has a '\"', a '\\', '?\?' or a control character)");
+  }
+}
