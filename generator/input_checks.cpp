@@ -95,6 +95,13 @@ bool check_text(const std::string& text, const std::string& display, Diagnostics
   return true;
 }
 
+bool is_utf8(const std::string& text) {
+  for (size_t i = 0, n = 0; i < text.size(); i += n) {
+    if ((n = utf8_length(text, i)) == 0) return false;
+  }
+  return true;
+}
+
 bool explain_tab_indent(const std::string& text, const YAML::Mark& mark, const std::string& display,
                         Diagnostics& diagnostics) {
   if (mark.line < 0) return false;

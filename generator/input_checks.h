@@ -20,6 +20,9 @@ constexpr long kMaxExpandedNodes = 100000;
 /// Reports a NUL byte or invalid UTF-8 (YAML text is Unicode) at its line and column; false then.
 bool check_text(const std::string& text, const std::string& display, Diagnostics& diagnostics);
 
+/// True when `text` is valid UTF-8.
+bool is_utf8(const std::string& text);
+
 /// Reports a tab in the indentation of the line a YAML syntax error points at (a common cause that
 /// yaml-cpp words obscurely); false when the line has none.
 bool explain_tab_indent(const std::string& text, const YAML::Mark& mark, const std::string& display,

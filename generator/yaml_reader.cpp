@@ -271,8 +271,15 @@ class Reader {
       } else if (key == "type") {
         read_type(value, field.type);
       } else if (key == "default") {
-        field.default_value = to_json(value);
         field.default_loc = text_loc(value);
+        field.default_value = to_json(value);
+        if (!strings_are_utf8(*field.default_value)) {
+          diagnostics_.error(field.default_loc,
+                             "default of field '" + field.name +
+                                 "' is not valid UTF-8 (yaml-cpp turns the escapes \\N and "
+                                 "\\_ into single bytes; write \\u0085 or \\u00a0)");
+          field.default_value.reset();
+        }
       } else if (key == "doc") {
         field.doc = scalar(value, "'doc'");
       }
@@ -287,6 +294,17 @@ class Reader {
   void read_type(const YAML::Node& node, Type& type) {
     if (!expect_scalar(node, "a type")) return;
     parse_type(node.Scalar(), text_loc(node), type, diagnostics_);
+  }
+
+  // The text checks cover the file, but yaml-cpp unescapes \N and \_ into raw bytes.
+  static bool strings_are_utf8(const Json& value) {
+    if (value.is_string()) return is_utf8(value.get_ref<const std::string&>());
+    if (value.is_object()) {
+      for (const auto& [key, item] : value.items()) {
+        if (!is_utf8(key) || !strings_are_utf8(item)) return false;
+      }
+    }
+    return !value.is_array() || std::all_of(value.begin(), value.end(), strings_are_utf8);
   }
 
   // Defaults: plain scalars are typed as YAML 1.2's core schema; quoted scalars are strings.
