@@ -1,7 +1,10 @@
 #include "check.h"
 
+#include <algorithm>
+#include <cmath>
 #include <functional>
 #include <set>
+#include <sstream>
 
 #include "names.h"
 #include "type_parser.h"
@@ -43,6 +46,28 @@ bool fits(const Json& value, const Type& type) {
   return false;
 }
 
+bool has_non_finite(const Json& value) {
+  if (value.is_number_float()) return !std::isfinite(value.get<double>());
+  if (!value.is_structured()) return false;
+  return std::any_of(value.begin(), value.end(), has_non_finite);
+}
+
+// Float-typed defaults spell .inf / .nan with std::numeric_limits; `any` ones are JSON text.
+bool non_finite_in_any(const Json& value, const Type& type) {
+  switch (type.kind) {
+    case TypeKind::Any:
+      return has_non_finite(value);
+    case TypeKind::Optional:
+      return non_finite_in_any(value, type.args.at(0));
+    case TypeKind::List:
+      return value.is_array() && std::any_of(value.begin(), value.end(), [&](const Json& item) {
+               return non_finite_in_any(item, type.args.at(0));
+             });
+    default:
+      return false;
+  }
+}
+
 class Checker {
  public:
   explicit Checker(Diagnostics& diagnostics) : diagnostics_(diagnostics) {}
@@ -52,6 +77,7 @@ class Checker {
       for (const auto& cls : schema.classes) index_class(cls);
     }
     for (const auto& schema : schemas) {
+      check_file_name(schema);
       for (const auto& cls : schema.classes) check_class(cls);
     }
     check_cycles();
@@ -94,6 +120,68 @@ class Checker {
       }
     }
     check_setter_clashes(cls);
+    check_generated_spelling(cls);
+  }
+
+  // Names and text the generated header could not spell: whatever tcgen accepts must compile.
+  void check_generated_spelling(const Class& cls) {
+    // A class named like a member of its base would shadow that member inside the class.
+    if (is_library_namespace(cls.name) || is_used_unqualified(cls.name) ||
+        is_generated_member_name(cls.name) || is_tensorclass_member_name(cls.name)) {
+      diagnostics_.error(
+          cls.loc, "class name '" + cls.name + "' collides with a name the generated header uses");
+    }
+    check_doc(cls.doc, cls.loc, "class '" + cls.name + "'");
+    for (const auto& include : cls.cpp_includes) check_cpp_include(cls, include);
+    for (const auto& field : cls.fields) {
+      if (is_used_unqualified(field.name)) {
+        diagnostics_.error(field.loc, "field name '" + field.name +
+                                          "' collides with a name the generated header uses");
+      }
+      if (!field.name.empty() && field.name == nested_class(field.type)) {
+        diagnostics_.error(field.loc, "field name '" + field.name +
+                                          "' is also its type's name (the generated class "
+                                          "could no longer name the type)");
+      }
+      check_doc(field.doc, field.loc, "field '" + field.name + "'");
+    }
+  }
+
+  // The file name goes into a // comment, a string literal and #include "..." lines.
+  void check_file_name(const Schema& schema) {
+    const std::string& name = schema.display_path;
+    const bool ok = std::none_of(name.begin(), name.end(), [](char c) {
+      return c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20;
+    });
+    if (!ok || name.find("?\?") != std::string::npos) {
+      diagnostics_.error(SourceLoc{name, 0, 0},
+                         "the schema's file name cannot be written into the generated header "
+                         "(it has a '\"', a '\\', '?\?' or a control character)");
+    }
+  }
+
+  // A `//` comment line ending in a backslash continues onto the next line.
+  void check_doc(const std::string& doc, const SourceLoc& loc, const std::string& what) {
+    std::istringstream words(doc);
+    for (std::string word; words >> word;) {
+      if (word.back() != '\\') continue;
+      diagnostics_.error(loc, "doc of " + what + " has a word ending in a backslash ('" + word +
+                                  "'), which would continue a // comment onto the next line");
+      return;
+    }
+  }
+
+  void check_cpp_include(const Class& cls, const std::string& include) {
+    const bool angled = !include.empty() && include.front() == '<';
+    const std::string path = angled ? include.substr(1, include.size() - 2) : include;
+    bool ok = !path.empty() && (!angled || include.back() == '>');
+    for (char c : path) {
+      ok = ok && c != '"' && c != '<' && c != '>' && static_cast<unsigned char>(c) >= 0x20;
+    }
+    if (!ok) {
+      diagnostics_.error(cls.loc, "cpp_includes entry '" + include + "' of class '" + cls.name +
+                                      "' is not a header name like <vector> or my/header.h");
+    }
   }
 
   // `set_x` would be both the setter of `x` and the accessor of a field `set_x`.
@@ -160,6 +248,10 @@ class Checker {
       diagnostics_.error(field.default_loc,
                          "default " + field.default_value->dump() + " of field '" + field.name +
                              "' does not fit its type '" + type_to_string(field.type) + "'");
+    } else if (field.default_value && non_finite_in_any(*field.default_value, field.type)) {
+      diagnostics_.error(field.default_loc, "default of field '" + field.name +
+                                                "' holds .inf or .nan where the type is 'any' "
+                                                "(JSON has no such numbers)");
     }
   }
 

@@ -5,11 +5,20 @@
 namespace tcgen {
 
 void Diagnostics::error(const SourceLoc& loc, std::string message) {
-  items_.push_back({Diagnostic::Severity::Error, loc, std::move(message)});
   ++error_count_;
+  if (error_limit_ > 0 && error_count_ > error_limit_) {
+    if (error_count_ == error_limit_ + 1) {
+      items_.push_back({Diagnostic::Severity::Error, SourceLoc{loc.file, 0, 0},
+                        "too many errors emitted, stopping now (--error-limit=" +
+                            std::to_string(error_limit_) + ")"});
+    }
+    return;
+  }
+  items_.push_back({Diagnostic::Severity::Error, loc, std::move(message)});
 }
 
 void Diagnostics::note(const SourceLoc& loc, std::string message) {
+  if (error_limit_ > 0 && error_count_ > error_limit_) return;
   items_.push_back({Diagnostic::Severity::Note, loc, std::move(message)});
 }
 

@@ -17,10 +17,17 @@ struct Diagnostic {
   std::string message;
 };
 
+/// Like compilers' -ferror-limit: errors past the limit are counted, not kept, and one closing
+/// "too many errors" error is kept instead, so hostile input cannot fill memory or the terminal.
+constexpr int kDefaultErrorLimit = 50;
+
 class Diagnostics {
  public:
+  /// `error_limit` 0 keeps every error.
+  explicit Diagnostics(int error_limit = kDefaultErrorLimit) : error_limit_(error_limit) {}
+
   void error(const SourceLoc& loc, std::string message);
-  /// Attaches a note to the latest error ("previously defined here").
+  /// Attaches a note to the latest error ("previously defined here"); dropped with that error.
   void note(const SourceLoc& loc, std::string message);
 
   bool has_errors() const { return error_count_ > 0; }
@@ -30,6 +37,7 @@ class Diagnostics {
 
  private:
   std::vector<Diagnostic> items_;
+  int error_limit_;
   int error_count_ = 0;
 };
 

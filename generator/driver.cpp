@@ -11,6 +11,17 @@
 namespace tcgen {
 namespace {
 
+// Runs one step for the file `display`; an exception escaping it (a bug, or an I/O error) becomes
+// that file's diagnostic instead of ending the run.
+template <class Step>
+void guarded(Diagnostics& diagnostics, const std::string& display, Step step) {
+  try {
+    step();
+  } catch (const std::exception& e) {
+    diagnostics.error(SourceLoc{display, 0, 0}, std::string("internal error: ") + e.what());
+  }
+}
+
 void check_and_emit(Compilation& c, const Templates& templates) {
   c.classes = check_schemas(c.schemas, c.diagnostics);
   if (c.diagnostics.has_errors()) return;
@@ -32,28 +43,40 @@ void check_and_emit(Compilation& c, const Templates& templates) {
 
 // Where an include is: beside the including file, else in the first include dir that has it.
 std::string locate(const Include& include, const std::vector<std::string>& include_dirs) {
-  if (std::filesystem::exists(include.path)) return include.path;
+  std::error_code ec;  // an unreadable path is reported by the caller
+  if (std::filesystem::exists(include.path, ec)) return include.path;
   for (const auto& dir : include_dirs) {
     const auto candidate = (std::filesystem::path(dir) / include.name).lexically_normal();
-    if (std::filesystem::exists(candidate)) return candidate.string();
+    if (std::filesystem::exists(candidate, ec)) return candidate.string();
   }
   return include.path;
+}
+
+// Identity of a schema file for "read once"; its lexical spelling when it cannot be resolved
+// (a symlink loop), in which case reading it reports the problem.
+std::string file_identity(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::path canonical = std::filesystem::weakly_canonical(path, ec);
+  return ec ? std::filesystem::path(path).lexically_normal().string() : canonical.string();
 }
 
 // Reads included files (transitively) after the requested ones; each file once.
 void read_includes(Compilation& c, const std::vector<std::string>& include_dirs) {
   std::set<std::string> read;
-  for (const auto& s : c.schemas) read.insert(std::filesystem::weakly_canonical(s.path).string());
+  for (const auto& s : c.schemas) read.insert(file_identity(s.path));
   for (size_t i = 0; i < c.schemas.size(); ++i) {
     const std::vector<Include> includes = c.schemas[i].includes;
     for (const auto& include : includes) {
       const std::string path = locate(include, include_dirs);
-      if (!read.insert(std::filesystem::weakly_canonical(path).string()).second) continue;
-      if (!std::filesystem::is_regular_file(path)) {
-        c.diagnostics.error(include.loc, "included schema '" + include.path + "' not found");
+      if (!read.insert(file_identity(path)).second) continue;
+      const std::string problem = schema_file_problem(path);
+      if (!problem.empty()) {
+        c.diagnostics.error(include.loc, "included schema '" + include.path + "' " + problem);
         continue;
       }
-      c.schemas.push_back(read_yaml_schema(path, display_path(path), c.diagnostics));
+      const std::string display = display_path(path);
+      guarded(c.diagnostics, display,
+              [&] { c.schemas.push_back(read_yaml_schema(path, display, c.diagnostics)); });
       c.dependencies.push_back(path);
     }
   }
@@ -62,24 +85,33 @@ void read_includes(Compilation& c, const std::vector<std::string>& include_dirs)
 }  // namespace
 
 Compilation compile(const std::vector<std::string>& schema_paths, const Templates& templates,
-                    const std::vector<std::string>& include_dirs) {
+                    const CompileOptions& options) {
   Compilation c;
+  c.diagnostics = Diagnostics(options.error_limit);
   for (const auto& path : schema_paths) {
-    c.schemas.push_back(read_yaml_schema(path, display_path(path), c.diagnostics));
+    const std::string display = display_path(path);
+    guarded(c.diagnostics, display,
+            [&] { c.schemas.push_back(read_yaml_schema(path, display, c.diagnostics)); });
     c.dependencies.push_back(path);
   }
+  if (c.diagnostics.has_errors() && c.schemas.size() < schema_paths.size()) return c;
   c.requested = c.schemas.size();
-  read_includes(c, include_dirs);
-  check_and_emit(c, templates);
+  const std::string first = schema_paths.empty() ? "tcgen" : display_path(schema_paths.front());
+  guarded(c.diagnostics, first, [&] { read_includes(c, options.include_dirs); });
+  guarded(c.diagnostics, first, [&] { check_and_emit(c, templates); });
+  if (c.diagnostics.has_errors()) c.outputs.clear();
   return c;
 }
 
 Compilation compile_text(const std::string& text, const std::string& display,
                          const Templates& templates) {
   Compilation c;
-  c.schemas.push_back(read_yaml_text(text, display, c.diagnostics));
-  c.requested = 1;
-  check_and_emit(c, templates);
+  guarded(c.diagnostics, display, [&] {
+    c.schemas.push_back(read_yaml_text(text, display, c.diagnostics));
+    c.requested = 1;
+    check_and_emit(c, templates);
+  });
+  if (c.diagnostics.has_errors()) c.outputs.clear();
   return c;
 }
 

@@ -22,10 +22,17 @@ struct Compilation {
   Diagnostics diagnostics;
 };
 
-/// Reads, checks and (when there is no error) emits `schema_paths`. An `include:` is looked up
-/// beside the including file, then in each of `include_dirs` in order.
+/// How a run reads its inputs.
+struct CompileOptions {
+  /// An `include:` is looked up beside the including file, then in each of these in order.
+  std::vector<std::string> include_dirs;
+  /// Errors kept (and printed) at most; 0: all.
+  int error_limit = kDefaultErrorLimit;
+};
+
+/// Reads, checks and (when there is no error) emits `schema_paths`.
 Compilation compile(const std::vector<std::string>& schema_paths, const Templates& templates,
-                    const std::vector<std::string>& include_dirs = {});
+                    const CompileOptions& options = {});
 /// Same for schema text given in memory (tests); `display` names it in messages.
 Compilation compile_text(const std::string& text, const std::string& display,
                          const Templates& templates);

@@ -1,5 +1,6 @@
 #include "emit_fields.h"
 
+#include <cmath>
 #include <sstream>
 
 #include "names.h"
@@ -74,25 +75,61 @@ std::string spec_initializer(const Field& field, const FieldContext& ctx) {
   return spec;
 }
 
+// Escapes what cannot stand for itself in a "..." literal: quotes, backslashes, control
+// characters (CR, NUL, ...; octal, which never swallows a following digit as \x would) and the
+// second '?' of a pair (a trigraph under -trigraphs, a -Wtrigraphs warning otherwise).
 std::string cpp_string_literal(const std::string& text) {
   std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (c == '\n') {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\' || (c == '?' && i > 0 && text[i - 1] == '?')) {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
       out += "\\n";
-      continue;
+    } else if (byte < 0x20 || byte == 0x7F) {
+      const char octal[] = {'\\', static_cast<char>('0' + (byte >> 6)),
+                            static_cast<char>('0' + ((byte >> 3) & 7)),
+                            static_cast<char>('0' + (byte & 7)), '\0'};
+      out += octal;
+    } else {
+      out += c;
     }
-    out += c;
   }
   return out + "\"";
+}
+
+// Raw string literal of `text`, with a delimiter that `text` does not close.
+std::string cpp_raw_string_literal(const std::string& text) {
+  std::string delimiter;
+  for (int n = 0; text.find(")" + delimiter + "\"") != std::string::npos; ++n) {
+    delimiter = "tc" + std::to_string(n);
+  }
+  return "R\"" + delimiter + "(" + text + ")" + delimiter + "\"";
+}
+
+std::string float_literal(double value) {
+  if (std::isnan(value)) return "std::numeric_limits<double>::quiet_NaN()";
+  if (std::isinf(value)) {
+    return std::string(value < 0 ? "-" : "") + "std::numeric_limits<double>::infinity()";
+  }
+  return Json(value).dump();
 }
 
 // C++ spelling of a default value for an Args member of type `type`.
 std::string literal(const Json& value, const Type& type) {
   if (value.is_null()) return is_optional(type) ? "std::nullopt" : "nullptr";
   const Type& element = element_type(type);
-  if (element.kind == TypeKind::Any) return "tensordict::Json::parse(R\"(" + value.dump() + ")\")";
-  if (value.is_string()) return cpp_string_literal(value.get<std::string>());
+  if (element.kind == TypeKind::Any) {
+    return "tensordict::Json::parse(" + cpp_raw_string_literal(value.dump()) + ")";
+  }
+  if (value.is_string()) {
+    const auto& text = value.get_ref<const std::string&>();
+    // A NUL would end a plain literal's std::string early; give the length.
+    if (text.find('\0') == std::string::npos) return cpp_string_literal(text);
+    return "std::string(" + cpp_string_literal(text) + ", " + std::to_string(text.size()) + ")";
+  }
   if (value.is_array()) {
     std::string items;
     for (const auto& item : value) {
@@ -103,6 +140,7 @@ std::string literal(const Json& value, const Type& type) {
   if (element.kind == TypeKind::Float && value.is_number_integer()) {
     return std::to_string(value.get<int64_t>()) + ".0";
   }
+  if (value.is_number_float()) return float_literal(value.get<double>());
   return value.dump();
 }
 

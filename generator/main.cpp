@@ -60,22 +60,23 @@ void write_depfile(const tcgen::Compilation& c, const fs::path& out_dir, const f
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv, std::vector<std::string>& schemas) {
   CLI::App app{"tcgen: generates typed C++ tensorclasses from YAML schemas"};
-  std::vector<std::string> schemas;
-  std::vector<std::string> include_dirs;
   std::string out_dir = ".", depfile, depfile_target, template_dir;
   bool check = false, dump = false;
+  tcgen::CompileOptions options;
   app.add_option("schemas", schemas, "schema files (.yaml)")->required();
   app.add_option("-o,--output-dir", out_dir, "directory of the generated headers");
   app.add_flag("--check", check, "write nothing; exit 1 when an output is missing or differs");
   app.add_option("--depfile", depfile, "write a Make-style depfile");
   app.add_option("--depfile-target", depfile_target,
                  "target named in the depfile (default: the outputs)");
-  app.add_option("-I,--include-dir", include_dirs,
+  app.add_option("-I,--include-dir", options.include_dirs,
                  "directory searched for included schemas (after the including file's own)");
   app.add_option("--template-dir", template_dir, "directory with templates overriding built-ins");
   app.add_flag("--dump-model", dump, "print the schema model in canonical text and exit");
+  app.add_option("--error-limit", options.error_limit, "print at most N errors (0: all)")
+      ->check(CLI::NonNegativeNumber);
   app.set_version_flag("--version", std::string("tcgen ") + tcgen::kTcgenVersion);
   CLI11_PARSE(app, argc, argv);
 
@@ -85,7 +86,7 @@ int main(int argc, char** argv) {
     template_problems.print(std::cerr);
     return 1;
   }
-  tcgen::Compilation c = tcgen::compile(schemas, templates, include_dirs);
+  tcgen::Compilation c = tcgen::compile(schemas, templates, options);
   if (c.diagnostics.has_errors()) {
     c.diagnostics.print(std::cerr);
     return 1;
@@ -99,4 +100,18 @@ int main(int argc, char** argv) {
     write_if_changed(fs::path(out_dir) / output.file_name, output.content);
   if (!depfile.empty()) write_depfile(c, out_dir, depfile, depfile_target);
   return 0;
+}
+
+// Any exception that escapes (a bug, or a file-system error while writing) is one diagnostic line
+// naming the schema and exit status 1, never std::terminate.
+int main(int argc, char** argv) {
+  std::vector<std::string> schemas;
+  try {
+    return run(argc, argv, schemas);
+  } catch (const std::exception& e) {
+    std::cerr << (schemas.empty() ? "tcgen" : schemas.front()) << ": error: " << e.what() << "\n";
+  } catch (...) {
+    std::cerr << "tcgen: error: unknown exception\n";
+  }
+  return 1;
 }

@@ -443,6 +443,15 @@ bool is_tensorclass_member_name(const std::string& name) {
   return contains(tensordict::kTensorClassMembers, name);
 }
 
+bool is_library_namespace(const std::string& name) {
+  static const std::set<std::string> names = {"std", "at", "c10", "torch", "tensordict"};
+  return names.count(name) > 0;
+}
+
+bool is_used_unqualified(const std::string& name) {
+  return name == "int64_t" || name == "TensorClass";
+}
+
 bool is_dtype(const std::string& name) { return schema_dtype(name) != nullptr; }
 
 std::string dtype_list() {

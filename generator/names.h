@@ -21,6 +21,13 @@ bool is_generated_member_name(const std::string& name);
 /// Members of the runtime's TensorClass base (tensordict::kTensorClassMembers).
 bool is_tensorclass_member_name(const std::string& name);
 
+/// Namespaces the generated code spells (`std::`, `at::`, `tensordict::`, ...): a class or a
+/// namespace part of that name would hide them (or reopen them).
+bool is_library_namespace(const std::string& name);
+/// Other names the generated code spells unqualified inside a class (`int64_t`, the base class
+/// `TensorClass`): no class or field may take them.
+bool is_used_unqualified(const std::string& name);
+
 bool is_dtype(const std::string& name);
 /// "bool, uint8, ..." for messages.
 std::string dtype_list();

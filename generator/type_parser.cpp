@@ -2,6 +2,9 @@
 
 #include <cctype>
 #include <map>
+#include <stdexcept>
+
+#include "input_checks.h"
 
 #include "names.h"
 
@@ -25,7 +28,7 @@ class Parser {
   bool parse(Type& out) {
     if (!parse_type(out)) return false;
     skip_spaces();
-    if (pos_ != text_.size()) return fail("unexpected '" + text_.substr(pos_) + "' after type");
+    if (pos_ != text_.size()) return fail("unexpected '" + text_.substr(pos_, 60) + "' after type");
     return true;
   }
 
@@ -36,7 +39,9 @@ class Parser {
     return loc;
   }
   bool fail(const std::string& message) {
-    diagnostics_.error(here(), "malformed type '" + text_ + "': " + message);
+    constexpr size_t kQuoted = 60;  // hostile types can be megabytes long
+    const std::string quoted = text_.size() <= kQuoted ? text_ : text_.substr(0, kQuoted) + "...";
+    diagnostics_.error(here(), "malformed type '" + quoted + "': " + message);
     return false;
   }
   void skip_spaces() {
@@ -100,6 +105,9 @@ class Parser {
 
   bool parse_element(const std::string& name, Type& out) {
     if (!peek('[')) return fail("'" + name + "' needs an element type: " + name + "[T]");
+    if (++depth_ > kMaxNesting) {
+      return fail("nested deeper than " + std::to_string(kMaxNesting) + " levels");
+    }
     ++pos_;
     out.args.emplace_back();
     return parse_type(out.args.back()) && expect(']');
@@ -145,7 +153,11 @@ class Parser {
       for (char c : token) {
         if (!std::isdigit(static_cast<unsigned char>(c))) return fail("bad dim '" + token + "'");
       }
-      dim.size = std::stoll(token);
+      try {
+        dim.size = std::stoll(token);
+      } catch (const std::out_of_range&) {
+        return fail("dim " + token + " is too large");
+      }
     } else {
       dim.name = token;
     }
@@ -157,6 +169,7 @@ class Parser {
   SourceLoc loc_;
   Diagnostics& diagnostics_;
   size_t pos_ = 0;
+  int depth_ = 0;
 };
 
 std::string shape_to_string(const std::vector<Dim>& shape) {

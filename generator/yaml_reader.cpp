@@ -1,5 +1,6 @@
 #include "yaml_reader.h"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "input_checks.h"
 #include "names.h"
 #include "type_parser.h"
 
@@ -113,7 +115,11 @@ class Reader {
     for (const auto& item : map) {
       const std::string key = item.first.Scalar();
       SourceLoc at = loc(item.first);
-      if (!contains(allowed, key)) {
+      if (!item.first.IsScalar() || key.empty()) {
+        diagnostics_.error(at, std::string(item.first.IsScalar() ? "empty key" : "a key") + " in " +
+                                   what + (item.first.IsScalar() ? "" : " is not a string") +
+                                   " (allowed: " + join(allowed) + ")");
+      } else if (!contains(allowed, key)) {
         diagnostics_.error(
             at, "unknown key '" + key + "' in " + what + " (allowed: " + join(allowed) + ")");
       } else if (seen.count(key)) {
@@ -160,6 +166,11 @@ class Reader {
                            "namespace '" + name + "' is not a C++ namespace name (like a::b)");
         return "";
       }
+      if (is_library_namespace(part)) {
+        diagnostics_.error(text_loc(node), "namespace '" + name + "' uses '" + part +
+                                               "', a namespace the generated code refers to");
+        return "";
+      }
       if (end == std::string::npos) break;
       start = end + 2;
     }
@@ -195,6 +206,7 @@ class Reader {
       if (key == "name") {
         cls.name = scalar(value, "'name'");
         cls.loc = text_loc(value);
+        if (cls.name.empty() && value.IsScalar()) diagnostics_.error(cls.loc, "empty class name");
       } else if (key == "doc") {
         cls.doc = scalar(value, "'doc'");
       } else if (key == "python") {
@@ -251,11 +263,21 @@ class Reader {
       if (key == "name") {
         field.name = scalar(value, "'name'");
         field.loc = text_loc(value);
+        if (field.name.empty() && value.IsScalar()) {
+          diagnostics_.error(field.loc, "empty field name");
+        }
       } else if (key == "type") {
         read_type(value, field.type);
       } else if (key == "default") {
-        field.default_value = to_json(value);
         field.default_loc = text_loc(value);
+        field.default_value = to_json(value);
+        if (!strings_are_utf8(*field.default_value)) {
+          diagnostics_.error(field.default_loc,
+                             "default of field '" + field.name +
+                                 "' is not valid UTF-8 (yaml-cpp turns the escapes \\N and "
+                                 "\\_ into single bytes; write \\u0085 or \\u00a0)");
+          field.default_value.reset();
+        }
       } else if (key == "doc") {
         field.doc = scalar(value, "'doc'");
       }
@@ -270,6 +292,17 @@ class Reader {
   void read_type(const YAML::Node& node, Type& type) {
     if (!expect_scalar(node, "a type")) return;
     parse_type(node.Scalar(), text_loc(node), type, diagnostics_);
+  }
+
+  // The text checks cover the file, but yaml-cpp unescapes \N and \_ into raw bytes.
+  static bool strings_are_utf8(const Json& value) {
+    if (value.is_string()) return is_utf8(value.get_ref<const std::string&>());
+    if (value.is_object()) {
+      for (const auto& [key, item] : value.items()) {
+        if (!is_utf8(key) || !strings_are_utf8(item)) return false;
+      }
+    }
+    return !value.is_array() || std::all_of(value.begin(), value.end(), strings_are_utf8);
   }
 
   // Defaults: plain scalars are typed as YAML 1.2's core schema; quoted scalars are strings.
@@ -314,28 +347,49 @@ class Reader {
 
 Schema read_node(const std::string& text, const std::string& display, const std::string& dir,
                  Diagnostics& diagnostics) {
+  Schema empty;
+  empty.display_path = display;
+  if (!check_text(text, display, diagnostics)) return empty;
   YAML::Node root;
   try {
     root = YAML::Load(text);
+  } catch (const YAML::DeepRecursion& e) {
+    diagnostics.error(SourceLoc{display, e.mark.line + 1, e.mark.column + 1},
+                      "nesting deeper than " + std::to_string(kMaxNesting) + " levels");
+    return empty;
   } catch (const YAML::Exception& e) {
-    SourceLoc at{display, e.mark.line + 1, e.mark.column + 1};
-    diagnostics.error(at, "YAML syntax error: " + e.msg);
-    Schema empty;
-    empty.display_path = display;
+    if (!explain_tab_indent(text, e.mark, display, diagnostics)) {
+      SourceLoc at{display, e.mark.line + 1, e.mark.column + 1};
+      diagnostics.error(at, "YAML syntax error: " + e.msg);
+    }
     return empty;
   }
+  if (!check_size(root, display, diagnostics)) return empty;
   return Reader(display, dir, diagnostics).schema(root);
 }
 
 }  // namespace
 
+std::string schema_file_problem(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (ec && ec != std::errc::no_such_file_or_directory) return "cannot be read: " + ec.message();
+  if (!fs::exists(status)) return "not found";
+  if (fs::is_directory(status)) return "is a directory";
+  if (!fs::is_regular_file(status)) return "is not a regular file";
+  return "";
+}
+
 Schema read_yaml_schema(const std::string& path, const std::string& display,
                         Diagnostics& diagnostics) {
+  Schema empty;
+  empty.display_path = display;
+  const std::string problem = schema_file_problem(path);
   std::ifstream in(path);
-  if (!in) {
-    diagnostics.error(SourceLoc{display, 0, 0}, "cannot open schema file");
-    Schema empty;
-    empty.display_path = display;
+  if (!problem.empty() || !in) {
+    diagnostics.error(SourceLoc{display, 0, 0},
+                      problem.empty() ? "cannot open schema file" : "schema file " + problem);
     return empty;
   }
   std::stringstream text;

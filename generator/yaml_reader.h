@@ -9,6 +9,10 @@
 
 namespace tcgen {
 
+/// Why `path` cannot be read as a schema ("not found", "is a directory", "cannot be read: Too
+/// many levels of symbolic links", ...), or "" when it can.
+std::string schema_file_problem(const std::string& path);
+
 /// Reads `path` (its `display` spelling is used in messages). Include paths are resolved relative
 /// to the file; they are not read here.
 Schema read_yaml_schema(const std::string& path, const std::string& display,

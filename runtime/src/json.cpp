@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <set>
+#include <vector>
 
 #include "tensordict/errors.h"
 
@@ -279,9 +281,36 @@ std::string dumps_python(const Json& value, JsonStyle style) {
 Json parse_json(std::string_view text, const std::string& what) {
   const bool maybe_non_finite =
       text.find("NaN") != std::string_view::npos || text.find("Infinity") != std::string_view::npos;
+  // nlohmann parses iteratively, but copying, dumping and destroying values recurse: refuse
+  // nesting that could exhaust the stack while it is still shallow. Keys of each open object are
+  // tracked to refuse duplicates (nlohmann keeps the last one silently).
+  std::vector<std::set<std::string>> open_objects;
+  const Json::parser_callback_t check = [&](int depth, Json::parse_event_t event, Json& parsed) {
+    switch (event) {
+      case Json::parse_event_t::object_start:
+      case Json::parse_event_t::array_start:
+        if (depth >= kMaxJsonDepth) {
+          throw FormatError(what + ": JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
+                            " levels");
+        }
+        if (event == Json::parse_event_t::object_start) open_objects.emplace_back();
+        break;
+      case Json::parse_event_t::object_end:
+        open_objects.pop_back();
+        break;
+      case Json::parse_event_t::key:
+        if (!open_objects.back().insert(parsed.get<std::string>()).second) {
+          throw FormatError(what + ": duplicate key \"" + parsed.get<std::string>() + "\"");
+        }
+        break;
+      default:
+        break;
+    }
+    return true;
+  };
   try {
-    if (!maybe_non_finite) return Json::parse(text);
-    Json value = Json::parse(replace_non_finite_tokens(text));
+    if (!maybe_non_finite) return Json::parse(text, check);
+    Json value = Json::parse(replace_non_finite_tokens(text), check);
     restore_non_finite(value);
     return value;
   } catch (const Json::parse_error& e) {

@@ -14,6 +14,7 @@
 #include <filesystem>
 
 #include "memmap_internal.h"
+#include "tensordict/json.h"
 
 #ifndef RENAME_EXCHANGE
 #define RENAME_EXCHANGE (1 << 1)
@@ -72,6 +73,60 @@ std::string swap_in(const std::string& tmp, const std::string& prefix, bool pref
   return old;
 }
 
+// Files a save of this format writes (Python's pickles included, so a directory Python saved
+// can be replaced too).
+bool is_format_file(const std::string& name) {
+  const std::string suffix = ".memmap";
+  return name == "meta.json" || name == "other.pickle" || name == "pickle.pkl" ||
+         (name.size() > suffix.size() &&
+          name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0);
+}
+
+// The first entry under `dir` that a save does not write: a symlink, a special file, a file not
+// named like a data file or meta.json, or a directory without a meta.json. Empty when none.
+std::string foreign_entry(const std::string& dir) {
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::file_status status = it->symlink_status(ec);
+    const std::string path = it->path().string();
+    if (fs::is_directory(status)) {
+      if (!fs::is_regular_file(fs::symlink_status(join(path, "meta.json"), ec))) return path;
+    } else if (!fs::is_regular_file(status) || !is_format_file(it->path().filename().string())) {
+      return path;
+    }
+  }
+  if (ec) throw FormatError("cannot walk '" + dir + "': " + ec.message());
+  return {};
+}
+
+// A save replaces the whole directory, so only a previous save may be replaced: an empty
+// directory, or one whose meta.json is a memmap meta.json and which holds nothing a save does not
+// write. Anything else would be deleted with it.
+void check_replaceable(const std::string& p) {
+  std::error_code ec;
+  if (fs::is_empty(p, ec) && !ec) return;
+  const std::string meta = join(p, "meta.json");
+  if (::access(meta.c_str(), F_OK) != 0) {
+    throw FormatError("refusing to replace '" + p +
+                      "': it is not empty and holds no meta.json (not a memmap directory)");
+  }
+  try {
+    const Json json = parse_json(read_text(meta), "'" + meta + "'");
+    if (!json.is_object() || !json.contains("_type") || !json["_type"].is_string()) {
+      throw FormatError("'" + meta + "' has no \"_type\"");
+    }
+  } catch (const FormatError& e) {
+    throw FormatError("refusing to replace '" + p +
+                      "': its meta.json is not a saved TensorDict's (" + e.what() + ")");
+  }
+  const std::string foreign = foreign_entry(p);
+  if (!foreign.empty()) {
+    throw FormatError("refusing to replace '" + p + "': it holds '" + foreign +
+                      "', which a save does not write (only meta.json, *.memmap and child "
+                      "directories with a meta.json); move it away or save elsewhere");
+  }
+}
+
 }  // namespace
 
 void set_save_step_hook(void (*hook)(const char* step)) { g_step_hook = hook; }
@@ -106,11 +161,7 @@ void atomic_publish(const std::string& prefix, bool durable,
     throw FormatError("refusing to save through symlink '" + p + "'");
   if (exists && !S_ISDIR(st.st_mode))
     throw FormatError("'" + p + "' exists and is not a directory");
-  // A save replaces the whole directory: never do that to one that is not a previous save.
-  if (exists && ::access(join(p, "meta.json").c_str(), F_OK) != 0 && !fs::is_empty(p, ec)) {
-    throw FormatError("refusing to replace '" + p +
-                      "': it is not empty and holds no meta.json (not a memmap directory)");
-  }
+  if (exists) check_replaceable(p);
 
   remove_stale(parent, base);
   const std::string tmp = new_temp_path(parent, base);

@@ -60,7 +60,51 @@ bool writable_as_bytes(const at::Tensor& t) {
          t.layout() == at::kStrided;
 }
 
+// The data file's stat, after checking it is a regular file that holds `n` bytes. `strict`
+// (loads) also refuses a file twice as long or longer: Python leaves stale tails when it
+// rewrites a file in place, and the mmap_example artifact has 1 and 2 junk bytes, but a file that
+// long holds another dtype or shape (float64 values read as float32 ones).
+struct stat check_size(int fd, const std::string& path, at::ScalarType dtype, at::IntArrayRef shape,
+                       size_t n, bool strict) {
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) throw_errno("cannot stat", path);
+  if (!S_ISREG(st.st_mode)) throw FormatError("'" + path + "' is not a regular file");
+  const auto size = static_cast<uint64_t>(st.st_size);
+  if (size < n || (strict && size / 2 >= n)) {
+    throw FormatError("'" + path + "' is " + (size < n ? "truncated" : "too long") + ": " +
+                      std::to_string(size) + " bytes, shape " + shape_str(shape) + " of " +
+                      dtype_name(dtype) + " needs " + std::to_string(n));
+  }
+  return st;
+}
+
+// Opens a data file for mapping: read-write when allowed, else read-only (mapped copy-on-write).
+// Never through a symlink, and never waiting on a FIFO.
+Fd open_data_file(const std::string& filename, bool& writable) {
+  constexpr int kFlags = O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK;
+  writable = true;
+  Fd fd(::open(filename.c_str(), O_RDWR | kFlags));
+  if (!fd && (errno == EACCES || errno == EROFS)) {
+    writable = false;
+    fd = Fd(::open(filename.c_str(), O_RDONLY | kFlags));
+  }
+  if (!fd) {
+    if (errno == ELOOP) throw FormatError("refusing to read '" + filename + "' through a symlink");
+    if (errno == ENOENT) throw FormatError("missing data file '" + filename + "'");
+    if (errno == EISDIR) throw FormatError("'" + filename + "' is not a regular file");
+    throw_errno("cannot open", filename);
+  }
+  return fd;
+}
+
 }  // namespace
+
+at::Tensor load_data_file(const std::string& path, at::ScalarType dtype, at::IntArrayRef shape) {
+  bool writable = false;
+  const Fd fd = open_data_file(path, writable);
+  check_size(fd.get(), path, dtype, shape, byte_size(shape, dtype, path), true);
+  return map_fd(fd.get(), writable, path, dtype, shape);
+}
 
 std::optional<std::string> shared_file_of(const at::Tensor& t) {
   const Mapping* m = mapping_of(t);
@@ -84,13 +128,18 @@ Fd::~Fd() {
 }
 
 size_t byte_size(at::IntArrayRef shape, at::ScalarType dtype, const std::string& path) {
+  constexpr auto kMax = static_cast<size_t>(std::numeric_limits<int64_t>::max());
   size_t n = c10::elementSize(dtype);
+  bool too_large = false;  // checked after the loop: a 0 dim anywhere makes the size 0
   for (int64_t d : shape) {
     if (d < 0) throw FormatError("'" + path + "': negative dimension in shape " + shape_str(shape));
-    if (d != 0 && n > std::numeric_limits<size_t>::max() / static_cast<size_t>(d)) {
-      throw FormatError("'" + path + "': shape " + shape_str(shape) + " is too large");
-    }
-    n *= static_cast<size_t>(d);
+    if (d == 0) return 0;
+    too_large = too_large || n > kMax / static_cast<size_t>(d);
+    if (!too_large) n *= static_cast<size_t>(d);
+  }
+  if (too_large) {
+    throw FormatError("'" + path + "': shape " + shape_str(shape) + " of " + dtype_name(dtype) +
+                      " is too large (more than 2^63 bytes)");
   }
   return n;
 }
@@ -105,14 +154,7 @@ at::Tensor map_fd(int fd, bool writable, const std::string& path, at::ScalarType
                   at::IntArrayRef shape, const std::string& record_as) {
   const size_t n = byte_size(shape, dtype, path);
   if (n == 0) return at::empty(shape, at::TensorOptions().dtype(dtype));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) throw_errno("cannot stat", path);
-  if (!S_ISREG(st.st_mode)) throw FormatError("'" + path + "' is not a regular file");
-  if (static_cast<uint64_t>(st.st_size) < n) {
-    throw FormatError("'" + path + "' is truncated: " + std::to_string(st.st_size) +
-                      " bytes, shape " + shape_str(shape) + " of " + dtype_name(dtype) + " needs " +
-                      std::to_string(n));
-  }
+  const struct stat st = check_size(fd, path, dtype, shape, n, false);
   // Read-only files are mapped copy-on-write so the tensor stays writable in memory.
   void* addr =
       ::mmap(nullptr, n, PROT_READ | PROT_WRITE, writable ? MAP_SHARED : MAP_PRIVATE, fd, 0);
@@ -191,17 +233,7 @@ at::Tensor MemoryMappedTensor::full(at::IntArrayRef shape, const at::Scalar& val
 at::Tensor MemoryMappedTensor::from_filename(const std::string& filename, at::ScalarType dtype,
                                              at::IntArrayRef shape) {
   bool writable = true;
-  Fd fd(::open(filename.c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW));
-  if (!fd && (errno == EACCES || errno == EROFS)) {
-    writable = false;
-    fd = Fd(::open(filename.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
-  }
-  if (!fd) {
-    if (errno == ELOOP) throw FormatError("refusing to read '" + filename + "' through a symlink");
-    if (errno == ENOENT) throw FormatError("missing data file '" + filename + "'");
-    if (errno == EISDIR) throw FormatError("'" + filename + "' is not a regular file");
-    memmap::detail::throw_errno("cannot open", filename);
-  }
+  const Fd fd = memmap::detail::open_data_file(filename, writable);
   return memmap::detail::map_fd(fd.get(), writable, filename, dtype, shape);
 }
 

@@ -52,8 +52,16 @@ void sync_tree(const std::string& path) {
   sync_dir(path);
 }
 
+bool is_child_dir(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return false;
+  if (S_ISLNK(st.st_mode)) throw FormatError("refusing to follow symlink '" + path + "'");
+  return S_ISDIR(st.st_mode);
+}
+
 std::string read_text(const std::string& path) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  // O_NONBLOCK: opening a FIFO must not wait for a writer (it is then refused as not regular).
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
   if (!fd) {
     if (errno == ENOENT) throw FormatError("missing '" + path + "'");
     if (errno == ELOOP) throw FormatError("refusing to read '" + path + "' through a symlink");

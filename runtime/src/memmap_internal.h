@@ -37,7 +37,8 @@ class Fd {
   int fd_;
 };
 
-/// numel × itemsize of `shape`; FormatError naming `path` on negative dims or overflow.
+/// numel × itemsize of `shape`; FormatError naming `path` on negative dims or a size past
+/// int64 (what a tensor's storage can hold).
 size_t byte_size(at::IntArrayRef shape, at::ScalarType dtype, const std::string& path);
 
 /// Maps the first numel × itemsize bytes of an open file as a tensor of `shape` / `dtype`. The
@@ -64,6 +65,13 @@ std::string join(const std::string& dir, std::string_view name);
 /// exists. FormatError when the entry is a symlink.
 std::string find_entry(const std::string& dir, const std::string& key, std::string_view suffix,
                        bool directory);
+/// True when `path` is a directory; FormatError when it is a symlink (a child directory of a
+/// memmap tree must lie inside it).
+bool is_child_dir(const std::string& path);
+/// A leaf's data file for a load: checked to be a regular file (never a symlink or a FIFO) at
+/// least as long as `shape` of `dtype` needs and less than twice that, then mapped as
+/// `MemoryMappedTensor::from_filename` does.
+at::Tensor load_data_file(const std::string& path, at::ScalarType dtype, at::IntArrayRef shape);
 /// mkdir that fails (FormatError) when `path` exists already.
 void make_dir(const std::string& path);
 /// Removes a directory tree (best effort; used for temporaries).

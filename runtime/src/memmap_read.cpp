@@ -37,10 +37,9 @@ T field_or(const Json& obj, const char* name, T fallback, bool (Json::*is_type)(
   return it->get<T>();
 }
 
-bool is_dir(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
-}
+// Child directories (nested TensorDicts, `_tensordict/`, stack elements) must lie inside the
+// tree: a symlink is refused, as for data files.
+bool is_dir(const std::string& path) { return detail::is_child_dir(path); }
 
 // Python's NonTensorStack reader: a level is a stack dim when all its items are lists of one
 // length (so equal-length list elements add a dimension, as in Python).
@@ -144,15 +143,17 @@ class Reader {
       throw FormatError(what + " is a nested (jagged) tensor, which is not supported");
     }
     const auto options = at::TensorOptions().dtype(*dtype);
+    // Sized first, so that a shape past int64 bytes is a FormatError on every device.
+    const size_t nbytes =
+        detail::byte_size(shape, *dtype, detail::join(dir, encode_key(key) + ".memmap"));
     if (device_ && device_->is_meta()) return at::empty(shape, options.device(at::kMeta));
-    const size_t nbytes = detail::byte_size(shape, *dtype, where);
     if (nbytes == 0) return at::empty(shape, options);  // Python writes no file for these
     const std::string path = detail::find_entry(dir, key, ".memmap", false);
     if (path.empty()) {
       throw FormatError("missing data file '" + detail::join(dir, encode_key(key) + ".memmap") +
                         "' for key '" + key + "'");
     }
-    at::Tensor t = MemoryMappedTensor::from_filename(path, *dtype, shape);
+    at::Tensor t = detail::load_data_file(path, *dtype, shape);
     return device_ && !device_->is_cpu() ? t.to(*device_) : t;
   }
 

@@ -1,8 +1,10 @@
 # cmake -DBUILD_DIR=<tensorclass build> -DSOURCE_DIR=<tests/downstream> -DWORK_DIR=<scratch>
-#       -DGENERATOR=<generator> -DCXX=<compiler> -P run_downstream.cmake
+#       -DGENERATOR=<generator> -DCXX=<compiler> [-DSANITIZE_FLAGS="<flags>"] -P run_downstream.cmake
 # Installs the build into WORK_DIR/prefix; compiles each installed generated header on its own
 # with the plain compiler (no CMake, -Wall -Wextra -Werror); then configures, builds and runs the
-# downstream project against that prefix only.
+# downstream project against that prefix only. SANITIZE_FLAGS (a TC_SANITIZE build's) compile and
+# link the downstream code too: the installed runtime is instrumented and needs the sanitizer
+# runtimes.
 function(run)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE status)
   if(NOT status EQUAL 0)
@@ -38,6 +40,7 @@ foreach(header ${shipped})
 endforeach()
 
 run(${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/build -G ${GENERATOR}
-    -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${prefix})
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${prefix}
+    "-DCMAKE_CXX_FLAGS=${SANITIZE_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${SANITIZE_FLAGS}")
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
 run(${WORK_DIR}/build/downstream_app)

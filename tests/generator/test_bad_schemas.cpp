@@ -77,3 +77,49 @@ TEST_CASE("shadow allows reserved field names", "[generator][diagnostics]") {
   CHECK(errors("") == 1);
   CHECK(errors("    options: [shadow]\n") == 0);
 }
+
+TEST_CASE("hostile nesting is bounded, not a stack overflow", "[generator][diagnostics]") {
+  std::string type;
+  for (int i = 0; i < 200000; ++i) type += "list[";
+  type += "int" + std::string(200000, ']');
+  tcgen::Compilation c = tcgen::compile_text(
+      "classes:\n  - name: A\n    fields:\n      - {name: x, type: '" + type + "'}\n", "deep.yaml",
+      tcgen::builtin_templates());
+  REQUIRE(c.diagnostics.all().size() == 1);
+  CHECK(tcgen::format_diagnostic(c.diagnostics.all()[0]) ==
+        "deep.yaml:4:350: error: malformed type "
+        "'list[list[list[list[list[list[list[list[list[list[list[list[...': nested deeper than 64 "
+        "levels");
+
+  c = tcgen::compile_text("classes: " + std::string(200000, '[') + std::string(200000, ']'),
+                          "deep.yaml", tcgen::builtin_templates());
+  REQUIRE(c.diagnostics.all().size() == 1);
+  CHECK(tcgen::format_diagnostic(c.diagnostics.all()[0]) ==
+        "deep.yaml:1:400010: error: nesting deeper than 64 levels");
+}
+
+TEST_CASE("the error limit keeps the first errors and says so", "[generator][diagnostics]") {
+  tcgen::Diagnostics diagnostics(2);
+  for (int line = 1; line <= 5; ++line) {
+    diagnostics.error({"s.yaml", line, 1}, "bad");
+    diagnostics.note({"s.yaml", line, 2}, "here");
+  }
+  CHECK(diagnostics_text(diagnostics) ==
+        "s.yaml:1:1: error: bad\ns.yaml:1:2: note: here\ns.yaml:2:1: error: bad\n"
+        "s.yaml:2:2: note: here\ns.yaml: error: too many errors emitted, stopping now "
+        "(--error-limit=2)\n");
+  tcgen::Diagnostics unlimited(0);
+  for (int i = 0; i < 100; ++i) unlimited.error({"s.yaml", 1, 1}, "bad");
+  CHECK(unlimited.all().size() == 100);
+}
+
+TEST_CASE("a schema file name the header cannot spell is refused", "[generator][diagnostics]") {
+  for (const std::string name : {"a\"b.yaml", "a\\b.yaml", "a\nb.yaml", "a?\?=.yaml"}) {
+    tcgen::Compilation c = tcgen::compile_text("classes: []\n", name, tcgen::builtin_templates());
+    REQUIRE(c.diagnostics.all().size() == 1);
+    CHECK(tcgen::format_diagnostic(c.diagnostics.all()[0]) ==
+          name +
+              ": error: the schema's file name cannot be written into the generated header (it "
+              "has a '\"', a '\\', '?\?' or a control character)");
+  }
+}

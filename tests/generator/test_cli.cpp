@@ -31,6 +31,15 @@ int tcgen(const std::string& args) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+// Exit status and stderr of a run, for exact messages.
+std::pair<int, std::string> tcgen_stderr(const std::string& args, const fs::path& dir) {
+  const fs::path err = dir / "stderr.txt";
+  const std::string command =
+      std::string(TCGEN_EXE) + " " + args + " 2>" + err.string() + " >/dev/null";
+  int status = std::system(command.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_text(err)};
+}
+
 const char* kGood = "classes:\n  - name: A\n    fields:\n      - {name: x, type: tensor}\n";
 
 }  // namespace
@@ -127,8 +136,53 @@ TEST_CASE("tcgen -I finds included schemas; classes may be named with their name
   REQUIRE(tcgen("user.v2.yaml -o out -I lib") == 0);
   const std::string header = read_text("out/user.v2.h");  // `a.b.yaml` -> `a.b.h`
   CHECK(header.find("#include \"base.h\"") != std::string::npos);
-  CHECK(header.find("std::optional<::other_ns::Config> config;") != std::string::npos);
+  CHECK(header.find("std::optional<::other_ns::Config> config = std::nullopt;") !=
+        std::string::npos);
   CHECK(header.find("std::optional<::other_ns::Config> maybe = std::nullopt;") !=
         std::string::npos);
   CHECK(tcgen("user.v2.yaml -o out2 -I missing_dir -I lib") == 0);
+}
+
+TEST_CASE("tcgen reports unreadable schema files and includes", "[generator][cli]") {
+  fs::path dir = scratch("unreadable");
+  ScopedCwd cwd(dir);
+  fs::create_symlink("loop_b.yaml", "loop_a.yaml");
+  fs::create_symlink("loop_a.yaml", "loop_b.yaml");
+  fs::create_directory("sub.yaml");
+  write_text("top.yaml", "include: [loop_a.yaml, sub.yaml]\nclasses: []\n");
+  CHECK(tcgen_stderr("top.yaml", dir) ==
+        std::make_pair(1, std::string("top.yaml:1:11: error: included schema 'loop_a.yaml' cannot "
+                                      "be read: Too many levels of symbolic links\n"
+                                      "top.yaml:1:24: error: included schema 'sub.yaml' is a "
+                                      "directory\n")));
+  CHECK(tcgen_stderr("loop_a.yaml", dir) ==
+        std::make_pair(1, std::string("loop_a.yaml: error: schema file cannot be read: Too many "
+                                      "levels of symbolic links\n")));
+  CHECK(tcgen_stderr("sub.yaml", dir) ==
+        std::make_pair(1, std::string("sub.yaml: error: schema file is a directory\n")));
+}
+
+TEST_CASE("an unexpected exception is a diagnostic, not std::terminate", "[generator][cli]") {
+  fs::path dir = scratch("unexpected");
+  ScopedCwd cwd(dir);
+  write_text("a.yaml", kGood);
+  write_text("file", "");
+  // The output directory cannot be created under a regular file: std::filesystem throws.
+  const auto [status, message] = tcgen_stderr("a.yaml -o file/out", dir);
+  CHECK(status == 1);
+  CHECK(message ==
+        "a.yaml: error: filesystem error: cannot create directories: Not a directory [file/out]\n");
+}
+
+TEST_CASE("tcgen --error-limit", "[generator][cli]") {
+  fs::path dir = scratch("error_limit");
+  ScopedCwd cwd(dir);
+  write_text("bad.yaml",
+             "classes:\n  - {name: A, fields: [{name: a, type: x}, {name: b, type: y}]}\n");
+  CHECK(
+      tcgen_stderr("--error-limit 1 bad.yaml", dir) ==
+      std::make_pair(1, std::string("bad.yaml:2:40: error: unknown type 'x'\nbad.yaml: error: "
+                                    "too many errors emitted, stopping now (--error-limit=1)\n")));
+  CHECK(tcgen_stderr("--error-limit 0 bad.yaml", dir).second ==
+        "bad.yaml:2:40: error: unknown type 'x'\nbad.yaml:2:60: error: unknown type 'y'\n");
 }

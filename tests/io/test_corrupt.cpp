@@ -1,6 +1,7 @@
 // Corrupted directories: each is a FormatError whose message names the path and the problem —
 // never a crash, never wrong values.
 #include <ATen/ATen.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -9,6 +10,7 @@
 #include <random>
 
 #include "io_test_util.h"
+#include "tensordict/json.h"
 #include "tensordict/memmap.h"
 
 using tensordict::TensorDict;
@@ -45,6 +47,37 @@ std::string expand(std::string text, const std::string& dir) {
 
 const std::string kX =
     R"({"device": "cpu", "shape": [4], "dtype": "torch.float32", "is_nested": false})";
+
+// Moves `path` outside the directory and leaves a symlink to it in its place.
+void symlink_away(const std::string& path) {
+  const std::string outside = fs::path(path).parent_path().parent_path() / "outside";
+  fs::rename(path, outside);
+  fs::create_directory_symlink(outside, path);
+}
+
+// Turns the directory into a tensorclass directory around it (`_tensordict/`).
+void make_tensorclass(const std::string& d) {
+  fs::rename(d, d + "_inner");
+  fs::create_directory(d);
+  fs::rename(d + "_inner", d + "/_tensordict");
+  tc_test::write_file(d + "/meta.json", R"({"_type": "<class 'm.TC'>"})");
+}
+
+// Turns the directory into a lazy stack of one element (`0/`).
+void make_lazy_stack(const std::string& d) {
+  fs::rename(d, d + "_inner");
+  fs::create_directory(d);
+  fs::rename(d + "_inner", d + "/0");
+  tc_test::write_file(
+      d + "/meta.json",
+      std::string(R"({"_type": ")") + tensordict::memmap::kLazyStackType + R"(", "stack_dim": 0})");
+}
+
+// A NonTensorData meta.json whose "data" is a list nested 100,000 deep (600 KB).
+std::string deep_non_tensor() {
+  return std::string(R"({"_type": ")") + tensordict::memmap::kNonTensorDataType + R"(", "data": )" +
+         std::string(100000, '[') + std::string(100000, ']') + "}";
+}
 
 std::vector<Corruption> corruptions() {
   return {
@@ -166,6 +199,51 @@ std::vector<Corruption> corruptions() {
              R"({"/etc/passwd": {"type": "TensorDict"}, "shape": [4], "_type": "<class 'tensordict._td.TensorDict'>"})");
        },
        "missing directory '{dir}/%2Fetc%2Fpasswd' for key '/etc/passwd'"},
+      {"meta.json is a FIFO (must not hang)",
+       [](const std::string& d) {
+         fs::remove(d + "/meta.json");
+         REQUIRE(::mkfifo((d + "/meta.json").c_str(), 0600) == 0);
+       },
+       "'{dir}/meta.json' is not a regular file"},
+      {"data file is a FIFO (must not hang)",
+       [](const std::string& d) {
+         fs::remove(d + "/x.memmap");
+         REQUIRE(::mkfifo((d + "/x.memmap").c_str(), 0600) == 0);
+       },
+       "'{dir}/x.memmap' is not a regular file"},
+      {"symlinked child directory", [](const std::string& d) { symlink_away(d + "/n"); },
+       "refusing to follow symlink '{dir}/n' for key 'n'"},
+      {"symlinked _tensordict of a tensorclass",
+       [](const std::string& d) {
+         make_tensorclass(d);
+         symlink_away(d + "/_tensordict");
+       },
+       "refusing to follow symlink '{dir}/_tensordict'"},
+      {"symlinked lazy stack element",
+       [](const std::string& d) {
+         make_lazy_stack(d);
+         symlink_away(d + "/0");
+       },
+       "refusing to follow symlink '{dir}/0'"},
+      {"data file twice as long (float64 values, float32 in meta.json)",
+       [](const std::string& d) { tc_test::write_file(d + "/x.memmap", std::string(32, '\0')); },
+       "'{dir}/x.memmap' is too long: 32 bytes, shape [4] of float32 needs 16"},
+      {"duplicate key",
+       [](const std::string& d) {
+         tc_test::write_file(d + "/meta.json", R"({"x": )" + kX + ", " + root_meta(kX).substr(1));
+       },
+       "'{dir}/meta.json': duplicate key \"x\""},
+      {"shape whose byte size overflows",
+       [](const std::string& d) {
+         tc_test::write_file(
+             d + "/meta.json",
+             root_meta(R"({"shape": [4, 4611686018427387904], "dtype": "torch.float32"})"));
+       },
+       "'{dir}/x.memmap': shape [4, 4611686018427387904] of float32 is too large (more than 2^63 "
+       "bytes)"},
+      {"NonTensorData nested 100,000 deep",
+       [](const std::string& d) { tc_test::write_file(d + "/s/meta.json", deep_non_tensor()); },
+       "'{dir}/s/meta.json': JSON nested deeper than 1000 levels"},
   };
 }
 
@@ -220,12 +298,36 @@ TEST_CASE("random byte changes in meta.json never crash", "[io][corrupt]") {
   CHECK(refused > 150);
 }
 
-TEST_CASE("longer data files load (the format allows trailing bytes)", "[io][corrupt]") {
+TEST_CASE("data files with a tail shorter than the data load", "[io][corrupt]") {
+  // Python's in-place rewrites leave stale tails; the mmap_example artifact has junk bytes. Twice
+  // the size or more is refused (the corruption table above).
   tc_test::TempDir tmp;
   const std::string dir = tmp / "td";
   write_valid(dir);
-  fs::resize_file(dir + "/x.memmap", 17);
-  CHECK(at::equal(TensorDict::load_memmap(dir).get("x"), at::arange(4, at::kFloat)));
+  for (int size : {17, 31}) {
+    fs::resize_file(dir + "/x.memmap", size);
+    CHECK(at::equal(TensorDict::load_memmap(dir).get("x"), at::arange(4, at::kFloat)));
+  }
+  fs::resize_file(dir + "/x.memmap", 32);
+  CHECK_THROWS_AS(TensorDict::load_memmap(dir), tensordict::FormatError);
+}
+
+TEST_CASE("a deep but allowed NonTensorData loads", "[io][corrupt]") {
+  tc_test::TempDir tmp;
+  const std::string dir = tmp / "td";
+  write_valid(dir);
+  const int depth = tensordict::kMaxJsonDepth - 1;  // the meta.json object is one level
+  tc_test::write_file(dir + "/s/meta.json", std::string(R"({"_type": ")") +
+                                                tensordict::memmap::kNonTensorDataType +
+                                                R"(", "data": )" + std::string(depth, '[') +
+                                                std::string(depth, ']') + "}");
+  tensordict::Json data = TensorDict::load_memmap(dir).get_non_tensor("s");
+  int levels = 0;
+  for (const tensordict::Json* j = &data; j->is_array(); j = &j->front()) {
+    ++levels;
+    if (j->empty()) break;
+  }
+  CHECK(levels == depth);
 }
 
 TEST_CASE("a read-only data file is mapped copy-on-write", "[io][corrupt]") {

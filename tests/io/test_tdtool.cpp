@@ -127,3 +127,50 @@ TEST_CASE("tdtool dump --json shows a lazy stack's elements", "[tdtool][lazy]") 
       R"({"batch_size": [2], "entries": {"x": {"dtype": "int64", "shape": [2], "data": [0, 0]}}}]})"
       "\n");
 }
+
+TEST_CASE("tdtool ls exits non-zero on missing or truncated data files", "[tdtool]") {
+  tc_test::TempDir tmp;
+  const std::string dir = tmp / "td";
+  TensorDict({{"a", at::ones({4})}, {"b", at::ones({4})}}, {4}).memmap(dir);
+  fs::resize_file(dir + "/a.memmap", 3);
+  Run truncated = tdtool("ls " + dir);
+  CHECK(truncated.code == 2);
+  CHECK(truncated.output ==
+        "tdtool: error: '" + dir +
+            "/a.memmap' is truncated: 3 bytes, shape [4] of float32 needs 16\n");
+  fs::remove(dir + "/a.memmap");
+  Run missing = tdtool("ls " + dir);
+  CHECK(missing.code == 2);
+  CHECK(missing.output == "tdtool: error: missing data file '" + dir + "/a.memmap' for key 'a'\n");
+}
+
+TEST_CASE("tdtool on hostile meta.json files: one error line, no crash", "[tdtool]") {
+  tc_test::TempDir tmp;
+  const std::string dir = tmp / "td";
+  TensorDict({{"s", "text"}}, {}).memmap(dir);
+  // NonTensorData "data" nested 100,000 deep (a 600 KB meta.json) used to overflow the stack.
+  tc_test::write_file(dir + "/s/meta.json", std::string(R"({"_type": ")") +
+                                                tensordict::memmap::kNonTensorDataType +
+                                                R"(", "data": )" + std::string(100000, '[') +
+                                                std::string(100000, ']') + "}");
+  const std::string deep = "'" + dir + "/s/meta.json': JSON nested deeper than 1000 levels";
+  for (const char* command : {"ls ", "dump --json "}) {
+    Run r = tdtool(command + dir);
+    CHECK(r.code == 2);
+    CHECK(r.output == "tdtool: error: " + deep + "\n");
+  }
+  Run verify = tdtool("verify " + dir);
+  CHECK(verify.code == 1);
+  CHECK(verify.output == "problem: " + deep + "\n" + dir + ": 1 problem(s)\n");
+
+  // A shape whose byte size overflows: a FormatError, not c10::Error with a backtrace.
+  tc_test::write_file(dir + "/meta.json",
+                      std::string(R"({"x": {"shape": [4611686018427387904, 4], "dtype": )"
+                                  R"("torch.float32"}, "shape": [], "_type": ")") +
+                          tensordict::memmap::kTensorDictType + "\"}");
+  Run overflow = tdtool("ls " + dir);
+  CHECK(overflow.code == 2);
+  CHECK(overflow.output == "tdtool: error: '" + dir +
+                               "/x.memmap': shape [4611686018427387904, 4] of float32 is too "
+                               "large (more than 2^63 bytes)\n");
+}

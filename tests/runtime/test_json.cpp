@@ -63,3 +63,19 @@ TEST_CASE("parse_json accepts Python's non-finite tokens but not inside strings"
     CHECK(std::string(e.what()).rfind("x/meta.json: malformed JSON", 0) == 0);
   }
 }
+
+TEST_CASE("parse_json bounds nesting and refuses duplicate keys", "[json]") {
+  const auto nested = [](int depth) {
+    return std::string(static_cast<size_t>(depth), '[') +
+           std::string(static_cast<size_t>(depth), ']');
+  };
+  CHECK(parse_json(nested(kMaxJsonDepth)).is_array());
+  CHECK_THROWS_WITH(parse_json(nested(kMaxJsonDepth + 1), "m.json"),
+                    "m.json: JSON nested deeper than 1000 levels");
+  CHECK_THROWS_WITH(parse_json("{\"a\": " + nested(100000) + "}", "m.json"),
+                    "m.json: JSON nested deeper than 1000 levels");
+  CHECK_THROWS_WITH(parse_json(R"({"a": 1, "b": {"a": 2, "a": 3}})", "m.json"),
+                    "m.json: duplicate key \"a\"");
+  CHECK_THROWS_WITH(parse_json(R"({"a": NaN, "a": 1})", "m.json"), "m.json: duplicate key \"a\"");
+  CHECK(parse_json(R"([{"a": 1}, {"a": 2}])") == Json::parse(R"([{"a": 1}, {"a": 2}])"));
+}

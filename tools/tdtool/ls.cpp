@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "tensordict/dtype.h"
+#include "tensordict/errors.h"
 #include "tensordict/json.h"
 #include "tensordict/memmap.h"
 
@@ -106,6 +107,10 @@ class TreePrinter {
 
 int run_ls(const std::string& dir, std::ostream& out) {
   const auto loaded = tensordict::memmap::load(dir, at::Device(at::kMeta));
+  // The meta-device load reads meta.json files only; a listing of a directory that does not load
+  // would mislead, so the data files are checked too (mapped, not read).
+  const auto problems = tensordict::memmap::verify(dir);
+  if (!problems.empty()) throw tensordict::FormatError(problems.front());
   TreePrinter printer(out, loaded);
   if (!loaded.value.is_tensordict()) {
     out << dir << "  " << loaded.type << "\n";

@@ -19,8 +19,13 @@ struct JsonStyle {
 /// repr (0.1, 1e-05, 1e+16, 1.0), NaN/Infinity/-Infinity tokens, object keys in insertion order.
 std::string dumps_python(const Json& value, JsonStyle style = {});
 
+/// Deepest nesting of arrays and objects parse_json accepts (Python's json module stops near its
+/// recursion limit of 1000 too).
+constexpr int kMaxJsonDepth = 1000;
+
 /// Parses JSON text, also accepting Python's NaN, Infinity and -Infinity tokens. Throws
-/// FormatError (with `what` naming the source, e.g. a file path) on malformed text.
+/// FormatError (with `what` naming the source, e.g. a file path) on malformed text, on nesting
+/// deeper than kMaxJsonDepth and on an object with a duplicate key.
 Json parse_json(std::string_view text, const std::string& what = "JSON text");
 
 /// Python's repr (= str() for containers) of a JSON-like value: 'text', True, None, [1, 'a'],
