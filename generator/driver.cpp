@@ -59,16 +59,36 @@ void read_includes(Compilation& c, const std::vector<std::string>& include_dirs)
   }
 }
 
+// Schemas of headers that requested headers include, each once and not when requested itself.
+void add_included_headers(Compilation& c, std::vector<Schema> schemas) {
+  std::set<std::string> read;
+  for (const auto& s : c.schemas) read.insert(std::filesystem::weakly_canonical(s.path).string());
+  for (auto& schema : schemas) {
+    if (!read.insert(std::filesystem::weakly_canonical(schema.path).string()).second) continue;
+    c.dependencies.push_back(schema.path);
+    c.schemas.push_back(std::move(schema));
+  }
+}
+
 }  // namespace
 
 Compilation compile(const std::vector<std::string>& schema_paths, const Templates& templates,
-                    const std::vector<std::string>& include_dirs) {
+                    const std::vector<std::string>& include_dirs, const ClangOptions& clang) {
   Compilation c;
+  std::vector<Schema> from_included_headers;
   for (const auto& path : schema_paths) {
-    c.schemas.push_back(read_yaml_schema(path, display_path(path), c.diagnostics));
+    if (is_cpp_header(path)) {
+      std::vector<Schema> read = read_header_schemas(path, clang, c.diagnostics);
+      if (read.empty()) continue;
+      c.schemas.push_back(std::move(read.front()));
+      for (size_t i = 1; i < read.size(); ++i) from_included_headers.push_back(std::move(read[i]));
+    } else {
+      c.schemas.push_back(read_yaml_schema(path, display_path(path), c.diagnostics));
+    }
     c.dependencies.push_back(path);
   }
   c.requested = c.schemas.size();
+  add_included_headers(c, std::move(from_included_headers));
   read_includes(c, include_dirs);
   check_and_emit(c, templates);
   return c;

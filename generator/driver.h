@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "check.h"
+#include "clang_reader.h"
 #include "diagnostics.h"
 #include "emit.h"
 #include "model.h"
@@ -24,8 +25,11 @@ struct Compilation {
 
 /// Reads, checks and (when there is no error) emits `schema_paths`. An `include:` is looked up
 /// beside the including file, then in each of `include_dirs` in order.
+/// Headers (.h, .hpp, ...) are read by the C++ front end with `clang`; the annotated structs of
+/// headers they include are read with them.
 Compilation compile(const std::vector<std::string>& schema_paths, const Templates& templates,
-                    const std::vector<std::string>& include_dirs = {});
+                    const std::vector<std::string>& include_dirs = {},
+                    const ClangOptions& clang = {});
 /// Same for schema text given in memory (tests); `display` names it in messages.
 Compilation compile_text(const std::string& text, const std::string& display,
                          const Templates& templates);

@@ -8,6 +8,7 @@
 
 #include "driver.h"
 #include "version.h"
+#include "yaml_writer.h"
 
 namespace {
 
@@ -58,6 +59,24 @@ void write_depfile(const tcgen::Compilation& c, const fs::path& out_dir, const f
   write_if_changed(depfile, text + "\n");
 }
 
+// `tcgen import`: every schema read (the requested headers' and those of headers they include)
+// written as YAML, only when all of them are free of errors.
+int import_schemas(const tcgen::Compilation& c, const fs::path& out_dir) {
+  for (const auto& schema : c.schemas) {
+    write_if_changed(out_dir / tcgen::yaml_file_name(schema.path),
+                     tcgen::write_yaml_schema(schema));
+  }
+  return 0;
+}
+
+// Options of the C++ front end, on the main command and on `import`.
+void add_clang_options(CLI::App& app, tcgen::ClangOptions& clang) {
+  app.add_option("--clang-arg", clang.args,
+                 "argument for clang when reading headers (--clang-arg=-Ipath, repeatable)");
+  app.add_option("-p,--compile-commands", clang.compile_db_dir,
+                 "directory of a compile_commands.json lending its flags to header parsing");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -66,7 +85,15 @@ int main(int argc, char** argv) {
   std::vector<std::string> include_dirs;
   std::string out_dir = ".", depfile, depfile_target, template_dir;
   bool check = false, dump = false;
-  app.add_option("schemas", schemas, "schema files (.yaml)")->required();
+  tcgen::ClangOptions clang;
+  std::vector<std::string> headers;
+  std::string import_dir = ".";
+  app.add_option("schemas", schemas, "schema files (.yaml) or annotated C++ headers (.h, .hpp)");
+  add_clang_options(app, clang);
+  CLI::App* import = app.add_subcommand("import", "write the YAML schema of annotated headers");
+  import->add_option("headers", headers, "annotated C++ headers")->required();
+  import->add_option("-o,--output-dir", import_dir, "directory of the YAML schemas");
+  add_clang_options(*import, clang);
   app.add_option("-o,--output-dir", out_dir, "directory of the generated headers");
   app.add_flag("--check", check, "write nothing; exit 1 when an output is missing or differs");
   app.add_option("--depfile", depfile, "write a Make-style depfile");
@@ -78,6 +105,10 @@ int main(int argc, char** argv) {
   app.add_flag("--dump-model", dump, "print the schema model in canonical text and exit");
   app.set_version_flag("--version", std::string("tcgen ") + tcgen::kTcgenVersion);
   CLI11_PARSE(app, argc, argv);
+  if (!import->parsed() && schemas.empty()) {
+    std::cerr << "tcgen: no schema given (tcgen --help)\n";
+    return 2;
+  }
 
   tcgen::Diagnostics template_problems;
   tcgen::Templates templates = tcgen::load_templates(template_dir, template_problems);
@@ -85,11 +116,13 @@ int main(int argc, char** argv) {
     template_problems.print(std::cerr);
     return 1;
   }
-  tcgen::Compilation c = tcgen::compile(schemas, templates, include_dirs);
+  tcgen::Compilation c =
+      tcgen::compile(import->parsed() ? headers : schemas, templates, include_dirs, clang);
   if (c.diagnostics.has_errors()) {
     c.diagnostics.print(std::cerr);
     return 1;
   }
+  if (import->parsed()) return import_schemas(c, import_dir);
   if (dump) {
     std::cout << tcgen::dump_model(c.schemas);
     return 0;

@@ -24,9 +24,9 @@
 // Picks J<n> for n arguments; `TC_CLASS()` counts as one empty entry, which tcgen skips. The
 // trailing `0` keeps `...` non-empty, which C++17 requires.
 #define TC_DETAIL_PICK(_1, _2, _3, _4, _5, _6, name, ...) name
-#define TC_DETAIL_JOIN(...)                                                                    \
-  TC_DETAIL_PICK(__VA_ARGS__, TC_DETAIL_J6, TC_DETAIL_J5, TC_DETAIL_J4, TC_DETAIL_J3,          \
-                 TC_DETAIL_J2, TC_DETAIL_J1, 0)                                                \
+#define TC_DETAIL_JOIN(...)                                                           \
+  TC_DETAIL_PICK(__VA_ARGS__, TC_DETAIL_J6, TC_DETAIL_J5, TC_DETAIL_J4, TC_DETAIL_J3, \
+                 TC_DETAIL_J2, TC_DETAIL_J1, 0)                                       \
   (__VA_ARGS__)
 
 #if defined(__clang__)
