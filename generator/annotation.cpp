@@ -102,7 +102,9 @@ void constrain_tensor(Field& field, const std::string& dtype, const std::string&
   Type parsed;
   parse_type("tensor[" + params + "]", field.loc, parsed, local);
   for (const auto& d : local.all()) {
-    if (d.severity == Diagnostic::Severity::Error) diagnostics.error(field.loc, d.message);
+    if (d.severity == Diagnostic::Severity::Error) {
+      diagnostics.error(field.loc, "field '" + field.name + "': " + d.message);
+    }
   }
   if (local.has_errors()) return;
   tensor->dtype = parsed.dtype;

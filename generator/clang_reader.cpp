@@ -144,8 +144,9 @@ class HeaderReader {
               return CXChildVisit_Recurse;
             case CXCursor_StructDecl:
             case CXCursor_ClassDecl:
+              // Into records too, so that an annotated struct nested in one is reported.
               if (clang_isCursorDefinition(cursor)) self.add_class(cursor);
-              return CXChildVisit_Continue;
+              return CXChildVisit_Recurse;
             default:
               return CXChildVisit_Continue;
           }
