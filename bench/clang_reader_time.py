@@ -62,7 +62,7 @@ def main():
         commands = {
             "tcgen --dump-model": [args.tcgen, header, "--dump-model"]
             + ["--clang-arg=" + f for f in flags],
-            "tcgen (generate)": [args.tcgen, header, "-o", tmp] + ["--clang-arg=" + f for f in flags],
+            "tcgen (generate)": [args.tcgen, header, "-o", os.path.join(tmp, "out")] + ["--clang-arg=" + f for f in flags],
             f"{args.cxx} -fsyntax-only": [args.cxx, *flags, "-fsyntax-only", source],
             f"{args.cxx} -O2 -c": [args.cxx, *flags, "-O2", "-c", source, "-o", source + ".o"],
         }
