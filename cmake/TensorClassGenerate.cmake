@@ -1,5 +1,5 @@
 # tensorclass_generate(TARGET <target> SCHEMAS <files...> [OUTPUT_DIR <dir>]
-#                      [INCLUDE_DIRS <dirs...>] [TEMPLATE_DIR <dir>])
+#                      [INCLUDE_DIRS <dirs...>] [TEMPLATE_DIR <dir>] [COMPILE_COMMANDS <dir>])
 #
 # SCHEMAS are YAML files (.yaml) or annotated C++ headers (.h, .hpp; tensordict/annotate.h).
 # Generates one header per schema into OUTPUT_DIR (default
@@ -13,7 +13,8 @@
 # tcgen is the `tcgen` target in the TensorClass build tree, or the installed
 # TensorClass::tcgen (found through find_package(TensorClass)).
 function(tensorclass_generate)
-  cmake_parse_arguments(ARG "" "TARGET;OUTPUT_DIR;TEMPLATE_DIR" "SCHEMAS;INCLUDE_DIRS" ${ARGN})
+  cmake_parse_arguments(ARG "" "TARGET;OUTPUT_DIR;TEMPLATE_DIR;COMPILE_COMMANDS" "SCHEMAS;INCLUDE_DIRS"
+                        ${ARGN})
   if(NOT ARG_TARGET OR NOT ARG_SCHEMAS)
     message(FATAL_ERROR "tensorclass_generate: TARGET and SCHEMAS are required")
   endif()
@@ -47,6 +48,10 @@ function(tensorclass_generate)
   set(defs "$<TARGET_PROPERTY:${ARG_TARGET},COMPILE_DEFINITIONS>")
   set(clang_args "$<$<BOOL:${incs}>:--clang-arg=-I$<JOIN:${incs},$<SEMICOLON>--clang-arg=-I>>"
                  "$<$<BOOL:${defs}>:--clang-arg=-D$<JOIN:${defs},$<SEMICOLON>--clang-arg=-D>>")
+  if(ARG_COMPILE_COMMANDS)  # a directory with compile_commands.json: its first command's flags too
+    get_filename_component(db_dir ${ARG_COMPILE_COMMANDS} ABSOLUTE)
+    list(APPEND clang_args -p ${db_dir})
+  endif()
 
   set(headers "")
   foreach(schema ${ARG_SCHEMAS})

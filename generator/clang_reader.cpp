@@ -239,7 +239,26 @@ class HeaderReader {
     if (auto annotation = annotation_of(cursor, "field")) {
       apply_field_annotation(*annotation, field, diagnostics_);
     }
+    // A default written as C++ would be lost without a word; the schema's default is the
+    // annotation's, a JSON value, as in YAML.
+    if (has_initializer(cursor)) {
+      diagnostics_.error(field.loc, "field '" + field.name +
+                                        "': default member initializers are not read; write the "
+                                        "default as TC_FIELD(\"default=...\")");
+    }
     cls.fields.push_back(std::move(field));
+  }
+
+  static bool has_initializer(CXCursor field) {
+    bool found = false;
+    clang_visitChildren(
+        field,
+        [](CXCursor child, CXCursor, CXClientData data) {
+          if (clang_isExpression(clang_getCursorKind(child))) *static_cast<bool*>(data) = true;
+          return CXChildVisit_Continue;
+        },
+        &found);
+    return found;
   }
 
   // C++ type -> schema type, through the canonical type (aliases such as torch::Tensor and

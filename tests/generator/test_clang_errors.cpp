@@ -45,6 +45,9 @@ const BadHeader kBadHeaders[] = {
    "bad.h:3:43: error: field 's': default 'unnamed' is not a JSON value (strings are quoted: \"text\")\n"},
   {"default of another type", "struct TC_CLASS() A {\n  TC_FIELD(\"default=1.5\") int64_t n;\n};\n",
    "bad.h:3:35: error: default 1.5 of field 'n' does not fit its type 'int'\n"},
+  {"default member initializer", "struct TC_CLASS() A {\n  int64_t n = 3;\n};\n",
+   "bad.h:3:11: error: field 'n': default member initializers are not read; write the default as "
+   "TC_FIELD(\"default=...\")\n"},
   {"unknown option", "struct TC_CLASS(\"options=frozn\") A {\n  at::Tensor x;\n};\n",
    "bad.h:2:34: error: unknown option 'frozn' (allowed: frozen, autocast, nocast, tensor_only, shadow)\n"},
   {"option twice", "struct TC_CLASS(\"options=frozen,frozen\") A {\n  at::Tensor x;\n};\n",
