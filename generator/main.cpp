@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "driver.h"
@@ -62,6 +63,15 @@ void write_depfile(const tcgen::Compilation& c, const fs::path& out_dir, const f
 // `tcgen import`: every schema read (the requested headers' and those of headers they include)
 // written as YAML, only when all of them are free of errors.
 int import_schemas(const tcgen::Compilation& c, const fs::path& out_dir) {
+  std::map<std::string, std::string> written;  // YAML file name -> header
+  for (const auto& schema : c.schemas) {
+    auto [it, fresh] = written.emplace(tcgen::yaml_file_name(schema.path), schema.display_path);
+    if (!fresh) {
+      std::cerr << schema.display_path << ": error: its YAML schema '" << it->first
+                << "' would overwrite the one of " << it->second << "\n";
+      return 1;
+    }
+  }
   for (const auto& schema : c.schemas) {
     write_if_changed(out_dir / tcgen::yaml_file_name(schema.path),
                      tcgen::write_yaml_schema(schema));

@@ -86,8 +86,7 @@ std::string write_yaml_schema(const Schema& schema) {
   if (!schema.includes.empty()) {
     std::vector<std::string> names;
     for (const auto& include : schema.includes) {
-      names.push_back(
-          std::filesystem::path(include.name).replace_extension(".yaml").generic_string());
+      names.push_back(yaml_file_name(include.path));
     }
     emit_list(out, "include", names);
   }

@@ -10,7 +10,8 @@ namespace tcgen {
 
 /// The YAML schema file name for a schema read from `path`: `particles.h` -> `particles.yaml`.
 std::string yaml_file_name(const std::string& path);
-/// YAML text of `schema`; `include:` entries name the YAML files of the included schemas.
+/// YAML text of `schema`; `include:` entries name the YAML files of the included schemas by
+/// yaml_file_name, as `tcgen import` writes every schema into one directory.
 std::string write_yaml_schema(const Schema& schema);
 
 }  // namespace tcgen

@@ -152,6 +152,22 @@ TEST_CASE("import: nothing is written when a header has errors", "[generator][cl
   CHECK_FALSE(fs::exists(dir / "yaml"));
 }
 
+TEST_CASE("import: two headers of one file name are refused", "[generator][clang][import]") {
+  if (!tcgen::have_libclang()) return;
+  const fs::path dir = scratch("import_clash");
+  fs::create_directories(dir / "a");
+  fs::create_directories(dir / "b");
+  write_text(
+      dir / "b" / "x.h",
+      "#pragma once\n#include \"../prelude.h\"\nstruct TC_CLASS() B {\n  at::Tensor t;\n};\n");
+  write_text(dir / "a" / "x.h", "#include \"../b/x.h\"\nstruct TC_CLASS() A {\n  B b;\n};\n");
+  ScopedCwd cwd(dir);
+  // Both would be written as yaml/x.yaml.
+  CHECK(run("import a/x.h -o yaml " + runtime_include()) == 1);
+  CHECK_FALSE(fs::exists(dir / "yaml"));
+  CHECK(run("a/x.h --dump-model " + runtime_include()) == 0);
+}
+
 TEST_CASE("clang: a header that includes libtorch", "[generator][clang]") {
   if (!tcgen::have_libclang()) return;
   const fs::path dir = scratch("torch");
