@@ -11,8 +11,9 @@
 #include "type_parser.h"
 
 #ifdef TC_HAVE_LIBCLANG
-#include <clang-c/CXCompilationDatabase.h>
 #include <clang-c/Index.h>
+
+#include "clang_args.h"
 #endif
 
 namespace tcgen {
@@ -41,13 +42,6 @@ bool have_libclang() { return true; }
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string take(CXString text) {
-  const char* chars = clang_getCString(text);
-  std::string out = chars ? chars : "";
-  clang_disposeString(text);
-  return out;
-}
 
 std::string spelling(CXCursor cursor) { return take(clang_getCursorSpelling(cursor)); }
 
@@ -335,60 +329,6 @@ class HeaderReader {
       uses_;  ///< file -> other files whose classes it names
 };
 
-// Arguments of the first command of a compile_commands.json: flags only (no compiler, source,
-// -c or -o), run from the command's directory.
-std::vector<std::string> compile_db_args(const std::string& dir, Diagnostics& diagnostics) {
-  CXCompilationDatabase_Error error = CXCompilationDatabase_NoError;
-  CXCompilationDatabase db = clang_CompilationDatabase_fromDirectory(dir.c_str(), &error);
-  std::vector<std::string> out;
-  if (error != CXCompilationDatabase_NoError) {
-    diagnostics.error(SourceLoc{display_path(dir + "/compile_commands.json"), 0, 0},
-                      "cannot read the compilation database");
-    return out;
-  }
-  CXCompileCommands commands = clang_CompilationDatabase_getAllCompileCommands(db);
-  if (clang_CompileCommands_getSize(commands) > 0) {
-    CXCompileCommand command = clang_CompileCommands_getCommand(commands, 0);
-    const std::string source = take(clang_CompileCommand_getFilename(command));
-    out = {"-working-directory", take(clang_CompileCommand_getDirectory(command))};
-    const unsigned n = clang_CompileCommand_getNumArgs(command);
-    for (unsigned i = 1; i < n; ++i) {
-      std::string arg = take(clang_CompileCommand_getArg(command, i));
-      if (arg == "-o") {
-        ++i;
-      } else if (arg != "-c" && arg != source && arg != "--") {
-        out.push_back(std::move(arg));
-      }
-    }
-  }
-  clang_CompileCommands_dispose(commands);
-  clang_CompilationDatabase_dispose(db);
-  return out;
-}
-
-bool is_usr_include(const std::string& dir) {
-  std::error_code ec;
-  return fs::weakly_canonical(dir, ec) == "/usr/include";
-}
-
-// Drops `/usr/include` given as -I or -isystem in any spelling: it is already the compiler's
-// last system directory, and naming it again puts it before libstdc++'s own headers, whose
-// #include_next <stdlib.h> then fails.
-std::vector<std::string> without_usr_include(const std::vector<std::string>& args) {
-  std::vector<std::string> out;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if ((arg == "-I" || arg == "-isystem") && i + 1 < args.size() && is_usr_include(args[i + 1])) {
-      ++i;
-    } else if (!((arg.rfind("-I", 0) == 0 && is_usr_include(arg.substr(2))) ||
-                 (arg.rfind("-isystem", 0) == 0 && arg.size() > 8 &&
-                  is_usr_include(arg.substr(8))))) {
-      out.push_back(arg);
-    }
-  }
-  return out;
-}
-
 void report_clang_errors(CXTranslationUnit tu, Diagnostics& diagnostics) {
   for (unsigned i = 0; i < clang_getNumDiagnostics(tu); ++i) {
     CXDiagnostic d = clang_getDiagnostic(tu, i);
@@ -408,13 +348,7 @@ std::vector<Schema> read_header_schemas(const std::string& path, const ClangOpti
     diagnostics.error(SourceLoc{display_path(path), 0, 0}, "cannot open schema file");
     return {};
   }
-  std::vector<std::string> args = {"-x", "c++", "-std=c++17", "-resource-dir",
-                                   TC_CLANG_RESOURCE_DIR};
-  if (!options.compile_db_dir.empty()) {
-    for (auto& arg : compile_db_args(options.compile_db_dir, diagnostics)) args.push_back(arg);
-  }
-  args.insert(args.end(), options.args.begin(), options.args.end());
-  args = without_usr_include(args);
+  const std::vector<std::string> args = clang_arguments(options, diagnostics);
   std::vector<const char*> argv;
   for (const auto& a : args) argv.push_back(a.c_str());
 
