@@ -12,7 +12,7 @@ namespace {
 constexpr char kPrefix[] = "tensorclass:";
 constexpr char kSeparator = '\x1f';
 
-const std::vector<std::string> kClassKeys = {"options", "python", "batch_dims"};
+const std::vector<std::string> kClassKeys = {"options", "python", "batch_dims", "cpp_includes"};
 const std::vector<std::string> kFieldKeys = {"dtype", "shape", "default", "doc"};
 
 std::string join(const std::vector<std::string>& words) {
@@ -144,6 +144,8 @@ void apply_class_annotation(const Annotation& annotation, Class& cls, Diagnostic
       cls.python_name = value;
     } else if (key == "batch_dims") {
       cls.batch_dims = comma_list(value);
+    } else if (key == "cpp_includes") {
+      cls.cpp_includes = comma_list(value);
     }
   }
 }

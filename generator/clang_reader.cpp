@@ -1,6 +1,7 @@
 #include "clang_reader.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -123,8 +124,8 @@ std::string doc_of(CXCursor cursor) {
 
 class HeaderReader {
  public:
-  HeaderReader(std::string main_file, Diagnostics& diagnostics)
-      : main_file_(std::move(main_file)), diagnostics_(diagnostics) {}
+  HeaderReader(CXTranslationUnit tu, std::string main_file, Diagnostics& diagnostics)
+      : tu_(tu), main_file_(std::move(main_file)), diagnostics_(diagnostics) {}
 
   // Every annotated struct at namespace scope, in declaration order, grouped by file.
   void visit(CXCursor root) {
@@ -210,10 +211,46 @@ class HeaderReader {
         record,
         [](CXCursor cursor, CXCursor, CXClientData data) {
           auto& w = *static_cast<Walk*>(data);
-          if (clang_getCursorKind(cursor) == CXCursor_FieldDecl) w.self->add_field(cursor, *w.cls);
+          const CXCursorKind kind = clang_getCursorKind(cursor);
+          if (kind == CXCursor_FieldDecl) w.self->add_field(cursor, *w.cls);
+          if (kind == CXCursor_CXXMethod) w.self->add_method(cursor, *w.cls);
           return CXChildVisit_Continue;
         },
         &walk);
+  }
+
+  // A member function declared in the struct is a hand-written member (YAML's `methods:`): its
+  // declaration, as written, on one line.
+  void add_method(CXCursor cursor, Class& cls) {
+    const CXSourceRange extent = clang_getCursorExtent(cursor);
+    CXFile file = nullptr;
+    unsigned begin = 0, end = 0;
+    clang_getSpellingLocation(clang_getRangeStart(extent), &file, nullptr, nullptr, &begin);
+    clang_getSpellingLocation(clang_getRangeEnd(extent), nullptr, nullptr, nullptr, &end);
+    size_t size = 0;
+    const char* text = file ? clang_getFileContents(tu_, file, &size) : nullptr;
+    if (!text || end > size || begin >= end) return;
+    std::string declaration;
+    for (unsigned i = begin; i < end; ++i) {
+      const bool space = std::isspace(static_cast<unsigned char>(text[i]));
+      if (!space) {
+        declaration += text[i];
+      } else if (!declaration.empty() && declaration.back() != ' ') {
+        declaration += ' ';
+      }
+    }
+    // Bodies are skipped while parsing, so a definition is neither seen as one nor part of the
+    // extent: what follows the declarator tells.
+    size_t next = end;
+    while (next < size && std::isspace(static_cast<unsigned char>(text[next]))) ++next;
+    if (next < size && text[next] == '{') {
+      diagnostics_.error(location(clang_getCursorLocation(cursor)),
+                         "method '" + spelling(cursor) +
+                             "' has a body; declare hand-written members only and define them in "
+                             "a .cpp that includes the generated header");
+      return;
+    }
+    cls.methods.push_back(declaration + ";");
   }
 
   void add_field(CXCursor cursor, Class& cls) {
@@ -321,6 +358,7 @@ class HeaderReader {
     }
   }
 
+  CXTranslationUnit tu_;
   std::string main_file_;
   Diagnostics& diagnostics_;
   std::map<std::string, Schema> by_file_;
@@ -364,7 +402,7 @@ std::vector<Schema> read_header_schemas(const std::string& path, const ClangOpti
     diagnostics.error(SourceLoc{display_path(path), 0, 0}, "libclang cannot parse this header");
   } else {
     report_clang_errors(tu, diagnostics);
-    HeaderReader reader(file, diagnostics);
+    HeaderReader reader(tu, file, diagnostics);
     reader.visit(clang_getTranslationUnitCursor(tu));
     out = reader.schemas();
     out.front().path = path;

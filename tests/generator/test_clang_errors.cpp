@@ -48,12 +48,15 @@ const BadHeader kBadHeaders[] = {
   {"default member initializer", "struct TC_CLASS() A {\n  int64_t n = 3;\n};\n",
    "bad.h:3:11: error: field 'n': default member initializers are not read; write the default as "
    "TC_FIELD(\"default=...\")\n"},
+  {"method with a body", "struct TC_CLASS() A {\n  at::Tensor x;\n  int f() const { return 1; }\n};\n",
+   "bad.h:4:7: error: method 'f' has a body; declare hand-written members only and define them in a "
+   ".cpp that includes the generated header\n"},
   {"unknown option", "struct TC_CLASS(\"options=frozn\") A {\n  at::Tensor x;\n};\n",
    "bad.h:2:34: error: unknown option 'frozn' (allowed: frozen, autocast, nocast, tensor_only, shadow)\n"},
   {"option twice", "struct TC_CLASS(\"options=frozen,frozen\") A {\n  at::Tensor x;\n};\n",
    "bad.h:2:42: error: option 'frozen' given twice\n"},
   {"unknown class key", "struct TC_CLASS(\"option=frozen\") A {\n  at::Tensor x;\n};\n",
-   "bad.h:2:34: error: unknown key 'option' in TC_CLASS (allowed: options, python, batch_dims)\n"},
+   "bad.h:2:34: error: unknown key 'option' in TC_CLASS (allowed: options, python, batch_dims, cpp_includes)\n"},
   {"bad python name", "struct TC_CLASS(\"python=pkg..A\") A {\n  at::Tensor x;\n};\n",
    "bad.h:2:34: error: python name 'pkg..A' is not a dotted name like pkg.module.Class\n"},
   {"reserved field name", "struct TC_CLASS() A {\n  at::Tensor batch_size;\n};\n",

@@ -42,6 +42,8 @@ TEST_CASE("clang: each C++ type maps to its schema type", "[generator][clang]") 
         "    field rate: float = 0.5\n"
         "  class Particles python=<class 'mypkg.sim.Particles'> options=[ frozen ] "
         "batch_dims=[ N ]\n"
+        "    method double total_mass() const;\n"
+        "    method static Particles from_json(const tensordict::Json& json, int64_t n = 2);\n"
         "    field pos: tensor[float32, (N, 3)]\n"
         "    field mass: optional[tensor[float32]] = null\n"
         "    field label: str = \"unnamed\"\n"
@@ -60,7 +62,8 @@ TEST_CASE("clang: each C++ type maps to its schema type", "[generator][clang]") 
   CHECK(particles.doc == "A batch of particles.");
   CHECK(particles.fields[0].doc == "Positions.");  // the doc comment
   CHECK(particles.fields[2].doc == "A label.");    // doc= in TC_FIELD
-  CHECK(particles.fields[0].loc.line == 13);
+  CHECK(particles.cpp_includes == std::vector<std::string>{"<cstdint>", "sim/mass.h"});
+  CHECK(particles.fields[0].loc.line == 14);
   CHECK(particles.fields[0].loc.column == 56);
 }
 

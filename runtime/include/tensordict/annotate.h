@@ -38,7 +38,8 @@
 
 /// On a struct, between `struct` and its name: a tensorclass. Keys: `options=` (comma-separated:
 /// frozen, autocast, nocast, tensor_only, shadow), `python=` (dotted Python name),
-/// `batch_dims=` (comma-separated names). At most six entries.
+/// `batch_dims=` (comma-separated names), `cpp_includes=` (comma-separated headers the struct's
+/// member function declarations need). At most six entries.
 #define TC_CLASS(...) TC_DETAIL_ANNOTATE("class", __VA_ARGS__)
 /// On a data member, before its type (optional): `dtype=`, `shape=` (full shape, batch dims first:
 /// `(N, 3)`), `default=` (a JSON value: `null`, `1.5`, `"text"`, `[1, 2]`), `doc=`.

@@ -8,7 +8,8 @@ struct TC_CLASS() Settings {
 };
 
 /// A batch of particles.
-struct TC_CLASS("options=frozen", "python=mypkg.sim.Particles", "batch_dims=N") Particles {
+struct TC_CLASS("options=frozen", "python=mypkg.sim.Particles", "batch_dims=N",
+                "cpp_includes=<cstdint>, sim/mass.h") Particles {
   /// Positions.
   TC_FIELD("dtype=float32", "shape=(N, 3)") at::Tensor pos;
   TC_FIELD("dtype=float32", "default=null") std::optional<torch::Tensor> mass;
@@ -24,6 +25,10 @@ struct TC_CLASS("options=frozen", "python=mypkg.sim.Particles", "batch_dims=N") 
   std::optional<int64_t> maybe;
   Settings settings;
   std::optional<Settings> more;
+
+  // Hand-written members (YAML's methods:), declared only.
+  double total_mass() const;
+  static Particles from_json(const tensordict::Json& json, int64_t n = 2);
 };
 
 }  // namespace sim
