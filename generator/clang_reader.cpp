@@ -197,6 +197,11 @@ class HeaderReader {
                                       "' of the same header is in '" + schema.cpp_namespace +
                                       "' (one namespace per header)");
     }
+    if (has_child(cursor, CXCursor_CXXBaseSpecifier)) {
+      // A base's members would be fields the schema does not show.
+      diagnostics_.error(cls.loc, "tensorclass '" + cls.name +
+                                      "' has a base class; list every field in the struct itself");
+    }
     apply_class_annotation(*annotation, cls, diagnostics_);
     read_fields(cursor, cls);
     schema.classes.push_back(std::move(cls));
@@ -290,6 +295,22 @@ class HeaderReader {
         },
         &found);
     return found;
+  }
+
+  static bool has_child(CXCursor parent, CXCursorKind kind) {
+    struct Search {
+      CXCursorKind kind;
+      bool found;
+    } search{kind, false};
+    clang_visitChildren(
+        parent,
+        [](CXCursor child, CXCursor, CXClientData data) {
+          auto& s = *static_cast<Search*>(data);
+          s.found = s.found || clang_getCursorKind(child) == s.kind;
+          return CXChildVisit_Continue;
+        },
+        &search);
+    return search.found;
   }
 
   // C++ type -> schema type, through the canonical type (aliases such as torch::Tensor and

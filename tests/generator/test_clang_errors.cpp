@@ -51,6 +51,8 @@ const BadHeader kBadHeaders[] = {
   {"method with a body", "struct TC_CLASS() A {\n  at::Tensor x;\n  int f() const { return 1; }\n};\n",
    "bad.h:4:7: error: method 'f' has a body; declare hand-written members only and define them in a "
    ".cpp that includes the generated header\n"},
+  {"base class", "struct Base {\n  int b;\n};\nstruct TC_CLASS() A : Base {\n  at::Tensor x;\n};\n",
+   "bad.h:5:19: error: tensorclass 'A' has a base class; list every field in the struct itself\n"},
   {"unknown option", "struct TC_CLASS(\"options=frozn\") A {\n  at::Tensor x;\n};\n",
    "bad.h:2:34: error: unknown option 'frozn' (allowed: frozen, autocast, nocast, tensor_only, shadow)\n"},
   {"option twice", "struct TC_CLASS(\"options=frozen,frozen\") A {\n  at::Tensor x;\n};\n",
