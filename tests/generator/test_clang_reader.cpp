@@ -63,7 +63,8 @@ TEST_CASE("clang: each C++ type maps to its schema type", "[generator][clang]") 
   CHECK(particles.fields[0].doc == "Positions.");  // the doc comment
   CHECK(particles.fields[2].doc == "A label.");    // doc= in TC_FIELD
   CHECK(particles.cpp_includes == std::vector<std::string>{"<cstdint>", "sim/mass.h"});
-  CHECK(particles.fields[0].loc.line == 14);
+  CHECK(c.schemas[0].classes[0].doc == "Settings\nof a run.");
+  CHECK(particles.fields[0].loc.line == 16);
   CHECK(particles.fields[0].loc.column == 56);
 }
 

@@ -3,6 +3,8 @@
 
 namespace sim {
 
+/** Settings
+ *  of a run. */
 struct TC_CLASS() Settings {
   TC_FIELD("default=0.5") double rate;
 };
