@@ -412,12 +412,14 @@ std::vector<Schema> read_header_schemas(const std::string& path, const ClangOpti
   for (const auto& a : args) argv.push_back(a.c_str());
 
   // Only declarations matter: skipping function bodies and end-of-file template instantiation
-  // (Incomplete) is what keeps a header that includes libtorch quick to read.
+  // (Incomplete) is what keeps a header that includes libtorch quick to read. KeepGoing: past a
+  // fatal error (a missing include), so every problem is reported in one run.
   CXIndex index = clang_createIndex(0, 0);
   const std::string file = fs::weakly_canonical(path).string();
   CXTranslationUnit tu = clang_parseTranslationUnit(
       index, file.c_str(), argv.data(), static_cast<int>(argv.size()), nullptr, 0,
-      CXTranslationUnit_SkipFunctionBodies | CXTranslationUnit_Incomplete);
+      CXTranslationUnit_SkipFunctionBodies | CXTranslationUnit_Incomplete |
+          CXTranslationUnit_KeepGoing);
   std::vector<Schema> out;
   if (!tu) {
     diagnostics.error(SourceLoc{display_path(path), 0, 0}, "libclang cannot parse this header");

@@ -53,6 +53,11 @@ const BadHeader kBadHeaders[] = {
    ".cpp that includes the generated header\n"},
   {"base class", "struct Base {\n  int b;\n};\nstruct TC_CLASS() A : Base {\n  at::Tensor x;\n};\n",
    "bad.h:5:19: error: tensorclass 'A' has a base class; list every field in the struct itself\n"},
+  {"missing include, then more", "#include \"missing.h\"\nstruct TC_CLASS() A {\n  unsigned x;\n};\n",
+   "bad.h:2:10: error: 'missing.h' file not found\n"
+   "bad.h:4:12: error: field 'x': C++ type 'unsigned int' has no schema type (use at::Tensor, "
+   "std::string, int64_t, int, double, float, bool, std::optional<T>, std::vector<T>, "
+   "tensordict::Json or a TC_CLASS struct)\n"},
   {"unknown option", "struct TC_CLASS(\"options=frozn\") A {\n  at::Tensor x;\n};\n",
    "bad.h:2:34: error: unknown option 'frozn' (allowed: frozen, autocast, nocast, tensor_only, shadow)\n"},
   {"option twice", "struct TC_CLASS(\"options=frozen,frozen\") A {\n  at::Tensor x;\n};\n",
