@@ -25,4 +25,12 @@ if(TARGET bench_tensorclass)
             -I${PROJECT_SOURCE_DIR}/runtime/include -I${PROJECT_SOURCE_DIR}/generated
             ${tc_torch_includes}
     VERBATIM)
+  # tcgen reading an annotated header that includes libtorch vs compiling it:
+  #   cmake --build build --target bench_clang_reader
+  add_custom_target(bench_clang_reader
+    COMMAND Python3::Interpreter ${CMAKE_CURRENT_SOURCE_DIR}/clang_reader_time.py
+            --tcgen $<TARGET_FILE:tcgen> --cxx ${CMAKE_CXX_COMPILER} --runs 5 -- -std=c++17
+            -I${PROJECT_SOURCE_DIR}/runtime/include ${tc_torch_includes}
+    DEPENDS tcgen
+    VERBATIM)
 endif()

@@ -1,6 +1,7 @@
 # tensorclass_generate(TARGET <target> SCHEMAS <files...> [OUTPUT_DIR <dir>]
-#                      [INCLUDE_DIRS <dirs...>] [TEMPLATE_DIR <dir>])
+#                      [INCLUDE_DIRS <dirs...>] [TEMPLATE_DIR <dir>] [COMPILE_COMMANDS <dir>])
 #
+# SCHEMAS are YAML files (.yaml) or annotated C++ headers (.h, .hpp; tensordict/annotate.h).
 # Generates one header per schema into OUTPUT_DIR (default
 # ${CMAKE_CURRENT_BINARY_DIR}/tensorclass_generated), named as tcgen names it (`a.b.yaml` ->
 # `a.b.h`), adds it to <target>'s sources and include path, and links <target> to the runtime.
@@ -12,7 +13,8 @@
 # tcgen is the `tcgen` target in the TensorClass build tree, or the installed
 # TensorClass::tcgen (found through find_package(TensorClass)).
 function(tensorclass_generate)
-  cmake_parse_arguments(ARG "" "TARGET;OUTPUT_DIR;TEMPLATE_DIR" "SCHEMAS;INCLUDE_DIRS" ${ARGN})
+  cmake_parse_arguments(ARG "" "TARGET;OUTPUT_DIR;TEMPLATE_DIR;COMPILE_COMMANDS" "SCHEMAS;INCLUDE_DIRS"
+                        ${ARGN})
   if(NOT ARG_TARGET OR NOT ARG_SCHEMAS)
     message(FATAL_ERROR "tensorclass_generate: TARGET and SCHEMAS are required")
   endif()
@@ -39,8 +41,24 @@ function(tensorclass_generate)
     list(APPEND extra_args -I ${dir_abs})
   endforeach()
 
+  # Schemas written in C++ (annotated headers) are parsed by tcgen with libclang, with the
+  # target's include directories and definitions (its usage requirements included), so the
+  # headers they include resolve as in the target's own build.
+  set(incs "$<TARGET_PROPERTY:${ARG_TARGET},INCLUDE_DIRECTORIES>")
+  set(defs "$<TARGET_PROPERTY:${ARG_TARGET},COMPILE_DEFINITIONS>")
+  set(clang_args "$<$<BOOL:${incs}>:--clang-arg=-I$<JOIN:${incs},$<SEMICOLON>--clang-arg=-I>>"
+                 "$<$<BOOL:${defs}>:--clang-arg=-D$<JOIN:${defs},$<SEMICOLON>--clang-arg=-D>>")
+  if(ARG_COMPILE_COMMANDS)  # a directory with compile_commands.json: its first command's flags too
+    get_filename_component(db_dir ${ARG_COMPILE_COMMANDS} ABSOLUTE)
+    list(APPEND clang_args -p ${db_dir})
+  endif()
+
   set(headers "")
   foreach(schema ${ARG_SCHEMAS})
+    set(schema_args "")
+    if(schema MATCHES "\\.(h|hh|hpp|hxx)$")
+      set(schema_args ${clang_args})
+    endif()
     get_filename_component(schema_abs ${schema} ABSOLUTE)
     get_filename_component(stem ${schema} NAME_WLE)
     set(header ${ARG_OUTPUT_DIR}/${stem}.h)
@@ -51,12 +69,13 @@ function(tensorclass_generate)
       OUTPUT ${stamp}
       BYPRODUCTS ${header}
       COMMAND ${tcgen_exe} ${schema} -o ${ARG_OUTPUT_DIR} --depfile ${stamp}.d
-              --depfile-target ${stamp} ${extra_args}
+              --depfile-target ${stamp} ${extra_args} ${schema_args}
       COMMAND ${CMAKE_COMMAND} -E touch ${stamp}
       DEPENDS ${tcgen_dep} ${schema_abs} ${template_deps}
       DEPFILE ${stamp}.d
       WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}
       COMMENT "tcgen ${schema}"
+      COMMAND_EXPAND_LISTS
       VERBATIM)
     list(APPEND headers ${header} ${stamp})
   endforeach()

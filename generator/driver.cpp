@@ -82,22 +82,45 @@ void read_includes(Compilation& c, const std::vector<std::string>& include_dirs)
   }
 }
 
+// Schemas of headers that requested headers include, each once and not when requested itself.
+void add_included_headers(Compilation& c, std::vector<Schema> schemas) {
+  std::set<std::string> read;
+  for (const auto& s : c.schemas) read.insert(std::filesystem::weakly_canonical(s.path).string());
+  for (auto& schema : schemas) {
+    if (!read.insert(std::filesystem::weakly_canonical(schema.path).string()).second) continue;
+    c.dependencies.push_back(schema.path);
+    c.schemas.push_back(std::move(schema));
+  }
+}
+
 }  // namespace
 
 Compilation compile(const std::vector<std::string>& schema_paths, const Templates& templates,
                     const CompileOptions& options) {
   Compilation c;
   c.diagnostics = Diagnostics(options.error_limit);
+  std::vector<Schema> from_included_headers;
   for (const auto& path : schema_paths) {
     const std::string display = display_path(path);
-    guarded(c.diagnostics, display,
-            [&] { c.schemas.push_back(read_yaml_schema(path, display, c.diagnostics)); });
+    guarded(c.diagnostics, display, [&] {
+      if (!is_cpp_header(path)) {
+        c.schemas.push_back(read_yaml_schema(path, display, c.diagnostics));
+        return;
+      }
+      std::vector<Schema> read = read_header_schemas(path, options.clang, c.diagnostics);
+      if (read.empty()) return;
+      c.schemas.push_back(std::move(read.front()));
+      for (size_t i = 1; i < read.size(); ++i) from_included_headers.push_back(std::move(read[i]));
+    });
     c.dependencies.push_back(path);
   }
   if (c.diagnostics.has_errors() && c.schemas.size() < schema_paths.size()) return c;
   c.requested = c.schemas.size();
   const std::string first = schema_paths.empty() ? "tcgen" : display_path(schema_paths.front());
-  guarded(c.diagnostics, first, [&] { read_includes(c, options.include_dirs); });
+  guarded(c.diagnostics, first, [&] {
+    add_included_headers(c, std::move(from_included_headers));
+    read_includes(c, options.include_dirs);
+  });
   guarded(c.diagnostics, first, [&] { check_and_emit(c, templates); });
   if (c.diagnostics.has_errors()) c.outputs.clear();
   return c;

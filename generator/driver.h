@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "check.h"
+#include "clang_reader.h"
 #include "diagnostics.h"
 #include "emit.h"
 #include "model.h"
@@ -28,9 +29,13 @@ struct CompileOptions {
   std::vector<std::string> include_dirs;
   /// Errors kept (and printed) at most; 0: all.
   int error_limit = kDefaultErrorLimit;
+  /// How headers are parsed (the C++ front end).
+  ClangOptions clang;
 };
 
-/// Reads, checks and (when there is no error) emits `schema_paths`.
+/// Reads, checks and (when there is no error) emits `schema_paths`. Headers (.h, .hpp, ...) are
+/// read by the C++ front end with libclang; the annotated structs of headers they include are
+/// read with them.
 Compilation compile(const std::vector<std::string>& schema_paths, const Templates& templates,
                     const CompileOptions& options = {});
 /// Same for schema text given in memory (tests); `display` names it in messages.

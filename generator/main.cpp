@@ -4,10 +4,12 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "driver.h"
 #include "version.h"
+#include "yaml_writer.h"
 
 namespace {
 
@@ -58,6 +60,33 @@ void write_depfile(const tcgen::Compilation& c, const fs::path& out_dir, const f
   write_if_changed(depfile, text + "\n");
 }
 
+// `tcgen import`: every schema read (the requested headers' and those of headers they include)
+// written as YAML, only when all of them are free of errors.
+int import_schemas(const tcgen::Compilation& c, const fs::path& out_dir) {
+  std::map<std::string, std::string> written;  // YAML file name -> header
+  for (const auto& schema : c.schemas) {
+    auto [it, fresh] = written.emplace(tcgen::yaml_file_name(schema.path), schema.display_path);
+    if (!fresh) {
+      std::cerr << schema.display_path << ": error: its YAML schema '" << it->first
+                << "' would overwrite the one of " << it->second << "\n";
+      return 1;
+    }
+  }
+  for (const auto& schema : c.schemas) {
+    write_if_changed(out_dir / tcgen::yaml_file_name(schema.path),
+                     tcgen::write_yaml_schema(schema));
+  }
+  return 0;
+}
+
+// Options of the C++ front end, on the main command and on `import`.
+void add_clang_options(CLI::App& app, tcgen::ClangOptions& clang) {
+  app.add_option("--clang-arg", clang.args,
+                 "argument for clang when reading headers (--clang-arg=-Ipath, repeatable)");
+  app.add_option("-p,--compile-commands", clang.compile_db_dir,
+                 "directory of a compile_commands.json lending its flags to header parsing");
+}
+
 }  // namespace
 
 int run(int argc, char** argv, std::vector<std::string>& schemas) {
@@ -65,7 +94,15 @@ int run(int argc, char** argv, std::vector<std::string>& schemas) {
   std::string out_dir = ".", depfile, depfile_target, template_dir;
   bool check = false, dump = false;
   tcgen::CompileOptions options;
-  app.add_option("schemas", schemas, "schema files (.yaml)")->required();
+  tcgen::ClangOptions& clang = options.clang;
+  std::vector<std::string> headers;
+  std::string import_dir = ".";
+  app.add_option("schemas", schemas, "schema files (.yaml) or annotated C++ headers (.h, .hpp)");
+  add_clang_options(app, clang);
+  CLI::App* import = app.add_subcommand("import", "write the YAML schema of annotated headers");
+  import->add_option("headers", headers, "annotated C++ headers")->required();
+  import->add_option("-o,--output-dir", import_dir, "directory of the YAML schemas");
+  add_clang_options(*import, clang);
   app.add_option("-o,--output-dir", out_dir, "directory of the generated headers");
   app.add_flag("--check", check, "write nothing; exit 1 when an output is missing or differs");
   app.add_option("--depfile", depfile, "write a Make-style depfile");
@@ -79,6 +116,10 @@ int run(int argc, char** argv, std::vector<std::string>& schemas) {
       ->check(CLI::NonNegativeNumber);
   app.set_version_flag("--version", std::string("tcgen ") + tcgen::kTcgenVersion);
   CLI11_PARSE(app, argc, argv);
+  if (!import->parsed() && schemas.empty()) {
+    std::cerr << "tcgen: no schema given (tcgen --help)\n";
+    return 2;
+  }
 
   tcgen::Diagnostics template_problems;
   tcgen::Templates templates = tcgen::load_templates(template_dir, template_problems);
@@ -86,11 +127,13 @@ int run(int argc, char** argv, std::vector<std::string>& schemas) {
     template_problems.print(std::cerr);
     return 1;
   }
-  tcgen::Compilation c = tcgen::compile(schemas, templates, options);
+  tcgen::Compilation c =
+      tcgen::compile(import->parsed() ? headers : schemas, templates, options);
   if (c.diagnostics.has_errors()) {
     c.diagnostics.print(std::cerr);
     return 1;
   }
+  if (import->parsed()) return import_schemas(c, import_dir);
   if (dump) {
     std::cout << tcgen::dump_model(c.schemas);
     return 0;

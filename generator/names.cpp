@@ -5,6 +5,7 @@
 #include <cctype>
 #include <filesystem>
 #include <set>
+#include <sstream>
 #include <utility>
 
 namespace tcgen {
@@ -528,6 +529,15 @@ std::string python_type_string(const Class& cls) {
 
 std::string header_name(const std::string& schema_path) {
   return std::filesystem::path(schema_path).stem().string() + ".h";
+}
+
+bool is_python_dotted_name(const std::string& name) {
+  std::istringstream parts(name);
+  bool ok = !name.empty() && name.back() != '.';
+  for (std::string part; ok && std::getline(parts, part, '.');) {
+    ok = is_identifier(part) || part == "<locals>";
+  }
+  return ok;
 }
 
 std::string display_path(const std::string& path) {

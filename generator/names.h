@@ -11,6 +11,8 @@ namespace tcgen {
 
 bool is_identifier(const std::string& name);
 bool is_cpp_keyword(const std::string& name);
+/// A dotted Python path (pkg.mod.Name); `<locals>` parts are allowed, as Python writes them.
+bool is_python_dotted_name(const std::string& name);
 /// Names Python tensorclasses reserve (TensorDict's attributes, dunders and private names), except
 /// the two Python allows (`data`, `_is_non_tensor`). Fields may only use them with `shadow`.
 bool is_reserved_name(const std::string& name);

@@ -9,6 +9,7 @@
 #include "particles.h"
 #include "reward.h"
 #include "scored.v1.h"
+#include "sensor.h"
 
 namespace {
 
@@ -49,10 +50,18 @@ bool shipped_classes() {
                "History chat template");
 }
 
+// Generated from schemas/sensor.h, an annotated C++ struct.
+bool sensor_from_header() {
+  downstream::Sensor sensor({at::ones({2, 3})}, {2});
+  return check(sensor.kind() == "imu" && !sensor.rate() && sensor.batch_size()[0] == 2 &&
+                   sensor.reading().scalar_type() == at::kFloat,
+               "Sensor (schema in C++)");
+}
+
 }  // namespace
 
 int main() {
-  const bool ok = particles_round_trip() && shipped_classes();
+  const bool ok = particles_round_trip() && shipped_classes() && sensor_from_header();
   std::cout << (ok ? "downstream OK" : "downstream FAILED") << "\n";
   return ok ? 0 : 1;
 }

@@ -1,0 +1,178 @@
+#include "annotation.h"
+
+#include <algorithm>
+#include <sstream>
+
+#include "names.h"
+#include "type_parser.h"
+
+namespace tcgen {
+namespace {
+
+constexpr char kPrefix[] = "tensorclass:";
+constexpr char kSeparator = '\x1f';
+
+const std::vector<std::string> kClassKeys = {"options", "python", "batch_dims", "cpp_includes"};
+const std::vector<std::string> kFieldKeys = {"dtype", "shape", "default", "doc"};
+
+std::string join(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : ", ") + w;
+  return out;
+}
+
+std::string trim(const std::string& text) {
+  const auto begin = text.find_first_not_of(" \t");
+  if (begin == std::string::npos) return "";
+  return text.substr(begin, text.find_last_not_of(" \t") - begin + 1);
+}
+
+// "a, b,c" -> {a, b, c}; empty text -> {}.
+std::vector<std::string> comma_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream parts(text);
+  for (std::string part; std::getline(parts, part, ',');) out.push_back(trim(part));
+  if (out.size() == 1 && out[0].empty()) out.clear();
+  return out;
+}
+
+// Entries with known keys, each once; the others are reported. `what` is the macro's name.
+std::vector<std::pair<std::string, std::string>> checked_entries(
+    const Annotation& annotation, const std::vector<std::string>& allowed, const std::string& what,
+    const SourceLoc& loc, Diagnostics& diagnostics) {
+  for (const auto& entry : annotation.malformed) {
+    diagnostics.error(loc, "'" + entry + "' in " + what + " is not key=value");
+  }
+  std::vector<std::pair<std::string, std::string>> out;
+  std::vector<std::string> seen;
+  for (const auto& [key, value] : annotation.entries) {
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+      diagnostics.error(
+          loc, "unknown key '" + key + "' in " + what + " (allowed: " + join(allowed) + ")");
+    } else if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+      diagnostics.error(loc, "duplicate key '" + key + "' in " + what);
+    } else {
+      seen.push_back(key);
+      out.emplace_back(key, value);
+    }
+  }
+  return out;
+}
+
+void read_options(const std::string& text, Options& options, Diagnostics& diagnostics) {
+  const auto& names = tensordict::kClassOptionNames;
+  for (const auto& name : comma_list(text)) {
+    const auto known = std::find(names.begin(), names.end(), name);
+    if (known == names.end()) {
+      diagnostics.error(options.loc,
+                        "unknown option '" + name + "' (allowed: " +
+                            join(std::vector<std::string>(names.begin(), names.end())) + ")");
+      continue;
+    }
+    const auto option = static_cast<tensordict::ClassOption>(known - names.begin());
+    if (options.has(option)) {
+      diagnostics.error(options.loc, "option '" + name + "' given twice");
+    } else {
+      static_cast<tensordict::ClassOptions&>(options) = options.with(option);
+    }
+  }
+}
+
+// The tensor a field's dtype and shape constrain: the field's type or its optional's element.
+Type* constrained_tensor(Type& type) {
+  if (type.kind == TypeKind::Optional && !type.args.empty())
+    return constrained_tensor(type.args[0]);
+  return type.kind == TypeKind::Tensor ? &type : nullptr;
+}
+
+// dtype and shape are parsed by the schema language's own type parser (`tensor[dtype, shape]`),
+// so both front ends accept and reject the same spellings; messages move to the field.
+void constrain_tensor(Field& field, const std::string& dtype, const std::string& shape,
+                      Diagnostics& diagnostics) {
+  Type* tensor = constrained_tensor(field.type);
+  if (!tensor) {
+    diagnostics.error(field.loc, "field '" + field.name +
+                                     "': dtype and shape apply to tensors, not " +
+                                     type_to_string(field.type));
+    return;
+  }
+  std::string params = dtype;
+  if (!shape.empty()) params += (params.empty() ? "" : ", ") + shape;
+  Diagnostics local;
+  Type parsed;
+  parse_type("tensor[" + params + "]", field.loc, parsed, local);
+  for (const auto& d : local.all()) {
+    if (d.severity == Diagnostic::Severity::Error) {
+      diagnostics.error(field.loc, "field '" + field.name + "': " + d.message);
+    }
+  }
+  if (local.has_errors()) return;
+  tensor->dtype = parsed.dtype;
+  tensor->shape = parsed.shape;
+}
+
+}  // namespace
+
+std::optional<Annotation> parse_annotation(const std::string& text) {
+  if (text.rfind(kPrefix, 0) != 0) return std::nullopt;
+  Annotation out;
+  std::istringstream parts(text.substr(sizeof(kPrefix) - 1));
+  std::getline(parts, out.kind, kSeparator);
+  for (std::string entry; std::getline(parts, entry, kSeparator);) {
+    if (trim(entry).empty()) continue;  // TC_CLASS() expands to one empty entry
+    const auto eq = entry.find('=');
+    if (eq == std::string::npos) {
+      out.malformed.push_back(entry);
+    } else {
+      out.entries.emplace_back(trim(entry.substr(0, eq)), trim(entry.substr(eq + 1)));
+    }
+  }
+  return out;
+}
+
+void apply_class_annotation(const Annotation& annotation, Class& cls, Diagnostics& diagnostics) {
+  cls.options.loc = cls.loc;
+  for (const auto& [key, value] :
+       checked_entries(annotation, kClassKeys, "TC_CLASS", cls.loc, diagnostics)) {
+    if (key == "options") {
+      read_options(value, cls.options, diagnostics);
+    } else if (key == "python") {
+      if (!is_python_dotted_name(value)) {
+        diagnostics.error(cls.loc,
+                          "python name '" + value + "' is not a dotted name like pkg.module.Class");
+      }
+      cls.python_name = value;
+    } else if (key == "batch_dims") {
+      cls.batch_dims = comma_list(value);
+    } else if (key == "cpp_includes") {
+      cls.cpp_includes = comma_list(value);
+    }
+  }
+}
+
+void apply_field_annotation(const Annotation& annotation, Field& field, Diagnostics& diagnostics) {
+  std::string dtype, shape;
+  for (const auto& [key, value] :
+       checked_entries(annotation, kFieldKeys, "TC_FIELD", field.loc, diagnostics)) {
+    if (key == "dtype") {
+      dtype = value;
+    } else if (key == "shape") {
+      shape = value;
+    } else if (key == "doc") {
+      field.doc = value;
+    } else if (key == "default") {
+      // JSON, so a default reads the same in every front end: strings are quoted.
+      auto parsed = nlohmann::ordered_json::parse(value, nullptr, false);
+      if (parsed.is_discarded()) {
+        diagnostics.error(field.loc, "field '" + field.name + "': default '" + value +
+                                         "' is not a JSON value (strings are quoted: \"text\")");
+      } else {
+        field.default_value = std::move(parsed);
+        field.default_loc = field.loc;
+      }
+    }
+  }
+  if (!dtype.empty() || !shape.empty()) constrain_tensor(field, dtype, shape, diagnostics);
+}
+
+}  // namespace tcgen
