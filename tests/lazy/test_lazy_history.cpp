@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "../llm/chat_fixtures.h"
 #include "history.h"
 #include "io_test_util.h"
 #include "reward.h"
@@ -19,11 +20,7 @@ using torchrl::llm::RewardData;
 
 namespace {
 
-const Json kChats = Json::array({
-    Json::array({Json{{"role", "system"}, {"content", "You are a bot."}},
-                 Json{{"role", "user"}, {"content", "Hello"}}}),
-    Json::array({Json{{"role", "user"}, {"content", "Hi"}}}),
-});
+const Json& kChats = chat_fixtures::two_chats();
 
 Json meta_of(const std::string& dir) { return Json::parse(tc_test::read_file(dir + "/meta.json")); }
 

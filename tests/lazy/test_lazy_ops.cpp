@@ -4,17 +4,12 @@
 
 #include <catch2/catch.hpp>
 
+#include "lazy_test_util.h"
 #include "tensordict/lazy_stack.h"
 
 using namespace tensordict;
 
-namespace {
-
-TensorDict conv(int64_t n, float base) {
-  return TensorDict({{"x", at::arange(n, at::kFloat) + base}, {"s", "text"}}, {n});
-}
-
-}  // namespace
+using lazy_test::conv;
 
 TEST_CASE("lazy unbind: along the stack dim the elements, else lazy stacks", "[lazy]") {
   TensorDict a = conv(3, 0), b = conv(5, 10);

@@ -4,18 +4,13 @@
 #include <catch2/catch.hpp>
 #include <sstream>
 
+#include "lazy_test_util.h"
 #include "tensordict/lazy_stack.h"
 
 using namespace tensordict;
 using tensordict::Slice;
 
-namespace {
-
-TensorDict conv(int64_t n, float base) {
-  return TensorDict({{"x", at::arange(n, at::kFloat) + base}, {"s", "text"}}, {n});
-}
-
-}  // namespace
+using lazy_test::conv;
 
 TEST_CASE("lazy_stack: batch size with -1 for ragged dims, elements aliased", "[lazy]") {
   TensorDict a = conv(3, 0), b = conv(5, 10);

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "chat_fixtures.h"
 #include "history.h"
 
 using tensordict::Json;
@@ -14,11 +15,7 @@ using torchrl::llm::HistoryTemplateOptions;
 
 namespace {
 
-const Json kChats = Json::array({
-    Json::array({Json{{"role", "system"}, {"content", "You are a bot."}},
-                 Json{{"role", "user"}, {"content", "Hello"}}}),
-    Json::array({Json{{"role", "user"}, {"content", "Hi"}}}),
-});
+const Json& kChats = chat_fixtures::two_chats();
 
 HistoryTemplateOptions no_prompt() {
   HistoryTemplateOptions o;
@@ -71,10 +68,11 @@ TEST_CASE("malformed chats: the error names the chat, the message and the field"
   CHECK_THROWS_WITH(
       History::from_chats(Json::parse(R"([{"role": "user", "content": "a"}, {"role": 7}])")),
       "from_chats: message 1: field 'role' must be a string, got number 7");
-  CHECK_THROWS_WITH(History::from_chats(Json::parse(
-                        R"([[{"role": "user", "content": "a"}], [{"role": "user", "content": ["b"]}]])")),
-                    "from_chats: chat 1, message 0: field 'content' must be a string, got array "
-                    "[\"b\"]");
+  CHECK_THROWS_WITH(
+      History::from_chats(Json::parse(
+          R"([[{"role": "user", "content": "a"}], [{"role": "user", "content": ["b"]}]])")),
+      "from_chats: chat 1, message 0: field 'content' must be a string, got array "
+      "[\"b\"]");
   CHECK_THROWS_WITH(History::from_chats(Json::parse(R"([[{"role": "user"}], "hi"])")),
                     "from_chats: chat 1, a chat must be a list of messages, got \"hi\"");
   CHECK_THROWS_WITH(
