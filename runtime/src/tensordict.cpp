@@ -1,4 +1,5 @@
-// TensorDict core: construction, entries, nested keys, batch size, device, lock, copies.
+// TensorDict core: construction, entries, nested keys, batch size, device (views, lock and copies:
+// tensordict_views.cpp).
 #include <ATen/ATen.h>
 
 #include <numeric>
@@ -81,6 +82,18 @@ TensorDict map_entries(const TensorDict& td,
   }
   set_values(out.impl(), src, std::move(values));  // shares the key index when nothing dropped
   return out;
+}
+
+
+void set_locked_recursive(TensorDictImpl& impl, bool locked) {
+  impl.locked = locked;
+  if (!locked) impl.is_memmap = false;
+  if (impl.lazy) {
+    for (const auto& element : impl.lazy->tds) set_locked_recursive(element.impl(), locked);
+  }
+  for (auto& value : impl.values) {
+    if (value.is_tensordict()) set_locked_recursive(value.tensordict().impl(), locked);
+  }
 }
 
 }  // namespace detail
@@ -178,17 +191,6 @@ void write_in_place(Value& slot, const NestedKey& key, Value value) {
   }
   throw TypeError("in-place write to key " + key.repr() + ": cannot replace a " + slot.kind_name() +
                   " by a " + value.kind_name());
-}
-
-void set_locked_recursive(TensorDictImpl& impl, bool locked) {
-  impl.locked = locked;
-  if (!locked) impl.is_memmap = false;
-  if (impl.lazy) {
-    for (const auto& element : impl.lazy->tds) set_locked_recursive(element.impl(), locked);
-  }
-  for (auto& value : impl.values) {
-    if (value.is_tensordict()) set_locked_recursive(value.tensordict().impl(), locked);
-  }
 }
 
 }  // namespace
@@ -412,7 +414,7 @@ TensorDict& TensorDict::set(const NestedKey& key, Value value) {
   if (value.is_tensordict() && value.tensordict().is_locked() != impl.locked) {
     // A nested TensorDict shares its parent's lock state.
     TensorDict child = value.tensordict();
-    set_locked_recursive(child.impl(), impl.locked);
+    detail::set_locked_recursive(child.impl(), impl.locked);
   }
   impl.append(key.back(), std::move(value));
   return *this;
@@ -486,128 +488,6 @@ TensorDict& TensorDict::rename_key_(const NestedKey& old_key, const NestedKey& n
   }
   Value value = pop(old_key);
   return set(new_key, std::move(value));
-}
-
-TensorDict TensorDict::select(const std::vector<NestedKey>& keys, bool strict) const {
-  if (impl_->lazy) {
-    return detail::lazy::per_element(*this,
-                                     [&](const TensorDict& e) { return e.select(keys, strict); });
-  }
-  TensorDict out = detail::empty_like_meta(*this);
-  for (const auto& key : keys) {
-    if (!contains(key)) {
-      if (strict) throw KeyError("select: key " + key.repr() + " not found in TensorDict");
-      continue;
-    }
-    // Intermediate levels keep their own batch size and device.
-    for (size_t depth = 1; depth < key.size(); ++depth) {
-      NestedKey prefix(
-          std::vector<std::string>(key.begin(), key.begin() + static_cast<std::ptrdiff_t>(depth)));
-      if (!out.contains(prefix)) out.set(prefix, detail::empty_like_meta(get_tensordict(prefix)));
-    }
-    out.set(key, get_value(key));
-  }
-  return out;
-}
-
-TensorDict TensorDict::exclude(const std::vector<NestedKey>& keys) const {
-  TensorDict out = clone(false);
-  for (const auto& key : keys) {
-    if (out.contains(key)) out.del_(key);
-  }
-  return out;
-}
-
-namespace {
-
-void collect(const TensorDict& td, const std::optional<NestedKey>& prefix, bool include_nested,
-             bool leaves_only, std::vector<std::pair<NestedKey, Value>>& out) {
-  if (td.is_lazy_stack()) {  // its shared keys, each entry stacked
-    for (auto& [key, value] : detail::lazy::items(td, prefix)) {
-      const bool nested = value.is_tensordict();
-      if (!(nested && leaves_only)) out.emplace_back(key, value);
-      if (nested && include_nested)
-        collect(value.tensordict(), key, include_nested, leaves_only, out);
-    }
-    return;
-  }
-  const auto& impl = td.impl();
-  for (size_t i = 0; i < impl.keys.size(); ++i) {
-    NestedKey key = prefix ? prefix->child(impl.keys[i]) : NestedKey(impl.keys[i]);
-    const Value& value = impl.values[i];
-    const bool nested = value.is_tensordict();
-    if (!(nested && leaves_only)) out.emplace_back(key, value);
-    if (nested && include_nested)
-      collect(value.tensordict(), key, include_nested, leaves_only, out);
-  }
-}
-
-}  // namespace
-
-std::vector<std::pair<NestedKey, Value>> TensorDict::items(bool include_nested,
-                                                           bool leaves_only) const {
-  std::vector<std::pair<NestedKey, Value>> out;
-  out.reserve(impl_->keys.size());
-  collect(*this, std::nullopt, include_nested, leaves_only, out);
-  return out;
-}
-
-std::vector<NestedKey> TensorDict::keys(bool include_nested, bool leaves_only) const {
-  if (impl_->lazy) return detail::lazy::keys(*this, include_nested, leaves_only);
-  if (!include_nested && !leaves_only) return {impl_->keys.begin(), impl_->keys.end()};
-  std::vector<NestedKey> out;
-  for (auto& item : items(include_nested, leaves_only)) out.push_back(std::move(item.first));
-  return out;
-}
-
-std::vector<Value> TensorDict::values(bool include_nested, bool leaves_only) const {
-  std::vector<Value> out;
-  for (auto& item : items(include_nested, leaves_only)) out.push_back(std::move(item.second));
-  return out;
-}
-
-size_t TensorDict::size() const {
-  return impl_->lazy ? detail::lazy::keys(*this, false, false).size() : impl_->keys.size();
-}
-
-// ---- lock ------------------------------------------------------------------------------------
-
-TensorDict& TensorDict::lock_() {
-  set_locked_recursive(*impl_, true);
-  return *this;
-}
-
-TensorDict& TensorDict::unlock_() {
-  set_locked_recursive(*impl_, false);
-  return *this;
-}
-
-bool TensorDict::is_locked() const { return impl_->locked; }
-
-// ---- copies and structure --------------------------------------------------------------------
-
-TensorDict TensorDict::clone(bool recurse) const {
-  auto identity = [](const BatchSize& b) { return b; };
-  if (recurse) {
-    // Consolidated: one buffer copy, leaves rebuilt as views of it (ops_consolidate.cpp).
-    const at::Tensor flat = impl_->lazy ? at::Tensor() : detail::consolidated_buffer(*this);
-    if (flat.defined()) return detail::rebuild_over(*this, detail::clone_flat(flat), std::nullopt);
-    return detail::map_entries(*this, identity, [](const at::Tensor& t) { return t.clone(); }, {});
-  }
-  return detail::map_entries(*this, identity, [](const at::Tensor& t) { return t; }, {});
-}
-
-TensorDict TensorDict::empty(bool recurse) const {
-  if (impl_->lazy) {
-    return detail::lazy::per_element(*this, [&](const TensorDict& e) { return e.empty(recurse); });
-  }
-  TensorDict out = detail::empty_like_meta(*this);
-  if (!recurse) return out;
-  for (size_t i = 0; i < impl_->keys.size(); ++i) {
-    const Value& value = impl_->values[i];
-    if (value.is_tensordict()) out.impl().append(impl_->keys[i], value.tensordict().empty(true));
-  }
-  return out;
 }
 
 }  // namespace tensordict

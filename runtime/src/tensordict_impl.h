@@ -98,6 +98,10 @@ struct TensorDictImpl {
   void reindex();
 };
 
+/// Locks or unlocks `impl` and every TensorDict nested in it (lazy-stack elements included);
+/// unlocking also ends the memory-mapped state.
+void set_locked_recursive(TensorDictImpl& impl, bool locked);
+
 /// A new, empty TensorDict with the given batch size / device / names (no checks).
 TensorDict make_tensordict(BatchSize batch_size, std::optional<at::Device> device = std::nullopt,
                            std::optional<DimNames> names = std::nullopt);
