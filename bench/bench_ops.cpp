@@ -28,7 +28,9 @@ struct RawDict {
   Tensors values;
 };
 
-bool leading_dims_ok(const at::Tensor& t, int64_t batch) { return t.dim() >= 1 && t.size(0) == batch; }
+bool leading_dims_ok(const at::Tensor& t, int64_t batch) {
+  return t.dim() >= 1 && t.size(0) == batch;
+}
 
 struct Data {
   int64_t n;
@@ -124,7 +126,9 @@ std::vector<Op> ops() {
       {"index_int", [](auto& s, Data& d) { td_run(s, [&] { return d.td[3]; }); },
        [](auto& s, Data& d) { raw_map(s, d, [](const at::Tensor& t) { return t[3]; }); }},
       {"slice", [](auto& s, Data& d) { td_run(s, [&] { return d.td.index({Slice(0, 32)}); }); },
-       [](auto& s, Data& d) { raw_map(s, d, [](const at::Tensor& t) { return t.slice(0, 0, 32); }); }},
+       [](auto& s, Data& d) {
+         raw_map(s, d, [](const at::Tensor& t) { return t.slice(0, 0, 32); });
+       }},
       {"index_tensor", [](auto& s, Data& d) { td_run(s, [&] { return d.td.index({index16()}); }); },
        [](auto& s, Data& d) {
          raw_map(s, d, [](const at::Tensor& t) { return t.index_select(0, index16()); });
@@ -151,9 +155,13 @@ std::vector<Op> ops() {
          }
        }},
       {"stack8", [](auto& s, Data& d) { td_run(s, [&] { return tensordict::stack(d.tds8, 0); }); },
-       [](auto& s, Data& d) { raw_combine(s, d, [](at::TensorList ts) { return at::stack(ts, 0); }); }},
+       [](auto& s, Data& d) {
+         raw_combine(s, d, [](at::TensorList ts) { return at::stack(ts, 0); });
+       }},
       {"cat8", [](auto& s, Data& d) { td_run(s, [&] { return tensordict::cat(d.tds8, 0); }); },
-       [](auto& s, Data& d) { raw_combine(s, d, [](at::TensorList ts) { return at::cat(ts, 0); }); }},
+       [](auto& s, Data& d) {
+         raw_combine(s, d, [](at::TensorList ts) { return at::cat(ts, 0); });
+       }},
       {"clone", [](auto& s, Data& d) { td_run(s, [&] { return d.td.clone(); }); },
        [](auto& s, Data& d) { raw_map(s, d, [](const at::Tensor& t) { return t.clone(); }); }},
       {"apply",
@@ -161,14 +169,18 @@ std::vector<Op> ops() {
          td_run(s, [&] { return d.td.apply([](const at::Tensor& t) { return t + 1; }); });
        },
        [](auto& s, Data& d) { raw_map(s, d, [](const at::Tensor& t) { return t + 1; }); }},
-      {"reshape", [](auto& s, Data& d) { td_run(s, [&] { return d.td.reshape({8, 8}); }); },
+      {"reshape", [](auto& s, Data& d) { td_run(s, [&] {
+                                           return d.td.reshape({8, 8});
+                                         }); },
        [](auto& s, Data& d) {
          raw_map(s, d, [](const at::Tensor& t) { return t.reshape({8, 8, kFeatures}); });
        }},
       {"unsqueeze", [](auto& s, Data& d) { td_run(s, [&] { return d.td.unsqueeze(0); }); },
        [](auto& s, Data& d) { raw_map(s, d, [](const at::Tensor& t) { return t.unsqueeze(0); }); }},
       {"to_double", [](auto& s, Data& d) { td_run(s, [&] { return d.td.to(at::kDouble); }); },
-       [](auto& s, Data& d) { raw_map(s, d, [](const at::Tensor& t) { return t.to(at::kDouble); }); }},
+       [](auto& s, Data& d) {
+         raw_map(s, d, [](const at::Tensor& t) { return t.to(at::kDouble); });
+       }},
       {"update",
        [](auto& s, Data& d) {
          TensorDict dst = d.td.clone(false);
@@ -275,8 +287,9 @@ void register_all() {
     const std::string suffix = "/" + std::to_string(leaves);
     for (const Op& op : ops()) {
       const std::string base = std::string("BM_") + op.name;
-      benchmark::RegisterBenchmark((base + "/tensordict" + suffix).c_str(),
-                                   [op, leaves](benchmark::State& s) { op.tensordict(s, data(leaves)); });
+      benchmark::RegisterBenchmark(
+          (base + "/tensordict" + suffix).c_str(),
+          [op, leaves](benchmark::State& s) { op.tensordict(s, data(leaves)); });
       benchmark::RegisterBenchmark((base + "/raw" + suffix).c_str(),
                                    [op, leaves](benchmark::State& s) { op.raw(s, data(leaves)); });
     }

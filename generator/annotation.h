@@ -23,7 +23,8 @@ struct Annotation {
 /// that are not tcgen's.
 std::optional<Annotation> parse_annotation(const std::string& text);
 
-/// TC_CLASS: `options=`, `python=`, `batch_dims=`, `cpp_includes=`; problems are reported at `cls.loc`.
+/// TC_CLASS: `options=`, `python=`, `batch_dims=`, `cpp_includes=`; problems are reported at
+/// `cls.loc`.
 void apply_class_annotation(const Annotation& annotation, Class& cls, Diagnostics& diagnostics);
 /// TC_FIELD: `dtype=`, `shape=`, `default=`, `doc=`, applied to `field` whose type is already
 /// mapped; problems are reported at `field.loc`.

@@ -64,9 +64,12 @@ std::string spec_initializer(const Field& field, const FieldContext& ctx) {
   const Type& type = element_type(field.type);
   std::vector<std::string> calls;
   if (is_optional(field.type)) calls.push_back(".nullable()");
-  if (type.kind == TypeKind::Class) calls.push_back(".with_class(&" + class_type(type, ctx) + "::class_spec)");
-  if (type.kind == TypeKind::Tensor && type.dtype) calls.push_back(".with_dtype(" + aten_dtype(*type.dtype) + ")");
-  if (type.kind == TypeKind::Tensor && type.shape) calls.push_back(".with_shape(" + shape_initializer(*type.shape) + ")");
+  if (type.kind == TypeKind::Class)
+    calls.push_back(".with_class(&" + class_type(type, ctx) + "::class_spec)");
+  if (type.kind == TypeKind::Tensor && type.dtype)
+    calls.push_back(".with_dtype(" + aten_dtype(*type.dtype) + ")");
+  if (type.kind == TypeKind::Tensor && type.shape)
+    calls.push_back(".with_shape(" + shape_initializer(*type.shape) + ")");
   std::string spec = "Field(\"" + field.name + "\", " + kind_constant(type.kind) + ")";
   size_t length = 12 + spec.size() + 1;
   for (const auto& call : calls) length += call.size();

@@ -127,8 +127,7 @@ int run(int argc, char** argv, std::vector<std::string>& schemas) {
     template_problems.print(std::cerr);
     return 1;
   }
-  tcgen::Compilation c =
-      tcgen::compile(import->parsed() ? headers : schemas, templates, options);
+  tcgen::Compilation c = tcgen::compile(import->parsed() ? headers : schemas, templates, options);
   if (c.diagnostics.has_errors()) {
     c.diagnostics.print(std::cerr);
     return 1;

@@ -236,8 +236,9 @@ class Reader {
       const auto& names = tensordict::kClassOptionNames;
       const auto known = std::find(names.begin(), names.end(), name);
       if (known == names.end()) {
-        diagnostics_.error(text_loc(item), "unknown option '" + name + "' (allowed: " +
-                                               join(std::vector<std::string>(names.begin(), names.end())) + ")");
+        diagnostics_.error(text_loc(item),
+                           "unknown option '" + name + "' (allowed: " +
+                               join(std::vector<std::string>(names.begin(), names.end())) + ")");
         continue;
       }
       const auto option = static_cast<tensordict::ClassOption>(known - names.begin());

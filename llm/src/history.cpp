@@ -124,16 +124,16 @@ History History::from_chats(const tensordict::Json& chats) {
   // Errors name the message (and the chat, for a batch): "from_chats: chat 1, message 0: ...".
   auto conversation = [](const tensordict::Json& chat, const std::string& where) {
     if (!chat.is_array()) {
-      throw tensordict::TypeError("from_chats: " + where + "a chat must be a list of messages, got " +
-                                  chat.dump());
+      throw tensordict::TypeError("from_chats: " + where +
+                                  "a chat must be a list of messages, got " + chat.dump());
     }
     std::vector<ChatMessage> messages;
     for (size_t i = 0; i < chat.size(); ++i) {
       try {
         messages.push_back(tensorclass::llm::message_from_json(chat[i]));
       } catch (const std::exception& e) {
-        throw tensordict::TypeError("from_chats: " + where + "message " + std::to_string(i) +
-                                    ": " + e.what());
+        throw tensordict::TypeError("from_chats: " + where + "message " + std::to_string(i) + ": " +
+                                    e.what());
       }
     }
     return messages;

@@ -3,9 +3,9 @@
 // TensorDict's members dispatch here when impl().lazy is set (private to the runtime).
 
 #include <map>
-#include <optional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>

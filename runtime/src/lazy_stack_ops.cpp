@@ -11,8 +11,6 @@ namespace tensordict {
 namespace detail::lazy {
 namespace {
 
-
-
 // Batch dims an index entry consumes, and result dims it produces.
 int64_t consumed(const IndexItem& ix) {
   if (ix.is_none() || ix.is_ellipsis() || ix.is_boolean()) return 0;
@@ -37,9 +35,8 @@ std::vector<int64_t> selected(const IndexItem& ix, int64_t n) {
     out.push_back(i < 0 ? i + n : i);
   } else if (ix.is_slice()) {
     const Slice& s = ix.slice();
-    at::Tensor pos = positions({n}).slice(0, s.start().value_or(0),
-                                          s.stop().value_or(std::numeric_limits<int64_t>::max()),
-                                          s.step());
+    at::Tensor pos = positions({n}).slice(
+        0, s.start().value_or(0), s.stop().value_or(std::numeric_limits<int64_t>::max()), s.step());
     for (int64_t k = 0; k < pos.numel(); ++k) out.push_back(pos[k].item<int64_t>());
   } else if (ix.is_tensor() && ix.tensor().dim() == 1) {
     at::Tensor pos = positions({n}).index({ix.tensor()}).contiguous();

@@ -63,9 +63,9 @@ bool TensorDictFuture::valid() const { return state_->future.valid(); }
 TensorDictFuture TensorDict::memmap_async(const std::string& prefix,
                                           const MemmapOptions& options) const {
   TensorDict self = *this;
-  return TensorDictFuture(std::make_shared<TensorDictFuture::State>(TensorDictFuture::State{
-      std::async(std::launch::async,
-                 [self, prefix, options] { return self.memmap(prefix, options); })}));
+  return TensorDictFuture(
+      std::make_shared<TensorDictFuture::State>(TensorDictFuture::State{std::async(
+          std::launch::async, [self, prefix, options] { return self.memmap(prefix, options); })}));
 }
 
 TensorDict& TensorDict::memmap_(const std::string& prefix, const MemmapOptions& options) {

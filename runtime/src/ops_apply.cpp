@@ -28,8 +28,8 @@ const Value& partner(const TensorDict& other, const std::string& name, const std
 }
 
 // Walks `a` and `b` together; tensors go through `tensor_fn`, non-tensors through `other_fn`.
-TensorDict zip(const TensorDict& a, const TensorDict& b, const std::string& prefix,
-               const char* op, const LeafFn2& tensor_fn,
+TensorDict zip(const TensorDict& a, const TensorDict& b, const std::string& prefix, const char* op,
+               const LeafFn2& tensor_fn,
                const std::function<Value(const Value&, const Value&, const BatchSize&)>& other_fn) {
   const auto& src = a.impl();
   TensorDict out = detail::make_tensordict(src.batch_size, src.device, src.names);
@@ -90,18 +90,20 @@ TensorDict TensorDict::to(at::Device device, bool non_blocking) const {
 }
 
 TensorDict TensorDict::to(at::ScalarType dtype) const {
-  return map_leaves(*this, [dtype](const at::Tensor& t) { return t.to(dtype); }, "to");
+  return map_leaves(
+      *this, [dtype](const at::Tensor& t) { return t.to(dtype); }, "to");
 }
 
 TensorDict TensorDict::contiguous() const {
-  TensorDict out = map_leaves(*this, [](const at::Tensor& t) { return t.contiguous(); },
-                              "contiguous");
+  TensorDict out = map_leaves(
+      *this, [](const at::Tensor& t) { return t.contiguous(); }, "contiguous");
   detail::inherit_consolidated(*this, out);
   return out;
 }
 
 TensorDict TensorDict::detach() const {
-  TensorDict out = map_leaves(*this, [](const at::Tensor& t) { return t.detach(); }, "detach");
+  TensorDict out = map_leaves(
+      *this, [](const at::Tensor& t) { return t.detach(); }, "detach");
   detail::inherit_consolidated(*this, out);
   return out;
 }
@@ -157,8 +159,7 @@ TensorDict TensorDict::masked_fill(const at::Tensor& mask, const at::Scalar& val
   detail::dense_only(*this, "masked_fill");
   check_mask(mask, batch_size(), "masked_fill");
   return map_leaves(
-      *this,
-      [&](const at::Tensor& t) { return t.masked_fill(broadcast_mask(mask, t), value); },
+      *this, [&](const at::Tensor& t) { return t.masked_fill(broadcast_mask(mask, t), value); },
       "masked_fill");
 }
 

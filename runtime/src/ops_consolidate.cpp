@@ -18,8 +18,8 @@ constexpr int64_t kAlign = 64;  // byte alignment of each leaf in the buffer (ca
 // ops (empty + set_) costs two dispatches per leaf, which is what consolidated copies must avoid.
 at::Tensor make_view(const at::Tensor& flat, at::ScalarType dtype, at::IntArrayRef sizes,
                      at::IntArrayRef strides, int64_t storage_offset) {
-  auto impl = c10::make_intrusive<c10::TensorImpl>(
-      c10::Storage(flat.storage()), flat.key_set(), c10::scalarTypeToTypeMeta(dtype));
+  auto impl = c10::make_intrusive<c10::TensorImpl>(c10::Storage(flat.storage()), flat.key_set(),
+                                                   c10::scalarTypeToTypeMeta(dtype));
   impl->set_sizes_and_strides(sizes, strides);
   impl->set_storage_offset(storage_offset);
   return at::Tensor(std::move(impl));
@@ -152,8 +152,6 @@ TensorDict TensorDict::consolidate() const {
   return out;
 }
 
-bool TensorDict::is_consolidated() const {
-  return detail::consolidated_buffer(*this).defined();
-}
+bool TensorDict::is_consolidated() const { return detail::consolidated_buffer(*this).defined(); }
 
 }  // namespace tensordict

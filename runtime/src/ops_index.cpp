@@ -18,9 +18,9 @@ TensorIndex to_aten(const IndexItem& ix) {
   if (ix.is_boolean()) return TensorIndex(ix.boolean());
   if (ix.is_tensor()) return TensorIndex(ix.tensor());
   const Slice& s = ix.slice();
-  return TensorIndex(at::indexing::Slice(s.start() ? c10::optional<int64_t>(*s.start()) : c10::nullopt,
-                                         s.stop() ? c10::optional<int64_t>(*s.stop()) : c10::nullopt,
-                                         s.step()));
+  return TensorIndex(
+      at::indexing::Slice(s.start() ? c10::optional<int64_t>(*s.start()) : c10::nullopt,
+                          s.stop() ? c10::optional<int64_t>(*s.stop()) : c10::nullopt, s.step()));
 }
 
 bool is_full_slice(const TensorIndex& ix) {
@@ -88,8 +88,7 @@ IndexPlan plan_index(const Index& user_index, const BatchSize& batch) {
   int64_t dim = 0;  // batch dim the next entry consumes
   for (const auto& ix : index) {
     if (ix.is_ellipsis()) {
-      for (int64_t k = 0; k < nb - consumed; ++k)
-        plan.expanded.emplace_back(at::indexing::Slice());
+      for (int64_t k = 0; k < nb - consumed; ++k) plan.expanded.emplace_back(at::indexing::Slice());
       dim += nb - consumed;
       continue;
     }
@@ -144,8 +143,9 @@ TensorDict TensorDict::operator[](int64_t i) const {
   if (impl_->lazy) return detail::lazy::index(*this, {i});
   const auto& batch = impl_->batch_size;
   if (batch.empty()) {
-    throw ShapeError("index: too many indices for batch_size []: the index covers 1 dims "
-                     "(indexing past the batch dims is not allowed)");
+    throw ShapeError(
+        "index: too many indices for batch_size []: the index covers 1 dims "
+        "(indexing past the batch dims is not allowed)");
   }
   detail::check_int(i, 0, batch);
   return detail::map_batch(

@@ -74,7 +74,8 @@ void put_level(TensorDict& dst, const IndexPlan& plan, const TensorDict& src,
     const Value& value = s.values[i];
     if (dst.impl().find(name) < 0) dst.set(name, preallocate(dst, src, value));
     Value& slot = dst.impl().values[static_cast<size_t>(dst.impl().find(name))];
-    const bool same_kind = slot.kind() == value.kind() || (slot.is_non_tensor() && value.is_non_tensor());
+    const bool same_kind =
+        slot.kind() == value.kind() || (slot.is_non_tensor() && value.is_non_tensor());
     if (!same_kind) {
       throw TypeError("index_put_: key '" + key + "' holds a " + slot.kind_name() +
                       ", cannot write a " + value.kind_name() + " into it");

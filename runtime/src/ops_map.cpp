@@ -53,7 +53,8 @@ std::vector<TensorDict> TensorDict::run_chunks(
   if (chunksize == 0) {
     chunks = unbind(0);
   } else {
-    chunks = split(chunksize > 0 ? chunksize : std::max<int64_t>(1, (n + workers - 1) / workers), 0);
+    chunks =
+        split(chunksize > 0 ? chunksize : std::max<int64_t>(1, (n + workers - 1) / workers), 0);
   }
   std::vector<TensorDict> results(chunks.size());
   std::atomic<size_t> next{0};

@@ -89,9 +89,9 @@ TensorDict& apply_in_place(TensorDict& td, const Operand& other, const InPlace& 
   const at::Scalar* s = other.scalar();
   const at::Tensor* o = other.tensor();
   if (o) check_batch_operand(*o, td.batch_size(), op.name);
-  const std::vector<at::Tensor> theirs =
-      other.tensordict() ? partner_leaves(td, *other.tensordict(), op.name)
-                         : std::vector<at::Tensor>();
+  const std::vector<at::Tensor> theirs = other.tensordict()
+                                             ? partner_leaves(td, *other.tensordict(), op.name)
+                                             : std::vector<at::Tensor>();
   // _foreach kernels for floating-point leaves, which they cannot fail on; otherwise (bool and
   // integer leaves may refuse an op) one leaf at a time, so that an error names its key and no
   // leaf after it has been written.

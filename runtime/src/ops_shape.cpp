@@ -33,8 +33,7 @@ TensorDict TensorDict::reshape(at::IntArrayRef shape) const {
   const size_t nb = nb_of(*this);
   return map_batch(
       *this, nb, batch,
-      [&](const at::Tensor& t) { return t.reshape(join_shape(batch, t.sizes(), nb)); },
-      "reshape");
+      [&](const at::Tensor& t) { return t.reshape(join_shape(batch, t.sizes(), nb)); }, "reshape");
 }
 
 TensorDict TensorDict::squeeze(std::optional<int64_t> dim) const {
@@ -64,8 +63,7 @@ TensorDict TensorDict::unsqueeze(int64_t dim) const {
   BatchSize batch = batch_size();
   batch.insert(batch.begin() + d, 1);
   return map_batch(
-      *this, nb_of(*this), batch, [d](const at::Tensor& t) { return t.unsqueeze(d); },
-      "unsqueeze");
+      *this, nb_of(*this), batch, [d](const at::Tensor& t) { return t.unsqueeze(d); }, "unsqueeze");
 }
 
 TensorDict TensorDict::permute(at::IntArrayRef dims) const {
@@ -111,16 +109,14 @@ TensorDict TensorDict::flatten(int64_t start_dim, int64_t end_dim) const {
   const int64_t s = wrap_dim(start_dim, ndim(), "flatten", old);
   const int64_t e = wrap_dim(end_dim, ndim(), "flatten", old);
   if (s > e) {
-    throw ShapeError("flatten: start_dim " + std::to_string(start_dim) +
-                     " comes after end_dim " + std::to_string(end_dim) + " for batch_size " +
-                     shape_str(old));
+    throw ShapeError("flatten: start_dim " + std::to_string(start_dim) + " comes after end_dim " +
+                     std::to_string(end_dim) + " for batch_size " + shape_str(old));
   }
   BatchSize batch(old.begin(), old.begin() + s);
   batch.push_back(detail::product(at::IntArrayRef(old).slice(s, e - s + 1)));
   batch.insert(batch.end(), old.begin() + e + 1, old.end());
   return map_batch(
-      *this, old.size(), batch, [s, e](const at::Tensor& t) { return t.flatten(s, e); },
-      "flatten");
+      *this, old.size(), batch, [s, e](const at::Tensor& t) { return t.flatten(s, e); }, "flatten");
 }
 
 TensorDict TensorDict::unflatten(int64_t dim, at::IntArrayRef sizes) const {
@@ -193,8 +189,8 @@ std::vector<TensorDict> TensorDict::split(int64_t split_size, int64_t dim) const
 std::vector<TensorDict> TensorDict::split(at::IntArrayRef split_sizes, int64_t dim) const {
   const int64_t d = wrap_dim(dim, ndim(), "split", batch_size());
   const int64_t n = batch_size()[static_cast<size_t>(d)];
-  const bool negative = std::any_of(split_sizes.begin(), split_sizes.end(),
-                                    [](int64_t v) { return v < 0; });
+  const bool negative =
+      std::any_of(split_sizes.begin(), split_sizes.end(), [](int64_t v) { return v < 0; });
   if (negative || std::accumulate(split_sizes.begin(), split_sizes.end(), int64_t{0}) != n) {
     throw ShapeError("split: sizes " + shape_str(split_sizes) + " do not sum to " +
                      std::to_string(n) + ", the size of batch dim " + std::to_string(d) +

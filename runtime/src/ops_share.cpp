@@ -28,8 +28,8 @@ at::Tensor shared_bytes(int64_t nbytes) {
 void share(at::Tensor& t) {
   if (!t.device().is_cpu()) return;  // device memory is already shareable
   const at::Tensor flat = shared_bytes(static_cast<int64_t>(t.nbytes()));
-  at::Tensor dst = at::empty({0}, t.options()).set_(flat.storage(), 0, t.sizes(),
-                                                    c10::contiguous_strides(t.sizes()));
+  at::Tensor dst = at::empty({0}, t.options())
+                       .set_(flat.storage(), 0, t.sizes(), c10::contiguous_strides(t.sizes()));
   dst.copy_(t);
   t.set_(dst);
 }

@@ -45,20 +45,19 @@ std::vector<const Value*> gather(const std::vector<TensorDict>& tds, size_t slot
   out.reserve(tds.size());
   for (size_t k = 0; k < tds.size(); ++k) {
     const auto& impl = tds[k].impl();
-    int64_t at = slot < impl.keys.size() && impl.keys[slot] == name
-                     ? static_cast<int64_t>(slot)
-                     : impl.find(name);
+    int64_t at = slot < impl.keys.size() && impl.keys[slot] == name ? static_cast<int64_t>(slot)
+                                                                    : impl.find(name);
     if (at < 0) {
       throw KeyError(std::string(op.name) + ": key '" + key + "' is in TensorDict 0 but not in " +
                      "TensorDict " + std::to_string(k));
     }
     const Value& v = impl.values[static_cast<size_t>(at)];
-    const bool same = out.empty() || v.kind() == out[0]->kind() ||
-                      (v.is_non_tensor() && out[0]->is_non_tensor());
+    const bool same =
+        out.empty() || v.kind() == out[0]->kind() || (v.is_non_tensor() && out[0]->is_non_tensor());
     if (!same) {
-      throw TypeError(std::string(op.name) + ": key '" + key + "' is a " +
-                      out[0]->kind_name() + " in TensorDict 0 but a " + v.kind_name() +
-                      " in TensorDict " + std::to_string(k));
+      throw TypeError(std::string(op.name) + ": key '" + key + "' is a " + out[0]->kind_name() +
+                      " in TensorDict 0 but a " + v.kind_name() + " in TensorDict " +
+                      std::to_string(k));
     }
     out.push_back(&v);
   }
@@ -75,10 +74,10 @@ Value combine_non_tensor(const std::vector<const Value*>& vs, const std::vector<
   std::vector<Json> items;
   std::vector<at::Tensor> pos;
   for (size_t k = 0; k < vs.size(); ++k) {
-    const NonTensorStack s = vs[k]->is_non_tensor_stack()
-                                 ? vs[k]->non_tensor_stack()
-                                 : NonTensorStack::filled(tds[k].batch_size(),
-                                                          vs[k]->non_tensor_data().data);
+    const NonTensorStack s =
+        vs[k]->is_non_tensor_stack()
+            ? vs[k]->non_tensor_stack()
+            : NonTensorStack::filled(tds[k].batch_size(), vs[k]->non_tensor_data().data);
     pos.push_back(detail::positions(s.shape(), static_cast<int64_t>(items.size())));
     items.insert(items.end(), s.items().begin(), s.items().end());
   }
@@ -111,8 +110,8 @@ TensorDict combine(const std::vector<TensorDict>& tds, const Combine& op,
                        shape_str(tds[k].batch_size()) + " of TensorDict " + std::to_string(k));
     }
     if (tds[k].size() != first.keys.size()) {
-      throw KeyError(std::string(op.name) + ": TensorDict " + std::to_string(k) + where +
-                     " has " + std::to_string(tds[k].size()) + " keys, TensorDict 0 has " +
+      throw KeyError(std::string(op.name) + ": TensorDict " + std::to_string(k) + where + " has " +
+                     std::to_string(tds[k].size()) + " keys, TensorDict 0 has " +
                      std::to_string(first.keys.size()));
     }
   }

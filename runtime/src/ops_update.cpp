@@ -52,7 +52,8 @@ void update_level_(TensorDict& dst, const TensorDict& src, const std::string& pr
     const int64_t slot = matching_slot(d, s, i);
     if (slot < 0) {
       const std::string key = full_key();
-      throw KeyError("update_: key '" + key + "' is not in the destination TensorDict (update_ "
+      throw KeyError("update_: key '" + key +
+                     "' is not in the destination TensorDict (update_ "
                      "writes in place; use update to add keys)");
     }
     Value& mine = d.values[static_cast<size_t>(slot)];
@@ -92,8 +93,8 @@ TensorDict& TensorDict::update_(const TensorDict& other) {
   detail::dense_only(other, "update_");
   const at::Tensor dst = detail::consolidated_buffer(*this);
   const at::Tensor src = dst.defined() ? detail::consolidated_buffer(other) : at::Tensor();
-  const bool one_copy = src.defined() && src.numel() == dst.numel() &&
-                        detail::same_layout(*this, other);
+  const bool one_copy =
+      src.defined() && src.numel() == dst.numel() && detail::same_layout(*this, other);
   if (one_copy) detail::copy_flat(dst, src);
   update_level_(*this, other, "", !one_copy);
   return *this;

@@ -191,8 +191,7 @@ TensorDict map_batch_infer(const TensorDict& td, const TensorOp& op, const char*
 namespace {
 
 bool has_batch(at::IntArrayRef shape, const BatchSize& batch) {
-  return shape.size() >= batch.size() &&
-         std::equal(batch.begin(), batch.end(), shape.begin());
+  return shape.size() >= batch.size() && std::equal(batch.begin(), batch.end(), shape.begin());
 }
 
 }  // namespace

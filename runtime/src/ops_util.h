@@ -28,8 +28,7 @@ int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op, const BatchSize& bat
 /// `head` followed by `full[from:]` (a new batch shape followed by a leaf's feature dims).
 Shape join_shape(at::IntArrayRef head, at::IntArrayRef full, size_t from);
 /// Resolves one -1 in `shape` so that it holds `numel` elements; ShapeError otherwise.
-BatchSize infer_shape(at::IntArrayRef shape, int64_t numel, const char* op,
-                      const BatchSize& batch);
+BatchSize infer_shape(at::IntArrayRef shape, int64_t numel, const char* op, const BatchSize& batch);
 int64_t product(at::IntArrayRef shape);
 
 /// Positions 0..numel-1 viewed as `shape`: applying a batch op to it tells where every item of a

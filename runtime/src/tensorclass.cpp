@@ -383,7 +383,8 @@ void wrong_kind(const ClassSpec& spec, size_t i, const Json& actual) {
   throw TypeError(where(spec, field) + " expects " + kind_name(field.kind) + ", got " +
                   json_kind(actual) + " " + text +
                   (actual.is_array() ? " (one value per batch element after stacking? read it "
-                                       "with get(\"" + std::string(field.name) + "\"))"
+                                       "with get(\"" +
+                                           std::string(field.name) + "\"))"
                                      : ""));
 }
 
@@ -405,16 +406,16 @@ void read_scalar(const Value& value, const ClassSpec& spec, size_t i, T& out, Ch
 template <class T>
 void read_number_list(const Value& value, const ClassSpec& spec, size_t i, std::vector<T>& out) {
   if (value.is_tensor() && value.tensor().dim() == 1) {
-    const at::Tensor t = value.tensor().to(at::kCPU, c10::CppTypeToScalarType<T>::value).contiguous();
+    const at::Tensor t =
+        value.tensor().to(at::kCPU, c10::CppTypeToScalarType<T>::value).contiguous();
     out.assign(t.data_ptr<T>(), t.data_ptr<T>() + t.numel());
     return;
   }
   const Json* stored = stored_json(value);
   const Json converted = stored ? Json() : to_json(value);
   const Json& json = stored ? *stored : converted;
-  if (!json.is_array() || !std::all_of(json.begin(), json.end(), [](const Json& x) {
-        return x.is_number();
-      })) {
+  if (!json.is_array() ||
+      !std::all_of(json.begin(), json.end(), [](const Json& x) { return x.is_number(); })) {
     wrong_kind(spec, i, json);
   }
   out = json.get<std::vector<T>>();

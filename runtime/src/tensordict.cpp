@@ -84,7 +84,6 @@ TensorDict map_entries(const TensorDict& td,
   return out;
 }
 
-
 void set_locked_recursive(TensorDictImpl& impl, bool locked) {
   impl.locked = locked;
   if (!locked) impl.is_memmap = false;

@@ -28,8 +28,13 @@ std::string spelling(CXCursor cursor) {
 
 // Public and protected members of tensordict::TensorClass, read from tensorclass.h with libclang.
 std::set<std::string> tensorclass_members() {
-  std::vector<std::string> args = {"-x", "c++", "-std=c++17", "-resource-dir",
-                                   TC_CLANG_RESOURCE_DIR, "-I", TC_RUNTIME_INCLUDE_DIR};
+  std::vector<std::string> args = {"-x",
+                                   "c++",
+                                   "-std=c++17",
+                                   "-resource-dir",
+                                   TC_CLANG_RESOURCE_DIR,
+                                   "-I",
+                                   TC_RUNTIME_INCLUDE_DIR};
   std::istringstream torch_dirs(TC_TORCH_INCLUDE_DIRS);
   // The compiler's own /usr/include must not be re-added (it breaks libstdc++'s #include_next).
   for (std::string dir; std::getline(torch_dirs, dir, '|');) {
@@ -129,8 +134,8 @@ TEST_CASE("every dtype of the contract is a torch dtype with that name", "[contr
 
 TEST_CASE("class options: names in enumerator order, with() sets exactly one", "[contract]") {
   using tensordict::ClassOption;
-  const auto options = tensordict::ClassOptions().with(ClassOption::nocast).with(
-      ClassOption::frozen);
+  const auto options =
+      tensordict::ClassOptions().with(ClassOption::nocast).with(ClassOption::frozen);
   CHECK(options.frozen);
   CHECK(options.nocast);
   CHECK_FALSE(options.autocast);

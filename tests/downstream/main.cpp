@@ -37,16 +37,15 @@ bool particles_round_trip() {
 }
 
 bool shipped_classes() {
-  torchrl::llm::RewardData reward({at::ones({2, 5}, at::kLong), at::ones({2, 5}, at::kLong)},
-                                  {2});
+  torchrl::llm::RewardData reward({at::ones({2, 5}, at::kLong), at::ones({2, 5}, at::kLong)}, {2});
   downstream::ScoredAnswer scored({"Why?", reward, 3}, {2});
   auto history = torchrl::llm::History::from_chats(tensordict::Json::parse(
       R"([{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello"}])"));
   const std::vector<std::string> text = history.apply_chat_template();
   return check(scored.scores().input_ids().sum().item<int64_t>() == 10, "nested RewardData") &&
          check(scored.prompt() == "Why?" && scored.rank() == 3, "ScoredAnswer fields") &&
-         check(text.size() == 1 && text[0].find("<|im_start|>assistant\nHello<|im_end|>") !=
-                                       std::string::npos,
+         check(text.size() == 1 &&
+                   text[0].find("<|im_start|>assistant\nHello<|im_end|>") != std::string::npos,
                "History chat template");
 }
 

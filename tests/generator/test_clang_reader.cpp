@@ -94,8 +94,7 @@ TEST_CASE("clang: nesting across two headers", "[generator][clang]") {
   CHECK(c.dependencies == std::vector<std::string>{"outer.h", c.schemas[1].path});
   // Requested too, the included header is read once.
   ScopedCwd cwd(kFixtures);
-  tcgen::Compilation both =
-      compile_headers({"outer.h", "inner.h"});
+  tcgen::Compilation both = compile_headers({"outer.h", "inner.h"});
   INFO(errors_of(both));
   CHECK_FALSE(both.diagnostics.has_errors());
   CHECK(both.outputs.size() == 2);

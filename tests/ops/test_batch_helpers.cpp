@@ -24,8 +24,7 @@ TEST_CASE("split_keys gives one TensorDict per key set and one with the rest", "
   auto parts = td.split_keys({{NestedKey("a")}, {NestedKey("b"), NestedKey({"n", "c"})}});
   REQUIRE(parts.size() == 3);
   CHECK(parts[0].keys() == std::vector<NestedKey>{NestedKey("a")});
-  CHECK(parts[1].keys(true, true) ==
-        std::vector<NestedKey>{NestedKey("b"), NestedKey({"n", "c"})});
+  CHECK(parts[1].keys(true, true) == std::vector<NestedKey>{NestedKey("b"), NestedKey({"n", "c"})});
   CHECK(parts[2].contains("txt"));
   CHECK_FALSE(parts[2].contains("a"));
   CHECK(td.contains("a"));  // not in place
@@ -37,7 +36,8 @@ TEST_CASE("split_keys gives one TensorDict per key set and one with the rest", "
 }
 
 TEST_CASE("auto_batch_size_ finds the dims every leaf shares", "[batch]") {
-  TensorDict td({{"a", at::zeros({3, 4, 5})}, {"b", TensorDict({{"c", at::zeros({3, 4, 6})}}, {})},
+  TensorDict td({{"a", at::zeros({3, 4, 5})},
+                 {"b", TensorDict({{"c", at::zeros({3, 4, 6})}}, {})},
                  {"note", "x"}},
                 {});
   td.auto_batch_size_();

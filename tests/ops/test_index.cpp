@@ -71,20 +71,21 @@ TEST_CASE("basic indexing returns views that write through", "[index]") {
 
 TEST_CASE("indexing errors name the batch size and the offending index", "[index][errors]") {
   TensorDict td = sample();
-  CHECK_THROWS_MATCHES(td.index({0, 0, 0}), ShapeError,
-                       Catch::Matchers::Message(
-                           "index: too many indices for batch_size [4, 3]: the index covers 3 "
-                           "dims (indexing past the batch dims is not allowed)"));
+  CHECK_THROWS_MATCHES(
+      td.index({0, 0, 0}), ShapeError,
+      Catch::Matchers::Message("index: too many indices for batch_size [4, 3]: the index covers 3 "
+                               "dims (indexing past the batch dims is not allowed)"));
   CHECK_THROWS_MATCHES(td.index({Slice(), 5}), ShapeError,
                        Catch::Matchers::Message("index: index 5 is out of range for batch dim 1 "
                                                 "of size 3 (batch_size [4, 3])"));
-  CHECK_THROWS_MATCHES(td[7], ShapeError, Catch::Matchers::Message(
-                                              "index: index 7 is out of range for batch dim 0 of "
-                                              "size 4 (batch_size [4, 3])"));
+  CHECK_THROWS_MATCHES(td[7], ShapeError,
+                       Catch::Matchers::Message("index: index 7 is out of range for batch dim 0 of "
+                                                "size 4 (batch_size [4, 3])"));
   const at::Tensor bad_mask = at::ones({3}, at::kBool);
-  CHECK_THROWS_MATCHES(td.index({bad_mask}), ShapeError,
-                       Catch::Matchers::Message("index: boolean mask of shape [3] does not match "
-                                                "the batch dims [4] it covers (batch_size [4, 3])"));
+  CHECK_THROWS_MATCHES(
+      td.index({bad_mask}), ShapeError,
+      Catch::Matchers::Message("index: boolean mask of shape [3] does not match "
+                               "the batch dims [4] it covers (batch_size [4, 3])"));
   CHECK_THROWS_AS(td.index({Ellipsis, 0, Ellipsis}), TypeError);
   CHECK_THROWS_AS(td.index({at::ones({2}, at::kFloat)}), TypeError);
   CHECK_THROWS_WITH(td.index({at::tensor({9}, at::kLong)}), Contains("key 'a' of shape [4, 3, 2]"));
@@ -95,7 +96,8 @@ TEST_CASE("a TensorDict without top-level tensors learns the new batch size from
   TensorDict td = sample().select({"n", "s", "txt"});
   TensorDict out = td.index({at::tensor({2, 0}, at::kLong)});
   CHECK(out.batch_size() == BatchSize{2, 3});
-  CHECK(same(out.get({"n", "c"}), td.get({"n", "c"}).index_select(0, at::tensor({2, 0}, at::kLong))));
+  CHECK(
+      same(out.get({"n", "c"}), td.get({"n", "c"}).index_select(0, at::tensor({2, 0}, at::kLong))));
   CHECK(items_of(out, "s")[0] == "2,0");
   TensorDict empty({}, {4, 3});
   CHECK(empty.index({Slice(), None, 1}).batch_size() == BatchSize{4, 1});

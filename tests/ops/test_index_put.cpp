@@ -4,8 +4,8 @@
 #include "ops_test_util.h"
 
 using namespace ops_test;
-using tensordict::Slice;
 using Catch::Matchers::Contains;
+using tensordict::Slice;
 
 namespace {
 
@@ -38,7 +38,8 @@ TEST_CASE("index assignment writes in place through slices, masks and index tens
           "[index_put]") {
   TensorDict td = sample();
   const at::Tensor a_before = td.get("a");
-  TensorDict rows = td.index({Slice(0, 2)}).clone().apply([](const at::Tensor& t) { return t * 0 - 1; });
+  TensorDict rows =
+      td.index({Slice(0, 2)}).clone().apply([](const at::Tensor& t) { return t * 0 - 1; });
   td.index_put_({Slice(2, 4)}, rows);
   CHECK(td.get("a").is_same(a_before));  // same tensor, written in place
   at::Tensor expect = at::arange(24, at::kFloat).view({4, 3, 2});

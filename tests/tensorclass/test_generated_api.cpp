@@ -62,10 +62,12 @@ TEST_CASE("typed accessors on stacked data throw TypeError naming the field",
   Required a({1, "a", std::vector<int64_t>{}}), b({2, "b", std::vector<int64_t>{}});
   Required both = Required::stack({a, b});
   CHECK_THROWS_AS(both.text(), tensordict::TypeError);
-  CHECK_THROWS_WITH(both.text(), "Required.text expects str, got list [\"a\",\"b\"] (one value per "
-                                 "batch element after stacking? read it with get(\"text\"))");
-  CHECK_THROWS_WITH(both.integer(), "Required.integer expects int, got list [1,2] (one value per "
-                                    "batch element after stacking? read it with get(\"integer\"))");
+  CHECK_THROWS_WITH(both.text(),
+                    "Required.text expects str, got list [\"a\",\"b\"] (one value per "
+                    "batch element after stacking? read it with get(\"text\"))");
+  CHECK_THROWS_WITH(both.integer(),
+                    "Required.integer expects int, got list [1,2] (one value per "
+                    "batch element after stacking? read it with get(\"integer\"))");
   CHECK(both.get("text")->non_tensor_stack().tolist() == Json{"a", "b"});
 }
 
@@ -78,8 +80,9 @@ TEST_CASE("numbers stored as tensors read back directly", "[tensorclass][api]") 
   c.set_ids(std::vector<int64_t>{4});
   CHECK(c.ids() == std::vector<int64_t>{4});
   c.set("n", at::ones({2}));
-  CHECK_THROWS_WITH(c.n(), "Counts.n expects int, got list [1.0,1.0] (one value per batch element "
-                           "after stacking? read it with get(\"n\"))");
+  CHECK_THROWS_WITH(c.n(),
+                    "Counts.n expects int, got list [1.0,1.0] (one value per batch element "
+                    "after stacking? read it with get(\"n\"))");
 }
 
 TEST_CASE("setters take values and rvalues", "[tensorclass][api]") {

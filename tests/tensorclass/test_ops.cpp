@@ -77,7 +77,7 @@ TEST_CASE("arith: tensorclass operators return the typed class", "[tensorclass][
   Plain p({at::ones({2, 3})}, {2});
   Plain q = p * 3 + p;
   CHECK(q.obs().sum().item<float>() == 24.0f);
-  CHECK(q.label() == p.label());  // non-tensor fields carried over
+  CHECK(q.label() == p.label());                // non-tensor fields carried over
   Plain r = -(q / at::tensor({1.f, 2.f})) - 1;  // a tensor broadcast over batch dim B
   CHECK(at::equal(r.obs()[1], at::full({3}, -3.f)));
   Plain big = q > 3;

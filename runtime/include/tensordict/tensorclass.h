@@ -51,7 +51,9 @@ struct FieldSpec {
   FieldSpec& nullable() { return optional = true, *this; }
   FieldSpec& with_class(const ClassSpec& (*spec)()) { return nested = spec, *this; }
   FieldSpec& with_dtype(at::ScalarType required) { return dtype = required, *this; }
-  FieldSpec& with_shape(std::vector<int64_t> required) { return shape = std::move(required), *this; }
+  FieldSpec& with_shape(std::vector<int64_t> required) {
+    return shape = std::move(required), *this;
+  }
 };
 
 struct ClassSpec {

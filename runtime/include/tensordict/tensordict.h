@@ -243,7 +243,7 @@ class TensorDict {
     }
   }
 
-  // ---- batch helpers (ops_batch.cpp) -------------------------------------------------------------
+  // ---- batch helpers (ops_batch.cpp) ------------------------------------------------------------
   /// Gathers along batch dim `dim` (torch.gather per leaf): `index` has one dim per batch dim;
   /// the result's batch size is index's shape.
   TensorDict gather(int64_t dim, const at::Tensor& index) const;
