@@ -349,10 +349,30 @@ const at::Tensor* tensor_of(const Value& value) {
                   value.kind_name() + ", not a tensor");
 }
 
+// Records, when td's keys are exactly the fields of `cls` in schema order, that its slots can be
+// read by field index (TensorDict::class_slot) until its keys change. A relaxed atomic store:
+// concurrent readers of one instance may both record it.
+void note_layout(const TensorDict& td, detail::ClassToken cls) {
+  detail::TensorDictImpl& impl = td.impl();
+  const ClassSpec& spec = cls();
+  if (impl.lazy || impl.keys.size() != spec.fields.size()) return;
+  for (size_t i = 0; i < impl.keys.size(); ++i) {
+    if (!same_key(impl.keys[i], spec.fields[i].name)) return;
+  }
+  impl.layout.store(cls, std::memory_order_relaxed);
+}
+
 }  // namespace
 
-const at::Tensor& tensor(const TensorDict& td, const ClassSpec& spec, size_t i) {
+const Value* entry(const TensorDict& td, detail::ClassToken cls, size_t i) {
+  note_layout(td, cls);
+  return find(td, cls(), i);
+}
+
+const at::Tensor& tensor(const TensorDict& td, detail::ClassToken cls, size_t i) {
+  note_layout(td, cls);
   const auto& impl = td.impl();
+  const ClassSpec& spec = cls();
   if (i < impl.keys.size() && same_key(impl.keys[i], spec.fields[i].name)) {
     if (const at::Tensor* t = tensor_of(impl.values[i])) return *t;
   }

@@ -134,9 +134,8 @@ void load_memmap_in_place(TensorDict& td, const ClassSpec& spec, const std::stri
   TensorDict loaded = load_memmap(spec, prefix, td.device());
   detail::TensorDictImpl& dst = td.impl();
   const detail::TensorDictImpl& src = loaded.impl();
-  dst.keys = src.keys;
+  dst.share_keys(src);
   dst.values = src.values;
-  dst.index = src.index;
   dst.batch_size = src.batch_size;
   dst.lazy = src.lazy;
   dst.class_info = src.class_info;

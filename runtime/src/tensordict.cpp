@@ -21,8 +21,9 @@ void TensorDictImpl::erase(size_t slot) {
 }
 
 void TensorDictImpl::reindex() {
-  index = std::make_shared<KeyIndex>();  // never mutate an index other TensorDicts share
-  for (size_t i = 0; i < keys.size(); ++i) index->insert(keys[i], i);
+  index_ = std::make_shared<KeyIndex>();  // never mutate an index other TensorDicts share
+  for (size_t i = 0; i < keys.size(); ++i) index_->insert(keys[i], i);
+  forget_layout();
 }
 
 TensorDict make_tensordict(BatchSize batch_size, std::optional<at::Device> device,
@@ -194,7 +195,10 @@ void write_in_place(Value& slot, const NestedKey& key, Value value) {
 
 }  // namespace
 
-TensorDict::TensorDict() : impl_(std::make_shared<TensorDictImpl>()) {}
+TensorDict::TensorDict() : TensorDict(std::make_shared<TensorDictImpl>()) {}
+
+TensorDict::TensorDict(std::shared_ptr<detail::TensorDictImpl> impl)
+    : impl_(std::move(impl)), slots_(impl_.get()) {}
 
 TensorDict::TensorDict(std::initializer_list<std::pair<NestedKey, Value>> items,
                        BatchSize batch_size, std::optional<at::Device> device,
@@ -204,7 +208,7 @@ TensorDict::TensorDict(std::initializer_list<std::pair<NestedKey, Value>> items,
 
 TensorDict::TensorDict(const std::vector<std::pair<NestedKey, Value>>& items, BatchSize batch_size,
                        std::optional<at::Device> device, std::optional<DimNames> names)
-    : impl_(std::make_shared<TensorDictImpl>()) {
+    : TensorDict(std::make_shared<TensorDictImpl>()) {
   for (int64_t dim : batch_size) {
     if (dim < 0) throw ShapeError("batch_size " + shape_str(batch_size) + " has a negative dim");
   }

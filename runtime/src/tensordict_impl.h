@@ -54,7 +54,7 @@ class KeyIndex {
 
 struct LazyState;
 
-struct TensorDictImpl {
+struct TensorDictImpl : Slots {
   BatchSize batch_size;
   std::optional<at::Device> device;
   std::optional<DimNames> names;
@@ -70,32 +70,40 @@ struct TensorDictImpl {
   /// through the plain TensorDict API writes that class back.
   std::shared_ptr<const memmap::ClassInfo> class_info;  // null: a plain TensorDict
 
-  // Entries in insertion order; `index` maps a key to its slot. Ops that build a TensorDict with
-  // the same keys share the index (copy-on-write) instead of rebuilding it.
+  // Entries in insertion order: `keys` here, `values` in Slots. The key index is private so that
+  // every change of the keys goes through the methods below, which keep it consistent and forget
+  // the class layout the accessors rely on. Ops that build a TensorDict with the same keys share
+  // the index (copy-on-write) instead of rebuilding it.
   std::vector<std::string> keys;
-  std::vector<Value> values;
-  std::shared_ptr<KeyIndex> index;  // null until the first key (saves an allocation per op)
 
   /// Slot of `key` or -1.
-  int64_t find(const std::string& key) const { return index ? index->find(key, keys) : -1; }
+  int64_t find(const std::string& key) const { return index_ ? index_->find(key, keys) : -1; }
   /// Appends an entry without any check (callers validated it).
   void append(std::string key, Value value) {
-    if (!index) {
-      index = std::make_shared<KeyIndex>();
-    } else if (index.use_count() > 1) {
-      index = std::make_shared<KeyIndex>(*index);  // copy on write
+    if (!index_) {
+      index_ = std::make_shared<KeyIndex>();
+    } else if (index_.use_count() > 1) {
+      index_ = std::make_shared<KeyIndex>(*index_);  // copy on write
     }
-    index->insert(key, keys.size());
+    index_->insert(key, keys.size());
     keys.push_back(std::move(key));
     values.push_back(std::move(value));
+    forget_layout();
   }
   /// Takes `other`'s keys and (shared) index; the caller then sets one value per key, in order.
   void share_keys(const TensorDictImpl& other) {
     keys = other.keys;
-    index = other.index;
+    index_ = other.index_;
+    forget_layout();
   }
   void erase(size_t slot);
+  /// Rebuilds the index after `keys` were edited in place (a rename).
   void reindex();
+
+ private:
+  void forget_layout() { layout.store(nullptr, std::memory_order_relaxed); }
+
+  std::shared_ptr<KeyIndex> index_;  // null until the first key (saves an allocation per op)
 };
 
 /// Locks or unlocks `impl` and every TensorDict nested in it (lazy-stack elements included);

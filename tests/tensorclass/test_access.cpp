@@ -38,6 +38,43 @@ TEST_CASE("accessors read the stored tensor (slot i holds field i)", "[tensorcla
   CHECK(p.mask()->all().item<bool>());
 }
 
+TEST_CASE("accessors read slots inline only while the keys are the fields in order",
+          "[tensorclass][access]") {
+  const auto cls = &Outer::class_spec;
+  at::Tensor y = at::zeros({2});
+  Outer o({Inner({at::ones({2})}, {2}), Inner({at::ones({2})}, {2}), y}, {2});
+  tensordict::TensorDict alias = o._tensordict();  // a handle: changes reach `o`
+  CHECK(o.y().data_ptr() == y.data_ptr());         // the slow path records the layout
+  REQUIRE(alias.class_slot(cls, 2) != nullptr);
+  CHECK(alias.class_slot(cls, 2)->tensor().data_ptr() == y.data_ptr());
+  CHECK(o[1]._tensordict().class_slot(cls, 2) == nullptr);  // a new TensorDict, not yet read
+
+  // Removing and re-adding a key (another order) forgets the layout; reads still find the field.
+  at::Tensor x2 = at::full({2}, 2.0);
+  alias.del_("inner");
+  CHECK(alias.class_slot(cls, 2) == nullptr);
+  alias.set("inner", Inner({x2}, {2})._tensordict());
+  CHECK(o.y().data_ptr() == y.data_ptr());
+  CHECK(o.inner().x().data_ptr() == x2.data_ptr());
+  CHECK(alias.class_slot(cls, 0) == nullptr);  // keys are maybe, y, inner: not recorded
+
+  // A rename forgets it too.
+  Outer p({Inner({at::ones({2})}, {2}), Inner({at::ones({2})}, {2}), y}, {2});
+  tensordict::TensorDict p_alias = p._tensordict();
+  CHECK(p.y().defined());
+  p_alias.rename_key_("y", "z");
+  CHECK(p_alias.class_slot(cls, 2) == nullptr);
+  CHECK_THROWS_WITH(p.y(), "Outer.y is None (the field holds no value)");
+  p_alias.rename_key_("z", "y");
+  CHECK(p.y().data_ptr() == y.data_ptr());
+  CHECK(p_alias.class_slot(cls, 2) != nullptr);
+
+  // Replacing a value by one of another kind keeps the layout; the read checks the kind.
+  p_alias.set("y", "text");
+  CHECK(p_alias.class_slot(cls, 2) != nullptr);
+  CHECK_THROWS_WITH(p.y(), "Outer.y holds a NonTensorData, not a tensor");
+}
+
 TEST_CASE("get and set by field name", "[tensorclass][access]") {
   Plain p({at::zeros({2, 3})}, {2});
   p.set("obs", at::ones({2, 3}));

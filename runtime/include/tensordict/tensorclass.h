@@ -2,9 +2,10 @@
 // TensorClass<Derived>: the generic half of every class tcgen generates.
 //
 // A generated class is a typed view over one TensorDict (Python's `_tensordict`) plus a static
-// ClassSpec describing its fields. Fields are stored in schema order, so the accessor of field i
-// reads slot i of the TensorDict (after a cheap check of the slot's key). A field whose value is
-// None is absent from the TensorDict, as in Python (it lives in `_non_tensordict` there).
+// ClassSpec describing its fields. Fields are stored in schema order, so once the runtime has seen
+// that the keys are exactly the fields in order, the accessor of field i reads slot i inline (the
+// TensorDict forgets that fact whenever its keys change). A field whose value is None is absent
+// from the TensorDict, as in Python (it lives in `_non_tensordict` there).
 //
 // Everything that does not depend on the field types lives here and in tensorclass*.cpp, tested
 // once: casting per the class options (format spec §7), construction, get/set by name, repr,
@@ -117,9 +118,12 @@ void set(TensorDict& td, const ClassSpec& spec, size_t field, const FieldValue& 
 const Value* find(const TensorDict& td, const ClassSpec& spec, size_t field);
 /// Same, throwing KeyError naming the class and field when the field is None.
 const Value& require(const TensorDict& td, const ClassSpec& spec, size_t field);
-/// The tensor of field `field` (one call on the accessor's hot path); KeyError when None,
-/// TypeError when the entry is not a tensor.
-const at::Tensor& tensor(const TensorDict& td, const ClassSpec& spec, size_t field);
+// The generated accessors' slow path (their fast path is TensorDict::class_slot): like find, and
+// records the class layout when the keys are the fields of `cls` in order, so that the next reads
+// are inline.
+const Value* entry(const TensorDict& td, detail::ClassToken cls, size_t field);
+/// The tensor of field `field`; KeyError when None, TypeError when the entry is not a tensor.
+const at::Tensor& tensor(const TensorDict& td, detail::ClassToken cls, size_t field);
 /// Field index of `name`; KeyError listing the fields when there is none.
 size_t index_of(const ClassSpec& spec, std::string_view name);
 /// A stored entry as JSON: NonTensorData's data, a stack's nested list, a tensor's item / list.
@@ -371,21 +375,35 @@ class TensorClass : public TensorClassTag {
     return tc::build(spec(), values, std::move(batch_size), device);
   }
 
-  // Typed field access for the generated accessors.
-  const at::Tensor& tensor_field(size_t i) const { return tc::tensor(td_, spec(), i); }
+  // Typed field access for the generated accessors. Inline while the keys are known to be the
+  // fields in schema order (TensorDict::class_slot), through the runtime otherwise.
+  const Value* field_entry(size_t i) const {
+    if (const Value* v = td_.class_slot(&Derived::class_spec, i)) return v;
+    return tc::entry(td_, &Derived::class_spec, i);
+  }
+  const Value& required_entry(size_t i) const {
+    const Value* v = field_entry(i);
+    return v ? *v : tc::require(td_, spec(), i);  // KeyError naming the field
+  }
+  const at::Tensor& tensor_field(size_t i) const {
+    if (const Value* v = td_.class_slot(&Derived::class_spec, i)) {
+      if (const at::Tensor* t = v->tensor_if()) return *t;
+    }
+    return tc::tensor(td_, &Derived::class_spec, i);
+  }
   std::optional<at::Tensor> optional_tensor_field(size_t i) const {
-    const Value* v = tc::find(td_, spec(), i);
+    const Value* v = field_entry(i);
     return v ? std::optional<at::Tensor>(v->tensor()) : std::nullopt;
   }
   template <class T>
   T value_field(size_t i) const {
     T out{};
-    tc::read(tc::require(td_, spec(), i), spec(), i, out);
+    tc::read(required_entry(i), spec(), i, out);
     return out;
   }
   template <class T>
   std::optional<T> optional_value_field(size_t i) const {
-    const Value* v = tc::find(td_, spec(), i);
+    const Value* v = field_entry(i);
     if (!v) return std::nullopt;
     const Json* json = tc::stored_json(*v);
     if (json && json->is_null()) return std::nullopt;
@@ -395,18 +413,18 @@ class TensorClass : public TensorClassTag {
   }
   /// An `any` field: its JSON value, null when the field is None (Python returns None).
   Json any_field(size_t i) const {
-    const Value* v = tc::find(td_, spec(), i);
+    const Value* v = field_entry(i);
     Json out;
     if (v) tc::read(*v, spec(), i, out);
     return out;
   }
   template <class Nested>
   Nested nested_field(size_t i) const {
-    return Nested::wrap(tc::require(td_, spec(), i).tensordict());
+    return Nested::wrap(required_entry(i).tensordict());
   }
   template <class Nested>
   std::optional<Nested> optional_nested_field(size_t i) const {
-    const Value* v = tc::find(td_, spec(), i);
+    const Value* v = field_entry(i);
     return v ? std::optional<Nested>(Nested::wrap(v->tensordict())) : std::nullopt;
   }
   Derived& set_field(size_t i, FieldValue value) {

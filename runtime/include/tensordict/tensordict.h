@@ -8,6 +8,7 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 
+#include <atomic>
 #include <functional>
 #include <iosfwd>
 #include <memory>
@@ -29,10 +30,14 @@ class Operand;
 class TensorDict;
 class TensorDictFuture;
 class Value;
+struct ClassSpec;
 struct StateDict;
 namespace detail {
 struct TensorDictImpl;
-}
+struct Slots;
+/// Identifies a generated class: its `class_spec` function (an address, free to compare).
+using ClassToken = const ClassSpec& (*)();
+}  // namespace detail
 
 using BatchSize = std::vector<int64_t>;
 /// Optional name per batch dim (Python's `names`).
@@ -389,7 +394,12 @@ class TensorDict {
 
   /// Internal state shared by handles; for the runtime's own translation units.
   detail::TensorDictImpl& impl() const { return *impl_; }
-  explicit TensorDict(std::shared_ptr<detail::TensorDictImpl> impl) : impl_(std::move(impl)) {}
+  explicit TensorDict(std::shared_ptr<detail::TensorDictImpl> impl);
+
+  /// Generated accessors' fast path: the entry in `slot` when the keys are known to be the fields
+  /// of `cls` in schema order (recorded by the accessors' slow path, forgotten on any change of
+  /// the keys), else nullptr.
+  const Value* class_slot(detail::ClassToken cls, size_t slot) const noexcept;
 
  private:
   // map's work: the results of `fn` per chunk, in order; and their concatenation (or stack).
@@ -398,6 +408,7 @@ class TensorDict {
   static TensorDict combine_chunks(const std::vector<TensorDict>& results, int64_t chunksize);
 
   std::shared_ptr<detail::TensorDictImpl> impl_;
+  detail::Slots* slots_;  // impl_'s base, readable inline where TensorDictImpl is incomplete
 };
 
 /// One entry of a TensorDict: a tensor, a nested TensorDict, NonTensorData or a NonTensorStack.
@@ -433,6 +444,8 @@ class Value {
   const NonTensorStack& non_tensor_stack() const;
   at::Tensor& tensor();
   NonTensorStack& non_tensor_stack();
+  /// The tensor, or nullptr when the entry is of another kind (no exception path).
+  const at::Tensor* tensor_if() const noexcept { return std::get_if<at::Tensor>(&v_); }
 
   /// "Tensor", "TensorDict", "NonTensorData" or "NonTensorStack".
   const char* kind_name() const;
@@ -449,6 +462,21 @@ class Value {
  private:
   std::variant<at::Tensor, TensorDict, NonTensorData, NonTensorStack> v_;
 };
+
+namespace detail {
+/// The part of a TensorDict's state that generated accessors read inline: the entries' values in
+/// slot order, and the class whose fields the keys are known to be, in order. TensorDictImpl
+/// (private to the runtime) derives from it, holds the keys, and clears `layout` whenever they
+/// change; a value's kind is checked on each read, so replacing values needs no bookkeeping.
+struct Slots {
+  std::vector<Value> values;
+  std::atomic<ClassToken> layout{nullptr};
+};
+}  // namespace detail
+
+inline const Value* TensorDict::class_slot(detail::ClassToken cls, size_t slot) const noexcept {
+  return slots_->layout.load(std::memory_order_relaxed) == cls ? &slots_->values[slot] : nullptr;
+}
 
 /// The TensorDict a background operation (memmap_async) will give; like std::future, without
 /// making every includer pay for <future>.
