@@ -273,14 +273,19 @@ std::optional<Value> cast(const ClassSpec& spec, size_t i, const FieldValue& val
   return stored;
 }
 
-void set(TensorDict& td, const ClassSpec& spec, size_t i, const FieldValue& value) {
-  const char* key = spec.fields.at(i).name;
+void check_settable(const TensorDict& td, const ClassSpec& spec, size_t i) {
   // As Python: setting a field of a locked instance (frozen, or memmapped) raises, even when the
   // field exists; in-place tensor updates remain possible.
   if (td.is_locked()) {
-    throw LockedError("cannot set field '" + std::string(key) + "' of a locked " + spec.name +
+    throw LockedError("cannot set field '" + std::string(spec.fields.at(i).name) +
+                      "' of a locked " + spec.name +
                       " (frozen or memory-mapped; update its tensors in place, or unlock_())");
   }
+}
+
+void set(TensorDict& td, const ClassSpec& spec, size_t i, const FieldValue& value) {
+  const char* key = spec.fields.at(i).name;
+  check_settable(td, spec, i);
   std::optional<Value> stored = cast(spec, i, value, td.batch_size(), td.device());
   if (stored) {
     td.set(key, std::move(*stored));
