@@ -121,6 +121,24 @@ void rename_nested(TensorDictImpl& impl, const std::optional<DimNames>& names) {
   }
 }
 
+void exchange_names(TensorDictImpl& parent, Value& value) {
+  const TensorDict& child = value.tensordict();
+  if (child.is_lazy_stack() || (!parent.names && !child.impl().names)) return;
+  const size_t nb = parent.batch_size.size();
+  const DimNames current = child.names();
+  if (parent.names) {
+    if (std::equal(parent.names->begin(), parent.names->end(), current.begin())) return;
+    DimNames wanted = *parent.names;
+    wanted.insert(wanted.end(), current.begin() + static_cast<std::ptrdiff_t>(nb), current.end());
+    TensorDict copy = child.clone(false);
+    copy.refine_names(wanted);
+    value = std::move(copy);
+    return;
+  }
+  parent.names = normalized_names(DimNames(current.begin(), current.begin() + nb));
+  if (parent.names) rename_nested(parent, parent.names);
+}
+
 }  // namespace detail
 
 DimNames TensorDict::names() const {

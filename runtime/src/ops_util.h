@@ -68,6 +68,10 @@ NamesOp insert_name(int64_t d);
 /// Python's _rename_subtds: nested TensorDicts of `impl` take `names` for their leading dims;
 /// nullopt erases the names of the direct children.
 void rename_nested(TensorDictImpl& impl, const std::optional<DimNames>& names);
+/// Python's names check of a TensorDict `value` set into `parent`: a named parent gives the child
+/// its names (on a structure copy when they differ, so the caller's child keeps its own; Error
+/// when a named dim disagrees); an unnamed parent takes a named child's leading names.
+void exchange_names(TensorDictImpl& parent, Value& value);
 
 /// Applies a batch op to every entry (tensors, stacks through positions; NonTensorData kept). Each
 /// level's new batch size is `new_batch` followed by its own dims past the first `nb`. Torch errors

@@ -385,6 +385,7 @@ TensorDict& TensorDict::set(const NestedKey& key, Value value) {
   if (key.is_nested()) parent = parent_of(*this, key, true);
   auto& impl = parent ? parent->impl() : *impl_;
   value = conform(impl, key, std::move(value));
+  if (value.is_tensordict()) detail::exchange_names(impl, value);
   const int64_t slot = impl.find(key.back());
   if (slot >= 0) {
     Value& existing = impl.values[static_cast<size_t>(slot)];

@@ -52,6 +52,28 @@ TEST_CASE("names: nested TensorDicts take the parent's names for their leading d
   CHECK(py(nested_names(td)) == "[None, None, None, None]");
 }
 
+TEST_CASE("names: a TensorDict set into a TensorDict exchanges names as Python", "[names]") {
+  // p = TensorDict({}, [2, 3], names=["a", "b"]); p["c"] = TensorDict({}, [2, 3, 4]):
+  // p["c"].names == ['a', 'b', None], the given child keeps [None, None, None]
+  TensorDict p({}, {2, 3}, std::nullopt, DimNames{"a", "b"});
+  const TensorDict c({}, {2, 3, 4});
+  p.set("c", c);
+  CHECK(py(p.get_tensordict("c").names()) == "['a', 'b', None]");
+  CHECK(py(c.names()) == "[None, None, None]");
+  // a child that already has the names is stored as is; a disagreeing name is an error
+  const TensorDict same({}, {2, 3, 4}, std::nullopt, DimNames{"a", "b", "z"});
+  p.set("same", same);
+  CHECK(p.get_tensordict("same").is_same(same));
+  CHECK_THROWS_AS(p.set("bad", TensorDict({}, {2, 3}, std::nullopt, DimNames{"x", none})), Error);
+  // q = TensorDict({"n": TensorDict({}, [2, 3])}, [2]); q["m"] = TensorDict({}, [2, 5],
+  // names=["t", "u"]): q.names == ['t'], q["n"].names == ['t', None]
+  TensorDict q({{"n", TensorDict({}, {2, 3})}}, {2});
+  q.set("m", TensorDict({}, {2, 5}, std::nullopt, DimNames{"t", "u"}));
+  CHECK(py(q.names()) == "['t']");
+  CHECK(py(q.get_tensordict("n").names()) == "['t', None]");
+  CHECK(py(q.get_tensordict("m").names()) == "['t', 'u']");
+}
+
 TEST_CASE("names: refine_names names unnamed dims and keeps named ones", "[names]") {
   TensorDict td({}, {2, 3}, std::nullopt, DimNames{"a", none});
   td.refine_names(DimNames{"a", "b"});
