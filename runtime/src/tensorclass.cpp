@@ -474,11 +474,12 @@ void check_fields(const TensorDict& td, const ClassSpec& spec) {
 
 TensorDict to_tensordict(const TensorDict& td, const ClassSpec& spec, bool retain_none) {
   TensorDict out = detail::empty_like_meta(td);
+  std::vector<const char*> none_fields;  // Python adds them after the stored entries
   for (size_t i = 0; i < spec.fields.size(); ++i) {
     const FieldSpec& field = spec.fields[i];
     const Value* v = find(td, spec, i);
     if (!v) {
-      if (retain_none) out.set(field.name, NonTensorData{nullptr});
+      none_fields.push_back(field.name);
     } else if (v->is_tensor()) {
       out.set(field.name, v->tensor().clone());
     } else if (v->is_tensordict() && field.kind == FieldKind::Class) {
@@ -488,6 +489,9 @@ TensorDict to_tensordict(const TensorDict& td, const ClassSpec& spec, bool retai
     } else {
       out.set(field.name, *v);
     }
+  }
+  if (retain_none) {
+    for (const char* name : none_fields) out.set(name, NonTensorData{nullptr});
   }
   return out;
 }
