@@ -15,6 +15,9 @@
 
 namespace tensordict::memmap::detail {
 
+/// Runs `work` on a background thread (memmap_async of TensorDicts and tensorclasses).
+TensorDictFuture in_background(std::function<TensorDict()> work);
+
 /// FormatError "<what> '<path>': <strerror(errno)>".
 [[noreturn]] void throw_errno(const std::string& what, const std::string& path);
 

@@ -4,6 +4,7 @@
 #include <future>
 
 #include "lazy_internal.h"
+#include "memmap_internal.h"
 #include "tensordict/memmap.h"
 #include "tensordict_impl.h"
 
@@ -60,12 +61,16 @@ TensorDict TensorDictFuture::get() { return state_->future.get(); }
 void TensorDictFuture::wait() const { state_->future.wait(); }
 bool TensorDictFuture::valid() const { return state_->future.valid(); }
 
+TensorDictFuture memmap::detail::in_background(std::function<TensorDict()> work) {
+  return TensorDictFuture(std::make_shared<TensorDictFuture::State>(
+      TensorDictFuture::State{std::async(std::launch::async, std::move(work))}));
+}
+
 TensorDictFuture TensorDict::memmap_async(const std::string& prefix,
                                           const MemmapOptions& options) const {
   TensorDict self = *this;
-  return TensorDictFuture(
-      std::make_shared<TensorDictFuture::State>(TensorDictFuture::State{std::async(
-          std::launch::async, [self, prefix, options] { return self.memmap(prefix, options); })}));
+  return memmap::detail::in_background(
+      [self, prefix, options] { return self.memmap(prefix, options); });
 }
 
 TensorDict& TensorDict::memmap_(const std::string& prefix, const MemmapOptions& options) {

@@ -58,7 +58,7 @@ class TreeWriter {
     const std::string dir = at_tmp(rel);
     if (!rel.empty()) detail::make_dir(dir);
     TensorDict out =
-        tensordict::detail::make_tensordict(td.batch_size(), at::Device(at::kCPU), td.names());
+        tensordict::detail::make_tensordict(td.batch_size(), at::Device(at::kCPU), td.impl().names);
     auto& out_impl = out.impl();
     Json meta = Json::object();
     const auto& src = td.impl();

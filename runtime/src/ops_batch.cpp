@@ -25,7 +25,7 @@ TensorDict TensorDict::gather(int64_t dim, const at::Tensor& index) const {
         }
         return t.gather(d, index.view(view).expand(full));
       },
-      "gather");
+      "gather", {}, detail::same_names());
 }
 
 std::vector<TensorDict> TensorDict::split_keys(const std::vector<std::vector<NestedKey>>& key_sets,

@@ -135,7 +135,8 @@ TensorDict TensorDict::index(const Index& index) const {
   if (impl_->lazy) return detail::lazy::index(*this, index);
   const detail::IndexPlan plan = detail::plan_index(index, impl_->batch_size);
   return detail::map_batch_infer(
-      *this, [&plan](const at::Tensor& t) { return detail::apply_index(t, plan); }, "index");
+      *this, [&plan](const at::Tensor& t) { return detail::apply_index(t, plan); }, "index",
+      detail::index_names(index));
 }
 
 // td[i]: the common case, straight to select (no index plan, no result-shape inference).
@@ -151,7 +152,8 @@ TensorDict TensorDict::operator[](int64_t i) const {
   return detail::map_batch(
       *this, batch.size(), BatchSize(batch.begin() + 1, batch.end()),
       [i](const at::Tensor& t) { return t.select(0, i); }, "index",
-      [i](const NonTensorStack& s) { return detail::select_items(s, 0, i); });
+      [i](const NonTensorStack& s) { return detail::select_items(s, 0, i); },
+      detail::erase_name(0));
 }
 
 }  // namespace tensordict

@@ -18,6 +18,12 @@ namespace {
 
 size_t nb_of(const TensorDict& td) { return td.batch_size().size(); }
 
+// view / reshape keep the names only when the batch size does not change (Python returns self).
+detail::NamesOp names_if_same(const BatchSize& old, const BatchSize& batch) {
+  if (old == batch) return detail::same_names();
+  return [n = batch.size()](const DimNames&) { return DimNames(n); };
+}
+
 }  // namespace
 
 TensorDict TensorDict::view(at::IntArrayRef shape) const {
@@ -25,7 +31,8 @@ TensorDict TensorDict::view(at::IntArrayRef shape) const {
   const size_t nb = nb_of(*this);
   return map_batch(
       *this, nb, batch,
-      [&](const at::Tensor& t) { return t.view(join_shape(batch, t.sizes(), nb)); }, "view");
+      [&](const at::Tensor& t) { return t.view(join_shape(batch, t.sizes(), nb)); }, "view", {},
+      names_if_same(batch_size(), batch));
 }
 
 TensorDict TensorDict::reshape(at::IntArrayRef shape) const {
@@ -33,7 +40,8 @@ TensorDict TensorDict::reshape(at::IntArrayRef shape) const {
   const size_t nb = nb_of(*this);
   return map_batch(
       *this, nb, batch,
-      [&](const at::Tensor& t) { return t.reshape(join_shape(batch, t.sizes(), nb)); }, "reshape");
+      [&](const at::Tensor& t) { return t.reshape(join_shape(batch, t.sizes(), nb)); }, "reshape",
+      {}, names_if_same(batch_size(), batch));
 }
 
 TensorDict TensorDict::squeeze(std::optional<int64_t> dim) const {
@@ -55,7 +63,12 @@ TensorDict TensorDict::squeeze(std::optional<int64_t> dim) const {
         for (int64_t d : dims) out = out.squeeze(d);
         return out;
       },
-      "squeeze");
+      "squeeze", {},
+      [&](const DimNames& names) {
+        DimNames out = names;
+        for (int64_t d : dims) out.erase(out.begin() + d);
+        return out;
+      });
 }
 
 TensorDict TensorDict::unsqueeze(int64_t dim) const {
@@ -63,7 +76,8 @@ TensorDict TensorDict::unsqueeze(int64_t dim) const {
   BatchSize batch = batch_size();
   batch.insert(batch.begin() + d, 1);
   return map_batch(
-      *this, nb_of(*this), batch, [d](const at::Tensor& t) { return t.unsqueeze(d); }, "unsqueeze");
+      *this, nb_of(*this), batch, [d](const at::Tensor& t) { return t.unsqueeze(d); }, "unsqueeze",
+      {}, detail::insert_name(d));
 }
 
 TensorDict TensorDict::permute(at::IntArrayRef dims) const {
@@ -91,7 +105,12 @@ TensorDict TensorDict::permute(at::IntArrayRef dims) const {
         for (int64_t d = ndim(); d < t.dim(); ++d) full.push_back(d);
         return t.permute(full);
       },
-      "permute");
+      "permute", {},
+      [&](const DimNames& names) {
+        DimNames out;
+        for (int64_t d : order) out.push_back(names[static_cast<size_t>(d)]);
+        return out;
+      });
 }
 
 TensorDict TensorDict::transpose(int64_t dim0, int64_t dim1) const {
@@ -101,7 +120,12 @@ TensorDict TensorDict::transpose(int64_t dim0, int64_t dim1) const {
   std::swap(batch[static_cast<size_t>(a)], batch[static_cast<size_t>(b)]);
   return map_batch(
       *this, nb_of(*this), batch, [a, b](const at::Tensor& t) { return t.transpose(a, b); },
-      "transpose");
+      "transpose", {},
+      [a, b](const DimNames& names) {
+        DimNames out = names;
+        std::swap(out[static_cast<size_t>(a)], out[static_cast<size_t>(b)]);
+        return out;
+      });
 }
 
 TensorDict TensorDict::flatten(int64_t start_dim, int64_t end_dim) const {
@@ -116,7 +140,13 @@ TensorDict TensorDict::flatten(int64_t start_dim, int64_t end_dim) const {
   batch.push_back(detail::product(at::IntArrayRef(old).slice(s, e - s + 1)));
   batch.insert(batch.end(), old.begin() + e + 1, old.end());
   return map_batch(
-      *this, old.size(), batch, [s, e](const at::Tensor& t) { return t.flatten(s, e); }, "flatten");
+      *this, old.size(), batch, [s, e](const at::Tensor& t) { return t.flatten(s, e); }, "flatten",
+      {}, [s, e](const DimNames& names) {  // the flattened dims become one unnamed dim
+        DimNames out = names;
+        out.erase(out.begin() + s, out.begin() + e + 1);
+        out.insert(out.begin() + s, std::nullopt);
+        return out;
+      });
 }
 
 TensorDict TensorDict::unflatten(int64_t dim, at::IntArrayRef sizes) const {
@@ -129,7 +159,12 @@ TensorDict TensorDict::unflatten(int64_t dim, at::IntArrayRef sizes) const {
   return map_batch(
       *this, old.size(), batch,
       [&](const at::Tensor& t) { return t.view(join_shape(batch, t.sizes(), old.size())); },
-      "unflatten");
+      "unflatten", {},
+      [&](const DimNames& names) {  // as Python: the dim's name goes to the last new dim
+        DimNames out = names;
+        out.insert(out.begin() + d, inner.size() - 1, std::nullopt);
+        return out;
+      });
 }
 
 TensorDict TensorDict::expand(at::IntArrayRef shape) const {
@@ -149,7 +184,12 @@ TensorDict TensorDict::expand(at::IntArrayRef shape) const {
   return map_batch(
       *this, old.size(), batch,
       [&](const at::Tensor& t) { return t.expand(join_shape(batch, t.sizes(), old.size())); },
-      "expand");
+      "expand", {},
+      [lead](const DimNames& names) {  // new leading dims are unnamed
+        DimNames out(lead);
+        out.insert(out.end(), names.begin(), names.end());
+        return out;
+      });
 }
 
 namespace {
@@ -165,7 +205,8 @@ std::vector<TensorDict> narrow_pieces(const TensorDict& td, int64_t dim,
     batch[static_cast<size_t>(dim)] = len;
     out.push_back(map_batch(
         td, td.batch_size().size(), batch,
-        [=](const at::Tensor& t) { return t.narrow(dim, start, len); }, "split"));
+        [=](const at::Tensor& t) { return t.narrow(dim, start, len); }, "split", {},
+        detail::same_names()));
     start += len;
   }
   return out;
@@ -219,7 +260,8 @@ std::vector<TensorDict> TensorDict::unbind(int64_t dim) const {
   for (int64_t i = 0; i < n; ++i) {
     out.push_back(map_batch(
         *this, nb_of(*this), batch, [=](const at::Tensor& t) { return t.select(d, i); }, "unbind",
-        [=](const NonTensorStack& s) { return detail::select_items(s, d, i); }));
+        [=](const NonTensorStack& s) { return detail::select_items(s, d, i); },
+        detail::erase_name(d)));
   }
   return out;
 }

@@ -96,6 +96,17 @@ BatchSize combined_batch(const std::vector<TensorDict>& tds, const Combine& op) 
   return batch;
 }
 
+// Python's names: cat keeps the first TensorDict's; stack inserts an unnamed dim when every
+// input has the same names, and drops them otherwise.
+std::optional<DimNames> combined_names(const std::vector<TensorDict>& tds, const Combine& op) {
+  std::optional<DimNames> names = tds[0].impl().names;
+  if (!op.new_dim || !names) return names;
+  for (const auto& td : tds)
+    if (td.impl().names != names) return std::nullopt;
+  names->insert(names->begin() + op.dim, std::nullopt);
+  return names;
+}
+
 TensorDict combine(const std::vector<TensorDict>& tds, const Combine& op,
                    const std::string& prefix) {
   // A lazy stack anywhere keeps the result lazy (Python's stack of lazy stacks).
@@ -115,7 +126,8 @@ TensorDict combine(const std::vector<TensorDict>& tds, const Combine& op,
                      std::to_string(first.keys.size()));
     }
   }
-  TensorDict out = detail::make_tensordict(combined_batch(tds, op), first.device);
+  TensorDict out =
+      detail::make_tensordict(combined_batch(tds, op), first.device, combined_names(tds, op));
   std::vector<Value> values;
   values.reserve(first.keys.size());
   std::vector<at::Tensor> ts(tds.size());

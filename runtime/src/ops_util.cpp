@@ -131,11 +131,12 @@ at::Tensor guarded(const TensorOp& op, const at::Tensor& t, const char* op_name,
 // One level of map_batch; `first` carries a result already computed for slot `first_slot`.
 TensorDict map_batch_level(const TensorDict& td, size_t nb, const BatchSize& new_batch,
                            const TensorOp& op, const char* op_name, int64_t first_slot,
-                           const at::Tensor& first, const StackOp& stack_op) {
+                           const at::Tensor& first, const StackOp& stack_op, const NamesOp& names) {
   dense_only(td, op_name);
   const auto& src = td.impl();
   const auto tail = join_shape(new_batch, src.batch_size, nb);
-  TensorDict out = make_tensordict(BatchSize(tail.begin(), tail.end()), src.device);
+  TensorDict out = make_tensordict(BatchSize(tail.begin(), tail.end()), src.device,
+                                   moved_names(src.names, nb, names));
   std::vector<Value> values;
   values.reserve(src.keys.size());
   for (size_t i = 0; i < src.keys.size(); ++i) {
@@ -148,7 +149,7 @@ TensorDict map_batch_level(const TensorDict& td, size_t nb, const BatchSize& new
         break;
       case Value::Kind::TensorDict:
         values.emplace_back(map_batch_level(value.tensordict(), nb, new_batch, op, op_name, -1,
-                                            at::Tensor(), stack_op));
+                                            at::Tensor(), stack_op, names));
         break;
       case Value::Kind::NonTensorData:
         values.push_back(value);
@@ -166,11 +167,13 @@ TensorDict map_batch_level(const TensorDict& td, size_t nb, const BatchSize& new
 }  // namespace
 
 TensorDict map_batch(const TensorDict& td, size_t nb, const BatchSize& new_batch,
-                     const TensorOp& op, const char* op_name, const StackOp& stack_op) {
-  return map_batch_level(td, nb, new_batch, op, op_name, -1, at::Tensor(), stack_op);
+                     const TensorOp& op, const char* op_name, const StackOp& stack_op,
+                     const NamesOp& names) {
+  return map_batch_level(td, nb, new_batch, op, op_name, -1, at::Tensor(), stack_op, names);
 }
 
-TensorDict map_batch_infer(const TensorDict& td, const TensorOp& op, const char* op_name) {
+TensorDict map_batch_infer(const TensorDict& td, const TensorOp& op, const char* op_name,
+                           const NamesOp& names) {
   dense_only(td, op_name);
   const auto& src = td.impl();
   const size_t nb = src.batch_size.size();
@@ -181,11 +184,11 @@ TensorDict map_batch_infer(const TensorDict& td, const TensorOp& op, const char*
     const auto new_nb = static_cast<size_t>(first.dim() - (t.dim() - static_cast<int64_t>(nb)));
     const auto sizes = first.sizes().slice(0, new_nb);
     return map_batch_level(td, nb, BatchSize(sizes.begin(), sizes.end()), op, op_name,
-                           static_cast<int64_t>(i), first, {});
+                           static_cast<int64_t>(i), first, {}, names);
   }
   // No top-level tensor: learn the new batch size from a stand-in of the batch shape.
   const at::Tensor stand_in = guarded(op, positions(src.batch_size), op_name, "<batch>");
-  return map_batch_level(td, nb, stand_in.sizes().vec(), op, op_name, -1, at::Tensor(), {});
+  return map_batch_level(td, nb, stand_in.sizes().vec(), op, op_name, -1, at::Tensor(), {}, names);
 }
 
 namespace {

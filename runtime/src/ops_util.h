@@ -47,15 +47,44 @@ using StackOp = std::function<NonTensorStack(const NonTensorStack&)>;
 /// copied, O(row)).
 NonTensorStack select_items(const NonTensorStack& stack, int64_t dim, int64_t i);
 
+// ---- dim names (dim_names.cpp) -----------------------------------------------------------------
+/// How a batch op moves dim names: the names of the `nb` dims it acts on -> the names of the
+/// dims that replace them. Every level applies it to its first `nb` names and keeps the rest.
+using NamesOp = std::function<DimNames(const DimNames&)>;
+/// `names`, or nullopt when no dim is named (Python stores no names then).
+std::optional<DimNames> normalized_names(DimNames names);
+/// A level's names after a batch op over its first `nb` dims (nullopt: no names, or no `op`).
+std::optional<DimNames> moved_names(const std::optional<DimNames>& names, size_t nb,
+                                    const NamesOp& op);
+/// Python's names of `td[index]` (_get_names_idx): ints drop the dim's name, None inserts an
+/// unnamed dim, slices keep it, the first index tensor repeats its dim's name once per dim of
+/// the tensor, a lone boolean mask becomes one unnamed dim.
+NamesOp index_names(const Index& index);
+/// The names unchanged (ops that keep every dim: split, gather).
+NamesOp same_names();
+/// Names after erasing dim `d` / inserting an unnamed dim at `d`.
+NamesOp erase_name(int64_t d);
+NamesOp insert_name(int64_t d);
+/// Python's _rename_subtds: nested TensorDicts of `impl` take `names` for their leading dims;
+/// nullopt erases the names of the direct children.
+void rename_nested(TensorDictImpl& impl, const std::optional<DimNames>& names);
+/// Python's names check of a TensorDict `value` set into `parent`: a named parent gives the child
+/// its names (on a structure copy when they differ, so the caller's child keeps its own; Error
+/// when a named dim disagrees); an unnamed parent takes a named child's leading names.
+void exchange_names(TensorDictImpl& parent, Value& value);
+
 /// Applies a batch op to every entry (tensors, stacks through positions; NonTensorData kept). Each
 /// level's new batch size is `new_batch` followed by its own dims past the first `nb`. Torch errors
 /// become ShapeErrors naming `op_name`, the key and its shape.
-/// `stack_op`, when given, replaces the positions trick for NonTensorStacks.
+/// `stack_op`, when given, replaces the positions trick for NonTensorStacks; `names` moves the dim
+/// names of every level (without it the result has none).
 TensorDict map_batch(const TensorDict& td, size_t nb, const BatchSize& new_batch,
-                     const TensorOp& op, const char* op_name, const StackOp& stack_op = {});
+                     const TensorOp& op, const char* op_name, const StackOp& stack_op = {},
+                     const NamesOp& names = {});
 /// Same, when the new batch size is only known from a result: it is read from the first
 /// top-level tensor's result (or from a stand-in tensor of the batch shape when there is none).
-TensorDict map_batch_infer(const TensorDict& td, const TensorOp& op, const char* op_name);
+TensorDict map_batch_infer(const TensorDict& td, const TensorOp& op, const char* op_name,
+                           const NamesOp& names = {});
 
 /// Applies `fn` to every tensor leaf keeping the batch size (an undefined result drops the leaf).
 /// A result that lost the batch dims is a ShapeError naming the key. `device` replaces the

@@ -273,14 +273,19 @@ std::optional<Value> cast(const ClassSpec& spec, size_t i, const FieldValue& val
   return stored;
 }
 
-void set(TensorDict& td, const ClassSpec& spec, size_t i, const FieldValue& value) {
-  const char* key = spec.fields.at(i).name;
+void check_settable(const TensorDict& td, const ClassSpec& spec, size_t i) {
   // As Python: setting a field of a locked instance (frozen, or memmapped) raises, even when the
   // field exists; in-place tensor updates remain possible.
   if (td.is_locked()) {
-    throw LockedError("cannot set field '" + std::string(key) + "' of a locked " + spec.name +
+    throw LockedError("cannot set field '" + std::string(spec.fields.at(i).name) +
+                      "' of a locked " + spec.name +
                       " (frozen or memory-mapped; update its tensors in place, or unlock_())");
   }
+}
+
+void set(TensorDict& td, const ClassSpec& spec, size_t i, const FieldValue& value) {
+  const char* key = spec.fields.at(i).name;
+  check_settable(td, spec, i);
   std::optional<Value> stored = cast(spec, i, value, td.batch_size(), td.device());
   if (stored) {
     td.set(key, std::move(*stored));
@@ -489,11 +494,12 @@ void check_fields(const TensorDict& td, const ClassSpec& spec) {
 
 TensorDict to_tensordict(const TensorDict& td, const ClassSpec& spec, bool retain_none) {
   TensorDict out = detail::empty_like_meta(td);
+  std::vector<const char*> none_fields;  // Python adds them after the stored entries
   for (size_t i = 0; i < spec.fields.size(); ++i) {
     const FieldSpec& field = spec.fields[i];
     const Value* v = find(td, spec, i);
     if (!v) {
-      if (retain_none) out.set(field.name, NonTensorData{nullptr});
+      none_fields.push_back(field.name);
     } else if (v->is_tensor()) {
       out.set(field.name, v->tensor().clone());
     } else if (v->is_tensordict() && field.kind == FieldKind::Class) {
@@ -503,6 +509,9 @@ TensorDict to_tensordict(const TensorDict& td, const ClassSpec& spec, bool retai
     } else {
       out.set(field.name, *v);
     }
+  }
+  if (retain_none) {
+    for (const char* name : none_fields) out.set(name, NonTensorData{nullptr});
   }
   return out;
 }

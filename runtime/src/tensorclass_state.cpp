@@ -22,8 +22,11 @@ Json level_meta(const TensorDict& td) {
   return meta;
 }
 
-void collect(const TensorDict& td, const ClassSpec* spec, const std::string& prefix,
-             StateDict& out);
+// Python's key naming: an entry is `prefix + key`, a nested level's prefix `prefix + key + "."`,
+// and a level's metadata goes under its prefix without the trailing dot.
+std::string meta_key(const std::string& prefix) {
+  return !prefix.empty() && prefix.back() == '.' ? prefix.substr(0, prefix.size() - 1) : prefix;
+}
 
 // NonTensorData emits no tensor, only a metadata entry of its own (spec §6.1).
 Json non_tensor_meta(const TensorDict& parent, const Value& value) {
@@ -40,68 +43,92 @@ void check_shared_keys(const TensorDict& td, const std::string& prefix) {
   for (size_t k = 0; k < td.tensordicts().size(); ++k) {
     if (td.tensordicts()[k].size() != shared) {
       throw KeyError("state_dict: element " + std::to_string(k) + " of the lazy stack at '" +
-                     prefix + "' has keys the other elements lack");
+                     meta_key(prefix) + "' has keys the other elements lack");
     }
   }
 }
 
-// A plain nested TensorDict: its metadata entry comes before its children. A TensorDict loaded
-// from a tensorclass directory is a tensorclass level (metadata after its children, with _type).
-void collect_td(const TensorDict& td, const std::string& prefix, StateDict& out) {
-  if (td.is_lazy_stack()) check_shared_keys(td, prefix);
-  const auto& info = td.impl().class_info;
-  if (!info) out.metadata[prefix] = level_meta(td);
-  Json data_fields = Json::object();
-  for (const auto& [key, value] : td.items()) {
-    const std::string path = join_key(prefix, key.front());
-    if (value.is_tensor()) out.tensors.emplace_back(path, value.tensor().detach());
-    if (value.is_tensordict()) collect(value.tensordict(), nullptr, path, out);
-    if (value.is_non_tensor() && info) data_fields[key.front()] = to_json(value);
-    if (value.is_non_tensor() && !info) out.metadata[path] = non_tensor_meta(td, value);
-  }
-  if (info) {
-    Json meta = level_meta(td);
-    meta["_type"] = memmap::class_short_name(info->type);
-    meta["_non_tensor"] = info->fields;
-    meta["_non_tensor"].update(data_fields);
-    out.metadata[prefix] = meta;
-  }
-}
+class Collector {
+ public:
+  Collector(const StateDictOptions& options, StateDict& out) : options_(options), out_(out) {}
 
-// A tensorclass level: children first, then its metadata with `_type` and `_non_tensor`.
-void collect_class(const TensorDict& td, const ClassSpec& spec, const std::string& prefix,
-                   StateDict& out) {
-  Json none_fields = Json::object(), data_fields = Json::object();
-  for (size_t i = 0; i < spec.fields.size(); ++i) {
-    const FieldSpec& field = spec.fields[i];
-    const std::string path = join_key(prefix, field.name);
-    const Value* v = find(td, spec, i);
-    if (!v) {
-      none_fields[field.name] = nullptr;
-    } else if (v->is_tensor()) {
-      out.tensors.emplace_back(path, v->tensor().detach());
-    } else if (v->is_tensordict()) {
-      collect(v->tensordict(), field.kind == FieldKind::Class ? &field.nested() : nullptr, path,
-              out);
+  void collect(const TensorDict& td, const ClassSpec* spec, const std::string& prefix) {
+    if (spec) {
+      collect_class(td, *spec, prefix);
     } else {
-      data_fields[field.name] = to_json(*v);
+      collect_td(td, prefix);
     }
   }
-  Json meta = level_meta(td);
-  meta["_type"] = spec.name;
-  meta["_non_tensor"] = none_fields;
-  meta["_non_tensor"].update(data_fields);
-  out.metadata[prefix] = meta;
-}
 
-void collect(const TensorDict& td, const ClassSpec* spec, const std::string& prefix,
-             StateDict& out) {
-  if (spec) {
-    collect_class(td, *spec, prefix, out);
-  } else {
-    collect_td(td, prefix, out);
+  // A plain nested TensorDict: its metadata entry comes before its children. A TensorDict loaded
+  // from a tensorclass directory is a tensorclass level (metadata after its children, with
+  // _type).
+  void collect_td(const TensorDict& td, const std::string& prefix) {
+    if (td.is_lazy_stack()) check_shared_keys(td, prefix);
+    const auto& info = td.impl().class_info;
+    if (!info) out_.metadata[meta_key(prefix)] = level_meta(td);
+    Json data_fields = Json::object();
+    for (const auto& [key, value] : td.items()) {
+      const std::string path = prefix + key.front();
+      if (value.is_tensor()) add_tensor(path, value.tensor());
+      if (value.is_tensordict()) add_level(value.tensordict(), nullptr, path);
+      if (value.is_non_tensor() && info) data_fields[key.front()] = to_json(value);
+      if (value.is_non_tensor() && !info) out_.metadata[path] = non_tensor_meta(td, value);
+    }
+    if (info) {
+      Json meta = level_meta(td);
+      meta["_type"] = memmap::class_short_name(info->type);
+      meta["_non_tensor"] = info->fields;
+      meta["_non_tensor"].update(data_fields);
+      out_.metadata[meta_key(prefix)] = meta;
+    }
   }
-}
+
+  // A tensorclass level: children first, then its metadata with `_type` and `_non_tensor`.
+  void collect_class(const TensorDict& td, const ClassSpec& spec, const std::string& prefix) {
+    Json none_fields = Json::object(), data_fields = Json::object();
+    for (size_t i = 0; i < spec.fields.size(); ++i) {
+      const FieldSpec& field = spec.fields[i];
+      const std::string path = prefix + field.name;
+      const Value* v = find(td, spec, i);
+      if (!v) {
+        none_fields[field.name] = nullptr;
+      } else if (v->is_tensor()) {
+        add_tensor(path, v->tensor());
+      } else if (v->is_tensordict()) {
+        add_level(v->tensordict(), field.kind == FieldKind::Class ? &field.nested() : nullptr,
+                  path);
+      } else {
+        data_fields[field.name] = to_json(*v);
+      }
+    }
+    Json meta = level_meta(td);
+    meta["_type"] = spec.name;
+    meta["_non_tensor"] = none_fields;
+    meta["_non_tensor"].update(data_fields);
+    out_.metadata[meta_key(prefix)] = meta;
+  }
+
+ private:
+  void add_tensor(const std::string& path, const at::Tensor& t) {
+    out_.tensors.emplace_back(path, options_.keep_vars ? t : t.detach());
+  }
+  // flatten: the level's entries join this state dict; else it is a StateDict of its own.
+  void add_level(const TensorDict& td, const ClassSpec* spec, const std::string& path) {
+    if (options_.flatten) {
+      collect(td, spec, path + ".");
+      return;
+    }
+    StateDict nested;
+    StateDictOptions own = options_;
+    own.prefix.clear();
+    Collector(own, nested).collect(td, spec, "");
+    out_.nested.emplace_back(path, std::move(nested));
+  }
+
+  const StateDictOptions& options_;
+  StateDict& out_;
+};
 
 class Loader {
  public:
@@ -124,6 +151,12 @@ class Loader {
         set_leaf(td, head, tensor);
       } else if (children.insert(head).second) {
         load_child(td, spec, prefix, head);
+      }
+    }
+    if (prefix.empty()) {  // levels of a state_dict(flatten = false)
+      for (const auto& [head, sub] : state_.nested) {
+        check_field(spec, head);
+        load_child(td, spec, prefix, head, &sub);
       }
     }
     if (meta && meta->contains("_non_tensor")) load_non_tensor(td, spec, (*meta)["_non_tensor"]);
@@ -177,8 +210,9 @@ class Loader {
     }
     td.set(key, value);
   }
+  // `sub`: the child's own StateDict (flatten = false), else its entries are in this one.
   void load_child(TensorDict& td, const ClassSpec* spec, const std::string& prefix,
-                  const std::string& head) {
+                  const std::string& head, const StateDict* sub = nullptr) {
     const std::string path = join_key(prefix, head);
     const ClassSpec* nested = nullptr;
     if (spec) {
@@ -189,11 +223,16 @@ class Loader {
     if (td.contains(head) && td.get_value(head).is_tensordict()) {
       child = td.get_tensordict(head);
     } else {
-      const Json* meta = meta_of(path);
+      const Json* meta =
+          sub ? (sub->metadata.contains("") ? &sub->metadata[""] : nullptr) : meta_of(path);
       BatchSize batch = meta ? (*meta)["batch_size"].get<BatchSize>() : td.batch_size();
       child = detail::make_tensordict(batch, td.device());
     }
-    load(child, nested, path);
+    if (sub) {
+      Loader(*sub, strict_, assign_, flat_).load(child, nested, "");
+    } else {
+      load(child, nested, path);
+    }
     td.set(head, child);
   }
   // NonTensorData children of a TensorDict level live in the metadata only (spec §6.1).
@@ -223,9 +262,9 @@ class Loader {
 
 }  // namespace
 
-StateDict state_dict(const TensorDict& td, const ClassSpec& spec) {
+StateDict state_dict(const TensorDict& td, const ClassSpec& spec, const StateDictOptions& options) {
   StateDict out;
-  collect_class(td, spec, "", out);
+  Collector(options, out).collect_class(td, spec, options.prefix);
   return out;
 }
 
@@ -240,7 +279,7 @@ namespace tensordict {
 
 StateDict TensorDict::state_dict() const {
   StateDict out;
-  tc::collect_td(*this, "", out);
+  tc::Collector({}, out).collect_td(*this, "");
   return out;
 }
 

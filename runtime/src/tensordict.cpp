@@ -214,8 +214,8 @@ TensorDict::TensorDict(const std::vector<std::pair<NestedKey, Value>>& items, Ba
   }
   impl_->batch_size = std::move(batch_size);
   impl_->device = device;
-  set_names(std::move(names));
   for (const auto& [key, value] : items) set(key, value);
+  set_names(std::move(names));  // after the entries: nested TensorDicts take the names too
 }
 
 TensorDict TensorDict::fromkeys(const std::vector<NestedKey>& keys, const at::Tensor& value,
@@ -291,17 +291,6 @@ TensorDict& TensorDict::set_device(std::optional<at::Device> device) {
     }
   }
   return *this;
-}
-
-std::optional<DimNames> TensorDict::names() const { return impl_->names; }
-
-void TensorDict::set_names(std::optional<DimNames> names) {
-  if (names && names->size() != impl_->batch_size.size()) {
-    throw ShapeError("names: expected " + std::to_string(impl_->batch_size.size()) +
-                     " dim names for batch_size " + shape_str(impl_->batch_size) + ", got " +
-                     std::to_string(names->size()));
-  }
-  impl_->names = std::move(names);
 }
 
 // ---- entries ---------------------------------------------------------------------------------
@@ -400,6 +389,7 @@ TensorDict& TensorDict::set(const NestedKey& key, Value value) {
   if (key.is_nested()) parent = parent_of(*this, key, true);
   auto& impl = parent ? parent->impl() : *impl_;
   value = conform(impl, key, std::move(value));
+  if (value.is_tensordict()) detail::exchange_names(impl, value);
   const int64_t slot = impl.find(key.back());
   if (slot >= 0) {
     Value& existing = impl.values[static_cast<size_t>(slot)];

@@ -42,9 +42,10 @@ TEST_CASE("construction checks every entry's leading dims against batch_size", "
 
 TEST_CASE("dim names have one entry per batch dim", "[core]") {
   TensorDict td({{"x", at::zeros({2, 3})}}, {2, 3}, std::nullopt, DimNames{"time", std::nullopt});
-  REQUIRE(td.names().has_value());
-  CHECK(td.names()->at(0) == "time");
-  CHECK_FALSE(td.names()->at(1).has_value());
+  const DimNames names = td.names();
+  REQUIRE(names.size() == 2);
+  CHECK(names[0] == "time");
+  CHECK_FALSE(names[1].has_value());
   CHECK_THROWS_MATCHES(
       td.set_names(DimNames{"a"}), ShapeError,
       Catch::Matchers::Message("names: expected 2 dim names for batch_size [2, 3], got 1"));

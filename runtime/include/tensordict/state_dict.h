@@ -17,6 +17,9 @@ namespace tensordict {
 struct StateDict {
   std::vector<std::pair<std::string, at::Tensor>> tensors;
   Json metadata = Json::object();
+  /// state_dict(flatten = false): each nested level's own StateDict under its key (Python nests
+  /// dicts; here they follow the tensors instead of being interleaved with them).
+  std::vector<std::pair<std::string, StateDict>> nested;
 
   /// The tensor at `key`; KeyError when missing.
   const at::Tensor& at(const std::string& key) const;

@@ -67,8 +67,11 @@ struct ClassSpec {
   int64_t field_index(std::string_view name) const;
 };
 
-/// A value given to a field: None, a tensor, a nested collection or JSON-like data. Which kind
-/// is stored then depends on the class options (spec §7.1).
+struct TensorClassTag;
+
+/// A value given to a field: None, a tensor, a nested collection (a TensorDict or an instance of a
+/// generated class) or JSON-like data. Which kind is stored then depends on the class options
+/// (spec §7.1).
 class FieldValue {
  public:
   FieldValue() = default;        // None
@@ -77,14 +80,16 @@ class FieldValue {
   FieldValue(at::Tensor t) {  // NOLINT
     if (t.defined()) v_ = std::move(t);
   }
-  FieldValue(TensorDict td) : v_(std::move(td)) {}          // NOLINT
-  FieldValue(Json json) : v_(std::move(json)) {}            // NOLINT
-  FieldValue(const char* s) : v_(Json(s)) {}                // NOLINT
-  FieldValue(std::string s) : v_(Json(std::move(s))) {}     // NOLINT
-  FieldValue(bool b) : v_(Json(b)) {}                       // NOLINT
-  FieldValue(int v) : v_(Json(static_cast<int64_t>(v))) {}  // NOLINT
-  FieldValue(int64_t v) : v_(Json(v)) {}                    // NOLINT
-  FieldValue(double v) : v_(Json(v)) {}                     // NOLINT
+  FieldValue(TensorDict td) : v_(std::move(td)) {}  // NOLINT
+  template <class T, class = std::enable_if_t<std::is_base_of_v<TensorClassTag, T>>>
+  FieldValue(const T& instance) : v_(instance._tensordict()) {}  // NOLINT
+  FieldValue(Json json) : v_(std::move(json)) {}                 // NOLINT
+  FieldValue(const char* s) : v_(Json(s)) {}                     // NOLINT
+  FieldValue(std::string s) : v_(Json(std::move(s))) {}          // NOLINT
+  FieldValue(bool b) : v_(Json(b)) {}                            // NOLINT
+  FieldValue(int v) : v_(Json(static_cast<int64_t>(v))) {}       // NOLINT
+  FieldValue(int64_t v) : v_(Json(v)) {}                         // NOLINT
+  FieldValue(double v) : v_(Json(v)) {}                          // NOLINT
   template <class T>
   FieldValue(std::optional<T> v) {  // NOLINT
     if (v) *this = FieldValue(std::move(*v));
@@ -101,6 +106,16 @@ class FieldValue {
   std::variant<std::monostate, at::Tensor, TensorDict, Json> v_;
 };
 
+/// Field values by name: Python's `non_tensordict` argument of from_tensordict.
+using FieldValues = std::vector<std::pair<std::string, FieldValue>>;
+
+/// Options of TensorClass::state_dict, with Python's meaning.
+struct StateDictOptions {
+  std::string prefix;      ///< prepended to every key as is ("model." gives "model.x")
+  bool keep_vars = false;  ///< tensors as stored (not detached)
+  bool flatten = true;     ///< false: nested levels as nested StateDicts (StateDict::nested)
+};
+
 // ---- type-erased machinery (tensorclass*.cpp) ---------------------------------------------------
 namespace tc {
 
@@ -111,6 +126,8 @@ std::optional<Value> cast(const ClassSpec& spec, size_t field, const FieldValue&
 /// Builds the inner TensorDict from one value per field (in field order); locked when frozen.
 TensorDict build(const ClassSpec& spec, const std::vector<FieldValue>& values, BatchSize batch_size,
                  std::optional<at::Device> device);
+/// LockedError naming the field when `td` is locked (a frozen or memory-mapped instance).
+void check_settable(const TensorDict& td, const ClassSpec& spec, size_t field);
 /// Stores `value` in field `field` (None removes it).
 void set(TensorDict& td, const ClassSpec& spec, size_t field, const FieldValue& value);
 /// The stored entry of field `field` (slot `field` when its key matches, else a lookup), or
@@ -163,7 +180,8 @@ void print(std::ostream& os, const TensorDict& td, const ClassSpec& spec);
 /// True when both hold the same fields with equal values (None fields included).
 bool equal(const TensorDict& a, const TensorDict& b);
 
-StateDict state_dict(const TensorDict& td, const ClassSpec& spec);
+StateDict state_dict(const TensorDict& td, const ClassSpec& spec,
+                     const StateDictOptions& options = {});
 void load_state_dict(TensorDict& td, const ClassSpec& spec, const StateDict& state, bool strict,
                      bool assign, std::optional<bool> from_flatten);
 
@@ -182,6 +200,32 @@ void load_memmap_in_place(TensorDict& td, const ClassSpec& spec, const std::stri
 /// keys are fields of the class.
 TensorDict load_memmap(const ClassSpec& spec, const std::string& prefix,
                        std::optional<at::Device> device);
+/// `memmap` on a background thread.
+TensorDictFuture memmap_async(const TensorDict& td, const ClassSpec& spec,
+                              const std::string& prefix, const MemmapOptions& options);
+/// Reloads a memory-mapped instance from the directory it was saved to (Error when it has none).
+void memmap_refresh(TensorDict& td, const ClassSpec& spec);
+
+// ---- the everyday API by key (tensorclass_api.cpp) ----------------------------------------------
+/// Python's get(key[, default]): the entry at `key` (a field, or a path through class fields and
+/// TensorDicts); nullopt when that field is None. A key that does not resolve (no such field, a
+/// None or non-collection entry on the path, a key missing from a TensorDict) gives
+/// `*default_value`, or a KeyError naming the key when `default_value` is null.
+std::optional<Value> get_path(const TensorDict& td, const ClassSpec& spec, const NestedKey& key,
+                              const std::optional<Value>* default_value);
+/// Python's set(key, value, inplace): a field (cast per the class options) or a path into a
+/// nested class field or TensorDict. `inplace` copies a tensor into the stored tensor (a nested
+/// instance or TensorDict: update_) and refuses to replace a stored entry with a value of another
+/// kind (TypeError); a missing entry is simply set.
+void set_path(TensorDict& td, const ClassSpec& spec, const NestedKey& key, const FieldValue& value,
+              bool inplace);
+/// The TensorDict an instance built by from_tensordict(td, non_tensordict, safe) wraps: `td`
+/// itself, or with `non_tensordict` a structure copy of it (tensors shared) holding those fields
+/// too. `safe` checks that the keys are fields of the class (KeyError) and nested classes hold
+/// TensorDicts; a key both in `td` and in `non_tensordict` with a value other than None is a
+/// KeyError.
+TensorDict from_tensordict(const TensorDict& td, const ClassSpec& spec,
+                           const FieldValues& non_tensordict, bool safe);
 
 }  // namespace tc
 
@@ -189,6 +233,20 @@ namespace detail {
 /// Passed to a generated class's private constructor that wraps an existing TensorDict.
 struct WrapTag {};
 }  // namespace detail
+
+/// The instance a background memmap will give (Python's memmap(return_early=True)): get() waits
+/// and returns it (or rethrows the write's error), once.
+template <class T>
+class TensorClassFuture {
+ public:
+  explicit TensorClassFuture(TensorDictFuture inner) : inner_(std::move(inner)) {}
+  T get() { return T::from_tensordict(inner_.get(), {}, false); }
+  void wait() const { inner_.wait(); }
+  bool valid() const { return inner_.valid(); }
+
+ private:
+  TensorDictFuture inner_;
+};
 
 // ---- the CRTP base
 // -------------------------------------------------------------------------------
@@ -209,28 +267,41 @@ class TensorClass : public TensorClassTag {
     return names;
   }
 
-  /// Wraps `td` (aliasing it) after checking that its keys are fields of the class.
-  static Derived from_tensordict(TensorDict td) {
-    tc::check_fields(td, spec());
-    return wrap(std::move(td));
+  /// Python's from_tensordict(td, non_tensordict, safe): wraps `td` (aliasing it); the fields in
+  /// `non_tensordict` are set too (then on a structure copy of `td`, so that `td` keeps its keys).
+  /// `safe`: KeyError unless every key is a field (safe = false skips the checks).
+  static Derived from_tensordict(TensorDict td, const FieldValues& non_tensordict = {},
+                                 bool safe = true) {
+    if (non_tensordict.empty()) {
+      if (safe) tc::check_fields(td, spec());
+      return wrap(std::move(td));
+    }
+    return wrap(tc::from_tensordict(td, spec(), non_tensordict, safe));
   }
   /// A new TensorDict with the fields (tensors cloned, nested classes converted); None fields
-  /// are dropped unless `retain_none`, which keeps them as NonTensorData(None).
+  /// are dropped unless `retain_none`, which keeps them as NonTensorData(None). The default is
+  /// what Python 0.14 does (its docstring says True, its code drops them).
   TensorDict to_tensordict(bool retain_none = false) const {
     return tc::to_tensordict(td_, spec(), retain_none);
   }
   /// The inner TensorDict (Python's `_tensordict`), aliasing this instance.
   const TensorDict& _tensordict() const { return td_; }
 
-  // ---- by name -------------------------------------------------------------------------------
-  /// The stored entry of field `name`, or nullopt when it is None.
-  std::optional<Value> get(std::string_view name) const {
-    const Value* v = tc::find(td_, spec(), tc::index_of(spec(), name));
-    return v ? std::optional<Value>(*v) : std::nullopt;
+  // ---- by key ----------------------------------------------------------------------------------
+  /// The stored entry at `key` (a field name, or a path into nested class fields and TensorDicts:
+  /// `{"inner", "x"}`), or nullopt when that field is None. KeyError when `key` does not resolve.
+  std::optional<Value> get(const NestedKey& key) const {
+    return tc::get_path(td_, spec(), key, nullptr);
   }
-  /// Sets field `name` through the class's casting rules.
-  Derived& set(std::string_view name, const FieldValue& value) {
-    tc::set(td_, spec(), tc::index_of(spec(), name), value);
+  /// Python's get(key, default): `default_value` when `key` does not resolve; a None field still
+  /// gives nullopt. `get(key, std::nullopt)` is Python's `get(key)`.
+  std::optional<Value> get(const NestedKey& key, const std::optional<Value>& default_value) const {
+    return tc::get_path(td_, spec(), key, &default_value);
+  }
+  /// Python's set(key, value, inplace): sets a field through the class's casting rules, or an
+  /// entry of a nested class field / TensorDict. `inplace` writes into the stored tensor.
+  Derived& set(const NestedKey& key, const FieldValue& value, bool inplace = false) {
+    tc::set_path(td_, spec(), key, value, inplace);
     return self();
   }
 
@@ -242,6 +313,13 @@ class TensorClass : public TensorClassTag {
   int64_t numel() const { return td_.numel(); }
   std::optional<at::Device> device() const { return td_.device(); }
   bool is_locked() const { return td_.is_locked(); }
+  /// Python's `names`: one optional name per batch dim; batch ops move them as Python does.
+  DimNames names() const { return td_.names(); }
+  Derived& set_names(std::optional<DimNames> names) {
+    td_.set_names(std::move(names));
+    return self();
+  }
+  Derived& refine_names(const DimNames& names) { return td_.refine_names(names), self(); }
   Derived& lock_() { return td_.lock_(), self(); }
   Derived& unlock_() { return td_.unlock_(), self(); }
 
@@ -323,6 +401,11 @@ class TensorClass : public TensorClassTag {
   Derived memmap_like(const std::string& prefix, const MemmapOptions& options = {}) const {
     return wrap(tc::memmap(td_, spec(), prefix, options, true));
   }
+  /// Python's memmap(return_early=True): the write runs on a background thread.
+  TensorClassFuture<Derived> memmap_async(const std::string& prefix,
+                                          const MemmapOptions& options = {}) const {
+    return TensorClassFuture<Derived>(tc::memmap_async(td_, spec(), prefix, options));
+  }
   Derived& memmap_(const std::string& prefix, const MemmapOptions& options = {}) {
     tc::memmap_in_place(td_, spec(), prefix, options);
     return self();
@@ -345,11 +428,20 @@ class TensorClass : public TensorClassTag {
     tc::load_memmap_in_place(td_, spec(), prefix);
     return self();
   }
+  Derived& load_(const std::string& prefix) { return load_memmap_(prefix); }
+  /// Reloads every field from the directory this instance is memory-mapped to.
+  Derived& memmap_refresh_() {
+    tc::memmap_refresh(td_, spec());
+    return self();
+  }
   bool is_memmap() const { return td_.is_memmap(); }
   std::optional<std::string> saved_path() const { return td_.saved_path(); }
 
   // ---- state dict, comparison, printing --------------------------------------------------------
-  StateDict state_dict() const { return tc::state_dict(td_, spec()); }
+  /// Python's state_dict(prefix=, keep_vars=, flatten=): `state_dict({"model."})`.
+  StateDict state_dict(const StateDictOptions& options = {}) const {
+    return tc::state_dict(td_, spec(), options);
+  }
   Derived& load_state_dict(const StateDict& state, bool strict = true, bool assign = false,
                            std::optional<bool> from_flatten = std::nullopt) {
     tc::load_state_dict(td_, spec(), state, strict, assign, from_flatten);

@@ -111,8 +111,14 @@ class TensorDict {
   /// Sets the device and moves every leaf there; std::nullopt only clears it (Python's
   /// clear_device_).
   TensorDict& set_device(std::optional<at::Device> device);
-  std::optional<DimNames> names() const;
+  /// Python's `names`: one optional name per batch dim (all unset when the dims are unnamed).
+  /// Batch ops move them as Python does (docs/runtime.md, "Dim names").
+  DimNames names() const;
+  /// Names the batch dims (nullopt or all-unset: unnamed) and the leading dims of every nested
+  /// TensorDict. ShapeError on a wrong count, Error when a name is given twice.
   void set_names(std::optional<DimNames> names);
+  /// Python's refine_names: names unnamed dims; a named dim must keep its name (Error otherwise).
+  TensorDict& refine_names(const DimNames& names);
 
   // ---- entries -------------------------------------------------------------------------------
   bool contains(const NestedKey& key) const;
