@@ -52,11 +52,9 @@ int64_t normalize_dim(int64_t dim, int64_t ndim, const char* what) {
   return d;
 }
 
-tensorclass::llm::ChatFormat format_of(const HistoryTemplateOptions& options) {
-  if (!options.chat_template_name.empty()) {
-    return tensorclass::llm::chat_format_from_name(options.chat_template_name);
-  }
-  return tensorclass::llm::detect_chat_format(options.tokenizer_name);
+std::string template_of(const HistoryTemplateOptions& options) {
+  if (!options.chat_template_name.empty()) return options.chat_template_name;
+  return tensorclass::llm::detect_chat_template(options.tokenizer_name);
 }
 
 }  // namespace
@@ -147,8 +145,7 @@ History History::from_chats(const tensordict::Json& chats) {
 }
 
 History History::from_text(std::string_view text, std::string_view template_name) {
-  auto messages =
-      tensorclass::llm::parse_chat(text, tensorclass::llm::chat_format_from_name(template_name));
+  auto messages = tensorclass::llm::parse_chat(text, template_name);
   if (messages.empty()) throw std::invalid_argument("from_text: the text holds no message");
   return wrap(tensorclass::llm::conversation_tensordict(messages));
 }
@@ -156,7 +153,7 @@ History History::from_text(std::string_view text, std::string_view template_name
 std::vector<std::string> History::apply_chat_template(const HistoryTemplateOptions& options) const {
   std::vector<std::string> texts;
   for (const auto& row : rows_of(td_)) {
-    texts.push_back(tensorclass::llm::render_chat(row, format_of(options), options).text);
+    texts.push_back(tensorclass::llm::render_chat(row, template_of(options), options).text);
   }
   return texts;
 }
@@ -169,7 +166,7 @@ TensorDict History::apply_chat_template_tokens(const HistoryTemplateOptions& opt
   std::vector<std::vector<int64_t>> masks;
   size_t longest = 0;
   for (const auto& row : rows_of(td_)) {
-    auto rendered = tensorclass::llm::render_chat(row, format_of(options), options);
+    auto rendered = tensorclass::llm::render_chat(row, template_of(options), options);
     encodings.push_back(options.tokenizer(rendered.text));
     if (options.return_assistant_tokens_mask) {
       masks.push_back(

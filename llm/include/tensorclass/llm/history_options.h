@@ -10,7 +10,8 @@
 namespace tensorclass::llm {
 
 struct HistoryTemplateOptions : ChatTemplateOptions {
-  /// "chatml_format" or "qwen"; empty: detected from `tokenizer_name` (chatml when that is empty).
+  /// A template name (chat_template_names()); empty: detected from `tokenizer_name` by
+  /// detect_chat_template (chatml_format when that is empty).
   std::string chat_template_name;
   /// The tokenizer's name_or_path, used to pick a template when none is named.
   std::string tokenizer_name;
