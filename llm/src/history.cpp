@@ -9,6 +9,7 @@
 #include "history.h"
 #include "tensorclass/llm/conversation.h"
 #include "tensordict/json.h"
+#include "tensordict/lazy_stack.h"
 
 namespace torchrl::llm {
 namespace {
@@ -134,14 +135,18 @@ History History::from_chats(const tensordict::Json& chats) {
                                     e.what());
       }
     }
-    return messages;
+    try {  // a conversation mixing string and ContentBase contents
+      return tensorclass::llm::conversation_tensordict(messages);
+    } catch (const tensordict::TypeError& e) {
+      throw tensordict::TypeError("from_chats: " + where + e.what());
+    }
   };
-  if (chats.front().is_object()) return wrap(tensordict_of({conversation(chats, "")}, 1));
-  Rows rows;
+  if (chats.front().is_object()) return wrap(conversation(chats, ""));
+  std::vector<TensorDict> rows;
   for (size_t c = 0; c < chats.size(); ++c) {
     rows.push_back(conversation(chats[c], "chat " + std::to_string(c) + ", "));
   }
-  return wrap(tensordict_of(rows, 2));
+  return wrap(tensordict::lazy_stack(rows, 0));
 }
 
 History History::from_text(std::string_view text, std::string_view template_name) {

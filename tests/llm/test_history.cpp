@@ -71,7 +71,9 @@ TEST_CASE("malformed chats: the error names the chat, the message and the field"
   CHECK_THROWS_WITH(
       History::from_chats(Json::parse(
           R"([[{"role": "user", "content": "a"}], [{"role": "user", "content": ["b"]}]])")),
-      "from_chats: chat 1, message 0: field 'content' must be a string, got array "
+      "from_chats: chat 1, message 0: field 'content' must be a string or a list of ContentBase "
+      "parts "
+      "(JSON objects), got array "
       "[\"b\"]");
   CHECK_THROWS_WITH(History::from_chats(Json::parse(R"([[{"role": "user"}], "hi"])")),
                     "from_chats: chat 1, a chat must be a list of messages, got \"hi\"");
