@@ -202,8 +202,10 @@ HistorySpec History::default_spec(std::vector<int64_t> shape) {
   if (shape.empty()) throw ShapeError("default_spec: the shape needs at least the message dim");
   HistorySpec spec;
   spec.shape.assign(shape.begin(), shape.end() - 1);
+  spec.data_cls = class_spec().python_type;
   for (const auto& field : class_spec().fields) {
-    // TorchRL's example data: the field's default (is_complete), else None.
+    // TorchRL's example data: the field's default (is_complete), "foo" for a field annotated
+    // exactly `str` (none of History's: role and content are unions), else None.
     const std::string name = field.name;
     spec.fields.push_back(
         {name, shape, name == "is_complete" ? tensordict::Json(true) : tensordict::Json(nullptr)});
@@ -214,6 +216,13 @@ HistorySpec History::default_spec(std::vector<int64_t> shape) {
 }  // namespace torchrl::llm
 
 namespace tensorclass::llm {
+
+namespace {
+// Python's str(): a string as is, anything else as its repr.
+std::string python_str(const tensordict::Json& value) {
+  return value.is_string() ? value.get<std::string>() : tensordict::python_repr(value);
+}
+}  // namespace
 
 std::ostream& operator<<(std::ostream& os, const HistorySpec& spec) {
   auto size = [](const std::vector<int64_t>& s) {
@@ -227,12 +236,23 @@ std::ostream& operator<<(std::ostream& os, const HistorySpec& spec) {
        << "        device=None,\n"
        << "        dtype=None,\n"
        << "        domain=None,\n"
-       << "        example_data=" << tensordict::python_repr(field.example_data) << "),\n";
+       << "        example_data=" << python_str(field.example_data) << "),\n";
   }
   os << "    device=None,\n"
      << "    shape=" << size(spec.shape) << ",\n"
-     << "    data_cls=History)";
+     << "    data_cls=" << spec.data_cls << ")";
   return os;
+}
+
+tensordict::TensorDict HistorySpec::zero() const {
+  std::vector<int64_t> batch = shape;
+  batch.push_back(fields.empty() || fields.front().shape.back() < 0 ? 1
+                                                                    : fields.front().shape.back());
+  tensordict::TensorDict td({}, batch);
+  for (const auto& field : fields) {
+    if (!field.example_data.is_null()) td.set_non_tensor(field.name, field.example_data);
+  }
+  return td;
 }
 
 }  // namespace tensorclass::llm
