@@ -4,6 +4,7 @@
 #include <ATen/ATen.h>
 
 #include <catch2/catch.hpp>
+#include <filesystem>
 
 #include "history.h"
 #include "tensorclass/llm/conversation.h"
@@ -107,6 +108,22 @@ TEST_CASE("ContentBase parts round-trip through a History", "[content]") {
   CHECK(texts[1] == "<|begin_of_text|><|header_start|>user<|header_end|>\n\nDescribethis.<|eot|>");
   CHECK_THAT(texts[0],
              Catch::EndsWith("<|header_start|>assistant<|header_end|>\n\nZoomed.<|eot|>"));
+}
+
+TEST_CASE("a History with ContentBase parts memmaps and loads back", "[content][memmap]") {
+  const Json answer = Json::parse(R"([{"type": "text", "text": "A cat."}])");
+  History h = History::from_chats(
+      Json::array({multimodal_chat(answer), Json::array({multimodal_chat(answer)[0]})}));
+  const auto dir = std::filesystem::temp_directory_path() / "tc_history_content";
+  std::filesystem::remove_all(dir);
+  h.memmap(dir.string());
+  History back = History::load_memmap(dir.string());
+  CHECK(back.apply_chat_template(named("llama", false)) ==
+        h.apply_chat_template(named("llama", false)));
+  const auto messages = tensorclass::llm::conversation_messages(back[0]._tensordict());
+  REQUIRE(messages.size() == 2);
+  CHECK(messages[0].content_parts == kParts);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("malformed chats name the message, the part and the field", "[content][errors]") {
