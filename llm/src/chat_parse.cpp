@@ -26,7 +26,8 @@ struct Block {
 
 // Splits "<|im_start|>ROLE\nBODY<|im_end|>\n..." into blocks; the last may be open.
 std::vector<Block> split_blocks(std::string_view text, std::string_view name) {
-  // A model's output may stop right after the last end token, without its newline.
+  // A rendering ends with "<|im_end|>\n", a model's output may stop at "<|im_end|>": either ends
+  // the last message.
   if (text.size() > kEnd.size() && text.substr(text.size() - kEnd.size() - 1) == "<|im_end|>\n") {
     text.remove_suffix(1);
   }

@@ -68,16 +68,15 @@ class Registry {
     std::lock_guard<std::mutex> lock(mutex_);
     // Registered families win over the built-in ones, as in TorchRL; the built-ins are tried in
     // TorchRL's order (a "qwen" match beats a "llama" one).
-    for (size_t i = builtin_count_; i < templates_.size(); ++i) {
-      for (const auto& k : templates_[i].keywords) {
-        if (name.find(k) != std::string::npos) return templates_[i].name;
-      }
-    }
-    for (size_t i = 0; i < builtin_count_; ++i) {
-      for (const auto& k : templates_[i].keywords) {
-        if (name.find(k) != std::string::npos) return templates_[i].name;
-      }
-    }
+    auto matches = [&](const Template& t) {
+      return std::any_of(t.keywords.begin(), t.keywords.end(),
+                         [&](const std::string& k) { return name.find(k) != std::string::npos; });
+    };
+    const auto builtins_end = templates_.begin() + static_cast<std::ptrdiff_t>(builtin_count_);
+    auto found = std::find_if(builtins_end, templates_.end(), matches);
+    if (found != templates_.end()) return found->name;
+    found = std::find_if(templates_.begin(), builtins_end, matches);
+    if (found != builtins_end) return found->name;
     return "chatml_format";
   }
 

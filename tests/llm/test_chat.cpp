@@ -154,3 +154,25 @@ TEST_CASE("assistant token mask marks tokens overlapping assistant spans", "[cha
   }
   CHECK(masked == "Yo");
 }
+
+TEST_CASE("unknown roles: chatml renders them, qwen drops them, as TorchRL's templates do",
+          "[chat]") {
+  // Rendered from TorchRL's Jinja templates with jinja2 (see test_chat_templates.cpp).
+  const std::vector<ChatMessage> chat = {
+      {"user", "Hi"}, {"critic", "meh"}, {"tool", "42"}, {"assistant", "Yo"}};
+  CHECK(render(chat, "chatml_format", false) ==
+        "<|im_start|>user\nHi<|im_end|>\n<|im_start|>critic\nmeh<|im_end|>\n<|im_start|>tool\n42<|"
+        "im_end|>\n<|im_start|>assistant\nYo<|im_end|>\n");
+  CHECK(render(chat, "qwen", false) ==
+        "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\nHi<|im_end|>"
+        "\n<|im_start|>tool\n<tool_response>\n42\n</tool_response><|im_end|>\n<|im_start|>"
+        "assistant\nYo<|im_end|>\n");
+}
+
+TEST_CASE("a model's output ending at <|im_end|> parses as complete", "[chat][parse]") {
+  auto parsed = parse_chat("<|im_start|>user\nQ<|im_end|>\n<|im_start|>assistant\nA<|im_end|>",
+                           "chatml_format");
+  REQUIRE(parsed.size() == 2);
+  CHECK(parsed[1].content == "A");
+  CHECK(parsed[1].is_complete);
+}
