@@ -154,8 +154,10 @@ std::vector<ChatMessage> parse_qwen(std::string_view text) {
       const size_t tools = block.body.rfind(kToolsIntro);
       if (tools != std::string_view::npos) block.body = block.body.substr(0, tools);
       // The default system message is the template's, not a message the user gave: the two
-      // renderings are the same text, and this one re-renders to it.
-      if (block.body == kDefaultSystem) continue;
+      // renderings are the same text, and this one re-renders to it. Unless a system message
+      // follows: without this one, that one would render as the first.
+      const bool system_next = blocks.size() > 1 && blocks[1].role == "system";
+      if (block.body == kDefaultSystem && !system_next) continue;
     }
     if (block.role == "tool") {
       add_qwen_tools(out, block, "qwen");

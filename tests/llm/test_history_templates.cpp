@@ -125,6 +125,17 @@ TEST_CASE("from_text(qwen) leaves out the template's default system message", "[
   CHECK(parsed.content() == Json::array({"Be brief.", "Hi"}));
   CHECK(History::from_text(h.apply_chat_template(tools)[0], "qwen").role() ==
         Json::array({"user", "assistant"}));
+  // Kept when a system message follows it (qwen drops the unknown role "critic" before that):
+  // without it, the later system message would render as the first.
+  const RenderedChat r =
+      tensorclass::llm::render_chat({{"critic", "x"}, {"system", "Late"}}, "qwen", named("qwen"));
+  CHECK(r.text ==
+        "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>system\nLate<|im_"
+        "end|>\n");
+  const auto parsed_back = tensorclass::llm::parse_chat(r.text, "qwen");
+  REQUIRE(parsed_back.size() == 2);
+  CHECK(parsed_back[0].content == "You are a helpful assistant.");
+  CHECK(tensorclass::llm::render_chat(parsed_back, "qwen", named("qwen")).text == r.text);
 }
 
 TEST_CASE("qwen: a continued tool message and an empty final assistant parse back",
