@@ -5,6 +5,7 @@
 
 #include "history.h"
 #include "tensorclass/llm/conversation.h"
+#include "tensordict/lazy_stack.h"
 
 namespace tensorclass::llm {
 namespace {
@@ -62,30 +63,39 @@ void check_content_parts(const Json& parts) {
 
 TensorDict content_parts_tensordict(const Json& parts) {
   check_content_parts(parts);
-  std::array<Json, kFields.size()> columns;
-  for (size_t f = 0; f < kFields.size(); ++f) {
-    Json column = Json::array();
-    bool any = false;
-    for (const auto& part : parts) {
-      column.push_back(part.value(kFields[f].name, Json()));
-      any = any || !column.back().is_null();
-    }
-    // A field no part has stays None, as TorchRL's lazy stack of parts shows it.
-    if (any) columns[f] = std::move(column);
+  // TorchRL's layout: a lazy stack of 0-D parts, each holding only the fields it sets.
+  std::vector<TensorDict> stacked;
+  for (const auto& part : parts) {
+    torchrl::llm::ContentBase::Args args;
+    args.field_type = part["type"];
+    args.text = part.value("text", Json());
+    args.url = part.value("url", Json());
+    args.data = part.value("data", Json());
+    args.mime_type = part.value("mime_type", Json());
+    args.name = part.value("name", Json());
+    args.field_size = part.value("size", Json());
+    args.function_name = part.value("function_name", Json());
+    args.function_args = part.value("function_args", Json());
+    stacked.push_back(torchrl::llm::ContentBase(std::move(args))._tensordict());
   }
-  torchrl::llm::ContentBase::Args args;
-  args.field_type = std::move(columns[0]);
-  args.text = std::move(columns[1]);
-  args.url = std::move(columns[2]);
-  args.data = std::move(columns[3]);
-  args.mime_type = std::move(columns[4]);
-  args.name = std::move(columns[5]);
-  args.field_size = std::move(columns[6]);
-  args.function_name = std::move(columns[7]);
-  args.function_args = std::move(columns[8]);
-  const auto k = static_cast<int64_t>(parts.size());
-  return torchrl::llm::ContentBase(std::move(args), {k})._tensordict();
+  return tensordict::lazy_stack(stacked, 0);
 }
+
+namespace {
+
+// Appends the `n` parts of a dense 0-D (n = 1) or 1-D ContentBase TensorDict to `out`.
+void append_parts(const TensorDict& parts, int64_t n, Json& out) {
+  const size_t first = out.size();
+  for (int64_t k = 0; k < n; ++k) out.push_back(Json::object());
+  for (const auto& field : kFields) {
+    const Json column = message_column(parts, field.name, n);
+    for (size_t k = 0; k < column.size(); ++k) {
+      if (!column[k].is_null()) out[first + k][field.name] = column[k];
+    }
+  }
+}
+
+}  // namespace
 
 Json content_parts_json(const TensorDict& parts) {
   if (parts.ndim() != 1) {
@@ -94,13 +104,12 @@ Json content_parts_json(const TensorDict& parts) {
         tensordict::shape_str(parts.batch_size()));
   }
   Json out = Json::array();
-  for (int64_t k = 0; k < parts.batch_size()[0]; ++k) out.push_back(Json::object());
-  for (const auto& field : kFields) {
-    const Json column = message_column(parts, field.name, parts.batch_size()[0]);
-    for (size_t k = 0; k < out.size(); ++k) {
-      if (!column[k].is_null()) out[k][field.name] = column[k];
-    }
+  const int64_t k = parts.batch_size()[0];
+  if (!parts.is_lazy_stack()) {
+    append_parts(parts, k, out);  // a dense ContentBase (e.g. stacked parts)
+    return out;
   }
+  for (int64_t i = 0; i < k; ++i) append_parts(parts[i], 1, out);
   return out;
 }
 

@@ -98,6 +98,16 @@ TEST_CASE("ContentBase parts round-trip through a History", "[content]") {
   const auto one = tensorclass::llm::conversation_messages(h[0]._tensordict());
   REQUIRE(one.size() == 1);
   CHECK(one[0].content_parts == kParts);
+  // Parts stored densely (a ContentBase of batch [k], as stack() makes it) read the same.
+  ContentBase::Args dense;
+  dense.field_type = Json::array({"text", "image"});
+  dense.text = Json::array({"Hi", nullptr});
+  dense.url = Json::array({nullptr, "u"});
+  tensordict::TensorDict message({}, {});
+  message.set_non_tensor("role", "user");
+  message.set("content", ContentBase(dense, {2})._tensordict());
+  CHECK(tensorclass::llm::conversation_messages(message).at(0).content_parts ==
+        Json::parse(R"([{"type": "text", "text": "Hi"}, {"type": "image", "url": "u"}])"));
   // A batch of such conversations, of different lengths.
   const Json text_answer = Json::parse(R"([{"type": "text", "text": "Zoomed."}])");
   History batch = History::from_chats(
