@@ -6,6 +6,7 @@
 #include "history.h"
 #include "tensorclass/llm/conversation.h"
 #include "tensordict/lazy_stack.h"
+#include "tensordict/memmap.h"
 
 namespace tensorclass::llm {
 namespace {
@@ -78,7 +79,18 @@ TensorDict content_parts_tensordict(const Json& parts) {
     args.function_args = part.value("function_args", Json());
     stacked.push_back(torchrl::llm::ContentBase(std::move(args))._tensordict());
   }
-  return tensordict::lazy_stack(stacked, 0);
+  TensorDict out = tensordict::lazy_stack(stacked, 0);
+  // Saved as Python saves it: a ContentBase directory over the lazy stack, whose meta.json lists
+  // as None the fields not every part has.
+  tensordict::memmap::ClassInfo info{torchrl::llm::ContentBase::spec().python_type, Json::object()};
+  for (const auto& field : kFields) {
+    const bool everywhere = std::all_of(parts.begin(), parts.end(), [&](const Json& part) {
+      return part.contains(field.name) && !part[field.name].is_null();
+    });
+    if (!everywhere) info.fields[field.name] = nullptr;
+  }
+  tensordict::memmap::set_class_info(out, std::move(info));
+  return out;
 }
 
 namespace {

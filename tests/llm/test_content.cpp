@@ -8,6 +8,7 @@
 
 #include "history.h"
 #include "tensorclass/llm/conversation.h"
+#include "tensordict/memmap.h"
 
 using tensordict::Json;
 using torchrl::llm::ContentBase;
@@ -133,6 +134,16 @@ TEST_CASE("a History with ContentBase parts memmaps and loads back", "[content][
   const auto messages = tensorclass::llm::conversation_messages(back[0]._tensordict());
   REQUIRE(messages.size() == 2);
   CHECK(messages[0].content_parts == kParts);
+  // Python's layout (checked against Python tensordict 0.14 by hand): each message's parts are a
+  // ContentBase directory over a lazy stack, None listing the fields not every part has.
+  const Json meta = tensordict::memmap::read_meta((dir / "_tensordict/0/0/content").string());
+  CHECK(meta["_type"] == "<class 'torchrl.data.llm.history.ContentBase'>");
+  CHECK_FALSE(meta.contains("type"));
+  CHECK(meta["text"].is_null());
+  CHECK(meta.contains("url"));
+  CHECK(tensordict::memmap::read_meta(
+            (dir / "_tensordict/0/0/content/_tensordict").string())["_type"] ==
+        "<class 'tensordict._lazy.LazyStackedTensorDict'>");
   std::filesystem::remove_all(dir);
 }
 
