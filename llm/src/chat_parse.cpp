@@ -1,100 +1,173 @@
-// The inverse of render_chat: rendered chatml / qwen text back into messages.
-#include <stdexcept>
-
-#include "tensorclass/llm/chat.h"
+// The inverse of chatml_format and qwen: rendered text back into messages. A message ends at an
+// end token only where the next message (or the end of the text) follows, so contents holding
+// the special tokens as text come back whole.
+#include "chat_builtin.h"
 #include "tensordict/json.h"
 
-namespace tensorclass::llm {
+namespace tensorclass::llm::detail {
 namespace {
 
 constexpr std::string_view kStart = "<|im_start|>";
 constexpr std::string_view kEnd = "<|im_end|>";
-
-[[noreturn]] void bad_text(size_t pos, const std::string& what) {
-  throw std::invalid_argument("parse_chat: at character " + std::to_string(pos) + ": " + what);
-}
+constexpr std::string_view kNext = "\n<|im_start|>";
+constexpr std::string_view kDefaultSystem = "You are a helpful assistant.";
+constexpr std::string_view kToolsIntro = "\n\n# Tools\n\nYou may call one or more functions";
+constexpr std::string_view kCallOpen = "\n<tool_call>\n";
+constexpr std::string_view kCallClose = "\n</tool_call>";
+constexpr std::string_view kResponseOpen = "<tool_response>\n";
+constexpr std::string_view kResponseClose = "\n</tool_response>";
 
 struct Block {
+  size_t at = 0;  // where the body starts in the text
   std::string role;
-  std::string body;
+  std::string_view body;
   bool closed = true;
 };
 
 // Splits "<|im_start|>ROLE\nBODY<|im_end|>\n..." into blocks; the last may be open.
-std::vector<Block> split_blocks(std::string_view text) {
+std::vector<Block> split_blocks(std::string_view text, std::string_view name) {
+  // A rendering ends with "<|im_end|>\n", a model's output may stop at "<|im_end|>": either ends
+  // the last message.
+  if (text.size() > kEnd.size() && text.substr(text.size() - kEnd.size() - 1) == "<|im_end|>\n") {
+    text.remove_suffix(1);
+  }
   std::vector<Block> blocks;
   size_t pos = 0;
   while (pos < text.size()) {
-    if (text.substr(pos, kStart.size()) != kStart) bad_text(pos, "expected '<|im_start|>'");
+    if (text.substr(pos, kStart.size()) != kStart) bad_text(name, pos, "expected '<|im_start|>'");
     pos += kStart.size();
-    Block block;
-    const size_t end = text.find(kEnd, pos);
-    const size_t newline = text.find('\n', pos);
+    const size_t end = find_message_end(text, pos, kEnd, {kNext});
     const size_t body_end = end == std::string_view::npos ? text.size() : end;
+    const size_t newline = text.find('\n', pos);
+    Block block;
     if (newline == std::string_view::npos || newline > body_end) {
-      block.role = std::string(text.substr(pos, body_end - pos));  // "<|im_start|>tool\n..." too
+      block.role = std::string(text.substr(pos, body_end - pos));  // a truncated header
+      block.at = body_end;
     } else {
       block.role = std::string(text.substr(pos, newline - pos));
-      block.body = std::string(text.substr(newline + 1, body_end - newline - 1));
+      block.at = newline + 1;
+      block.body = text.substr(newline + 1, body_end - newline - 1);
     }
     block.closed = end != std::string_view::npos;
-    pos = block.closed ? end + kEnd.size() : text.size();
-    if (pos < text.size() && text[pos] == '\n') ++pos;
+    pos =
+        block.closed ? end + kEnd.size() + (end + kEnd.size() < text.size() ? 1 : 0) : text.size();
     blocks.push_back(std::move(block));
   }
   return blocks;
 }
 
-// Text between each `open` ... `close` pair, in order.
-std::vector<std::string> between(std::string_view body, std::string_view open,
-                                 std::string_view close) {
-  std::vector<std::string> out;
-  for (size_t pos = body.find(open); pos != std::string_view::npos; pos = body.find(open, pos)) {
-    const size_t start = pos + open.size();
-    const size_t stop = body.find(close, start);
-    if (stop == std::string_view::npos) bad_text(start, "unterminated '" + std::string(open) + "'");
-    out.emplace_back(body.substr(start, stop - start));
-    pos = stop + close.size();
-  }
-  return out;
-}
-
-void add_qwen_assistant(const Block& block, std::vector<ChatMessage>& out) {
-  ChatMessage m{"assistant", block.body};
-  const size_t first_call =
-      block.body.rfind("<tool_call>\n", 0) == 0 ? 0 : block.body.find("\n<tool_call>\n");
-  if (first_call != std::string::npos) {
-    m.content = block.body.substr(0, first_call);
-    m.tool_calls = Json::array();
-    for (const auto& call : between(block.body, "<tool_call>\n", "\n</tool_call>")) {
-      m.tool_calls.push_back(tensordict::parse_json(call, "tool call"));
-    }
-  }
+void add_message(std::vector<ChatMessage>& out, const Block& block) {
+  // A trailing open, empty assistant block is the generation prompt, not a message.
+  if (!block.closed && block.role == "assistant" && block.body.empty()) return;
+  ChatMessage m{block.role, std::string(block.body)};
   m.is_complete = block.closed;
   out.push_back(std::move(m));
 }
 
-}  // namespace
+// The tool calls "\n<tool_call>\n{json}\n</tool_call>" filling `calls` to its end; null when
+// `calls` is not such a sequence.
+Json tool_call_list(std::string_view calls) {
+  Json list = Json::array();
+  while (!calls.empty()) {
+    if (calls.substr(0, kCallOpen.size()) != kCallOpen) return nullptr;
+    calls.remove_prefix(kCallOpen.size());
+    const size_t close = find_message_end(calls, 0, kCallClose, {kCallOpen});
+    if (close == std::string_view::npos) return nullptr;
+    try {
+      list.push_back(tensordict::parse_json(calls.substr(0, close), "tool call"));
+    } catch (const std::exception&) {
+      return nullptr;
+    }
+    calls.remove_prefix(close + kCallClose.size());
+  }
+  return list;
+}
 
-std::vector<ChatMessage> parse_chat(std::string_view text, ChatFormat format) {
-  std::vector<ChatMessage> out;
-  for (const Block& block : split_blocks(text)) {
-    if (!block.closed && block.role == "assistant" && block.body.empty()) continue;  // gen prompt
-    if (format == ChatFormat::Qwen && block.role == "tool") {
-      for (auto& response : between(block.body, "<tool_response>\n", "\n</tool_response>")) {
-        out.push_back(ChatMessage{"tool", std::move(response)});
-      }
-      continue;
-    }
-    if (format == ChatFormat::Qwen && block.role == "assistant") {
-      add_qwen_assistant(block, out);
-      continue;
-    }
-    ChatMessage m{block.role, block.body};
+// An assistant block: content, then tool calls. The calls are the longest suffix that parses as
+// a sequence of them (content may hold "<tool_call>" as text).
+void add_qwen_assistant(std::vector<ChatMessage>& out, const Block& block) {
+  auto with_calls = [&](std::string_view content, std::string_view calls) {
+    Json list = tool_call_list(calls);
+    if (list.is_null()) return false;
+    ChatMessage m{"assistant", std::string(content)};
+    m.tool_calls = std::move(list);
     m.is_complete = block.closed;
     out.push_back(std::move(m));
+    return true;
+  };
+  const std::string_view body = block.body;
+  // Without content, qwen writes the first call right after the role: "assistant\n<tool_call>".
+  if (body.substr(0, kCallOpen.size() - 1) == kCallOpen.substr(1) &&
+      with_calls("", "\n" + std::string(body))) {
+    return;
+  }
+  for (size_t at = body.find(kCallOpen); at != std::string_view::npos;
+       at = body.find(kCallOpen, at + 1)) {
+    if (with_calls(body.substr(0, at), body.substr(at))) return;
+  }
+  add_message(out, block);
+}
+
+// A tool block: "<tool_response>\nR\n</tool_response>" once per consecutive tool message; in an
+// open block (a continued final tool message) the last response may be unterminated.
+void add_qwen_tools(std::vector<ChatMessage>& out, const Block& block, std::string_view name) {
+  std::string_view body = block.body;
+  size_t at = block.at;
+  while (true) {
+    if (body.substr(0, kResponseOpen.size()) != kResponseOpen) {
+      bad_text(name, at, "expected '<tool_response>' in a tool block");
+    }
+    body.remove_prefix(kResponseOpen.size());
+    at += kResponseOpen.size();
+    const size_t close =
+        find_message_end(body, 0, kResponseClose, {"\n" + std::string(kResponseOpen)});
+    ChatMessage m{"tool", std::string(body.substr(0, close))};
+    m.is_complete = close != std::string_view::npos || block.closed;
+    if (close == std::string_view::npos && block.closed) {
+      bad_text(name, at, "unterminated '<tool_response>'");
+    }
+    out.push_back(std::move(m));
+    if (close == std::string_view::npos) return;
+    body.remove_prefix(close + kResponseClose.size());
+    at += close + kResponseClose.size();
+    if (body.empty()) return;
+    body.remove_prefix(1);  // the newline before the next response
+    at += 1;
+  }
+}
+
+}  // namespace
+
+std::vector<ChatMessage> parse_chatml(std::string_view text) {
+  std::vector<ChatMessage> out;
+  for (const Block& block : split_blocks(text, "chatml_format")) add_message(out, block);
+  return out;
+}
+
+std::vector<ChatMessage> parse_qwen(std::string_view text) {
+  std::vector<Block> blocks = split_blocks(text, "qwen");
+  std::vector<ChatMessage> out;
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    Block& block = blocks[i];
+    if (i == 0 && block.role == "system" && block.closed) {
+      // The tools section the template appends to the system message is not content.
+      const size_t tools = block.body.rfind(kToolsIntro);
+      if (tools != std::string_view::npos) block.body = block.body.substr(0, tools);
+      // The default system message is the template's, not a message the user gave: the two
+      // renderings are the same text, and this one re-renders to it. Unless a system message
+      // follows: without this one, that one would render as the first.
+      const bool system_next = blocks.size() > 1 && blocks[1].role == "system";
+      if (block.body == kDefaultSystem && !system_next) continue;
+    }
+    if (block.role == "tool") {
+      add_qwen_tools(out, block, "qwen");
+    } else if (block.role == "assistant") {
+      add_qwen_assistant(out, block);
+    } else {
+      add_message(out, block);
+    }
   }
   return out;
 }
 
-}  // namespace tensorclass::llm
+}  // namespace tensorclass::llm::detail

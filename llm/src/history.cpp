@@ -9,6 +9,7 @@
 #include "history.h"
 #include "tensorclass/llm/conversation.h"
 #include "tensordict/json.h"
+#include "tensordict/lazy_stack.h"
 
 namespace torchrl::llm {
 namespace {
@@ -52,11 +53,9 @@ int64_t normalize_dim(int64_t dim, int64_t ndim, const char* what) {
   return d;
 }
 
-tensorclass::llm::ChatFormat format_of(const HistoryTemplateOptions& options) {
-  if (!options.chat_template_name.empty()) {
-    return tensorclass::llm::chat_format_from_name(options.chat_template_name);
-  }
-  return tensorclass::llm::detect_chat_format(options.tokenizer_name);
+std::string template_of(const HistoryTemplateOptions& options) {
+  if (!options.chat_template_name.empty()) return options.chat_template_name;
+  return tensorclass::llm::detect_chat_template(options.tokenizer_name);
 }
 
 }  // namespace
@@ -136,19 +135,22 @@ History History::from_chats(const tensordict::Json& chats) {
                                     e.what());
       }
     }
-    return messages;
+    try {  // a conversation mixing string and ContentBase contents
+      return tensorclass::llm::conversation_tensordict(messages);
+    } catch (const tensordict::TypeError& e) {
+      throw tensordict::TypeError("from_chats: " + where + e.what());
+    }
   };
-  if (chats.front().is_object()) return wrap(tensordict_of({conversation(chats, "")}, 1));
-  Rows rows;
+  if (chats.front().is_object()) return wrap(conversation(chats, ""));
+  std::vector<TensorDict> rows;
   for (size_t c = 0; c < chats.size(); ++c) {
     rows.push_back(conversation(chats[c], "chat " + std::to_string(c) + ", "));
   }
-  return wrap(tensordict_of(rows, 2));
+  return wrap(tensordict::lazy_stack(rows, 0));
 }
 
 History History::from_text(std::string_view text, std::string_view template_name) {
-  auto messages =
-      tensorclass::llm::parse_chat(text, tensorclass::llm::chat_format_from_name(template_name));
+  auto messages = tensorclass::llm::parse_chat(text, template_name);
   if (messages.empty()) throw std::invalid_argument("from_text: the text holds no message");
   return wrap(tensorclass::llm::conversation_tensordict(messages));
 }
@@ -156,7 +158,7 @@ History History::from_text(std::string_view text, std::string_view template_name
 std::vector<std::string> History::apply_chat_template(const HistoryTemplateOptions& options) const {
   std::vector<std::string> texts;
   for (const auto& row : rows_of(td_)) {
-    texts.push_back(tensorclass::llm::render_chat(row, format_of(options), options).text);
+    texts.push_back(tensorclass::llm::render_chat(row, template_of(options), options).text);
   }
   return texts;
 }
@@ -169,7 +171,7 @@ TensorDict History::apply_chat_template_tokens(const HistoryTemplateOptions& opt
   std::vector<std::vector<int64_t>> masks;
   size_t longest = 0;
   for (const auto& row : rows_of(td_)) {
-    auto rendered = tensorclass::llm::render_chat(row, format_of(options), options);
+    auto rendered = tensorclass::llm::render_chat(row, template_of(options), options);
     encodings.push_back(options.tokenizer(rendered.text));
     if (options.return_assistant_tokens_mask) {
       masks.push_back(
@@ -200,8 +202,10 @@ HistorySpec History::default_spec(std::vector<int64_t> shape) {
   if (shape.empty()) throw ShapeError("default_spec: the shape needs at least the message dim");
   HistorySpec spec;
   spec.shape.assign(shape.begin(), shape.end() - 1);
+  spec.data_cls = class_spec().python_type;
   for (const auto& field : class_spec().fields) {
-    // TorchRL's example data: the field's default (is_complete), else None.
+    // TorchRL's example data: the field's default (is_complete), "foo" for a field annotated
+    // exactly `str` (none of History's: role and content are unions), else None.
     const std::string name = field.name;
     spec.fields.push_back(
         {name, shape, name == "is_complete" ? tensordict::Json(true) : tensordict::Json(nullptr)});
@@ -212,6 +216,13 @@ HistorySpec History::default_spec(std::vector<int64_t> shape) {
 }  // namespace torchrl::llm
 
 namespace tensorclass::llm {
+
+namespace {
+// Python's str(): a string as is, anything else as its repr.
+std::string python_str(const tensordict::Json& value) {
+  return value.is_string() ? value.get<std::string>() : tensordict::python_repr(value);
+}
+}  // namespace
 
 std::ostream& operator<<(std::ostream& os, const HistorySpec& spec) {
   auto size = [](const std::vector<int64_t>& s) {
@@ -225,12 +236,23 @@ std::ostream& operator<<(std::ostream& os, const HistorySpec& spec) {
        << "        device=None,\n"
        << "        dtype=None,\n"
        << "        domain=None,\n"
-       << "        example_data=" << tensordict::python_repr(field.example_data) << "),\n";
+       << "        example_data=" << python_str(field.example_data) << "),\n";
   }
   os << "    device=None,\n"
      << "    shape=" << size(spec.shape) << ",\n"
-     << "    data_cls=History)";
+     << "    data_cls=" << spec.data_cls << ")";
   return os;
+}
+
+tensordict::TensorDict HistorySpec::zero() const {
+  std::vector<int64_t> batch = shape;
+  batch.push_back(fields.empty() || fields.front().shape.back() < 0 ? 1
+                                                                    : fields.front().shape.back());
+  tensordict::TensorDict td({}, batch);
+  for (const auto& field : fields) {
+    if (!field.example_data.is_null()) td.set_non_tensor(field.name, field.example_data);
+  }
+  return td;
 }
 
 }  // namespace tensorclass::llm

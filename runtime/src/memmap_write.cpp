@@ -290,4 +290,8 @@ TensorDict save_tensorclass(const TensorDict& inner, const ClassInfo& info,
   return publish(prefix, options, [&](TreeWriter& w) { return w.write_class(inner, info, ""); });
 }
 
+void set_class_info(const TensorDict& td, ClassInfo info) {
+  td.impl().class_info = std::make_shared<const ClassInfo>(std::move(info));
+}
+
 }  // namespace tensordict::memmap

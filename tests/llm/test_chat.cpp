@@ -10,7 +10,7 @@ namespace {
 
 std::vector<ChatMessage> system_user() { return {{"system", "You are a bot."}, {"user", "Hello"}}; }
 
-std::string render(const std::vector<ChatMessage>& m, ChatFormat f, bool gen = true) {
+std::string render(const std::vector<ChatMessage>& m, std::string_view f, bool gen = true) {
   ChatTemplateOptions options;
   options.add_generation_prompt = gen;
   return render_chat(m, f, options).text;
@@ -21,28 +21,27 @@ std::string render(const std::vector<ChatMessage>& m, ChatFormat f, bool gen = t
 TEST_CASE("chatml_format renders system and user messages", "[chat]") {
   const std::string base =
       "<|im_start|>system\nYou are a bot.<|im_end|>\n<|im_start|>user\nHello<|im_end|>\n";
-  CHECK(render(system_user(), ChatFormat::ChatML, false) == base);
+  CHECK(render(system_user(), "chatml_format", false) == base);
   CHECK(base.size() == 77);
-  CHECK(render(system_user(), ChatFormat::ChatML, true) == base + "<|im_start|>assistant\n");
-  CHECK(render(system_user(), ChatFormat::ChatML, true).size() == 99);
+  CHECK(render(system_user(), "chatml_format", true) == base + "<|im_start|>assistant\n");
+  CHECK(render(system_user(), "chatml_format", true).size() == 99);
 }
 
 TEST_CASE("qwen equals chatml for system+user and injects a default system prompt", "[chat]") {
   for (bool gen : {false, true}) {
-    CHECK(render(system_user(), ChatFormat::Qwen, gen) ==
-          render(system_user(), ChatFormat::ChatML, gen));
+    CHECK(render(system_user(), "qwen", gen) == render(system_user(), "chatml_format", gen));
   }
-  CHECK(render({{"user", "Hello"}}, ChatFormat::Qwen) ==
+  CHECK(render({{"user", "Hello"}}, "qwen") ==
         "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n"
         "Hello<|im_end|>\n<|im_start|>assistant\n");
-  CHECK(render({{"user", "Hello"}}, ChatFormat::ChatML) ==
+  CHECK(render({{"user", "Hello"}}, "chatml_format") ==
         "<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\n");
 }
 
 TEST_CASE("assistant contents are the generated spans", "[chat]") {
   std::vector<ChatMessage> chat = {
       {"user", "Hi"}, {"assistant", "Hello there"}, {"user", "Bye"}, {"assistant", "Ciao"}};
-  for (auto format : {ChatFormat::ChatML, ChatFormat::Qwen}) {
+  for (std::string_view format : {"chatml_format", "qwen"}) {
     RenderedChat r = render_chat(chat, format, {false});
     REQUIRE(r.assistant_spans.size() == 2);
     CHECK(r.text.substr(r.assistant_spans[0].begin,
@@ -54,19 +53,28 @@ TEST_CASE("assistant contents are the generated spans", "[chat]") {
 
 TEST_CASE("padding messages with role <none> are dropped", "[chat]") {
   std::vector<ChatMessage> chat = {{"user", "Hi"}, {"<none>", ""}, {"<none>", ""}};
-  CHECK(render(chat, ChatFormat::ChatML, false) == "<|im_start|>user\nHi<|im_end|>\n");
+  CHECK(render(chat, "chatml_format", false) == "<|im_start|>user\nHi<|im_end|>\n");
 }
 
 TEST_CASE("continue_final_message stops after the last content", "[chat]") {
+  // transformers keeps the content's trailing whitespace when the template renders it and the
+  // content has no leading whitespace (then it cuts after the stripped content).
   std::vector<ChatMessage> chat = {{"user", "Hi"}, {"assistant", "Once upon a time "}};
   ChatTemplateOptions options;
   options.add_generation_prompt = false;
   options.continue_final_message = true;
-  RenderedChat r = render_chat(chat, ChatFormat::ChatML, options);
-  CHECK(r.text == "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\nOnce upon a time");
+  RenderedChat r = render_chat(chat, "chatml_format", options);
+  CHECK(r.text == "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\nOnce upon a time ");
+  chat.back().content = " Once upon a time ";
+  CHECK(render_chat(chat, "chatml_format", options).text ==
+        "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n Once upon a time");
+  chat.back().content = "";  // nothing to find: the rendering stays whole, as in transformers
+  CHECK(render_chat(chat, "chatml_format", options).text ==
+        "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<|im_end|>\n");
+  chat.back().content = "Once upon a time ";
   CHECK(r.assistant_spans.back().end == r.text.size());
   options.add_generation_prompt = true;
-  CHECK_THROWS_AS(render_chat(chat, ChatFormat::ChatML, options), std::invalid_argument);
+  CHECK_THROWS_AS(render_chat(chat, "chatml_format", options), std::invalid_argument);
 }
 
 TEST_CASE("qwen renders tools, tool calls and grouped tool responses", "[chat]") {
@@ -79,9 +87,9 @@ TEST_CASE("qwen renders tools, tool calls and grouped tool responses", "[chat]")
   ChatTemplateOptions options;
   options.add_generation_prompt = false;
   options.tools = Json::array({Json{{"name", "add"}, {"description", "adds"}}});
-  const std::string text = render_chat({{"user", "1+2?"}, call, r1, r2, {"assistant", "It is 3."}},
-                                       ChatFormat::Qwen, options)
-                               .text;
+  const std::string text =
+      render_chat({{"user", "1+2?"}, call, r1, r2, {"assistant", "It is 3."}}, "qwen", options)
+          .text;
   CHECK(text ==
         "<|im_start|>system\nYou are a helpful assistant.\n\n# Tools\n\nYou may call one or more "
         "functions to assist with the user query.\n\nYou are provided with function signatures "
@@ -99,7 +107,7 @@ TEST_CASE("qwen renders tools, tool calls and grouped tool responses", "[chat]")
 
 TEST_CASE("parse_chat inverts render_chat", "[chat][parse]") {
   std::vector<ChatMessage> chat = {{"system", "S"}, {"user", "multi\nline"}, {"assistant", "A"}};
-  for (auto format : {ChatFormat::ChatML, ChatFormat::Qwen}) {
+  for (std::string_view format : {"chatml_format", "qwen"}) {
     auto parsed = parse_chat(render(chat, format, true), format);
     REQUIRE(parsed.size() == 3);
     for (size_t i = 0; i < 3; ++i) {
@@ -108,31 +116,31 @@ TEST_CASE("parse_chat inverts render_chat", "[chat][parse]") {
       CHECK(parsed[i].is_complete);
     }
   }
-  auto open = parse_chat("<|im_start|>user\nQ<|im_end|>\n<|im_start|>assistant\npartial",
-                         ChatFormat::ChatML);
+  auto open =
+      parse_chat("<|im_start|>user\nQ<|im_end|>\n<|im_start|>assistant\npartial", "chatml_format");
   REQUIRE(open.size() == 2);
   CHECK(open[1].content == "partial");
   CHECK_FALSE(open[1].is_complete);
-  CHECK_THROWS_WITH(parse_chat("hello", ChatFormat::ChatML),
-                    "parse_chat: at character 0: expected '<|im_start|>'");
+  CHECK_THROWS_WITH(parse_chat("hello", "chatml_format"),
+                    "parse_chat(chatml_format): at character 0: expected '<|im_start|>'");
 }
 
 TEST_CASE("parse_chat recovers qwen tool calls and responses", "[chat][parse]") {
   ChatMessage call{"assistant", "Let me add."};
   call.tool_calls = Json::array({Json{{"name", "add"}, {"arguments", Json{{"a", 1}}}}});
   std::vector<ChatMessage> chat = {{"user", "1+2?"}, call, {"tool", "3"}, {"tool", "4"}};
-  auto parsed = parse_chat(render(chat, ChatFormat::Qwen, false), ChatFormat::Qwen);
-  REQUIRE(parsed.size() == 5);  // the injected default system message comes back too
-  CHECK(parsed[0].content == "You are a helpful assistant.");
-  CHECK(parsed[2].content == "Let me add.");
-  CHECK(parsed[2].tool_calls == call.tool_calls);
-  CHECK(parsed[3].role == "tool");
-  CHECK(parsed[3].content == "3");
-  CHECK(parsed[4].content == "4");
+  auto parsed = parse_chat(render(chat, "qwen", false), "qwen");
+  REQUIRE(parsed.size() == 4);  // the template's default system message is not the user's
+  CHECK(parsed[0].role == "user");
+  CHECK(parsed[1].content == "Let me add.");
+  CHECK(parsed[1].tool_calls == call.tool_calls);
+  CHECK(parsed[2].role == "tool");
+  CHECK(parsed[2].content == "3");
+  CHECK(parsed[3].content == "4");
 }
 
 TEST_CASE("assistant token mask marks tokens overlapping assistant spans", "[chat]") {
-  RenderedChat r = render_chat({{"user", "Hi"}, {"assistant", "Yo"}}, ChatFormat::ChatML, {false});
+  RenderedChat r = render_chat({{"user", "Hi"}, {"assistant", "Yo"}}, "chatml_format", {false});
   // A toy tokenizer: one token per character.
   Encoding enc;
   for (size_t i = 0; i < r.text.size(); ++i) {
@@ -145,8 +153,26 @@ TEST_CASE("assistant token mask marks tokens overlapping assistant spans", "[cha
     if (mask[i]) masked += r.text[i];
   }
   CHECK(masked == "Yo");
-  CHECK(detect_chat_format("Qwen/Qwen2.5-0.5B") == ChatFormat::Qwen);
-  CHECK(detect_chat_format("gpt2") == ChatFormat::ChatML);
-  CHECK_THROWS_WITH(chat_format_from_name("jinja"),
-                    "unknown chat template 'jinja' (known: chatml_format, qwen)");
+}
+
+TEST_CASE("unknown roles: chatml renders them, qwen drops them, as TorchRL's templates do",
+          "[chat]") {
+  // Rendered from TorchRL's Jinja templates with jinja2 (see test_chat_templates.cpp).
+  const std::vector<ChatMessage> chat = {
+      {"user", "Hi"}, {"critic", "meh"}, {"tool", "42"}, {"assistant", "Yo"}};
+  CHECK(render(chat, "chatml_format", false) ==
+        "<|im_start|>user\nHi<|im_end|>\n<|im_start|>critic\nmeh<|im_end|>\n<|im_start|>tool\n42<|"
+        "im_end|>\n<|im_start|>assistant\nYo<|im_end|>\n");
+  CHECK(render(chat, "qwen", false) ==
+        "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\nHi<|im_end|>"
+        "\n<|im_start|>tool\n<tool_response>\n42\n</tool_response><|im_end|>\n<|im_start|>"
+        "assistant\nYo<|im_end|>\n");
+}
+
+TEST_CASE("a model's output ending at <|im_end|> parses as complete", "[chat][parse]") {
+  auto parsed = parse_chat("<|im_start|>user\nQ<|im_end|>\n<|im_start|>assistant\nA<|im_end|>",
+                           "chatml_format");
+  REQUIRE(parsed.size() == 2);
+  CHECK(parsed[1].content == "A");
+  CHECK(parsed[1].is_complete);
 }

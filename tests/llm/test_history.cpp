@@ -71,7 +71,9 @@ TEST_CASE("malformed chats: the error names the chat, the message and the field"
   CHECK_THROWS_WITH(
       History::from_chats(Json::parse(
           R"([[{"role": "user", "content": "a"}], [{"role": "user", "content": ["b"]}]])")),
-      "from_chats: chat 1, message 0: field 'content' must be a string, got array "
+      "from_chats: chat 1, message 0: field 'content' must be a string or a list of ContentBase "
+      "parts "
+      "(JSON objects), got array "
       "[\"b\"]");
   CHECK_THROWS_WITH(History::from_chats(Json::parse(R"([[{"role": "user"}], "hi"])")),
                     "from_chats: chat 1, a chat must be a list of messages, got \"hi\"");
@@ -149,15 +151,35 @@ TEST_CASE("apply_chat_template_tokens pads and masks assistant tokens", "[histor
                     "apply_chat_template_tokens: options.tokenizer is not set");
 }
 
-TEST_CASE("default_spec describes every field", "[history]") {
+TEST_CASE("default_spec prints as TorchRL 0.14 prints it and makes a zero instance", "[history]") {
+  // Expected text: TorchRL 0.14.0's History.default_spec (example data: a field's default, else
+  // None; role and content are annotated as unions, not `str`), NonTensor.__repr__ and
+  // Composite.__repr__ (torchrl/data/tensor_specs.py), read from the source.
   std::ostringstream os;
   os << History::default_spec({-1});
-  const std::string text = os.str();
-  CHECK(text.rfind("Composite(\n    role: NonTensor(\n        shape=torch.Size([-1]),", 0) == 0);
-  CHECK(text.find("example_data=True") != std::string::npos);
-  CHECK(text.find("tool_responses: NonTensor(") != std::string::npos);
-  CHECK_THAT(text,
-             Catch::EndsWith("    device=None,\n    shape=torch.Size([]),\n    data_cls=History)"));
+  std::string expected = "Composite(\n";
+  for (const char* field : {"role", "content", "is_complete", "tool_calls", "tool_responses"}) {
+    expected += std::string("    ") + field +
+                ": NonTensor(\n        shape=torch.Size([-1]),\n        space=None,\n        "
+                "device=None,\n        dtype=None,\n        domain=None,\n        example_data=" +
+                (std::string(field) == "is_complete" ? "True" : "None") + "),\n";
+  }
+  expected +=
+      "    device=None,\n    shape=torch.Size([]),\n    data_cls=<class "
+      "'torchrl.data.llm.history.History'>)";
+  CHECK(os.str() == expected);
+  std::ostringstream batched;
+  batched << History::default_spec({4, -1});
+  CHECK_THAT(batched.str(), Catch::Contains("shape=torch.Size([4, -1])") &&
+                                Catch::EndsWith("shape=torch.Size([4]),\n    data_cls=<class "
+                                                "'torchrl.data.llm.history.History'>)"));
+  // zero(): the -1 dim becomes 1, fields hold their example data.
+  History zero = History::from_tensordict(History::default_spec({4, -1}).zero());
+  CHECK(zero.batch_size() == std::vector<int64_t>{4, 1});
+  CHECK(zero.is_complete());
+  CHECK_FALSE(zero.tool_calls().has_value());
+  CHECK(zero.role().is_null());
+  CHECK_THROWS_AS(History::default_spec({}), tensordict::ShapeError);
 }
 
 TEST_CASE("batched histories round-trip through memmap in TorchRL's layout", "[history][memmap]") {

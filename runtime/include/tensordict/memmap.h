@@ -103,6 +103,11 @@ TensorDict save_tensordict(const TensorDict& td, const std::string& prefix,
 TensorDict save_tensorclass(const TensorDict& inner, const ClassInfo& info,
                             const std::string& prefix, const WriteOptions& options = {});
 
+/// Marks `td` as the inner TensorDict of the tensorclass `info` names, as loading a tensorclass
+/// directory marks it: writers then save it as that tensorclass wherever it is stored (in a field
+/// typed `any`, in a lazy stack), e.g. a lazy stack of parts as Python's ContentBase.
+void set_class_info(const TensorDict& td, ClassInfo info);
+
 // ---- reading (memmap_read.cpp) -----------------------------------------------------------------
 struct Loaded {
   /// A TensorDict (a tensorclass directory gives its inner TensorDict; a lazy stack its stack),

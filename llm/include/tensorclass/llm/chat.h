@@ -1,10 +1,12 @@
 #pragma once
-// Chat templates of TorchRL's History, without Jinja: the `chatml_format` and `qwen` templates
-// rendered byte-exactly as transformers renders them, their inverse (text -> messages), and the
+// Chat templates of TorchRL's History, without Jinja: TorchRL's six templates (`chatml_format`,
+// `qwen`, `dialogpt`, `falcon`, `deepseek`, `llama`) rendered byte-exactly as transformers renders
+// them, their inverse (text -> messages), templates users register (add_chat_template), and the
 // assistant-token mask computed from character spans.
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,7 +23,11 @@ struct ChatMessage {
   std::string content;
   Json tool_calls = nullptr;      ///< null, or a list of {"name", "arguments"} / {"function": ...}
   Json tool_responses = nullptr;  ///< null, or a list of responses (rendered with Python's str())
-  bool is_complete = true;        ///< false for a trailing assistant message still being written
+  bool is_complete = true;        ///< false for a trailing message still being written
+  /// null, or the message's content as a list of TorchRL ContentBase parts (JSON objects with
+  /// "type" and optional "text", "url", "data", "mime_type", "name", "size", "function_name",
+  /// "function_args"); `content` is then unused.
+  Json content_parts = nullptr;
 };
 
 /// Half-open character range [begin, end) in a rendered text.
@@ -32,10 +38,9 @@ struct CharSpan {
 
 struct RenderedChat {
   std::string text;
-  std::vector<CharSpan> assistant_spans;  ///< the generated part of every assistant message
+  /// What the template's `{% generation %}` blocks enclose (assistant contents, qwen tool calls).
+  std::vector<CharSpan> assistant_spans;
 };
-
-enum class ChatFormat { ChatML, Qwen };
 
 struct ChatTemplateOptions {
   bool add_generation_prompt = true;
@@ -43,23 +48,67 @@ struct ChatTemplateOptions {
   /// model continues it. Incompatible with add_generation_prompt, as in transformers.
   bool continue_final_message = false;
   Json tools = nullptr;  ///< qwen: a list of tool descriptions (JSON objects)
+  /// The tokenizer's special tokens the templates write (`{{ bos_token }}`, `{{ eos_token }}`);
+  /// unset: the model family's own (see docs/llm.md), e.g. "<|endoftext|>" for dialogpt.
+  std::optional<std::string> bos_token = std::nullopt;
+  std::optional<std::string> eos_token = std::nullopt;
 };
 
-/// "chatml_format" or "qwen"; std::invalid_argument listing the known names otherwise.
-ChatFormat chat_format_from_name(std::string_view name);
-/// TorchRL's auto-detection from a tokenizer name: names containing "qwen" use qwen, others chatml.
-ChatFormat detect_chat_format(std::string_view tokenizer_name);
+/// Builds a rendering: template text, and text a template's `{% generation %}` block encloses.
+class ChatWriter {
+ public:
+  void put(std::string_view s) { text_ += s; }
+  /// Text the model generates (marked in the assistant mask).
+  void generated(std::string_view s) {
+    spans_.push_back({text_.size(), text_.size() + s.size()});
+    text_ += s;
+  }
+  const std::string& text() const { return text_; }
+  RenderedChat finish() { return {std::move(text_), std::move(spans_)}; }
 
-/// Renders messages; messages whose role is "<none>" (History's padding) are skipped.
-RenderedChat render_chat(const std::vector<ChatMessage>& messages, ChatFormat format,
+ private:
+  std::string text_;
+  std::vector<CharSpan> spans_;
+};
+
+/// A template's renderer gets the messages without History's "<none>" padding; it writes the
+/// generation prompt itself when options.add_generation_prompt is set. continue_final_message is
+/// applied to its output by render_chat (as transformers does, whatever the template).
+using ChatRenderer =
+    std::function<RenderedChat(const std::vector<ChatMessage>&, const ChatTemplateOptions&)>;
+/// A template's inverse: a rendered text back into messages (std::invalid_argument on text the
+/// template cannot have rendered).
+using ChatParser = std::function<std::vector<ChatMessage>(std::string_view text)>;
+
+/// Registers a template under `name` for render_chat, parse_chat, History's apply_chat_template
+/// (text, tokens, assistant masks) and from_text. `model_family_keywords` (case-insensitive) make
+/// detect_chat_template pick it for model names containing one of them, before the built-in
+/// families. Registering a name again replaces that template; a built-in name is
+/// std::invalid_argument, as is a missing renderer or parser.
+void add_chat_template(const std::string& name, ChatRenderer render, ChatParser parse,
+                       std::vector<std::string> model_family_keywords = {});
+
+/// The names render_chat accepts: the built-in ones, then the registered ones.
+std::vector<std::string> chat_template_names();
+
+/// TorchRL's choice of template for a tokenizer's name_or_path (case-insensitive): registered
+/// keywords first, then qwen ("qwen"), dialogpt ("dialogpt", "microsoft/dialo"), falcon
+/// ("falcon"), deepseek ("deepseek"), llama ("llama"), else chatml_format.
+std::string detect_chat_template(std::string_view model_name);
+
+/// Renders messages with the template `template_name`; messages whose role is "<none>"
+/// (History's padding) are skipped. std::invalid_argument for an unknown name (listing the known
+/// ones) or a final message that continue_final_message cannot find in the rendering.
+RenderedChat render_chat(const std::vector<ChatMessage>& messages, std::string_view template_name,
                          const ChatTemplateOptions& options = {});
 
-/// Parses a rendered text back into messages. A trailing open assistant block becomes an
-/// incomplete message (or is dropped when empty: it was a generation prompt). For qwen, tool calls
-/// and tool responses are recovered. std::invalid_argument on text that is not in the format.
-std::vector<ChatMessage> parse_chat(std::string_view text, ChatFormat format);
+/// Parses a rendered text back into messages. A trailing open message becomes an incomplete one;
+/// a trailing generation prompt is dropped. std::invalid_argument, naming the character, on text
+/// the template cannot have rendered.
+std::vector<ChatMessage> parse_chat(std::string_view text, std::string_view template_name);
 
-/// Token ids with the character span each token covers, as a user's tokenizer reports them.
+/// Token ids with the character span each token covers, as a user's tokenizer reports them
+/// (transformers: `return_offsets_mapping=True`; see docs/llm.md for wiring a tokenizer library).
 struct Encoding {
   std::vector<int64_t> ids;
   std::vector<CharSpan> offsets;

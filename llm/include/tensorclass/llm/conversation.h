@@ -26,7 +26,27 @@ tensordict::TensorDict conversation_tensordict(const std::vector<ChatMessage>& m
 tensordict::TensorDict batch_tensordict(const std::vector<std::vector<ChatMessage>>& chats);
 
 /// One message from a JSON object {"role", "content", ["is_complete", "tool_calls",
-/// "tool_responses"]}; std::invalid_argument naming an unknown key.
+/// "tool_responses"]}; std::invalid_argument naming an unknown key, tensordict::TypeError naming
+/// a field of the wrong kind.
 ChatMessage message_from_json(const Json& message);
+
+/// Sets `key` of `m` from a JSON value: role (string), content (string, or a list of ContentBase
+/// parts), is_complete (bool), tool_calls (null or list of objects), tool_responses (null or
+/// list). tensordict::TypeError naming the field (and the part) when the value is of another kind.
+void set_message_field(ChatMessage& m, const std::string& key, const Json& value);
+
+/// The values of entry `key` of a 0-D or 1-D TensorDict, one per element (`n`): a NonTensorData
+/// repeated, a NonTensorStack's items, a tensor's numbers, a nested ContentBase's parts; nulls
+/// when absent.
+Json message_column(const tensordict::TensorDict& td, const char* key, int64_t n);
+
+/// ContentBase parts: TypeError naming the part and the field unless `parts` is a non-empty list
+/// of objects with a string "type" and TorchRL's fields of the right kinds.
+void check_content_parts(const Json& parts);
+/// The ContentBase TensorDict (batch [k]) holding `parts` (checked); a field no part sets is
+/// absent.
+tensordict::TensorDict content_parts_tensordict(const Json& parts);
+/// The parts of a ContentBase TensorDict of batch [k], as JSON objects without their null fields.
+Json content_parts_json(const tensordict::TensorDict& parts);
 
 }  // namespace tensorclass::llm

@@ -6,11 +6,13 @@
 #include <vector>
 
 #include "tensorclass/llm/chat.h"
+#include "tensordict/tensordict.h"
 
 namespace tensorclass::llm {
 
 struct HistoryTemplateOptions : ChatTemplateOptions {
-  /// "chatml_format" or "qwen"; empty: detected from `tokenizer_name` (chatml when that is empty).
+  /// A template name (chat_template_names()); empty: detected from `tokenizer_name` by
+  /// detect_chat_template (chatml_format when that is empty).
   std::string chat_template_name;
   /// The tokenizer's name_or_path, used to pick a template when none is named.
   std::string tokenizer_name;
@@ -29,10 +31,17 @@ struct NonTensorFieldSpec {
   Json example_data;
 };
 
-/// TorchRL's Composite spec of a History, printable.
+/// TorchRL's Composite spec of a History (TorchRL 0.14, torchrl/data/llm/history.py), printable
+/// as TorchRL prints it.
 struct HistorySpec {
-  std::vector<int64_t> shape;
+  std::vector<int64_t> shape;  ///< the Composite's shape: the History shape without its last dim
   std::vector<NonTensorFieldSpec> fields;
+  std::string data_cls;  ///< Python's str() of the class: "<class '...History'>"
+
+  /// An instance as TorchRL's Composite.zero() makes it: batch `shape` + [m], m the fields' last
+  /// dim (1 where it is -1), every field its example data. Wrap it with
+  /// History::from_tensordict.
+  tensordict::TensorDict zero() const;
 };
 
 std::ostream& operator<<(std::ostream& os, const HistorySpec& spec);

@@ -1,0 +1,243 @@
+// The template registry (built-in and user templates), render_chat / parse_chat over it,
+// transformers' continue_final_message cut, and the assistant-token mask.
+#include <algorithm>
+#include <mutex>
+#include <stdexcept>
+
+#include "chat_builtin.h"
+#include "tensorclass/llm/chat.h"
+
+namespace tensorclass::llm {
+namespace {
+
+struct Template {
+  std::string name;
+  ChatRenderer render;
+  ChatParser parse;
+  std::vector<std::string> keywords;  // lower case
+};
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+class Registry {
+ public:
+  static Registry& instance() {
+    static Registry registry;
+    return registry;
+  }
+
+  void add(Template t) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = std::find_if(templates_.begin(), templates_.end(),
+                           [&](const Template& x) { return x.name == t.name; });
+    if (it == templates_.end()) {
+      templates_.push_back(std::move(t));
+    } else if (static_cast<size_t>(it - templates_.begin()) < builtin_count_) {
+      throw std::invalid_argument("add_chat_template: '" + t.name +
+                                  "' is a built-in template and cannot be replaced");
+    } else {
+      *it = std::move(t);
+    }
+  }
+
+  Template find(std::string_view name) const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& t : templates_) {
+      if (t.name == name) return t;
+    }
+    std::string known;
+    for (const auto& t : templates_) known += (known.empty() ? "" : ", ") + t.name;
+    throw std::invalid_argument("unknown chat template '" + std::string(name) +
+                                "' (known: " + known + "; add_chat_template registers others)");
+  }
+
+  std::vector<std::string> names() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<std::string> out;
+    for (const auto& t : templates_) out.push_back(t.name);
+    return out;
+  }
+
+  std::string detect(std::string_view model_name) const {
+    const std::string name = lower(model_name);
+    std::lock_guard<std::mutex> lock(mutex_);
+    // Registered families win over the built-in ones, as in TorchRL; the built-ins are tried in
+    // TorchRL's order (a "qwen" match beats a "llama" one).
+    auto matches = [&](const Template& t) {
+      return std::any_of(t.keywords.begin(), t.keywords.end(),
+                         [&](const std::string& k) { return name.find(k) != std::string::npos; });
+    };
+    const auto builtins_end = templates_.begin() + static_cast<std::ptrdiff_t>(builtin_count_);
+    auto found = std::find_if(builtins_end, templates_.end(), matches);
+    if (found != templates_.end()) return found->name;
+    found = std::find_if(templates_.begin(), builtins_end, matches);
+    if (found != builtins_end) return found->name;
+    return "chatml_format";
+  }
+
+ private:
+  Registry() {
+    using namespace detail;
+    templates_ = {
+        {"chatml_format", render_chatml, parse_chatml, {}},
+        {"qwen", render_qwen, parse_qwen, {"qwen"}},
+        {"dialogpt", render_dialogpt, parse_dialogpt, {"dialogpt", "microsoft/dialo"}},
+        {"falcon", render_falcon, parse_falcon, {"falcon"}},
+        {"deepseek", render_deepseek, parse_deepseek, {"deepseek"}},
+        {"llama", render_llama, parse_llama, {"llama"}},
+    };
+    builtin_count_ = templates_.size();
+  }
+
+  mutable std::mutex mutex_;
+  std::vector<Template> templates_;
+  size_t builtin_count_ = 0;
+};
+
+// The text transformers looks for: the content, or the last text part of ContentBase content.
+std::string_view final_text(const ChatMessage& m) {
+  if (m.content_parts.is_null()) return m.content;
+  for (auto it = m.content_parts.rbegin(); it != m.content_parts.rend(); ++it) {
+    if (it->is_object() && it->contains("text") && (*it)["text"].is_string()) {
+      return (*it)["text"].get_ref<const std::string&>();
+    }
+  }
+  throw std::invalid_argument(
+      "continue_final_message: the final message has no text part to continue");
+}
+
+// transformers' cut: after the last occurrence of the final content (stripped); the content's
+// trailing whitespace is kept when the rendering has it and the content has no leading one.
+void cut_after_final_message(RenderedChat& r, std::string_view message) {
+  const std::string_view stripped = detail::strip(message);
+  size_t lead = 0;
+  while (lead < message.size() && detail::is_space(message[lead])) ++lead;
+  const size_t at = r.text.rfind(stripped);
+  if (at == std::string::npos) {
+    throw std::invalid_argument(
+        "continue_final_message: the final message does not appear in the rendered chat (the "
+        "template drops or changes it)");
+  }
+  const bool kept_as_is = lead == 0 && r.text.compare(at, message.size(), message) == 0;
+  const size_t end = at + (kept_as_is ? message.size() : stripped.size());
+  r.text.resize(end);
+  std::vector<CharSpan> spans;
+  for (auto span : r.assistant_spans) {
+    span.end = std::min(span.end, end);
+    if (span.begin < span.end) spans.push_back(span);
+  }
+  r.assistant_spans = std::move(spans);
+}
+
+}  // namespace
+
+void add_chat_template(const std::string& name, ChatRenderer render, ChatParser parse,
+                       std::vector<std::string> model_family_keywords) {
+  if (name.empty()) throw std::invalid_argument("add_chat_template: the name is empty");
+  if (!render || !parse) {
+    throw std::invalid_argument("add_chat_template: template '" + name +
+                                "' needs both a renderer and a parser");
+  }
+  for (auto& k : model_family_keywords) {
+    if (k.empty()) throw std::invalid_argument("add_chat_template: an empty model keyword");
+    k = lower(k);
+  }
+  Registry::instance().add({name, std::move(render), std::move(parse), model_family_keywords});
+}
+
+std::vector<std::string> chat_template_names() { return Registry::instance().names(); }
+
+std::string detect_chat_template(std::string_view model_name) {
+  return Registry::instance().detect(model_name);
+}
+
+RenderedChat render_chat(const std::vector<ChatMessage>& messages, std::string_view template_name,
+                         const ChatTemplateOptions& options) {
+  const Template t = Registry::instance().find(template_name);
+  if (options.continue_final_message && options.add_generation_prompt) {
+    throw std::invalid_argument(
+        "continue_final_message and add_generation_prompt cannot both be set: the first continues "
+        "the last message, the second opens a new one");
+  }
+  std::vector<ChatMessage> kept;
+  std::copy_if(messages.begin(), messages.end(), std::back_inserter(kept),
+               [](const ChatMessage& m) { return m.role != "<none>"; });
+  if (options.continue_final_message && kept.empty()) {
+    throw std::invalid_argument("continue_final_message needs at least one message");
+  }
+  RenderedChat out = t.render(kept, options);
+  if (options.continue_final_message) cut_after_final_message(out, final_text(kept.back()));
+  return out;
+}
+
+std::vector<ChatMessage> parse_chat(std::string_view text, std::string_view template_name) {
+  return Registry::instance().find(template_name).parse(text);
+}
+
+std::vector<int64_t> assistant_token_mask(const Encoding& encoding,
+                                          const std::vector<CharSpan>& assistant_spans) {
+  if (encoding.offsets.size() != encoding.ids.size()) {
+    throw std::invalid_argument("tokenizer returned " + std::to_string(encoding.ids.size()) +
+                                " ids but " + std::to_string(encoding.offsets.size()) + " offsets");
+  }
+  std::vector<int64_t> mask(encoding.ids.size(), 0);
+  for (size_t t = 0; t < mask.size(); ++t) {
+    const CharSpan& tok = encoding.offsets[t];
+    for (const auto& span : assistant_spans) {
+      if (tok.begin < span.end && span.begin < tok.end) {
+        mask[t] = 1;
+        break;
+      }
+    }
+  }
+  return mask;
+}
+
+namespace detail {
+
+bool is_space(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  return u == ' ' || (u >= '\t' && u <= '\r') || (u >= 0x1c && u <= 0x1f);
+}
+
+std::string_view strip(std::string_view s) {
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+const std::string& text_content(const ChatMessage& m, size_t index,
+                                std::string_view template_name) {
+  if (!m.content_parts.is_null()) {
+    throw std::invalid_argument("template '" + std::string(template_name) +
+                                "' renders content as a string; message " + std::to_string(index) +
+                                " has ContentBase parts (the llama template renders their text)");
+  }
+  return m.content;
+}
+
+void bad_text(std::string_view template_name, size_t pos, const std::string& what) {
+  throw std::invalid_argument("parse_chat(" + std::string(template_name) + "): at character " +
+                              std::to_string(pos) + ": " + what);
+}
+
+size_t find_message_end(std::string_view text, size_t from, std::string_view end,
+                        const std::vector<std::string_view>& next) {
+  for (size_t at = text.find(end, from); at != std::string_view::npos;
+       at = text.find(end, at + 1)) {
+    const std::string_view rest = text.substr(at + end.size());
+    if (rest.empty()) return at;
+    for (auto n : next) {
+      if (rest.substr(0, n.size()) == n) return at;
+    }
+  }
+  return std::string_view::npos;
+}
+
+}  // namespace detail
+}  // namespace tensorclass::llm

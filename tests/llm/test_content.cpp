@@ -1,0 +1,182 @@
+// ContentBase (TorchRL's typed content parts) as History content, and malformed chats: every
+// error names the message and the field. The llama strings are rendered from TorchRL's llama
+// Jinja template with jinja2 (see test_chat_templates.cpp).
+#include <ATen/ATen.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "history.h"
+#include "tensorclass/llm/conversation.h"
+#include "tensordict/memmap.h"
+
+using tensordict::Json;
+using torchrl::llm::ContentBase;
+using torchrl::llm::History;
+using torchrl::llm::HistoryTemplateOptions;
+
+namespace {
+
+const Json kParts = Json::parse(R"([
+  {"type": "text", "text": " Describe "},
+  {"type": "image", "url": "https://example.com/cat.jpg", "mime_type": "image/jpeg", "size": 2048},
+  {"type": "text", "text": "this."}])");
+
+Json multimodal_chat(const Json& answer) {
+  return Json::array({Json{{"role", "user"}, {"content", kParts}},
+                      Json{{"role", "assistant"}, {"content", answer}}});
+}
+
+HistoryTemplateOptions named(std::string name, bool generation_prompt) {
+  HistoryTemplateOptions o;
+  o.chat_template_name = std::move(name);
+  o.add_generation_prompt = generation_prompt;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("ContentBase is a generated tensorclass with TorchRL's fields", "[content]") {
+  ContentBase::Args args;
+  args.field_type = "text";
+  args.text = "Hello, world!";
+  ContentBase part(args);
+  CHECK(part.field_type() == "text");
+  CHECK(part.text() == "Hello, world!");
+  CHECK(part.url().is_null());
+  CHECK(std::string(ContentBase::spec().python_type) ==
+        "<class 'torchrl.data.llm.history.ContentBase'>");
+  CHECK(ContentBase::fields() == std::vector<std::string>{"type", "text", "url", "data",
+                                                          "mime_type", "name", "size",
+                                                          "function_name", "function_args"});
+  // Batched parts: one value per part.
+  ContentBase::Args two;
+  two.field_type = Json::array({"text", "image"});
+  two.url = Json::array({nullptr, "https://example.com/a.png"});
+  ContentBase parts(two, {2});
+  CHECK(parts[1].url() == "https://example.com/a.png");
+  CHECK(parts[0].field_type() == "text");
+}
+
+TEST_CASE("a History holds ContentBase parts and renders their text", "[content]") {
+  History h =
+      History::from_chats(multimodal_chat(Json::parse(R"([{"type": "text", "text": "A cat. "}])")));
+  // TorchRL's layout: a lazy stack of messages, each holding its parts as a ContentBase.
+  CHECK(h._tensordict().is_lazy_stack());
+  CHECK(h.batch_size() == std::vector<int64_t>{2});
+  REQUIRE(h[0]._tensordict().get_value("content").is_tensordict());
+  ContentBase first = ContentBase::from_tensordict(h[0]._tensordict().get_tensordict("content"));
+  CHECK(first.batch_size() == std::vector<int64_t>{3});
+  CHECK(first.field_type() == Json::array({"text", "image", "text"}));
+  // llama renders the text parts, each trimmed.
+  CHECK(h.apply_chat_template(named("llama", true))[0] ==
+        "<|begin_of_text|><|header_start|>user<|header_end|>\n\nDescribethis.<|eot|><|header_start|"
+        ">assistant<|header_end|>\n\nA cat.<|eot|><|header_start|>assistant<|header_end|>\n\n");
+  // continue_final_message continues the last text part.
+  History open = History::from_chats(multimodal_chat(
+      Json::parse(R"([{"type": "text", "text": "A cat "}, {"type": "image", "url": "u"}])")));
+  HistoryTemplateOptions cont = named("llama", false);
+  cont.continue_final_message = true;
+  CHECK(open.apply_chat_template(cont)[0] ==
+        "<|begin_of_text|><|header_start|>user<|header_end|>\n\nDescribethis.<|eot|><|header_start|"
+        ">assistant<|header_end|>\n\nA cat");
+  // The other templates concatenate content as a string: TorchRL's Jinja fails there too.
+  CHECK_THROWS_WITH(h.apply_chat_template(named("chatml_format", false)),
+                    "template 'chatml_format' renders content as a string; message 0 has "
+                    "ContentBase parts (the llama template renders their text)");
+}
+
+TEST_CASE("ContentBase parts round-trip through a History", "[content]") {
+  const Json answer = Json::parse(R"([{"type": "function_call", "function_name": "zoom",
+                                       "function_args": {"factor": 2}}])");
+  History h = History::from_chats(multimodal_chat(answer));
+  const auto messages = tensorclass::llm::conversation_messages(h._tensordict());
+  REQUIRE(messages.size() == 2);
+  CHECK(messages[0].content_parts == kParts);
+  CHECK(messages[1].content_parts == answer);
+  CHECK(h[1].role() == "assistant");
+  // A single message (0-D History): its content is the parts themselves, batch [k].
+  const auto one = tensorclass::llm::conversation_messages(h[0]._tensordict());
+  REQUIRE(one.size() == 1);
+  CHECK(one[0].content_parts == kParts);
+  // Parts stored densely (a ContentBase of batch [k], as stack() makes it) read the same.
+  ContentBase::Args dense;
+  dense.field_type = Json::array({"text", "image"});
+  dense.text = Json::array({"Hi", nullptr});
+  dense.url = Json::array({nullptr, "u"});
+  tensordict::TensorDict message({}, {});
+  message.set_non_tensor("role", "user");
+  message.set("content", ContentBase(dense, {2})._tensordict());
+  CHECK(tensorclass::llm::conversation_messages(message).at(0).content_parts ==
+        Json::parse(R"([{"type": "text", "text": "Hi"}, {"type": "image", "url": "u"}])"));
+  // A batch of such conversations, of different lengths.
+  const Json text_answer = Json::parse(R"([{"type": "text", "text": "Zoomed."}])");
+  History batch = History::from_chats(
+      Json::array({multimodal_chat(text_answer), Json::array({multimodal_chat(answer)[0]})}));
+  CHECK(batch.batch_size() == std::vector<int64_t>{2, -1});
+  const auto texts = batch.apply_chat_template(named("llama", false));
+  REQUIRE(texts.size() == 2);
+  CHECK(texts[1] == "<|begin_of_text|><|header_start|>user<|header_end|>\n\nDescribethis.<|eot|>");
+  CHECK_THAT(texts[0],
+             Catch::EndsWith("<|header_start|>assistant<|header_end|>\n\nZoomed.<|eot|>"));
+}
+
+TEST_CASE("a History with ContentBase parts memmaps and loads back", "[content][memmap]") {
+  const Json answer = Json::parse(R"([{"type": "text", "text": "A cat."}])");
+  History h = History::from_chats(
+      Json::array({multimodal_chat(answer), Json::array({multimodal_chat(answer)[0]})}));
+  const auto dir = std::filesystem::temp_directory_path() / "tc_history_content";
+  std::filesystem::remove_all(dir);
+  h.memmap(dir.string());
+  History back = History::load_memmap(dir.string());
+  CHECK(back.apply_chat_template(named("llama", false)) ==
+        h.apply_chat_template(named("llama", false)));
+  const auto messages = tensorclass::llm::conversation_messages(back[0]._tensordict());
+  REQUIRE(messages.size() == 2);
+  CHECK(messages[0].content_parts == kParts);
+  // Python's layout (checked against Python tensordict 0.14 by hand): each message's parts are a
+  // ContentBase directory over a lazy stack, None listing the fields not every part has.
+  const Json meta = tensordict::memmap::read_meta((dir / "_tensordict/0/0/content").string());
+  CHECK(meta["_type"] == "<class 'torchrl.data.llm.history.ContentBase'>");
+  CHECK_FALSE(meta.contains("type"));
+  CHECK(meta["text"].is_null());
+  CHECK(meta.contains("url"));
+  CHECK(tensordict::memmap::read_meta(
+            (dir / "_tensordict/0/0/content/_tensordict").string())["_type"] ==
+        "<class 'tensordict._lazy.LazyStackedTensorDict'>");
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("malformed chats name the message, the part and the field", "[content][errors]") {
+  auto from = [](const char* json) { return History::from_chats(Json::parse(json)); };
+  CHECK_THROWS_WITH(from(R"([{"role": "user", "content": [{"type": 3}]}])"),
+                    "from_chats: message 0: field 'content': part 0: field 'type' must be a "
+                    "string, got number 3");
+  CHECK_THROWS_WITH(
+      from(R"([{"role": "user", "content": [{"type": "text"}, {"type": "image", "colour": 1}]}])"),
+      Catch::StartsWith("from_chats: message 0: field 'content': part 1: unknown ContentBase field "
+                        "'colour' (known: type, text,"));
+  CHECK_THROWS_WITH(from(R"([{"role": "user", "content": [{"text": "no type"}]}])"),
+                    "from_chats: message 0: field 'content': part 0: field 'type' is missing");
+  CHECK_THROWS_WITH(from(R"([{"role": "user", "content": [{"type": "image", "size": "big"}]}])"),
+                    "from_chats: message 0: field 'content': part 0: field 'size' must be an "
+                    "integer, got string \"big\"");
+  CHECK_THROWS_WITH(from(R"([{"role": "user", "content": "a", "tool_calls": "add"}])"),
+                    "from_chats: message 0: field 'tool_calls' must be null or a list of JSON "
+                    "objects, got \"add\"");
+  CHECK_THROWS_WITH(from(R"([{"role": "user", "content": "a", "tool_responses": 3}])"),
+                    "from_chats: message 0: field 'tool_responses' must be null or a list, got 3");
+  CHECK_THROWS_WITH(
+      from(
+          R"([{"role": "user", "content": "a"}, {"role": "user", "content": [{"type": "text"}]}])"),
+      "from_chats: message 1: a conversation's contents must be all strings or all ContentBase "
+      "parts (TorchRL stacks them into one entry)");
+  // A History built directly, with a role that is not a string: the error names the message.
+  History direct({Json::array({"user", 7}), Json::array({"a", "b"})}, {2});
+  CHECK_THROWS_WITH(direct.apply_chat_template(),
+                    "History message 1: field 'role' must be a string, got number 7");
+  History no_text({Json::array({"user"}), Json::array({Json{{"a", 1}}})}, {1});
+  CHECK_THROWS_WITH(no_text.apply_chat_template(),
+                    "History message 0: field 'content' must be a string or a list of ContentBase "
+                    "parts (JSON objects), got object {\"a\":1}");
+}
