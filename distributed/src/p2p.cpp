@@ -20,33 +20,24 @@ int tag_of(const CommOptions& options, size_t i) {
   return static_cast<int>(options.init_tag + static_cast<int64_t>(i));
 }
 
-void send_leaves(const TensorDict& td, c10d::ProcessGroup& group, int dst,
-                 const CommOptions& options) {
-  const auto leaves = detail::sorted_leaves(td, "send");
+// Every tensor leaf in Python's order, one message each, all posted before any is waited for.
+void transfer_leaves(const TensorDict& td, c10d::ProcessGroup& group, int peer,
+                     const CommOptions& options, bool sending) {
+  const char* op = sending ? "send" : "recv";
+  const auto leaves = detail::sorted_leaves(td, op);
   detail::Buffers buffers;
   std::vector<c10::intrusive_ptr<c10d::Work>> works;
   for (size_t i = 0; i < leaves.size(); ++i) {
     buffers.add(leaves[i].tensor);
-    works.push_back(group.send(buffers.at(i), dst, tag_of(options, i)));
+    const int tag = tag_of(options, i);
+    works.push_back(sending ? group.send(buffers.at(i), peer, tag)
+                            : group.recv(buffers.at(i), peer, tag));
   }
+  const std::string direction = sending ? to(peer) : from(peer);
   for (size_t i = 0; i < works.size(); ++i) {
-    detail::wait(works[i], options, "send: key '" + leaves[i].path + "'" + to(dst));
+    detail::wait(works[i], options, std::string(op) + ": key '" + leaves[i].path + "'" + direction);
   }
-}
-
-void recv_leaves(const TensorDict& td, c10d::ProcessGroup& group, int src,
-                 const CommOptions& options) {
-  const auto leaves = detail::sorted_leaves(td, "recv");
-  detail::Buffers buffers;
-  std::vector<c10::intrusive_ptr<c10d::Work>> works;
-  for (size_t i = 0; i < leaves.size(); ++i) {
-    buffers.add(leaves[i].tensor);
-    works.push_back(group.recv(buffers.at(i), src, tag_of(options, i)));
-  }
-  for (size_t i = 0; i < works.size(); ++i) {
-    detail::wait(works[i], options, "recv: key '" + leaves[i].path + "'" + from(src));
-  }
-  buffers.finish();
+  if (!sending) buffers.finish();
 }
 
 // The receiver's side of the consolidated path: straight into its own buffer when the layouts
@@ -102,7 +93,7 @@ void send(const TensorDict& td, c10d::ProcessGroup& group, int dst, const CommOp
     detail::send_tensor(group, flat, dst, tag_of(options, 0), options,
                         "send: the consolidated buffer" + to(dst));
   } else {
-    send_leaves(source, group, dst, options);
+    transfer_leaves(source, group, dst, options, true);
   }
 }
 
@@ -133,7 +124,7 @@ void recv(const TensorDict& td, c10d::ProcessGroup& group, int src, const CommOp
   if (options.consolidated) {
     recv_consolidated(td, group, src, options, options.check ? &sent : nullptr);
   } else {
-    recv_leaves(td, group, src, options);
+    transfer_leaves(td, group, src, options, false);
   }
 }
 

@@ -61,7 +61,8 @@ void check_fits(const TensorDict& td, torch::nn::Module& module, const std::stri
   }
 }
 
-TensorDict swap_in(const TensorDict& td, torch::nn::Module& module, bool inplace) {
+TensorDict swap_in(const TensorDict& td, torch::nn::Module& module, bool inplace,
+                   bool return_swap) {
   auto params = module.named_parameters(false);
   auto buffers = module.named_buffers(false);
   auto children = module.named_children();
@@ -69,15 +70,18 @@ TensorDict swap_in(const TensorDict& td, torch::nn::Module& module, bool inplace
   for (const auto& [key, value] : td.items()) {
     const std::string& name = key.front();
     if (value.is_tensordict()) {
-      old.set(name, swap_in(value.tensordict(), **children.find(name), inplace));
+      TensorDict child = swap_in(value.tensordict(), **children.find(name), inplace, return_swap);
+      if (return_swap) old.set(name, child);
       continue;
     }
     at::Tensor& target = *own_tensor(module, name, params, buffers);
+    if (return_swap) {
+      // A detached alias keeps the old storage once target is re-pointed; a copy when in place.
+      old.set(name, inplace ? target.detach().clone() : target.detach());
+    }
     if (inplace) {
-      old.set(name, target.detach().clone());
       target.detach().copy_(value.tensor());
     } else {
-      old.set(name, target.detach());  // keeps the old storage once target is re-pointed
       target.set_(value.tensor());
     }
   }
@@ -102,10 +106,10 @@ TensorDict TensorDict::from_module(const torch::nn::Module& module, bool as_modu
   return out;
 }
 
-TensorDict TensorDict::to_module(torch::nn::Module& module, bool inplace) const {
+TensorDict TensorDict::to_module(torch::nn::Module& module, bool inplace, bool return_swap) const {
   check_fits(*this, module, "");
   at::NoGradGuard no_grad;
-  return swap_in(*this, module, inplace);
+  return swap_in(*this, module, inplace, return_swap);
 }
 
 ModuleSwap TensorDict::to_module_scoped(torch::nn::Module& module) const {

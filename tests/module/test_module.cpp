@@ -99,6 +99,10 @@ TEST_CASE("to_module in place copies into the module's own storage", "[module]")
   CHECK(weight->data_ptr() == storage);
   CHECK(weight->eq(1).all().item<bool>());
   CHECK_FALSE(old.get({"0", "weight"}).eq(1).all().item<bool>());
+  TensorDict twos = ones.apply([](const at::Tensor& t) { return t * 2; });
+  CHECK(twos.to_module(*model, true, false).is_empty());
+  CHECK(weight->data_ptr() == storage);
+  CHECK(weight->eq(2).all().item<bool>());
 }
 
 TEST_CASE("to_module names the key of a mismatch and leaves the module untouched", "[module]") {

@@ -397,9 +397,11 @@ class TensorDict {
   /// `as_module`: the result is locked, as Python's TensorDictParams.
   static TensorDict from_module(const torch::nn::Module& module, bool as_module = false);
   /// Puts this TensorDict's tensors into `module` (the module's tensors then share their storage;
-  /// `inplace`: copied into the module's own storage instead) and returns the tensors it had.
+  /// `inplace`: copied into the module's own storage instead) and returns the tensors it had
+  /// (`return_swap` = false: an empty TensorDict, which saves a copy when `inplace`).
   /// KeyError for a key the module lacks; ShapeError/TypeError for a shape or dtype that differs.
-  TensorDict to_module(torch::nn::Module& module, bool inplace = false) const;
+  TensorDict to_module(torch::nn::Module& module, bool inplace = false,
+                       bool return_swap = true) const;
   /// to_module until the returned guard is destroyed, which puts the original tensors back
   /// (Python's `with params.to_module(module):`).
   ModuleSwap to_module_scoped(torch::nn::Module& module) const;
