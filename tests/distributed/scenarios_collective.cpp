@@ -75,3 +75,21 @@ SCENARIO_FN("scatter") {
   const TensorDict mine = dist::scatter(parts, group.pg(), 1);
   EXPECT(same(mine, sample(group.rank() * 10)));
 }
+
+SCENARIO_FN("shared_dataset") {
+  // Rank 0 saves a dataset once; every rank maps the same directory at the same time and reads
+  // its own rows (docs/distributed.md, "Several processes reading one memmapped dataset").
+  const std::string dir = dist_test::shared_dir() + "/dataset";
+  const int64_t rows = 8;
+  const TensorDict dataset({{"x", at::arange(rows * 3, at::kFloat).reshape({rows, 3})},
+                            {"y", at::arange(rows, at::kLong)}},
+                           {rows});
+  if (group.rank() == 0) dataset.memmap(dir, {2});
+  dist::broadcast(TensorDict(), group.pg(), 0);  // a barrier: the directory is there
+  const TensorDict data = TensorDict::load_memmap(dir, std::nullopt, 2);
+  const int64_t per = rows / group.size();
+  const TensorDict mine = data.index({Slice(group.rank() * per, (group.rank() + 1) * per)});
+  EXPECT(mine.get("y").equal(at::arange(group.rank() * per, (group.rank() + 1) * per, at::kLong)));
+  EXPECT(mine.get("x").equal(dataset.get("x").narrow(0, group.rank() * per, per)));
+  dist::broadcast(TensorDict(), group.pg(), 0);  // nobody leaves while others read
+}

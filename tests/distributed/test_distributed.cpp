@@ -39,3 +39,6 @@ TEST_CASE("distributed all_reduce mismatch names the key on every rank", "[distr
 }
 TEST_CASE("distributed all_gather over 4 ranks", "[distributed]") { run("all_gather", 4); }
 TEST_CASE("distributed scatter over 4 ranks", "[distributed]") { run("scatter", 4); }
+TEST_CASE("distributed: 4 processes read one memmapped dataset at once", "[distributed]") {
+  run("shared_dataset", 4);
+}

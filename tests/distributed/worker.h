@@ -33,6 +33,9 @@ void expect_throw(F&& fn, const std::string& message, const char* file, int line
   fail("no exception (expected: " + message + ")", file, line);
 }
 
+/// A directory every rank of a file-store run shares (the store's), removed by the launcher.
+const std::string& shared_dir();
+
 /// A nested TensorDict with non-tensor data, values made from `seed`.
 tensordict::TensorDict sample(double seed);
 bool same(const tensordict::TensorDict& a, const tensordict::TensorDict& b);

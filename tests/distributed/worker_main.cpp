@@ -11,6 +11,15 @@ std::map<std::string, Scenario>& scenarios() {
   return all;
 }
 
+namespace {
+std::string g_shared_dir;
+}
+
+const std::string& shared_dir() {
+  if (g_shared_dir.empty()) throw std::runtime_error("this scenario needs a file store");
+  return g_shared_dir;
+}
+
 void fail(const std::string& what, const char* file, int line) {
   throw std::runtime_error(std::string(file) + ":" + std::to_string(line) + ": " + what);
 }
@@ -59,6 +68,9 @@ int main(int argc, char** argv) {
     auto it = dist_test::scenarios().find(name);
     if (it == dist_test::scenarios().end()) throw std::runtime_error("unknown scenario " + name);
     const auto timeout = std::chrono::milliseconds(10000);
+    if (store.rfind("file:", 0) == 0) {
+      dist_test::g_shared_dir = store.substr(5, store.rfind('/') - 5);
+    }
     auto group = store.rfind("tcp:", 0) == 0
                      ? tensordict::dist::Group::tcp("127.0.0.1", std::stoi(store.substr(4)), rank,
                                                     size, timeout)
