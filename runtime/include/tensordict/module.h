@@ -14,6 +14,7 @@
 #include <torch/nn/module.h>
 
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "tensordict/tensordict.h"
