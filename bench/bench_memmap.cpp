@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <string>
 
+#include "bench_dir.h"
 #include "tensordict/memmap.h"
 #include "tensordict/tensordict.h"
 
@@ -32,13 +33,7 @@ constexpr int64_t kLeaves = 64;
 constexpr int64_t kMB = 1 << 20;
 
 std::string bench_dir() {
-  static const std::string dir = [] {
-    const char* env = std::getenv("TC_BENCH_DIR");
-    std::string base = env ? env : (fs::is_directory("/dev/shm") ? "/dev/shm" : "/tmp");
-    std::string path = base + "/tc_bench_memmap_" + std::to_string(::getpid());
-    fs::create_directories(path);
-    return path;
-  }();
+  static const std::string dir = tc_bench::make_bench_dir("memmap");
   return dir;
 }
 

@@ -3,7 +3,8 @@
 #   tensorclass_generate(TARGET app SCHEMAS my.yaml)   # links TensorClass::runtime
 #   target_link_libraries(app PRIVATE TensorClass::llm) # History, RewardData, PairwiseDataset
 # Layout under the prefix:
-#   include/tensordict/            the runtime's headers
+#   include/tensordict/            the runtime's headers (and distributed.h with
+#                                  TensorClass::distributed, when built)
 #   include/tensorclass/llm/       the llm library's headers
 #   include/tensorclass/generated/ the headers tcgen makes of schemas/ (history.h, reward.h, ...)
 #   share/tensorclass/schemas/     the shipped schemas, for `include:` from users' schemas
@@ -18,6 +19,13 @@ install(TARGETS tensordict tensorclass_llm EXPORT TensorClassTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime/include/ ${PROJECT_SOURCE_DIR}/llm/include/
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+if(TARGET tensorclass_distributed)
+  install(TARGETS tensorclass_distributed EXPORT TensorClassTargets
+          ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/distributed/include/
+          DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+endif()
 file(GLOB TC_SHIPPED_HEADERS ${PROJECT_SOURCE_DIR}/generated/*.h)
 install(FILES ${TC_SHIPPED_HEADERS} DESTINATION ${TC_INSTALL_GENERATED_INCLUDEDIR})
 file(GLOB TC_SHIPPED_SCHEMA_FILES ${PROJECT_SOURCE_DIR}/schemas/*.yaml)

@@ -100,4 +100,8 @@ void atomic_publish(const std::string& prefix, bool durable,
 /// `prefix` without trailing slashes ("." for an empty prefix).
 std::string normalize_prefix(const std::string& prefix);
 
+/// Runs `job(i)` for i in [0, n) on min(num_threads, n) threads (inline when that is 1); the
+/// first exception a job throws is rethrown once every thread has joined.
+void parallel_for(size_t n, int num_threads, const std::function<void(size_t)>& job);
+
 }  // namespace tensordict::memmap::detail

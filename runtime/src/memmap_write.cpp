@@ -5,11 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
-#include <exception>
-#include <mutex>
-#include <thread>
 
 #include "lazy_internal.h"
 #include "memmap_internal.h"
@@ -234,29 +230,8 @@ class TreeWriter {
   }
 
   void run_jobs() {
-    const size_t workers =
-        std::min<size_t>(static_cast<size_t>(std::max(opt_.memmap.num_threads, 1)), jobs_.size());
-    if (workers <= 1) {
-      for (const auto& job : jobs_) run_job(job);
-      return;
-    }
-    std::atomic<size_t> next{0};
-    std::exception_ptr error;
-    std::mutex error_mutex;
-    auto worker = [&] {
-      for (size_t i = next++; i < jobs_.size(); i = next++) {
-        try {
-          run_job(jobs_[i]);
-        } catch (...) {
-          std::lock_guard<std::mutex> lock(error_mutex);
-          if (!error) error = std::current_exception();
-        }
-      }
-    };
-    std::vector<std::thread> threads;
-    for (size_t i = 0; i < workers; ++i) threads.emplace_back(worker);
-    for (auto& th : threads) th.join();
-    if (error) std::rethrow_exception(error);
+    detail::parallel_for(jobs_.size(), opt_.memmap.num_threads,
+                         [this](size_t i) { run_job(jobs_[i]); });
   }
 
   const WriteOptions& opt_;

@@ -24,8 +24,15 @@
 #include "tensordict/nested_key.h"
 #include "tensordict/non_tensor.h"
 
+namespace torch {
+namespace nn {
+class Module;
+}
+}  // namespace torch
+
 namespace tensordict {
 
+class ModuleSwap;
 class Operand;
 class TensorDict;
 class TensorDictFuture;
@@ -363,11 +370,14 @@ class TensorDict {
   TensorDict dumps(const std::string& prefix, const MemmapOptions& options = {}) const {
     return memmap(prefix, options);
   }
+  /// `num_threads` > 1 reads the mapped files into memory on that many threads (the pages are
+  /// then resident, so a copy into a model does not fault them in one by one).
   static TensorDict load_memmap(const std::string& prefix,
-                                std::optional<at::Device> device = std::nullopt);
-  static TensorDict load(const std::string& prefix,
-                         std::optional<at::Device> device = std::nullopt) {
-    return load_memmap(prefix, device);
+                                std::optional<at::Device> device = std::nullopt,
+                                int num_threads = 0);
+  static TensorDict load(const std::string& prefix, std::optional<at::Device> device = std::nullopt,
+                         int num_threads = 0) {
+    return load_memmap(prefix, device, num_threads);
   }
   TensorDict& load_memmap_(const std::string& prefix);
   TensorDict& load_(const std::string& prefix) { return load_memmap_(prefix); }
@@ -390,6 +400,22 @@ class TensorDict {
   /// The tensor at `key` with every element of the lazy stacks on its path padded (at the end of
   /// each dim) to the largest shape with `padding_value`: Python's get(key, as_padded_tensor=True).
   at::Tensor get_padded(const NestedKey& key, double padding_value = 0) const;
+
+  // ---- nn modules (module.cpp; include tensordict/module.h to call these) ---------------------
+  /// The parameters and buffers of `module` as a TensorDict following the module tree: each
+  /// module's own parameters, then its buffers, then one nested TensorDict per child with any
+  /// (keys "0", "weight", as Python nests state_dict keys). Leaves alias the module's tensors.
+  /// `as_module`: the result is locked, as Python's TensorDictParams.
+  static TensorDict from_module(const torch::nn::Module& module, bool as_module = false);
+  /// Puts this TensorDict's tensors into `module` (the module's tensors then share their storage;
+  /// `inplace`: copied into the module's own storage instead) and returns the tensors it had
+  /// (`return_swap` = false: an empty TensorDict, which saves a copy when `inplace`).
+  /// KeyError for a key the module lacks; ShapeError/TypeError for a shape or dtype that differs.
+  TensorDict to_module(torch::nn::Module& module, bool inplace = false,
+                       bool return_swap = true) const;
+  /// to_module until the returned guard is destroyed, which puts the original tensors back
+  /// (Python's `with params.to_module(module):`).
+  ModuleSwap to_module_scoped(torch::nn::Module& module) const;
 
   // ---- state dict (tensorclass_state.cpp; spec §6.1, §6.3; StateDict is tensordict/state_dict.h)
   /// Flat dotted keys -> detached tensors, `metadata[level]` = {"batch_size", "device"}.

@@ -1,0 +1,124 @@
+#pragma once
+// TensorDicts over PyTorch's distributed engine (c10d): point to point (send, recv, isend, irecv,
+// init_remote / from_remote_init) and collectives (broadcast, all_reduce, all_gather, scatter)
+// over any c10d::ProcessGroup, and a Group that builds a Gloo one on a TCP or file store.
+// Link TensorClass::distributed. This header only names c10d::ProcessGroup, so includers need
+// neither the c10d headers nor USE_C10D_GLOO.
+//
+//   auto group = tensordict::dist::Group::tcp("127.0.0.1", 29500, rank, 2);
+//   if (rank == 0) tensordict::dist::send(td, group.pg(), 1);
+//   else tensordict::dist::recv(td, group.pg(), 0);  // td: same keys and shapes, filled in place
+//
+// Wire protocol (docs/distributed.md): Python tensordict's. Tensor leaves go one message each,
+// keys sorted at every level and walked depth first, tags counting up from `init_tag`; the
+// consolidated path sends one byte buffer. With `check` (the default) a structure frame (keys,
+// dtypes, shapes, non-tensor data) goes first and the receiver answers before any tensor moves,
+// so a mismatch throws on the receiver, naming the key, and on the sender; `check = false` sends
+// exactly Python's messages (no check: the peer must expect the same structure).
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tensordict/tensordict.h"
+
+namespace c10d {
+class ProcessGroup;
+}
+
+namespace tensordict::dist {
+
+/// A wait on the group that did not end within CommOptions::timeout.
+class TimeoutError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// Element-wise reduction of all_reduce.
+enum class ReduceOp { Sum, Product, Min, Max };
+
+struct CommOptions {
+  /// Bound of every wait (each message, each collective).
+  std::chrono::milliseconds timeout{30000};
+  /// Tag of the first tensor of send/recv/isend/irecv; the i-th leaf uses init_tag + i.
+  int64_t init_tag = 0;
+  /// Structure frame and answer before the tensors (see the header comment).
+  bool check = true;
+  /// send/recv: the whole TensorDict as one buffer (consolidated first when it is not).
+  bool consolidated = false;
+};
+
+/// Sends every tensor leaf of `td` to rank `dst`.
+void send(const TensorDict& td, c10d::ProcessGroup& group, int dst,
+          const CommOptions& options = {});
+/// Receives into `td`'s tensors in place (a handle: every alias sees the data); with `check`,
+/// also sets the sender's non-tensor entries. KeyError / ShapeError / TypeError naming the key
+/// when the sender's structure differs (nothing is received then).
+void recv(const TensorDict& td, c10d::ProcessGroup& group, int src,
+          const CommOptions& options = {});
+
+/// An operation under way (isend, irecv); wait() rethrows its error. The destructor waits.
+class Handle {
+ public:
+  void wait();
+  bool is_completed() const;
+
+  struct State;
+  explicit Handle(std::shared_ptr<State> state) : state_(std::move(state)) {}
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+/// send / recv returning at once. Operations under way at the same time with the same peer need
+/// disjoint tag ranges (as in Python).
+Handle isend(const TensorDict& td, c10d::ProcessGroup& group, int dst,
+             const CommOptions& options = {});
+Handle irecv(const TensorDict& td, c10d::ProcessGroup& group, int src,
+             const CommOptions& options = {});
+
+/// Sends structure and content to `dst`, which does not know the structure yet and calls
+/// from_remote_init (the result is consolidated, non-tensor data included).
+void init_remote(const TensorDict& td, c10d::ProcessGroup& group, int dst,
+                 const CommOptions& options = {});
+TensorDict from_remote_init(c10d::ProcessGroup& group, int src, const CommOptions& options = {});
+
+/// Every rank calls it; returns `src`'s TensorDict on every rank (`td` is read on `src` only).
+TensorDict broadcast(const TensorDict& td, c10d::ProcessGroup& group, int src,
+                     const CommOptions& options = {});
+/// Reduces every tensor leaf across ranks in place. The ranks' structures are compared first:
+/// a mismatch throws on every rank, naming the key.
+void all_reduce(const TensorDict& td, c10d::ProcessGroup& group, ReduceOp op = ReduceOp::Sum,
+                const CommOptions& options = {});
+/// Every rank's TensorDict, in rank order (structures may differ).
+std::vector<TensorDict> all_gather(const TensorDict& td, c10d::ProcessGroup& group,
+                                   const CommOptions& options = {});
+/// `tds[i]` (one per rank, read on `src` only) to rank i; returns this rank's.
+TensorDict scatter(const std::vector<TensorDict>& tds, c10d::ProcessGroup& group, int src,
+                   const CommOptions& options = {});
+
+/// A Gloo process group with its store, on 127.0.0.1-style hosts. Building it waits (up to
+/// `timeout`) for every rank; the timeout also bounds each collective inside Gloo.
+class Group {
+ public:
+  /// TCPStore served by rank 0 at host:port.
+  static Group tcp(const std::string& host, int port, int rank, int size,
+                   std::chrono::milliseconds timeout = std::chrono::milliseconds(30000));
+  /// FileStore at `path` (a file every rank can reach; one fresh path per group).
+  static Group file(const std::string& path, int rank, int size,
+                    std::chrono::milliseconds timeout = std::chrono::milliseconds(30000));
+
+  c10d::ProcessGroup& pg() const;
+  int rank() const;
+  int size() const;
+
+  struct State;
+  explicit Group(std::shared_ptr<State> state) : state_(std::move(state)) {}
+
+ private:
+  std::shared_ptr<State> state_;
+};
+
+}  // namespace tensordict::dist

@@ -1,0 +1,175 @@
+// Point to point: send / recv (leaf by leaf or one consolidated buffer), their asynchronous
+// forms, and init_remote / from_remote_init for a receiver that does not know the structure.
+#include <ATen/ATen.h>
+
+#include <future>
+
+#include "wire.h"
+
+namespace tensordict::dist {
+namespace {
+
+constexpr int64_t kAccepted = 0;
+constexpr int64_t kRefused = 1;
+
+std::string from(int src) { return " from rank " + std::to_string(src); }
+std::string to(int dst) { return " to rank " + std::to_string(dst); }
+
+// Python's tag of the i-th leaf.
+int tag_of(const CommOptions& options, size_t i) {
+  return static_cast<int>(options.init_tag + static_cast<int64_t>(i));
+}
+
+// Every tensor leaf in Python's order, one message each, all posted before any is waited for.
+void transfer_leaves(const TensorDict& td, c10d::ProcessGroup& group, int peer,
+                     const CommOptions& options, bool sending) {
+  const char* op = sending ? "send" : "recv";
+  const auto leaves = detail::sorted_leaves(td, op);
+  detail::Buffers buffers;
+  std::vector<c10::intrusive_ptr<c10d::Work>> works;
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    buffers.add(leaves[i].tensor);
+    const int tag = tag_of(options, i);
+    works.push_back(sending ? group.send(buffers.at(i), peer, tag)
+                            : group.recv(buffers.at(i), peer, tag));
+  }
+  const std::string direction = sending ? to(peer) : from(peer);
+  for (size_t i = 0; i < works.size(); ++i) {
+    detail::wait(works[i], options, std::string(op) + ": key '" + leaves[i].path + "'" + direction);
+  }
+  if (!sending) buffers.finish();
+}
+
+// The receiver's side of the consolidated path: straight into its own buffer when the layouts
+// agree (the sender's frame gives its offsets), else into a scratch buffer copied leaf by leaf.
+void recv_consolidated(const TensorDict& td, c10d::ProcessGroup& group, int src,
+                       const CommOptions& options, const Json* sent) {
+  const at::Tensor flat = detail::flat_of(td);
+  const std::string what = "recv: the consolidated buffer" + from(src);
+  if (sent == nullptr) {
+    if (!flat.defined()) {
+      throw Error(
+          "recv: consolidated with check = false needs a consolidated TensorDict with "
+          "the sender's layout (consolidate() it, or use check = true)");
+    }
+    detail::recv_tensor(group, flat, src, tag_of(options, 0), options, what);
+    return;
+  }
+  const int64_t total = sent->at("_total_bytes").get<int64_t>();
+  Json mine = flat.defined() ? detail::describe(td, flat) : Json();
+  if (flat.defined() && flat.numel() == total && mine.at("entries") == sent->at("entries")) {
+    detail::recv_tensor(group, flat, src, tag_of(options, 0), options, what);
+    return;
+  }
+  at::Tensor scratch = at::empty({total}, at::kByte);
+  detail::recv_tensor(group, scratch, src, tag_of(options, 0), options, what);
+  const TensorDict received = detail::build(*sent, scratch);
+  const auto into = detail::sorted_leaves(td, "recv");
+  const auto leaves = detail::sorted_leaves(received, "recv");
+  for (size_t i = 0; i < leaves.size(); ++i) into[i].tensor.copy_(leaves[i].tensor);
+}
+
+}  // namespace
+
+void send(const TensorDict& td, c10d::ProcessGroup& group, int dst, const CommOptions& options) {
+  detail::check_peer(group, dst, "send");
+  TensorDict source = td;
+  at::Tensor flat;
+  if (options.consolidated) std::tie(source, flat) = detail::pack(td, "send");
+  if (options.check) {
+    Json frame = detail::describe(source, flat);
+    if (flat.defined()) frame["_total_bytes"] = flat.numel();
+    detail::send_frame(group, frame, dst, tag_of(options, 0), options, "send");
+    at::Tensor answer = at::zeros({1}, at::kLong);
+    detail::recv_tensor(group, answer, dst, tag_of(options, 0), options,
+                        "send (the answer of rank " + std::to_string(dst) + ")");
+    if (answer.item<int64_t>() != kAccepted) {
+      throw Error("send: rank " + std::to_string(dst) +
+                  " refused the TensorDict: its structure differs (the receiver's error names "
+                  "the key)");
+    }
+  }
+  if (flat.defined()) {
+    detail::send_tensor(group, flat, dst, tag_of(options, 0), options,
+                        "send: the consolidated buffer" + to(dst));
+  } else {
+    transfer_leaves(source, group, dst, options, true);
+  }
+}
+
+void recv(const TensorDict& td, c10d::ProcessGroup& group, int src, const CommOptions& options) {
+  detail::check_peer(group, src, "recv");
+  Json sent;
+  if (options.check) {
+    sent = detail::recv_frame(group, src, tag_of(options, 0), options, "recv");
+    auto answer = [&](int64_t value) {
+      detail::send_tensor(group, at::full({1}, value, at::kLong), src, tag_of(options, 0), options,
+                          "recv (answer to rank " + std::to_string(src) + ")");
+    };
+    try {
+      if (options.consolidated != sent.contains("_total_bytes")) {
+        throw Error(std::string("recv: rank ") + std::to_string(src) + " sent " +
+                    (options.consolidated ? "leaf by leaf" : "a consolidated buffer") +
+                    " but this receiver expects " +
+                    (options.consolidated ? "a consolidated buffer" : "leaf by leaf"));
+      }
+      detail::check_matches(sent, td, "recv", src);
+    } catch (const Error&) {
+      answer(kRefused);
+      throw;
+    }
+    answer(kAccepted);
+    detail::set_non_tensor(sent, td);
+  }
+  if (options.consolidated) {
+    recv_consolidated(td, group, src, options, options.check ? &sent : nullptr);
+  } else {
+    transfer_leaves(td, group, src, options, false);
+  }
+}
+
+struct Handle::State {
+  std::future<void> future;
+};
+
+void Handle::wait() { state_->future.get(); }
+
+bool Handle::is_completed() const {
+  return !state_->future.valid() ||
+         state_->future.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+}
+
+Handle isend(const TensorDict& td, c10d::ProcessGroup& group, int dst, const CommOptions& options) {
+  detail::check_peer(group, dst, "isend");
+  return Handle(std::make_shared<Handle::State>(Handle::State{std::async(
+      std::launch::async, [td, &group, dst, options] { send(td, group, dst, options); })}));
+}
+
+Handle irecv(const TensorDict& td, c10d::ProcessGroup& group, int src, const CommOptions& options) {
+  detail::check_peer(group, src, "irecv");
+  return Handle(std::make_shared<Handle::State>(Handle::State{std::async(
+      std::launch::async, [td, &group, src, options] { recv(td, group, src, options); })}));
+}
+
+void init_remote(const TensorDict& td, c10d::ProcessGroup& group, int dst,
+                 const CommOptions& options) {
+  detail::check_peer(group, dst, "init_remote");
+  auto [packed, flat] = detail::pack(td, "init_remote");
+  Json frame = detail::describe(packed, flat);
+  frame["_total_bytes"] = flat.numel();
+  detail::send_frame(group, frame, dst, tag_of(options, 0), options, "init_remote");
+  detail::send_tensor(group, flat, dst, tag_of(options, 0), options,
+                      "init_remote: the consolidated buffer" + to(dst));
+}
+
+TensorDict from_remote_init(c10d::ProcessGroup& group, int src, const CommOptions& options) {
+  detail::check_peer(group, src, "from_remote_init");
+  const Json frame =
+      detail::recv_frame(group, src, tag_of(options, 0), options, "from_remote_init");
+  at::Tensor flat = at::empty({frame.at("_total_bytes").get<int64_t>()}, at::kByte);
+  detail::recv_tensor(group, flat, src, tag_of(options, 0), options,
+                      "from_remote_init: the consolidated buffer" + from(src));
+  return detail::build(frame, flat);
+}
+
+}  // namespace tensordict::dist

@@ -1,0 +1,76 @@
+#pragma once
+// The pieces every distributed operation is made of (not installed): Python's leaf order, the
+// structure frame (a JSON description of a TensorDict), its comparison and rebuilding, and
+// messages over a c10d::ProcessGroup with bounded waits.
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+
+#include <string>
+#include <vector>
+
+#include "tensordict/distributed.h"
+
+namespace tensordict::dist::detail {
+
+/// A tensor leaf and its dotted path, for messages.
+struct Leaf {
+  std::string path;
+  at::Tensor tensor;
+};
+
+/// Tensor leaves in Python's order: keys sorted at every level, nested TensorDicts depth first.
+/// TypeError on a lazy stack (densify() first).
+std::vector<Leaf> sorted_leaves(const TensorDict& td, const char* op);
+
+/// The structure frame of `td`: batch size, then each entry in insertion order (tensor: dtype,
+/// shape; nested TensorDict; non-tensor data with its value). With `flat` (td's consolidated
+/// buffer), tensors also carry strides and byte offsets into it, and the root "_total_bytes".
+Json describe(const TensorDict& td, const at::Tensor& flat = {});
+
+/// Throws KeyError / TypeError / ShapeError naming the first key whose entry in `sent` (rank
+/// `peer`'s description) differs from `here`'s in kind, dtype or shape.
+void check_matches(const Json& sent, const TensorDict& here, const std::string& op, int peer);
+/// Sets the non-tensor entries of `sent` into `here` (the structures match).
+void set_non_tensor(const Json& sent, const TensorDict& here);
+/// A TensorDict of the described structure whose tensors view `flat` (consolidated).
+TensorDict build(const Json& desc, const at::Tensor& flat);
+/// `td` consolidated (itself when it already is) and its buffer.
+std::pair<TensorDict, at::Tensor> pack(const TensorDict& td, const char* op);
+/// The byte buffer of a consolidated TensorDict, or an undefined tensor.
+at::Tensor flat_of(const TensorDict& td);
+
+/// Waits for `work` at most options.timeout; TimeoutError or Error naming `what`.
+void wait(const c10::intrusive_ptr<c10d::Work>& work, const CommOptions& options,
+          const std::string& what);
+/// Throws unless `peer` is another rank of `group`.
+void check_peer(c10d::ProcessGroup& group, int peer, const char* op);
+
+/// Tensors to send (contiguous) or to receive into (contiguous; copied back by finish()).
+/// `reduce`: bool leaves go as uint8 (Gloo reduces no bool), so Sum/Max are "any", Min/Product
+/// "all".
+class Buffers {
+ public:
+  void add(const at::Tensor& t, bool reduce = false);
+  std::vector<at::Tensor>& at(size_t i) { return bufs_[i]; }
+  size_t size() const { return bufs_.size(); }
+  void finish();
+
+ private:
+  std::vector<at::Tensor> targets_;
+  std::vector<std::vector<at::Tensor>> bufs_;
+};
+
+void send_tensor(c10d::ProcessGroup& group, at::Tensor t, int dst, int tag,
+                 const CommOptions& options, const std::string& what);
+void recv_tensor(c10d::ProcessGroup& group, at::Tensor t, int src, int tag,
+                 const CommOptions& options, const std::string& what);
+/// A JSON frame: its length (int64[1]) then its bytes (uint8), as Python's send_object_list.
+void send_frame(c10d::ProcessGroup& group, const Json& frame, int dst, int tag,
+                const CommOptions& options, const char* op);
+Json recv_frame(c10d::ProcessGroup& group, int src, int tag, const CommOptions& options,
+                const char* op);
+
+/// JSON text as a uint8 tensor of `size` bytes (zero-padded), and back.
+at::Tensor to_bytes(const std::string& text, int64_t size);
+Json from_bytes(const at::Tensor& bytes, int64_t size, const char* op);
+
+}  // namespace tensordict::dist::detail
