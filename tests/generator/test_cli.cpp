@@ -119,7 +119,7 @@ TEST_CASE("tcgen --version and --help", "[generator][cli]") {
   CHECK(tcgen("") != 0);  // a schema is required
 }
 
-TEST_CASE("tcgen -I finds included schemas; classes may be named with their namespace",
+TEST_CASE("tcgen -I finds included schemas, classes may be named with their namespace",
           "[generator][cli]") {
   fs::path dir = scratch("include_dirs");
   fs::create_directories(dir / "lib");

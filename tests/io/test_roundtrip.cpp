@@ -174,7 +174,7 @@ TEST_CASE("a memmapped TensorDict is locked, file-backed and shares writes", "[i
   CHECK(mm.get({"n", "y"}).sum().item<double>() == 40);
 }
 
-TEST_CASE("memmap_ replaces the leaves in place; re-saving reuses the files", "[io][roundtrip]") {
+TEST_CASE("memmap_ replaces the leaves in place, re-saving reuses the files", "[io][roundtrip]") {
   tc_test::TempDir tmp;
   TensorDict td({{"x", at::arange(3)}, {"n", TensorDict({{"y", at::ones({3})}}, {3})}}, {3});
   TensorDict nested = td.get_tensordict("n");

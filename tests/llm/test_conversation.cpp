@@ -32,7 +32,7 @@ TEST_CASE("a batch of conversations is a lazy stack, unpadded", "[conversation]"
                     "a conversation is a 0-D or 1-D History, got batch_size [2, -1]");
 }
 
-TEST_CASE("a single message is a 0-D History; NonTensorData fields apply to every message",
+TEST_CASE("a single message is a 0-D History, NonTensorData fields apply to every message",
           "[conversation]") {
   TensorDict td;
   td.set("role", "user").set("content", "hi");

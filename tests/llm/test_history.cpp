@@ -82,7 +82,7 @@ TEST_CASE("malformed chats: the error names the chat, the message and the field"
       "from_chats: message 0: field 'is_complete' must be a bool, got number 1");
 }
 
-TEST_CASE("append adds a message; extend adds messages or conversations", "[history]") {
+TEST_CASE("append adds a message, extend adds messages or conversations", "[history]") {
   History chat = History::from_chats(kChats[0]);
   CHECK(chat.batch_size() == tensordict::BatchSize{2});
   History reply({"assistant", "Hi there"});

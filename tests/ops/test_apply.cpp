@@ -6,7 +6,7 @@
 using namespace ops_test;
 using Catch::Matchers::Message;
 
-TEST_CASE("apply maps every leaf; returning no tensor drops the leaf", "[apply]") {
+TEST_CASE("apply maps every leaf, returning no tensor drops the leaf", "[apply]") {
   TensorDict td = sample();
   TensorDict plus = td.apply([](const at::Tensor& t) { return t + 1; });
   CHECK(same(plus.get("a"), td.get("a") + 1));

@@ -207,7 +207,7 @@ TEST_CASE("select and exclude share tensors, strict and non-strict", "[core][key
   CHECK(td.contains({"n", "x"}));  // the original keeps its keys
 }
 
-TEST_CASE("copying a handle aliases; nested TensorDicts write through", "[core][handle]") {
+TEST_CASE("copying a handle aliases, nested TensorDicts write through", "[core][handle]") {
   TensorDict td({{"x", arange(3)}}, {3});
   TensorDict alias = td;
   alias.set("y", arange(3));
@@ -319,7 +319,7 @@ TEST_CASE("fromkeys, empty and the batch_size setter", "[core]") {
   CHECK(td.batch_size().empty());  // a failed change leaves the batch size as it was
 }
 
-TEST_CASE("== gives a TensorDict of bools; all() and any() reduce it", "[core][compare]") {
+TEST_CASE("== gives a TensorDict of bools, all() and any() reduce it", "[core][compare]") {
   TensorDict a({{"x", arange(3)}, {"s", "text"}}, {3});
   a.set({"n", "y"}, at::ones({3, 2}));
   TensorDict b = a.clone();
