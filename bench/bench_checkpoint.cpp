@@ -24,7 +24,6 @@
 #include "bench_dir.h"
 #include "tensordict/module.h"
 
-namespace fs = std::filesystem;
 using tensordict::TensorDict;
 
 namespace {
@@ -105,11 +104,4 @@ BENCHMARK_CAPTURE(BM_checkpoint_load, copy, Load::copy)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
-int main(int argc, char** argv) {
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  fs::remove_all(bench_dir());
-  return 0;
-}
+int main(int argc, char** argv) { return tc_bench::run_then_remove(argc, argv, bench_dir()); }

@@ -139,10 +139,5 @@ BENCHMARK_CAPTURE(BM_save_load, memmap, false)->Unit(benchmark::kMillisecond)->U
 
 int main(int argc, char** argv) {
   at::set_num_threads(1);  // a 2-core shared machine: keep ATen's pool out of the comparison
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  fs::remove_all(bench_dir());
-  return 0;
+  return tc_bench::run_then_remove(argc, argv, bench_dir());
 }

@@ -4,8 +4,8 @@
 #include <benchmark/benchmark.h>
 
 #include <filesystem>
-#include <memory>
 #include <fstream>
+#include <memory>
 
 #include "driver.h"
 #include "tensorclass_bench.h"
