@@ -1,8 +1,11 @@
 // Group: a Gloo process group on a TCP or file store. The only translation unit that needs
 // USE_C10D_GLOO (ProcessGroupGloo.hpp is empty without it).
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
+#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
+
+#include <thread>
 
 #include "ops_util.h"
 #include "tensordict/distributed.h"
@@ -16,6 +19,28 @@ struct Group::State {
 
 namespace {
 
+[[noreturn]] void join_failed(int rank, int size, std::chrono::milliseconds timeout,
+                              const std::string& why) {
+  throw Error("Group: rank " + std::to_string(rank) + " of " + std::to_string(size) +
+              " could not join within " + std::to_string(timeout.count()) + " ms: " + why);
+}
+
+// Python's init_process_group waits until every rank has added itself to this counter.
+void store_barrier(c10d::Store& store, int rank, int size, std::chrono::milliseconds timeout) {
+  const std::string key = "store_based_barrier_key:1";
+  store.add(key, 1);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (int64_t joined = store.add(key, 0); joined < size; joined = store.add(key, 0)) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      join_failed(rank, size, timeout, std::to_string(joined) + " ranks reached the barrier");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+// Joins the group the way torch 1.13's init_process_group("gloo", init_method=...) builds its
+// default group — Gloo's keys under "default_pg/0/", then a store barrier and the sequence number —
+// so that Python processes can be ranks of the same group.
 Group make_group(c10::intrusive_ptr<c10d::Store> store, const std::string& host, int rank, int size,
                  std::chrono::milliseconds timeout) {
   if (size < 1 || rank < 0 || rank >= size) {
@@ -28,11 +53,15 @@ Group make_group(c10::intrusive_ptr<c10d::Store> store, const std::string& host,
   state->store = store;
   try {
     store->setTimeout(timeout);
-    state->pg = c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, options);
+    auto default_pg = c10::make_intrusive<c10d::PrefixStore>("default_pg", store);
+    state->pg = c10::make_intrusive<c10d::ProcessGroupGloo>(
+        c10::make_intrusive<c10d::PrefixStore>("0", default_pg), rank, size, options);
+    store_barrier(*default_pg, rank, size, timeout);
+    state->pg->setSequenceNumberForGroup();
+  } catch (const Error&) {
+    throw;
   } catch (const std::exception& e) {
-    throw Error("Group: rank " + std::to_string(rank) + " of " + std::to_string(size) +
-                " could not join within " + std::to_string(timeout.count()) +
-                " ms: " + tensordict::detail::first_line(e.what()));
+    join_failed(rank, size, timeout, tensordict::detail::first_line(e.what()));
   }
   return Group(std::move(state));
 }
@@ -45,7 +74,7 @@ Group Group::tcp(const std::string& host, int port, int rank, int size,
   opts.port = static_cast<std::uint16_t>(port);
   opts.isServer = rank == 0;
   opts.numWorkers = static_cast<std::size_t>(size);
-  opts.waitWorkers = false;
+  opts.waitWorkers = true;  // clients count themselves in, as Python's store server expects
   opts.timeout = timeout;
   c10::intrusive_ptr<c10d::Store> store;
   try {
