@@ -2,6 +2,7 @@
 // update_ between equal layouts, zero_) move one buffer instead of one per leaf.
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "lazy_internal.h"
@@ -12,7 +13,11 @@ namespace tensordict {
 namespace detail {
 namespace {
 
-constexpr int64_t kAlign = 64;  // byte alignment of each leaf in the buffer (cache line)
+// Python's layout: leaves in insertion order (depth first), each padded to a multiple of 8 bytes,
+// so that a consolidated buffer sent to or received from Python lines up leaf by leaf.
+constexpr int64_t kPad = 8;
+
+int64_t round_up(int64_t n, int64_t multiple) { return (n + multiple - 1) / multiple * multiple; }
 
 // A tensor of `dtype` over `flat`'s storage. Built directly on a TensorImpl: going through ATen
 // ops (empty + set_) costs two dispatches per leaf, which is what consolidated copies must avoid.
@@ -132,8 +137,12 @@ TensorDict TensorDict::consolidate() const {
                       " but key '" + leaves[0].key + "' is on " + device.str() +
                       "; all leaves must share one device");
     }
-    leaf.offset = total;
-    total += (leaf.tensor.nbytes() + detail::kAlign - 1) / detail::kAlign * detail::kAlign;
+    // A leaf starts where the previous one's padding ends; only an element wider than the padding
+    // (complex128) needs more, which Python cannot view either.
+    leaf.offset =
+        detail::round_up(total, std::max<int64_t>(detail::kPad, leaf.tensor.element_size()));
+    total =
+        leaf.offset + detail::round_up(static_cast<int64_t>(leaf.tensor.nbytes()), detail::kPad);
   }
   const at::Tensor flat = at::empty({total}, at::TensorOptions().dtype(at::kByte).device(device));
   size_t next = 0;
