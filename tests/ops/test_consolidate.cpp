@@ -29,6 +29,27 @@ TEST_CASE("consolidate packs every leaf into one storage, values unchanged", "[c
   CHECK_FALSE(c.is_consolidated());
 }
 
+TEST_CASE("consolidate lays leaves out as Python does", "[consolidate]") {
+  // Offsets and size printed by Python tensordict 0.14's consolidate() for the same TensorDict:
+  // insertion order, depth first, each leaf padded to a multiple of 8 bytes.
+  TensorDict td({{"z", at::zeros({3}, at::kInt)},
+                 {{"nested", "b"}, at::zeros({3}, at::kLong)},
+                 {{"nested", "a2"}, at::zeros({3, 2}, at::kBool)},
+                 {"nested-x", at::zeros({3}, at::kDouble)},
+                 {"a", at::zeros({3, 4})}},
+                {3});
+  TensorDict c = td.consolidate();
+  const auto base = static_cast<const char*>(c.get("z").data_ptr());
+  auto offset = [&](const tensordict::NestedKey& key) {
+    return static_cast<const char*>(c.get(key).data_ptr()) - base;
+  };
+  CHECK(offset({"nested", "b"}) == 16);
+  CHECK(offset({"nested", "a2"}) == 40);
+  CHECK(offset("nested-x") == 48);
+  CHECK(offset("a") == 72);
+  CHECK(c.get("z").storage().nbytes() == 120);
+}
+
 TEST_CASE("clone, to, zero_ and update_ keep consolidated TensorDicts whole", "[consolidate]") {
   TensorDict c = sample().consolidate();
   TensorDict copy = c.clone();
