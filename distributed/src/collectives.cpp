@@ -51,7 +51,7 @@ void check_root(c10d::ProcessGroup& group, int src, const char* op) {
 void agree(const TensorDict& td, c10d::ProcessGroup& group, const CommOptions& options,
            const char* op) {
   std::string signature;
-  for (const auto& leaf : detail::sorted_leaves(td, op)) {
+  for (const auto& leaf : detail::leaves(td, op)) {
     signature += leaf.path + '\0' + c10::toString(leaf.tensor.scalar_type()) + '\0' +
                  shape_str(leaf.tensor.sizes()) + '\n';
   }
@@ -135,8 +135,9 @@ TensorDict broadcast(const TensorDict& td, c10d::ProcessGroup& group, int src,
 
 void all_reduce(const TensorDict& td, c10d::ProcessGroup& group, ReduceOp op,
                 const CommOptions& options) {
-  agree(td, group, options, "all_reduce");
-  const auto leaves = detail::sorted_leaves(td, "all_reduce");
+  if (options.check) agree(td, group, options, "all_reduce");
+  // Python's order (insertion, depth first), so that a Python rank's collectives pair with ours.
+  const auto leaves = detail::leaves(td, "all_reduce", detail::LeafOrder::Insertion);
   detail::Buffers buffers;
   std::vector<c10::intrusive_ptr<c10d::Work>> works;
   c10d::AllreduceOptions opts;

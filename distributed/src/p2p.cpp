@@ -24,7 +24,7 @@ int tag_of(const CommOptions& options, size_t i) {
 void transfer_leaves(const TensorDict& td, c10d::ProcessGroup& group, int peer,
                      const CommOptions& options, bool sending) {
   const char* op = sending ? "send" : "recv";
-  const auto leaves = detail::sorted_leaves(td, op);
+  const auto leaves = detail::leaves(td, op);
   detail::Buffers buffers;
   std::vector<c10::intrusive_ptr<c10d::Work>> works;
   for (size_t i = 0; i < leaves.size(); ++i) {
@@ -64,8 +64,8 @@ void recv_consolidated(const TensorDict& td, c10d::ProcessGroup& group, int src,
   at::Tensor scratch = at::empty({total}, at::kByte);
   detail::recv_tensor(group, scratch, src, tag_of(options, 0), options, what);
   const TensorDict received = detail::build(*sent, scratch);
-  const auto into = detail::sorted_leaves(td, "recv");
-  const auto leaves = detail::sorted_leaves(received, "recv");
+  const auto into = detail::leaves(td, "recv");
+  const auto leaves = detail::leaves(received, "recv");
   for (size_t i = 0; i < leaves.size(); ++i) into[i].tensor.copy_(leaves[i].tensor);
 }
 

@@ -17,8 +17,8 @@ std::string join_key(const std::string& prefix, const std::string& key) {
 }
 
 // Top-level keys of `td` in sorted order, with their entries.
-std::vector<std::pair<std::string, const Value*>> sorted_entries(const TensorDict& td,
-                                                                 const char* op) {
+std::vector<std::pair<std::string, const Value*>> entries(const TensorDict& td, const char* op,
+                                                          LeafOrder order) {
   if (td.is_lazy_stack()) {
     throw TypeError(std::string(op) +
                     ": not supported on a LazyStackedTensorDict (call densify() first)");
@@ -27,15 +27,20 @@ std::vector<std::pair<std::string, const Value*>> sorted_entries(const TensorDic
   std::vector<std::pair<std::string, const Value*>> out;
   out.reserve(impl.keys.size());
   for (size_t i = 0; i < impl.keys.size(); ++i) out.emplace_back(impl.keys[i], &impl.values[i]);
-  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  if (order == LeafOrder::Sorted) {
+    std::sort(out.begin(), out.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+  }
   return out;
 }
 
-void collect(const TensorDict& td, const std::string& prefix, const char* op,
+void collect(const TensorDict& td, const std::string& prefix, const char* op, LeafOrder order,
              std::vector<Leaf>& out) {
-  for (const auto& [key, value] : sorted_entries(td, op)) {
+  for (const auto& [key, value] : entries(td, op, order)) {
     if (value->is_tensor()) out.push_back({join_key(prefix, key), value->tensor()});
-    if (value->is_tensordict()) collect(value->tensordict(), join_key(prefix, key), op, out);
+    if (value->is_tensordict()) {
+      collect(value->tensordict(), join_key(prefix, key), op, order, out);
+    }
   }
 }
 
@@ -80,7 +85,7 @@ std::vector<const Json*> sorted_items(const Json& desc) {
 void compare(const Json& sent, const TensorDict& here, const std::string& prefix,
              const std::string& op, int peer) {
   const std::string on_peer = " on rank " + std::to_string(peer);
-  const auto mine = sorted_entries(here, op.c_str());
+  const auto mine = entries(here, op.c_str(), LeafOrder::Sorted);
   size_t j = 0;
   for (const Json* item : sorted_items(sent)) {
     const std::string key = item->at(0).get<std::string>();
@@ -173,9 +178,9 @@ void set_level(const Json& sent, const TensorDict& here) {
 
 }  // namespace
 
-std::vector<Leaf> sorted_leaves(const TensorDict& td, const char* op) {
+std::vector<Leaf> leaves(const TensorDict& td, const char* op, LeafOrder order) {
   std::vector<Leaf> out;
-  collect(td, "", op, out);
+  collect(td, "", op, order, out);
   return out;
 }
 

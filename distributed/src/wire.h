@@ -17,9 +17,12 @@ struct Leaf {
   at::Tensor tensor;
 };
 
-/// Tensor leaves in Python's order: keys sorted at every level, nested TensorDicts depth first.
-/// TypeError on a lazy stack (densify() first).
-std::vector<Leaf> sorted_leaves(const TensorDict& td, const char* op);
+/// The orders Python walks leaves in, nested TensorDicts depth first: keys sorted at every level
+/// (send/recv), or insertion order (all_reduce, through `_fast_apply`).
+enum class LeafOrder { Sorted, Insertion };
+
+/// Tensor leaves in `order`; TypeError on a lazy stack (densify() first).
+std::vector<Leaf> leaves(const TensorDict& td, const char* op, LeafOrder order = LeafOrder::Sorted);
 
 /// The structure frame of `td`: batch size, then each entry in insertion order (tensor: dtype,
 /// shape; nested TensorDict; non-tensor data with its value). With `flat` (td's consolidated

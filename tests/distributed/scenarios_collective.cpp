@@ -38,6 +38,12 @@ SCENARIO_FN("all_reduce") {
   TensorDict top = sample(group.rank());
   dist::all_reduce(top, group.pg(), dist::ReduceOp::Max);
   EXPECT(top.get("z_first_inserted").equal(at::full({2}, world - 1.0, at::kDouble)));
+  dist::CommOptions unchecked;  // Python's collectives only: leaf by leaf, insertion order
+  unchecked.check = false;
+  TensorDict plain = sample(group.rank());
+  dist::all_reduce(plain, group.pg(), dist::ReduceOp::Sum, unchecked);
+  EXPECT(plain.get("z_first_inserted").equal(at::full({2}, ranks, at::kDouble)));
+  EXPECT(plain.get({"nest", "b"}).equal(at::arange(2, at::kLong) * world + int64_t(ranks)));
 }
 
 SCENARIO_FN("all_reduce_mismatch") {

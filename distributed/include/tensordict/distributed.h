@@ -88,8 +88,9 @@ TensorDict from_remote_init(c10d::ProcessGroup& group, int src, const CommOption
 /// Every rank calls it; returns `src`'s TensorDict on every rank (`td` is read on `src` only).
 TensorDict broadcast(const TensorDict& td, c10d::ProcessGroup& group, int src,
                      const CommOptions& options = {});
-/// Reduces every tensor leaf across ranks in place. The ranks' structures are compared first:
-/// a mismatch throws on every rank, naming the key.
+/// Reduces every tensor leaf across ranks in place, leaf by leaf in insertion order (Python's).
+/// With `check`, the ranks' structures are compared first: a mismatch throws on every rank,
+/// naming the key; `check = false` runs exactly Python's collectives.
 void all_reduce(const TensorDict& td, c10d::ProcessGroup& group, ReduceOp op = ReduceOp::Sum,
                 const CommOptions& options = {});
 /// Every rank's TensorDict, in rank order (structures may differ).
