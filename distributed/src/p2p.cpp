@@ -4,6 +4,7 @@
 
 #include <future>
 
+#include "metadata.h"
 #include "wire.h"
 
 namespace tensordict::dist {
@@ -155,21 +156,21 @@ void init_remote(const TensorDict& td, c10d::ProcessGroup& group, int dst,
                  const CommOptions& options) {
   detail::check_peer(group, dst, "init_remote");
   auto [packed, flat] = detail::pack(td, "init_remote");
-  Json frame = detail::describe(packed, flat);
-  frame["_total_bytes"] = flat.numel();
-  detail::send_frame(group, frame, dst, tag_of(options, 0), options, "init_remote");
-  detail::send_tensor(group, flat, dst, tag_of(options, 0), options,
+  detail::send_object(group,
+                      detail::pickle_metadata(packed, flat, {{"_total_bytes", flat.numel()}}), dst,
+                      options, "init_remote" + to(dst));
+  detail::send_tensor(group, flat, dst, 0, options,
                       "init_remote: the consolidated buffer" + to(dst));
 }
 
 TensorDict from_remote_init(c10d::ProcessGroup& group, int src, const CommOptions& options) {
   detail::check_peer(group, src, "from_remote_init");
-  const Json frame =
-      detail::recv_frame(group, src, tag_of(options, 0), options, "from_remote_init");
-  at::Tensor flat = at::empty({frame.at("_total_bytes").get<int64_t>()}, at::kByte);
-  detail::recv_tensor(group, flat, src, tag_of(options, 0), options,
+  const auto announced = detail::read_metadata(
+      detail::recv_object(group, src, options, "from_remote_init" + from(src)), "from_remote_init");
+  at::Tensor flat = at::empty({announced.total_bytes}, at::kByte);
+  detail::recv_tensor(group, flat, src, 0, options,
                       "from_remote_init: the consolidated buffer" + from(src));
-  return detail::build(frame, flat);
+  return detail::from_metadata(announced.meta, flat, "from_remote_init");
 }
 
 }  // namespace tensordict::dist

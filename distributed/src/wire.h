@@ -1,7 +1,7 @@
 #pragma once
 // The pieces every distributed operation is made of (not installed): Python's leaf order, the
 // structure frame (a JSON description of a TensorDict), its comparison and rebuilding, and
-// messages over a c10d::ProcessGroup with bounded waits.
+// messages and collectives over a c10d::ProcessGroup with bounded waits.
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 
 #include <string>
@@ -66,7 +66,8 @@ void send_tensor(c10d::ProcessGroup& group, at::Tensor t, int dst, int tag,
                  const CommOptions& options, const std::string& what);
 void recv_tensor(c10d::ProcessGroup& group, at::Tensor t, int src, int tag,
                  const CommOptions& options, const std::string& what);
-/// A JSON frame: its length (int64[1]) then its bytes (uint8), as Python's send_object_list.
+/// A JSON frame: its length (int64[1]) then its bytes (uint8). The check frame of send/recv, which
+/// only this library sends.
 void send_frame(c10d::ProcessGroup& group, const Json& frame, int dst, int tag,
                 const CommOptions& options, const char* op);
 Json recv_frame(c10d::ProcessGroup& group, int src, int tag, const CommOptions& options,
@@ -75,5 +76,29 @@ Json recv_frame(c10d::ProcessGroup& group, int src, int tag, const CommOptions& 
 /// JSON text as a uint8 tensor of `size` bytes (zero-padded), and back.
 at::Tensor to_bytes(const std::string& text, int64_t size);
 Json from_bytes(const at::Tensor& bytes, int64_t size, const char* op);
+
+/// Collectives with bounded waits: every rank's copy of `t` in rank order; `t` from `src`
+/// broadcast in place; `parts` (one per rank, on `src`) scattered into `out`.
+std::vector<at::Tensor> all_gather_tensor(c10d::ProcessGroup& group, const at::Tensor& t,
+                                          const CommOptions& options, const std::string& what);
+void broadcast_tensor(c10d::ProcessGroup& group, const at::Tensor& t, int src,
+                      const CommOptions& options, const std::string& what);
+void scatter_tensor(c10d::ProcessGroup& group, const at::Tensor& out,
+                    const std::vector<at::Tensor>& parts, int src, const CommOptions& options,
+                    const std::string& what);
+
+/// Pickles moved as torch.distributed's object functions move them (send_object_list,
+/// recv_object_list, broadcast_object_list, all_gather_object, scatter_object_list, one object
+/// each), so that Python ranks take part. On the root, broadcast returns its own `pickle`.
+void send_object(c10d::ProcessGroup& group, const std::string& pickle, int dst,
+                 const CommOptions& options, const std::string& op);
+std::string recv_object(c10d::ProcessGroup& group, int src, const CommOptions& options,
+                        const std::string& op);
+std::string broadcast_object(c10d::ProcessGroup& group, const std::string& pickle, int src,
+                             const CommOptions& options, const std::string& op);
+std::vector<std::string> all_gather_object(c10d::ProcessGroup& group, const std::string& pickle,
+                                           const CommOptions& options, const std::string& op);
+std::string scatter_object(c10d::ProcessGroup& group, const std::vector<std::string>& pickles,
+                           int src, const CommOptions& options, const std::string& op);
 
 }  // namespace tensordict::dist::detail

@@ -1,0 +1,37 @@
+#pragma once
+// Python tensordict's consolidated metadata: the dict that init_remote, broadcast, all_gather
+// and scatter pickle next to a consolidated buffer. Per TensorDict level: "cls", "non_tensors"
+// (key -> (data, batch_size, device)), "leaves" (key -> (dtype, shape, start, stop, pad), byte
+// offsets into the buffer), "cls_metadata" (device, names, batch_size, is_locked), and one
+// nested dict per sub-TensorDict or NonTensorStack.
+#include <ATen/core/Tensor.h>
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "tensordict/tensordict.h"
+
+namespace tensordict::dist::detail {
+
+/// Root entries that only travel with the metadata (Python's "_total_bytes", ...).
+using Extras = std::vector<std::pair<std::string, Json>>;
+
+/// The pickled metadata of `td`, consolidated over `flat`, with `extras` appended at the root.
+std::string pickle_metadata(const TensorDict& td, const at::Tensor& flat, const Extras& extras);
+
+/// The TensorDict `meta` (unpickled, extras removed) describes, viewing `flat`. FormatError
+/// naming `op` and the key on a malformed description or a leaf outside the buffer.
+TensorDict from_metadata(const Json& meta, const at::Tensor& flat, const std::string& op);
+
+/// What Python sends before a consolidated buffer: the description and the transport extras.
+struct Announced {
+  Json meta;            ///< the TensorDict's description, extras removed
+  int64_t total_bytes;  ///< "_total_bytes": the buffer's size
+  int64_t max_bytes;    ///< "_max_bytes" (scatter: every rank's padded size), else total_bytes
+};
+/// Unpickles metadata; FormatError naming `op` when it is not Python's.
+Announced read_metadata(std::string_view pickle, const std::string& op);
+
+}  // namespace tensordict::dist::detail
