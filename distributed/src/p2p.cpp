@@ -5,6 +5,7 @@
 #include <future>
 
 #include "metadata.h"
+#include "pseudo_rand.h"
 #include "wire.h"
 
 namespace tensordict::dist {
@@ -16,21 +17,34 @@ constexpr int64_t kRefused = 1;
 std::string from(int src) { return " from rank " + std::to_string(src); }
 std::string to(int dst) { return " to rank " + std::to_string(dst); }
 
-// Python's tag of the i-th leaf.
-int tag_of(const CommOptions& options, size_t i) {
-  return static_cast<int>(options.init_tag + static_cast<int64_t>(i));
+// Python's tags of `n` leaf messages: init_tag, init_tag + 1, ...; with pseudo_rand, the chain
+// of Python's int_generator started at init_tag.
+std::vector<int> leaf_tags(const CommOptions& options, size_t n) {
+  std::vector<int> tags;
+  int64_t tag = options.init_tag - 1;
+  for (size_t i = 0; i < n; ++i) {
+    tag = options.pseudo_rand ? detail::pseudo_rand_tag(tag + 1) : tag + 1;
+    tags.push_back(static_cast<int>(tag));
+  }
+  return tags;
 }
+
+// The consolidated buffer goes on tag 0, as in Python (whose consolidated send and recv take no
+// tag); the structure frame and its answer, which only this library sends, on init_tag.
+constexpr int kBufferTag = 0;
+int frame_tag(const CommOptions& options) { return static_cast<int>(options.init_tag); }
 
 // Every tensor leaf in Python's order, one message each, all posted before any is waited for.
 void transfer_leaves(const TensorDict& td, c10d::ProcessGroup& group, int peer,
                      const CommOptions& options, bool sending) {
   const char* op = sending ? "send" : "recv";
   const auto leaves = detail::leaves(td, op);
+  const auto tags = leaf_tags(options, leaves.size());
   detail::Buffers buffers;
   std::vector<c10::intrusive_ptr<c10d::Work>> works;
   for (size_t i = 0; i < leaves.size(); ++i) {
     buffers.add(leaves[i].tensor);
-    const int tag = tag_of(options, i);
+    const int tag = tags[i];
     works.push_back(sending ? group.send(buffers.at(i), peer, tag)
                             : group.recv(buffers.at(i), peer, tag));
   }
@@ -53,17 +67,17 @@ void recv_consolidated(const TensorDict& td, c10d::ProcessGroup& group, int src,
           "recv: consolidated with check = false needs a consolidated TensorDict with "
           "the sender's layout (consolidate() it, or use check = true)");
     }
-    detail::recv_tensor(group, flat, src, tag_of(options, 0), options, what);
+    detail::recv_tensor(group, flat, src, kBufferTag, options, what);
     return;
   }
   const int64_t total = sent->at("_total_bytes").get<int64_t>();
   Json mine = flat.defined() ? detail::describe(td, flat) : Json();
   if (flat.defined() && flat.numel() == total && mine.at("entries") == sent->at("entries")) {
-    detail::recv_tensor(group, flat, src, tag_of(options, 0), options, what);
+    detail::recv_tensor(group, flat, src, kBufferTag, options, what);
     return;
   }
   at::Tensor scratch = at::empty({total}, at::kByte);
-  detail::recv_tensor(group, scratch, src, tag_of(options, 0), options, what);
+  detail::recv_tensor(group, scratch, src, kBufferTag, options, what);
   const TensorDict received = detail::build(*sent, scratch);
   const auto into = detail::leaves(td, "recv");
   const auto leaves = detail::leaves(received, "recv");
@@ -80,9 +94,9 @@ void send(const TensorDict& td, c10d::ProcessGroup& group, int dst, const CommOp
   if (options.check) {
     Json frame = detail::describe(source, flat);
     if (flat.defined()) frame["_total_bytes"] = flat.numel();
-    detail::send_frame(group, frame, dst, tag_of(options, 0), options, "send");
+    detail::send_frame(group, frame, dst, frame_tag(options), options, "send");
     at::Tensor answer = at::zeros({1}, at::kLong);
-    detail::recv_tensor(group, answer, dst, tag_of(options, 0), options,
+    detail::recv_tensor(group, answer, dst, frame_tag(options), options,
                         "send (the answer of rank " + std::to_string(dst) + ")");
     if (answer.item<int64_t>() != kAccepted) {
       throw Error("send: rank " + std::to_string(dst) +
@@ -91,7 +105,7 @@ void send(const TensorDict& td, c10d::ProcessGroup& group, int dst, const CommOp
     }
   }
   if (flat.defined()) {
-    detail::send_tensor(group, flat, dst, tag_of(options, 0), options,
+    detail::send_tensor(group, flat, dst, kBufferTag, options,
                         "send: the consolidated buffer" + to(dst));
   } else {
     transfer_leaves(source, group, dst, options, true);
@@ -102,9 +116,9 @@ void recv(const TensorDict& td, c10d::ProcessGroup& group, int src, const CommOp
   detail::check_peer(group, src, "recv");
   Json sent;
   if (options.check) {
-    sent = detail::recv_frame(group, src, tag_of(options, 0), options, "recv");
+    sent = detail::recv_frame(group, src, frame_tag(options), options, "recv");
     auto answer = [&](int64_t value) {
-      detail::send_tensor(group, at::full({1}, value, at::kLong), src, tag_of(options, 0), options,
+      detail::send_tensor(group, at::full({1}, value, at::kLong), src, frame_tag(options), options,
                           "recv (answer to rank " + std::to_string(src) + ")");
     };
     try {

@@ -21,6 +21,9 @@ SCENARIO_FN("broadcast") {
   const TensorDict out = dist::broadcast(td, group.pg(), 2);
   EXPECT(same(out.exclude({"tags"}), sample(9)));
   EXPECT(out.get_non_tensor("tags") == Json::array({"x", "y"}));
+  // An empty TensorDict: Python broadcasts its 0-byte buffer too.
+  const TensorDict empty = dist::broadcast(TensorDict({}, {4}), group.pg(), 0);
+  EXPECT(empty.is_empty() && empty.batch_size() == BatchSize{4});
 }
 
 SCENARIO_FN("all_reduce") {

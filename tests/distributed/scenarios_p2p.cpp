@@ -30,6 +30,9 @@ SCENARIO_FN("send_recv") {
     dist::send(sample(5), pg, 1, opts(0, true, true));
     dist::send(sample(6), pg, 1, opts(0, true, true));
     dist::send(sample(7).consolidate(), pg, 1, opts(0, false, true));
+    dist::CommOptions chain = opts(5, false, false);
+    chain.pseudo_rand = true;
+    dist::send(sample(8), pg, 1, chain);
     return;
   }
   TensorDict td = sample(0);
@@ -56,6 +59,13 @@ SCENARIO_FN("send_recv") {
   dist::recv(raw, pg, 0, opts(0, false, true));
   EXPECT(raw.get("a").equal(sample(7).get("a")));
   EXPECT(raw.get("z_first_inserted").equal(sample(7).get("z_first_inserted")));
+
+  // Python's pseudo-random tags (their values are checked against numpy in test_dist_wire).
+  TensorDict chained = sample(0);
+  dist::CommOptions chain = opts(5, false, false);
+  chain.pseudo_rand = true;
+  dist::recv(chained, pg, 0, chain);
+  EXPECT(chained.get("a").equal(sample(8).get("a")));
 }
 
 SCENARIO_FN("isend_irecv") {

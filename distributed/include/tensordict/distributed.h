@@ -42,8 +42,12 @@ enum class ReduceOp { Sum, Product, Min, Max };
 struct CommOptions {
   /// Bound of every wait (each message, each collective).
   std::chrono::milliseconds timeout{30000};
-  /// Tag of the first tensor of send/recv/isend/irecv; the i-th leaf uses init_tag + i.
+  /// Tag of the first tensor of send/recv/isend/irecv; the i-th leaf uses init_tag + i. A
+  /// consolidated buffer always goes on tag 0, as in Python.
   int64_t init_tag = 0;
+  /// Python's pseudo_rand: leaf tags follow Python's pseudo-random chain from init_tag (each the
+  /// previous one + 1 through numpy's generator, modulo 10000) instead of counting up.
+  bool pseudo_rand = false;
   /// Structure frame and answer before the tensors (see the header comment).
   bool check = true;
   /// send/recv: the whole TensorDict as one buffer (consolidated first when it is not).

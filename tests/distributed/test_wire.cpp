@@ -1,0 +1,248 @@
+// The pieces of the distributed protocol that need no second process: pickles, Python's
+// consolidated metadata, and the pseudo_rand tag chain. The expected bytes and numbers were made
+// by Python 3.11's pickle, Python tensordict 0.14 and numpy 1.24 (see each case).
+#include <ATen/ATen.h>
+
+#include <catch2/catch.hpp>
+#include <limits>
+#include <string>
+
+#include "metadata.h"
+#include "pickle.h"
+#include "pseudo_rand.h"
+#include "tensordict/errors.h"
+#include "tensordict/non_tensor.h"
+#include "tensordict_impl.h"
+
+using namespace tensordict;
+using namespace tensordict::dist::detail;
+
+namespace {
+
+// A byte string that may hold NULs.
+template <size_t N>
+std::string raw(const char (&bytes)[N]) {
+  return std::string(bytes, N - 1);
+}
+
+std::string from_hex(const std::string& hex) {
+  std::string out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+    out += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+  }
+  return out;
+}
+
+// pickle.dumps(m) (protocol 4) of the consolidated metadata Python 0.14 writes for
+// TensorDict({"a": arange(3.), "n": {"b": ones(3, 2, int64), "s": NonTensorData("hi")},
+// "c": C(x=zeros(3))}, [3]) with a tensorclass C, plus "_total_bytes": 80.
+const char* const kPythonMetadata =
+    "80049563010000000000007d94288c03636c73948c0a54656e736f7244696374948c0b6e6f6e5f74656e736f72"
+    "73947d948c066c6561766573947d948c016194288c0d746f7263682e666c6f61743332945d944b03614b004b104b"
+    "047494738c0c636c735f6d65746164617461947d94288c06646576696365944e8c056e616d6573945d944e618c0a"
+    "62617463685f73697a65945d944b03618c0969735f6c6f636b65649489758c016e947d94286801680268037d948c"
+    "0173948c026869945d944b03614e87947368057d948c016294288c0b746f7263682e696e743634945d94284b034b"
+    "02654b104b404b00749473680b7d9428680d4e680e5d944e6168105d944b036168128975758c0163947d94286801"
+    "8c085f5f6d61696e5f5f948c014394939468037d9468057d948c0178942868085d944b03614b404b504b04749473"
+    "680b7d9428680d4e680e5d944e6168105d944b036168128975758c0c5f746f74616c5f6279746573944b50752e";
+
+Json level(const Json& leaves, const Json& non_tensors, const Json& cls = "TensorDict") {
+  return Json{
+      {"cls", cls},
+      {"non_tensors", non_tensors},
+      {"leaves", leaves},
+      {"cls_metadata",
+       {{"device", nullptr}, {"names", {nullptr}}, {"batch_size", {3}}, {"is_locked", false}}}};
+}
+
+Json python_metadata() {
+  Json m = level({{"a", {"torch.float32", {3}, 0, 16, 4}}}, Json::object());
+  m["n"] = level({{"b", {"torch.int64", {3, 2}, 16, 64, 0}}}, {{"s", {"hi", {3}, nullptr}}});
+  m["c"] = level({{"x", {"torch.float32", {3}, 64, 80, 4}}}, Json::object(), "__main__.C");
+  return m;
+}
+
+template <class F>
+std::string format_error(F&& fn) {
+  try {
+    fn();
+  } catch (const FormatError& e) {
+    return e.what();
+  }
+  return "no FormatError";
+}
+
+}  // namespace
+
+TEST_CASE("distributed pickle: reads Python's metadata pickle, class references as names",
+          "[distributed]") {
+  Json expected = python_metadata();
+  expected["_total_bytes"] = 80;
+  CHECK(unpickle(from_hex(kPythonMetadata), "test") == expected);
+}
+
+TEST_CASE("distributed pickle: protocol 2, shared lists, 64-bit ints, floats, UTF-8",
+          "[distributed]") {
+  // pickle.dumps({"k": (l, l, -7, 2**40, -2**63, 2**64 - 1, 0.25, True, None, "é")},
+  // protocol=2) with l = [1, 2]: BINPUT / BINGET, LONG1 of 6, 8 and 9 bytes.
+  const std::string bytes = from_hex(
+      "80027d710058010000006b7101285d7102284b014b026568024af9ffffff8a060000000000018a08000000000000"
+      "00808a09ffffffffffffffff00473fd0000000000000884e5802000000c3a97103747104732e");
+  const Json got = unpickle(bytes, "test");
+  const Json& k = got.at("k");
+  CHECK(k.at(0) == Json::array({1, 2}));
+  CHECK(k.at(1) == Json::array({1, 2}));
+  CHECK(k.at(2).get<int64_t>() == -7);
+  CHECK(k.at(3).get<int64_t>() == (int64_t{1} << 40));
+  CHECK(k.at(4).get<int64_t>() == std::numeric_limits<int64_t>::min());
+  CHECK(k.at(5).get<uint64_t>() == std::numeric_limits<uint64_t>::max());
+  CHECK(k.at(6).get<double>() == 0.25);
+  CHECK(k.at(7) == true);
+  CHECK(k.at(8).is_null());
+  CHECK(k.at(9) == "\xc3\xa9");
+}
+
+TEST_CASE("distributed pickle: what the Pickler writes reads back", "[distributed]") {
+  const Json value = {{"ints",
+                       {0, -1, 255, 65536, -2147483648LL, 2147483648LL,
+                        std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()}},
+                      {"big", std::numeric_limits<uint64_t>::max()},
+                      {"floats", {-0.5, 1e300}},
+                      {"nested", {{"list", Json::array()}, {"none", nullptr}, {"yes", true}}},
+                      {"text", "caf\xc3\xa9 \"quoted\""}};
+  CHECK(unpickle(Pickler().json(value).finish(), "test") == value);
+  // Tuples read as arrays, and dicts keep their order.
+  Pickler p;
+  p.begin().string("z").begin().integer(1).string("x").end_tuple().string("a").none().end_dict();
+  const Json got = unpickle(p.finish(), "test");
+  CHECK(got.dump() == R"({"z":[1,"x"],"a":null})");
+}
+
+TEST_CASE("distributed pickle: hostile pickles are FormatErrors", "[distributed]") {
+  auto read = [](const std::string& bytes) {
+    return format_error([&] { unpickle(bytes, "recv (metadata)"); });
+  };
+  // os.system("x") as a pickle: a class reference called with REDUCE.
+  CHECK(read(raw("\x80\x02"
+                 "cos\nsystem\n"
+                 "X\x01\x00\x00\x00x"
+                 "\x85R.")) ==
+        "recv (metadata): unreadable pickle (opcode 0x52 at byte 20: only None, bool, int, float, "
+        "str, list, tuple and dict are read)");
+  CHECK(read("\x80\x04]\x94(K\x01") == "recv (metadata): unreadable pickle (truncated)");
+  CHECK(read(".") ==
+        "recv (metadata): unreadable pickle (the pickle does not hold exactly one value)");
+  CHECK(read("h\x05.") == "recv (metadata): unreadable pickle (memo entry 5)");
+  CHECK(read("a.") == "recv (metadata): unreadable pickle (stack underflow)");
+  CHECK(read("]K\x01K\x02s.") ==
+        "recv (metadata): unreadable pickle (items added to the wrong container)");
+  CHECK(read("X\xff\xff\xff\x7f"
+             "abc.") == "recv (metadata): unreadable pickle (truncated)");
+  // l = []; l.append(l)
+  CHECK(read(raw("]\x94h\x00"
+                 "a.")) == "recv (metadata): unreadable pickle (nested deeper than 64 levels)");
+  // Thirty tuples, each holding the previous one twice: 2^31 values from 200 bytes.
+  std::string laughs =
+      "]\x94"
+      "0";
+  for (char i = 0; i < 30; ++i) laughs += std::string{'h', i, 'h', i, '\x86', '\x94', '0'};
+  laughs += std::string{'h', 30, '.'};
+  CHECK(read(laughs) == "recv (metadata): unreadable pickle (more than 4194304 values)");
+}
+
+TEST_CASE("distributed metadata: a TensorDict written as Python writes it, and read back",
+          "[distributed]") {
+  TensorDict td({{"a", at::arange(3, at::kFloat)},
+                 {"n", TensorDict({{"b", at::ones({3, 2}, at::kLong)}}, {3})}},
+                {3});
+  td.set({"n", "s"}, "hi");
+  td.set("stack", NonTensorStack::from_list(Json::array({"p", 1, nullptr}), 1));
+  const TensorDict packed = td.consolidate();
+  const at::Tensor flat = packed.impl().consolidated;
+  Json meta = unpickle(pickle_metadata(packed, flat, {{"_total_bytes", flat.numel()}}), "test");
+  CHECK(meta.at("_total_bytes") == 64);
+  CHECK(meta.at("leaves") == Json{{"a", {"torch.float32", {3}, 0, 16, 4}}});
+  CHECK(meta.at("n").at("leaves") == Json{{"b", {"torch.int64", {3, 2}, 16, 64, 0}}});
+  CHECK(meta.at("n").at("non_tensors") == Json{{"s", {"hi", {3}, nullptr}}});
+  CHECK(meta.at("stack").at("non_tensors").at("2") ==
+        Json::array({nullptr, Json::array(), nullptr}));
+  CHECK(meta.at("cls_metadata").at("names") == Json::array({nullptr}));
+
+  const auto announced = read_metadata(pickle_metadata(packed, flat, {{"_total_bytes", 64}}), "t");
+  CHECK(announced.total_bytes == 64);
+  const TensorDict back = from_metadata(announced.meta, flat, "test");
+  CHECK(back.get("a").equal(td.get("a")));
+  CHECK(back.get({"n", "b"}).equal(td.get({"n", "b"})));
+  CHECK(back.get_non_tensor({"n", "s"}) == "hi");
+  CHECK(back.get_value("stack").non_tensor_stack().tolist() == Json::array({"p", 1, nullptr}));
+  CHECK(back.is_consolidated());
+}
+
+TEST_CASE("distributed metadata: Python's stacks along dim 1 and lazy stacks", "[distributed]") {
+  // NonTensorStack(a, b, stack_dim=1) of two [2]-items: entry i is column i.
+  Json m = level(Json::object(), Json::object());
+  m["cls_metadata"]["batch_size"] = {2, 2};
+  m["cls_metadata"]["names"] = {"t", nullptr};
+  const Json stack = {
+      {"cls", "NonTensorStack"},
+      {"non_tensors", Json::object()},
+      {"leaves", Json::object()},
+      {"cls_metadata", {{"stack_dim", 0}, {"stack_dim_name", nullptr}, {"is_locked", false}}}};
+  m["s"] = stack;
+  m["s"]["cls_metadata"]["stack_dim"] = 1;
+  for (int i = 0; i < 2; ++i) {
+    Json column = stack;
+    column["non_tensors"] = {{"0", {std::string("r0c") + char('0' + i), Json::array(), nullptr}},
+                             {"1", {std::string("r1c") + char('0' + i), Json::array(), nullptr}}};
+    m["s"][std::to_string(i)] = column;
+  }
+  m["lazy"] = {
+      {"cls", "LazyStackedTensorDict"},
+      {"non_tensors", Json::object()},
+      {"leaves", Json::object()},
+      {"cls_metadata", {{"stack_dim", 0}, {"stack_dim_name", nullptr}, {"is_locked", false}}}};
+  for (int i = 0; i < 2; ++i) {
+    Json row = level({{"y", {"torch.int64", {2}, 16 * i, 16 * i + 16, 0}}}, Json::object());
+    row["cls_metadata"]["batch_size"] = {2};
+    m["lazy"][std::to_string(i)] = row;
+  }
+  const at::Tensor flat = at::arange(4, at::kLong).view(at::kByte);
+  const TensorDict td = from_metadata(m, flat, "test");
+  CHECK(td.get_value("s").non_tensor_stack().tolist() ==
+        Json::array({Json::array({"r0c0", "r0c1"}), Json::array({"r1c0", "r1c1"})}));
+  CHECK((td.names() == DimNames{std::string("t"), std::nullopt}));
+  CHECK(td.get_tensordict("lazy").is_lazy_stack());
+  CHECK(td.get({"lazy", "y"}).equal(at::arange(4, at::kLong).view({2, 2})));
+}
+
+TEST_CASE("distributed metadata: a malformed description names the key", "[distributed]") {
+  const at::Tensor flat = at::zeros({80}, at::kByte);
+  Json m = python_metadata();
+  m["n"]["leaves"]["b"][3] = 96;
+  CHECK(format_error([&] { from_metadata(m, flat, "broadcast"); }) ==
+        "broadcast: the metadata of key 'n.b' lies outside the 80-byte buffer (bytes 16 to 96 for "
+        "6 int64)");
+  m = python_metadata();
+  m["leaves"]["a"][0] = "torch.float128";
+  CHECK(format_error([&] { from_metadata(m, flat, "broadcast"); }) ==
+        "broadcast: the metadata of key 'a' has the unknown dtype 'torch.float128'");
+  m = python_metadata();
+  m["n"].erase("cls_metadata");
+  CHECK(format_error([&] {
+          from_metadata(m, flat, "scatter");
+        }).rfind("scatter: the metadata of key 'n' is malformed (", 0) == 0);
+  CHECK(format_error([&] { read_metadata(Pickler().json(python_metadata()).finish(), "recv"); }) ==
+        "recv: the metadata has no _total_bytes; is the peer tensordict?");
+}
+
+TEST_CASE("distributed pseudo_rand tags follow Python's int_generator", "[distributed]") {
+  // tensordict.utils.int_generator(seed) with numpy 1.24.
+  CHECK(pseudo_rand_tag(0) == 9651);
+  CHECK(pseudo_rand_tag(1) == 1907);
+  CHECK(pseudo_rand_tag(2) == 2722);
+  // A chain: each output seeds the next.
+  CHECK(pseudo_rand_tag(9651) == 847);
+  CHECK(pseudo_rand_tag(847) == 536);
+  CHECK(pseudo_rand_tag(536) == 9492);
+  CHECK_THROWS_AS(pseudo_rand_tag(-1), Error);
+}
