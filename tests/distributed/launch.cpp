@@ -44,18 +44,26 @@ std::string store_spec(const std::string& kind, std::string& dir) {
 }  // namespace
 
 Outcome launch(const std::string& scenario, int size, const std::string& store, double deadline_s) {
+  return launch(std::vector<std::vector<std::string>>(static_cast<size_t>(size),
+                                                      {DIST_WORKER_PATH, scenario}),
+                store, deadline_s);
+}
+
+Outcome launch(const std::vector<std::vector<std::string>>& commands, const std::string& store,
+               double deadline_s) {
   std::string dir;
   const std::string spec = store_spec(store, dir);
+  const int size = static_cast<int>(commands.size());
   std::vector<pid_t> pids;
   for (int rank = 0; rank < size; ++rank) {
-    std::vector<std::string> args{DIST_WORKER_PATH, scenario, std::to_string(rank),
-                                  std::to_string(size), spec};
+    std::vector<std::string> args = commands[static_cast<size_t>(rank)];
+    args.insert(args.end(), {std::to_string(rank), std::to_string(size), spec});
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     pid_t pid = 0;
-    if (::posix_spawn(&pid, DIST_WORKER_PATH, nullptr, nullptr, argv.data(), environ) != 0) {
-      throw std::runtime_error("posix_spawn failed");
+    if (::posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0) {
+      throw std::runtime_error("posix_spawn failed: " + args[0]);
     }
     pids.push_back(pid);
   }

@@ -1,5 +1,6 @@
 #pragma once
-// Runs N worker processes (dist_worker) for one scenario and waits for them, bounded in time:
+// Runs N worker processes (dist_worker, or a Python peer) for one scenario and waits for them,
+// bounded in time:
 // children still running at the deadline are killed and the run fails.
 #include <string>
 #include <vector>
@@ -11,8 +12,11 @@ struct Outcome {
   std::vector<int> exit_codes;  // per rank; -1 when killed
 };
 
-/// dist_worker <scenario> <rank> <size> <store> for rank 0..size-1. `store` "file" uses a fresh
-/// file in a temporary directory, "tcp" a free port on 127.0.0.1.
+/// `commands[r]` followed by <rank> <size> <store> as rank r, for every rank. `store` "file" uses
+/// a fresh file in a temporary directory, "tcp" a free port on 127.0.0.1.
+Outcome launch(const std::vector<std::vector<std::string>>& commands, const std::string& store,
+               double deadline_s);
+/// dist_worker <scenario> on every rank.
 Outcome launch(const std::string& scenario, int size, const std::string& store = "file",
                double deadline_s = 30);
 

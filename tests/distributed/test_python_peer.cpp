@@ -1,0 +1,57 @@
+// Interop with Python tensordict: groups that mix dist_worker ranks with python_peer.py ranks
+// running Python tensordict's own methods (scenarios_python.cpp). Where no Python tensordict runs
+// (TC_PYTHON_PEER cannot import it, as on CI), each case exits 77, which CTest reports as
+// skipped.
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <iostream>
+
+#include "launch.h"
+
+namespace {
+
+const std::string kPeer = TC_PYTHON_PEER;
+const std::string kScript = TC_SOURCE_DIR "/tests/distributed/python_peer.py";
+
+void require_python() {
+  static const bool ok =
+      !kPeer.empty() &&
+      std::system(("'" + kPeer + "' -c 'import td_compat, tensordict, torch.distributed' " +
+                   ">/dev/null 2>&1")
+                      .c_str()) == 0;
+  if (!ok) {
+    std::cerr << "skipped: no Python tensordict at TC_PYTHON_PEER='" << kPeer << "'\n";
+    std::exit(77);
+  }
+}
+
+// `layout`: one letter per rank, 'p' for Python, 'c' for C++.
+void run(const std::string& scenario, const std::string& layout) {
+  require_python();
+  std::vector<std::vector<std::string>> commands;
+  for (char who : layout) {
+    commands.push_back(who == 'p' ? std::vector<std::string>{kPeer, kScript, scenario}
+                                  : std::vector<std::string>{DIST_WORKER_PATH, scenario});
+  }
+  const dist_test::Outcome out = dist_test::launch(commands, "tcp", 60);
+  INFO("scenario " << scenario << ", ranks " << layout);
+  CHECK_FALSE(out.timed_out);
+  for (size_t r = 0; r < out.exit_codes.size(); ++r) {
+    INFO("rank " << r << (layout[r] == 'p' ? " (Python)" : " (C++)"));
+    CHECK(out.exit_codes[r] == 0);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("distributed with a Python rank: send, isend, consolidated, init_remote",
+          "[distributed]") {
+  run("python_p2p", "pc");
+  run("python_p2p", "cp");
+}
+
+TEST_CASE("distributed with a Python rank: broadcast, all_gather, scatter, all_reduce",
+          "[distributed]") {
+  run("python_collectives", "pcc");
+  run("python_collectives", "cpc");
+}
