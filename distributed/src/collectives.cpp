@@ -82,12 +82,6 @@ Packed pack(const TensorDict& td, const char* op) {
   return {packed, flat};
 }
 
-// Its metadata pickle, with Python's transport extras.
-std::string metadata(const Packed& p, detail::Extras extras = {}) {
-  extras.insert(extras.begin(), {"_total_bytes", p.flat.numel()});
-  return detail::pickle_metadata(p.td, p.flat, extras);
-}
-
 }  // namespace
 
 TensorDict broadcast(const TensorDict& td, c10d::ProcessGroup& group, int src,
@@ -97,8 +91,11 @@ TensorDict broadcast(const TensorDict& td, c10d::ProcessGroup& group, int src,
   Packed p;
   if (root) p = pack(td, "broadcast");
   const std::string meta = detail::broadcast_object(
-      group, root ? metadata(p, {{"_storage_device", "cpu"}}) : std::string(), src, options,
-      "broadcast");
+      group,
+      root ? detail::pickle_metadata(p.td, p.flat, {{"_storage_device", "cpu"}},
+                                     options.tensorclass_type)
+           : std::string(),
+      src, options, "broadcast");
   if (root) {
     detail::broadcast_tensor(group, p.flat, src, options, "broadcast (data)");
     return p.td;
@@ -134,7 +131,8 @@ std::vector<TensorDict> all_gather(const TensorDict& td, c10d::ProcessGroup& gro
   const Packed p = pack(td, "all_gather");
   std::vector<detail::Announced> announced;
   int64_t longest = 0;
-  for (const auto& meta : detail::all_gather_object(group, metadata(p), options, "all_gather")) {
+  for (const auto& meta : detail::all_gather_object(group, detail::pickle_metadata(p.td, p.flat),
+                                                    options, "all_gather")) {
     announced.push_back(detail::read_metadata(meta, "all_gather"));
     longest = std::max(longest, announced.back().total_bytes);
   }
@@ -169,7 +167,8 @@ TensorDict scatter(const std::vector<TensorDict>& tds, c10d::ProcessGroup& group
       longest = std::max(longest, packed.back().flat.numel());
     }
     for (const auto& p : packed) {
-      metas.push_back(metadata(p, {{"_max_bytes", longest}, {"_storage_device", "cpu"}}));
+      metas.push_back(detail::pickle_metadata(
+          p.td, p.flat, {{"_max_bytes", longest}, {"_storage_device", "cpu"}}));
       parts.push_back(padded(p.flat, longest));
     }
   }

@@ -261,11 +261,14 @@ class Reader {
 
 }  // namespace
 
-std::string pickle_metadata(const TensorDict& td, const at::Tensor& flat, const Extras& extras) {
+std::string pickle_metadata(const TensorDict& td, const at::Tensor& flat, const Extras& extras,
+                            const std::string& tensorclass_type) {
   Pickler p;
   p.begin();
   Writer(flat, p).tensordict(td);
+  p.string("_total_bytes").integer(flat.numel());
   for (const auto& [key, value] : extras) p.string(key).json(value);
+  if (!tensorclass_type.empty()) p.string("_tensorclass_type").string(tensorclass_type);
   return p.end_dict().finish();
 }
 
@@ -301,6 +304,18 @@ Announced read_metadata(std::string_view pickle, const std::string& op) {
   out.meta.erase("_storage_device");
   out.meta.erase("_tensorclass_type");
   return out;
+}
+
+std::string python_class_name(const char* python_type) {
+  // "<class 'module.Class'>" as Python's repr of a class writes it.
+  std::string_view text = python_type;
+  const std::string_view open = "<class '";
+  const std::string_view close = "'>";
+  if (text.size() > open.size() + close.size() && text.substr(0, open.size()) == open &&
+      text.substr(text.size() - close.size()) == close) {
+    text = text.substr(open.size(), text.size() - open.size() - close.size());
+  }
+  return std::string(text);
 }
 
 }  // namespace tensordict::dist::detail

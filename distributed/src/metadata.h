@@ -18,8 +18,11 @@ namespace tensordict::dist::detail {
 /// Root entries that only travel with the metadata (Python's "_total_bytes", ...).
 using Extras = std::vector<std::pair<std::string, Json>>;
 
-/// The pickled metadata of `td`, consolidated over `flat`, with `extras` appended at the root.
-std::string pickle_metadata(const TensorDict& td, const at::Tensor& flat, const Extras& extras);
+/// The pickled metadata of `td`, consolidated over `flat`, with Python's extras at the root:
+/// "_total_bytes" (flat's size), `extras`, and "_tensorclass_type" unless `tensorclass_type` is
+/// empty.
+std::string pickle_metadata(const TensorDict& td, const at::Tensor& flat, const Extras& extras = {},
+                            const std::string& tensorclass_type = {});
 
 /// The TensorDict `meta` (unpickled, extras removed) describes, viewing `flat`. FormatError
 /// naming `op` and the key on a malformed description or a leaf outside the buffer.

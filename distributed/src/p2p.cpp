@@ -170,9 +170,8 @@ void init_remote(const TensorDict& td, c10d::ProcessGroup& group, int dst,
                  const CommOptions& options) {
   detail::check_peer(group, dst, "init_remote");
   auto [packed, flat] = detail::pack(td, "init_remote");
-  detail::send_object(group,
-                      detail::pickle_metadata(packed, flat, {{"_total_bytes", flat.numel()}}), dst,
-                      options, "init_remote" + to(dst));
+  detail::send_object(group, detail::pickle_metadata(packed, flat, {}, options.tensorclass_type),
+                      dst, options, "init_remote" + to(dst));
   detail::send_tensor(group, flat, dst, 0, options,
                       "init_remote: the consolidated buffer" + to(dst));
 }

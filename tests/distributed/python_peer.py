@@ -8,11 +8,15 @@ Exits 0 on success, 1 with the reason on stderr.
 """
 
 import datetime
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "python_stubs"))
 
 import td_compat  # noqa: F401  (the python-peer shims for torch 1.13)
 import torch
 import torch.distributed as dist
+from example import MyData
 from tensordict import NonTensorStack, TensorDict
 
 
@@ -113,6 +117,17 @@ def p2p(rank):
             td = TensorDict.from_remote_init(src=peer)
             expect_same(td, sample(step), f"from_remote_init {step}")
             expect(list(td["tags"]) == ["x", "y"], f"tags: {list(td['tags'])}")
+    # 7, 8: a tensorclass, each way: the receiver rebuilds the class it is told.
+    for step, sender in ((7, True), (8, False)):
+        if first == sender:
+            MyData(obs=torch.full((2, 3), float(step)), label=f"step {step}", batch_size=[2]).init_remote(
+                dst=peer
+            )
+        else:
+            got = TensorDict.from_remote_init(src=peer)
+            expect(type(got) is MyData, f"from_remote_init {step}: a {type(got).__name__}")
+            expect(torch.equal(got.obs, torch.full((2, 3), float(step))), f"obs {step}: {got.obs}")
+            expect(got.label == f"step {step}", f"label {step}: {got.label!r}")
 
 
 def collectives(rank, size):

@@ -88,8 +88,8 @@ SCENARIO_FN("tensorclass") {
     TensorDict extra = sample(8);
     extra.set("tags", NonTensorStack::from_list(Json::array({"x", "y"}), 1));
     dist::init_remote(extra, pg, 1);
-    dist::init_remote(sent._tensordict(), pg, 1);
-    dist::send(sent._tensordict(), pg, 1);
+    dist::init_remote(sent, pg, 1);
+    dist::send(sent, pg, 1);
     return;
   }
   TensorDict extra = dist::from_remote_init(pg, 0);
@@ -98,12 +98,12 @@ SCENARIO_FN("tensorclass") {
   EXPECT(extra.get_non_tensor("tags") == Json::array({"x", "y"}));
   EXPECT(extra.is_consolidated());
 
-  auto built = example::MyData::from_tensordict(dist::from_remote_init(pg, 0));
+  const auto built = dist::from_remote_init<example::MyData>(pg, 0);
   EXPECT(built.obs().equal(sent.obs()));
   EXPECT(built.label() == "hello");
 
   example::MyData into({at::zeros({2, 3}), ""}, {2});
-  dist::recv(into._tensordict(), pg, 0);
+  dist::recv(into, pg, 0);
   EXPECT(into.obs().equal(sent.obs()));
   EXPECT(into.label() == "hello");
 }

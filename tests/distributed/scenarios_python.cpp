@@ -1,6 +1,7 @@
 // Scenarios run beside Python tensordict ranks (python_peer.py runs the same steps with Python's
 // methods; test_python_peer mixes the two): every message is Python's, so each side checks what
 // the other sent. Steps are by rank, so a run with the languages swapped covers the other way.
+#include "mydata.h"
 #include "worker.h"
 
 using namespace tensordict;
@@ -66,6 +67,17 @@ SCENARIO_FN("python_p2p") {
       const TensorDict td = dist::from_remote_init(pg, peer);
       EXPECT(same(td.exclude({"tags"}), sample(step)));
       EXPECT(td.get_non_tensor("tags") == Json::array({"x", "y"}));
+    }
+  }
+  for (int step : {7, 8}) {  // a tensorclass, each way: the receiver rebuilds the class it is told
+    const std::string label = "step " + std::to_string(step);
+    if (first == (step == 7)) {
+      dist::init_remote(example::MyData({at::full({2, 3}, double(step)), label}, {2}), pg, peer);
+    } else {
+      const auto got = dist::from_remote_init<example::MyData>(pg, peer);
+      EXPECT(got.obs().equal(at::full({2, 3}, double(step))));
+      EXPECT(got.label() == label);
+      EXPECT(!got.extra().has_value());
     }
   }
 }

@@ -44,7 +44,7 @@ void run(const std::string& scenario, const std::string& layout) {
 
 }  // namespace
 
-TEST_CASE("distributed with a Python rank: send, isend, consolidated, init_remote",
+TEST_CASE("distributed with a Python rank: send, isend, consolidated, init_remote, tensorclasses",
           "[distributed]") {
   run("python_p2p", "pc");
   run("python_p2p", "cp");

@@ -10,6 +10,7 @@
 #include "metadata.h"
 #include "pickle.h"
 #include "pseudo_rand.h"
+#include "tensordict/distributed.h"
 #include "tensordict/errors.h"
 #include "tensordict/non_tensor.h"
 #include "tensordict_impl.h"
@@ -159,8 +160,11 @@ TEST_CASE("distributed metadata: a TensorDict written as Python writes it, and r
   td.set("stack", NonTensorStack::from_list(Json::array({"p", 1, nullptr}), 1));
   const TensorDict packed = td.consolidate();
   const at::Tensor flat = packed.impl().consolidated;
-  Json meta = unpickle(pickle_metadata(packed, flat, {{"_total_bytes", flat.numel()}}), "test");
+  Json meta =
+      unpickle(pickle_metadata(packed, flat, {{"_storage_device", "cpu"}}, "ex.MyData"), "t");
   CHECK(meta.at("_total_bytes") == 64);
+  CHECK(meta.at("_storage_device") == "cpu");
+  CHECK(meta.at("_tensorclass_type") == "ex.MyData");
   CHECK(meta.at("leaves") == Json{{"a", {"torch.float32", {3}, 0, 16, 4}}});
   CHECK(meta.at("n").at("leaves") == Json{{"b", {"torch.int64", {3, 2}, 16, 64, 0}}});
   CHECK(meta.at("n").at("non_tensors") == Json{{"s", {"hi", {3}, nullptr}}});
@@ -168,8 +172,10 @@ TEST_CASE("distributed metadata: a TensorDict written as Python writes it, and r
         Json::array({nullptr, Json::array(), nullptr}));
   CHECK(meta.at("cls_metadata").at("names") == Json::array({nullptr}));
 
-  const auto announced = read_metadata(pickle_metadata(packed, flat, {{"_total_bytes", 64}}), "t");
+  const auto announced = read_metadata(pickle_metadata(packed, flat, {}, "ex.MyData"), "t");
   CHECK(announced.total_bytes == 64);
+  CHECK(announced.max_bytes == 64);
+  CHECK_FALSE(announced.meta.contains("_tensorclass_type"));
   const TensorDict back = from_metadata(announced.meta, flat, "test");
   CHECK(back.get("a").equal(td.get("a")));
   CHECK(back.get({"n", "b"}).equal(td.get({"n", "b"})));
@@ -233,6 +239,12 @@ TEST_CASE("distributed metadata: a malformed description names the key", "[distr
         }).rfind("scatter: the metadata of key 'n' is malformed (", 0) == 0);
   CHECK(format_error([&] { read_metadata(Pickler().json(python_metadata()).finish(), "recv"); }) ==
         "recv: the metadata has no _total_bytes; is the peer tensordict?");
+}
+
+TEST_CASE("distributed: a tensorclass's Python class name", "[distributed]") {
+  CHECK(python_class_name("<class 'torchrl.data.llm.reward.RewardData'>") ==
+        "torchrl.data.llm.reward.RewardData");
+  CHECK(python_class_name("plain.Name") == "plain.Name");
 }
 
 TEST_CASE("distributed pseudo_rand tags follow Python's int_generator", "[distributed]") {

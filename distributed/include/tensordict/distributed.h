@@ -20,12 +20,17 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "tensordict/tensordict.h"
 
 namespace c10d {
 class ProcessGroup;
+}
+
+namespace tensordict {
+struct TensorClassTag;
 }
 
 namespace tensordict::dist {
@@ -52,6 +57,9 @@ struct CommOptions {
   bool check = true;
   /// send/recv: the whole TensorDict as one buffer (consolidated first when it is not).
   bool consolidated = false;
+  /// init_remote, broadcast: the Python class ("module.Class") a Python receiver rebuilds
+  /// (Python's `_tensorclass_type`). The tensorclass overloads below set it.
+  std::string tensorclass_type;
 };
 
 /// Sends every tensor leaf of `td` to rank `dst`.
@@ -103,6 +111,43 @@ std::vector<TensorDict> all_gather(const TensorDict& td, c10d::ProcessGroup& gro
 /// `tds[i]` (one per rank, read on `src` only) to rank i; returns this rank's.
 TensorDict scatter(const std::vector<TensorDict>& tds, c10d::ProcessGroup& group, int src,
                    const CommOptions& options = {});
+
+// ---- tensorclasses -------------------------------------------------------------------------
+// A generated class travels as its fields' TensorDict. init_remote and broadcast also send its
+// Python class, as Python's tensorclass methods do, so that a Python receiver rebuilds it (the
+// class must be importable there).
+
+namespace detail {
+template <class C>
+using IfTensorClass = std::enable_if_t<std::is_base_of_v<TensorClassTag, C>, int>;
+/// "module.Class" from a ClassSpec's python_type ("<class 'module.Class'>").
+std::string python_class_name(const char* python_type);
+}  // namespace detail
+
+template <class C, detail::IfTensorClass<C> = 0>
+void send(const C& obj, c10d::ProcessGroup& group, int dst, const CommOptions& options = {}) {
+  send(obj._tensordict(), group, dst, options);
+}
+/// Receives into `obj`'s fields in place.
+template <class C, detail::IfTensorClass<C> = 0>
+void recv(const C& obj, c10d::ProcessGroup& group, int src, const CommOptions& options = {}) {
+  recv(obj._tensordict(), group, src, options);
+}
+template <class C, detail::IfTensorClass<C> = 0>
+void init_remote(const C& obj, c10d::ProcessGroup& group, int dst, CommOptions options = {}) {
+  options.tensorclass_type = detail::python_class_name(C::class_spec().python_type);
+  init_remote(obj._tensordict(), group, dst, options);
+}
+/// from_remote_init<C>: the received TensorDict as a C (from_tensordict: fields are checked).
+template <class C, detail::IfTensorClass<C> = 0>
+C from_remote_init(c10d::ProcessGroup& group, int src, const CommOptions& options = {}) {
+  return C::from_tensordict(from_remote_init(group, src, options));
+}
+template <class C, detail::IfTensorClass<C> = 0>
+C broadcast(const C& obj, c10d::ProcessGroup& group, int src, CommOptions options = {}) {
+  options.tensorclass_type = detail::python_class_name(C::class_spec().python_type);
+  return C::from_tensordict(broadcast(obj._tensordict(), group, src, options));
+}
 
 /// A Gloo process group with its store, on 127.0.0.1-style hosts. Building it waits (up to
 /// `timeout`) for every rank; the timeout also bounds each collective inside Gloo.
