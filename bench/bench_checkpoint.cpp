@@ -2,6 +2,8 @@
 //
 //  BM_checkpoint_save/torch     torch::save(model, file)
 //  BM_checkpoint_save/memmap    TensorDict::from_module(model).memmap(dir, {num_threads = 2})
+//  BM_checkpoint_save/raw_write the parameters' bytes written to one file with write(2): the
+//                               floor any writer of the same bytes meets
 //  BM_checkpoint_load/torch     torch::load(model, file)
 //  BM_checkpoint_load/memmap    TensorDict::load_memmap(dir) swapped into the model
 //                               (to_module_scoped: Python's `load_memmap(dir).to_module(model)`;
@@ -12,6 +14,7 @@
 // Files go to $TC_BENCH_DIR (default /dev/shm, else /tmp), as bench_memmap.
 #include <ATen/ATen.h>
 #include <benchmark/benchmark.h>
+#include <fcntl.h>
 #include <torch/nn/modules/container/sequential.h>
 #include <torch/nn/modules/linear.h>
 #include <torch/serialize.h>
@@ -19,6 +22,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 
 #include "bench_dir.h"
@@ -58,12 +62,32 @@ void set_bytes(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * bytes);
 }
 
-void BM_checkpoint_save(benchmark::State& state, bool torch_serialize) {
+void write_raw(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) throw std::runtime_error("cannot open " + path);
+  for (const auto& p : model()->parameters()) {
+    const auto* data = static_cast<const char*>(p.data_ptr());
+    size_t left = p.nbytes();
+    while (left > 0) {
+      const ssize_t n = ::write(fd, data, left);
+      if (n <= 0) throw std::runtime_error("write failed on " + path);
+      data += n;
+      left -= static_cast<size_t>(n);
+    }
+  }
+  ::close(fd);
+}
+
+enum class Save { torch, memmap, raw_write };
+
+void BM_checkpoint_save(benchmark::State& state, Save how) {
   for (auto _ : state) {
-    if (torch_serialize) {
+    if (how == Save::torch) {
       torch::save(model(), torch_file());
-    } else {
+    } else if (how == Save::memmap) {
       TensorDict::from_module(*model()).memmap(memmap_dir(), {2});
+    } else {
+      write_raw(bench_dir() + "/raw.bin");
     }
   }
   set_bytes(state);
@@ -92,8 +116,15 @@ void BM_checkpoint_load(benchmark::State& state, Load how) {
 
 }  // namespace
 
-BENCHMARK_CAPTURE(BM_checkpoint_save, torch, true)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(BM_checkpoint_save, memmap, false)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_checkpoint_save, torch, Save::torch)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_checkpoint_save, memmap, Save::memmap)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_checkpoint_save, raw_write, Save::raw_write)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK_CAPTURE(BM_checkpoint_load, torch, Load::torch)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
