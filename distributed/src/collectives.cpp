@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "metadata.h"
+#include "pickle.h"
 #include "wire.h"
 
 namespace tensordict::dist {
@@ -28,7 +29,7 @@ void check_root(c10d::ProcessGroup& group, int src, const char* op) {
 
 // The ranks' leaf structures (path, dtype, shape) must agree before leaf-wise collectives, which
 // would otherwise hang or mix up buffers. A hash is compared first; on a difference the full
-// frames go round so that each rank can name the key.
+// descriptions go round so that each rank can name the key.
 void agree(const TensorDict& td, c10d::ProcessGroup& group, const CommOptions& options,
            const char* op) {
   std::string signature;
@@ -37,22 +38,17 @@ void agree(const TensorDict& td, c10d::ProcessGroup& group, const CommOptions& o
                  shape_str(leaf.tensor.sizes()) + '\n';
   }
   const auto hash = static_cast<int64_t>(std::hash<std::string>{}(signature));
-  const std::string text = detail::describe(td).dump();
-  at::Tensor mine = at::tensor({hash, static_cast<int64_t>(text.size())}, at::kLong);
-  const auto all =
-      detail::all_gather_tensor(group, mine, options, std::string(op) + " (structure hashes)");
-  int64_t longest = 0;
-  bool same = true;
-  for (const auto& t : all) {
-    same = same && t[0].item<int64_t>() == hash;
-    longest = std::max(longest, t[1].item<int64_t>());
+  const auto hashes = detail::all_gather_tensor(group, at::full({1}, hash, at::kLong), options,
+                                                std::string(op) + " (structure hashes)");
+  if (std::all_of(hashes.begin(), hashes.end(),
+                  [&](const at::Tensor& h) { return h.item<int64_t>() == hash; })) {
+    return;
   }
-  if (same) return;
-  const auto frames = detail::all_gather_tensor(group, detail::to_bytes(text, longest), options,
-                                                std::string(op) + " (structures)");
+  const auto all = detail::all_gather_object(
+      group, detail::Pickler().json(detail::describe(td)).finish(), options, op);
   for (int r = 0; r < group.getSize(); ++r) {
-    if (r == group.getRank() || all[r][0].item<int64_t>() == hash) continue;
-    detail::check_matches(detail::from_bytes(frames[r], all[r][1].item<int64_t>(), op), td, op, r);
+    if (r == group.getRank() || hashes[r].item<int64_t>() == hash) continue;
+    detail::check_matches(detail::unpickle(all[r], std::string(op) + " (metadata)"), td, op, r);
   }
   throw Error(std::string(op) + ": the ranks' structures differ (see the other ranks' errors)");
 }

@@ -27,99 +27,98 @@ std::string join_key(const std::string& prefix, const std::string& key) {
 
 class Writer {
  public:
-  Writer(const at::Tensor& flat, Pickler& p) : flat_(flat), p_(p) {}
+  explicit Writer(const at::Tensor& flat) : flat_(flat) {}
 
-  void tensordict(const TensorDict& td) {
+  Json tensordict(const TensorDict& td) const {
     if (td.is_lazy_stack()) {
       throw TypeError("distributed: not supported on a LazyStackedTensorDict (densify() first)");
     }
     const auto& impl = td.impl();
     const DimNames names = td.names();
-    p_.string("cls").string("TensorDict");
-    p_.string("non_tensors").begin();
-    for (size_t i = 0; i < impl.keys.size(); ++i) {
-      if (!impl.values[i].is_non_tensor_data()) continue;
-      p_.string(impl.keys[i]).begin().json(impl.values[i].non_tensor_data().data);
-      ints(td.batch_size());
-      device(td.device());
-      p_.end_tuple();
-    }
-    p_.end_dict();
-    p_.string("leaves").begin();
-    for (size_t i = 0; i < impl.keys.size(); ++i) {
-      if (impl.values[i].is_tensor()) leaf(impl.keys[i], impl.values[i].tensor());
-    }
-    p_.end_dict();
-    p_.string("cls_metadata").begin();
-    p_.string("device");
-    device(td.device());
-    p_.string("names").begin();
-    for (const auto& name : names) name ? p_.string(*name) : p_.none();
-    p_.end_list();
-    p_.string("batch_size");
-    ints(td.batch_size());
-    p_.string("is_locked").boolean(td.is_locked()).end_dict();
+    const Json device = device_of(td);
+    Json non_tensors = Json::object();
+    Json leaves = Json::object();
     for (size_t i = 0; i < impl.keys.size(); ++i) {
       const Value& v = impl.values[i];
-      if (v.is_tensordict()) {
-        p_.string(impl.keys[i]).begin();
-        tensordict(v.tensordict());
-        p_.end_dict();
-      } else if (v.is_non_tensor_stack()) {
+      if (v.is_non_tensor_data()) {
+        non_tensors[impl.keys[i]] =
+            Json::array({v.non_tensor_data().data, td.batch_size(), device});
+      }
+      if (v.is_tensor()) leaves[impl.keys[i]] = leaf(impl.keys[i], v.tensor());
+    }
+    Json name_list = Json::array();
+    for (const auto& name : names) name_list.push_back(name ? Json(*name) : Json(nullptr));
+    Json out = Json::object();
+    out["cls"] = "TensorDict";
+    out["non_tensors"] = std::move(non_tensors);
+    out["leaves"] = std::move(leaves);
+    out["cls_metadata"] = Json::object();
+    out["cls_metadata"]["device"] = device;
+    out["cls_metadata"]["names"] = std::move(name_list);
+    out["cls_metadata"]["batch_size"] = td.batch_size();
+    out["cls_metadata"]["is_locked"] = td.is_locked();
+    for (size_t i = 0; i < impl.keys.size(); ++i) {
+      const Value& v = impl.values[i];
+      if (v.is_tensordict()) out[impl.keys[i]] = tensordict(v.tensordict());
+      if (v.is_non_tensor_stack()) {
         const NonTensorStack& s = v.non_tensor_stack();
-        p_.string(impl.keys[i]);
-        stack(s.shape(), 0, s.items().begin(), names, td.device(), td.is_locked());
+        out[impl.keys[i]] = stack(s.shape(), 0, s.items().begin(), names, device, td.is_locked());
       }
     }
+    return out;
   }
 
  private:
-  void ints(at::IntArrayRef values) {
-    p_.begin();
-    for (int64_t v : values) p_.integer(v);
-    p_.end_list();
+  static Json device_of(const TensorDict& td) {
+    return td.device() ? Json(td.device()->str()) : Json(nullptr);
   }
-  void device(const std::optional<at::Device>& d) { d ? p_.string(d->str()) : p_.none(); }
 
-  void leaf(const std::string& key, const at::Tensor& t) {
-    const auto* base = static_cast<const char*>(flat_.data_ptr());
+  // (dtype, shape, start, stop, pad): byte offsets into the consolidated buffer (0 without one).
+  Json leaf(const std::string& key, const at::Tensor& t) const {
     const auto nbytes = static_cast<int64_t>(t.nbytes());
-    const auto start = t.numel() == 0 ? int64_t{0} : static_cast<const char*>(t.data_ptr()) - base;
-    if (!t.is_contiguous() || start < 0 || start + nbytes > flat_.numel()) {
-      throw Error("distributed: leaf '" + key + "' is not a contiguous part of the buffer");
-    }
     const int64_t pad = (kLeafAlignment - nbytes % kLeafAlignment) % kLeafAlignment;
-    p_.string(key).begin().string("torch." + dtype_name(t.scalar_type()));
-    ints(t.sizes());
-    p_.integer(start).integer(start + nbytes + pad).integer(pad).end_tuple();
+    int64_t start = 0;
+    int64_t stop = 0;
+    if (flat_.defined()) {
+      if (t.numel() > 0) {
+        start = static_cast<const char*>(t.data_ptr()) - static_cast<const char*>(flat_.data_ptr());
+      }
+      if (!t.is_contiguous() || start < 0 || start + nbytes > flat_.numel()) {
+        throw Error("distributed: leaf '" + key + "' is not a contiguous part of the buffer");
+      }
+      stop = start + nbytes + pad;
+    }
+    return Json::array({"torch." + dtype_name(t.scalar_type()), t.sizes().vec(), start, stop,
+                        flat_.defined() ? pad : 0});
   }
 
   // A NonTensorStack as Python nests it: one NonTensorStack per dim, stacked along dim 0.
-  void stack(const std::vector<int64_t>& shape, size_t level, const Json* items,
-             const DimNames& names, const std::optional<at::Device>& dev, bool locked) {
+  static Json stack(const std::vector<int64_t>& shape, size_t level, const Json* items,
+                    const DimNames& names, const Json& device, bool locked) {
     const int64_t n = shape[level];
     const bool innermost = level + 1 == shape.size();
     int64_t inner = 1;
     for (size_t d = level + 1; d < shape.size(); ++d) inner *= shape[d];
-    p_.begin().string("cls").string("NonTensorStack").string("non_tensors").begin();
+    Json non_tensors = Json::object();
     for (int64_t i = 0; innermost && i < n; ++i) {
-      p_.string(std::to_string(i)).begin().json(items[i]).begin().end_list();
-      device(dev);
-      p_.end_tuple();
+      non_tensors[std::to_string(i)] = Json::array({items[i], Json::array(), device});
     }
-    p_.end_dict().string("leaves").begin().end_dict();
-    p_.string("cls_metadata").begin().string("stack_dim").integer(0).string("stack_dim_name");
-    level < names.size() && names[level] ? p_.string(*names[level]) : p_.none();
-    p_.string("is_locked").boolean(locked).end_dict();
+    Json out = Json::object();
+    out["cls"] = "NonTensorStack";
+    out["non_tensors"] = std::move(non_tensors);
+    out["leaves"] = Json::object();
+    out["cls_metadata"] = Json::object();
+    out["cls_metadata"]["stack_dim"] = 0;
+    out["cls_metadata"]["stack_dim_name"] =
+        level < names.size() && names[level] ? Json(*names[level]) : Json(nullptr);
+    out["cls_metadata"]["is_locked"] = locked;
     for (int64_t i = 0; !innermost && i < n; ++i) {
-      p_.string(std::to_string(i));
-      stack(shape, level + 1, items + i * inner, names, dev, locked);
+      out[std::to_string(i)] = stack(shape, level + 1, items + i * inner, names, device, locked);
     }
-    p_.end_dict();
+    return out;
   }
 
   const at::Tensor& flat_;
-  Pickler& p_;
 };
 
 // ---- reading -------------------------------------------------------------------------------
@@ -129,11 +128,6 @@ struct Items {
   std::vector<int64_t> shape;
   std::vector<Json> values;
 };
-
-bool is_level_field(const std::string& key) {
-  return key == "cls" || key == "non_tensors" || key == "leaves" || key == "cls_metadata" ||
-         key == "size";
-}
 
 class Reader {
  public:
@@ -175,6 +169,27 @@ class Reader {
       if (device) out.set_device(device);
       if (cm.value("is_locked", false)) out.lock_();
       return out;
+    } catch (const nlohmann::json::exception& e) {
+      fail(path, std::string("is malformed (") + e.what() + ")");
+    }
+  }
+
+  // Sets the non-tensor entries `m` describes into `here`, whose structure matches it.
+  void set_non_tensor(const Json& m, const TensorDict& here, const std::string& path) {
+    try {
+      TensorDict target = here;
+      for (const auto& [key, entry] : m.at("non_tensors").items()) {
+        target.set(key, NonTensorData{entry.at(0)});
+      }
+      for (const auto& [key, entry] : m.items()) {
+        if (is_level_field(key) || !entry.is_object()) continue;
+        if (entry.at("cls") == "NonTensorStack") {
+          Items items = stack(entry, join_key(path, key));
+          target.set(key, NonTensorStack(std::move(items.shape), std::move(items.values)));
+        } else {
+          set_non_tensor(entry, here.get_tensordict(key), join_key(path, key));
+        }
+      }
     } catch (const nlohmann::json::exception& e) {
       fail(path, std::string("is malformed (") + e.what() + ")");
     }
@@ -261,15 +276,20 @@ class Reader {
 
 }  // namespace
 
+bool is_level_field(const std::string& key) {
+  return key == "cls" || key == "non_tensors" || key == "leaves" || key == "cls_metadata" ||
+         key == "size";
+}
+
+Json describe(const TensorDict& td, const at::Tensor& flat) { return Writer(flat).tensordict(td); }
+
 std::string pickle_metadata(const TensorDict& td, const at::Tensor& flat, const Extras& extras,
                             const std::string& tensorclass_type) {
-  Pickler p;
-  p.begin();
-  Writer(flat, p).tensordict(td);
-  p.string("_total_bytes").integer(flat.numel());
-  for (const auto& [key, value] : extras) p.string(key).json(value);
-  if (!tensorclass_type.empty()) p.string("_tensorclass_type").string(tensorclass_type);
-  return p.end_dict().finish();
+  Json meta = describe(td, flat);
+  meta["_total_bytes"] = flat.numel();
+  for (const auto& [key, value] : extras) meta[key] = value;
+  if (!tensorclass_type.empty()) meta["_tensorclass_type"] = tensorclass_type;
+  return Pickler().json(meta).finish();
 }
 
 TensorDict from_metadata(const Json& meta, const at::Tensor& flat, const std::string& op) {
@@ -278,8 +298,12 @@ TensorDict from_metadata(const Json& meta, const at::Tensor& flat, const std::st
   return out;
 }
 
-Announced read_metadata(std::string_view pickle, const std::string& op) {
-  Announced out{unpickle(pickle, op + " (metadata)"), 0, 0};
+void set_non_tensor(const Json& meta, const TensorDict& here, const std::string& op) {
+  Reader(at::Tensor(), op).set_non_tensor(meta, here, "");
+}
+
+Announced read_metadata(std::string_view pickle, const std::string& op, bool buffer_expected) {
+  Announced out{unpickle(pickle, op + " (metadata)"), -1, -1};
   auto size = [&](const char* key) -> std::optional<int64_t> {
     if (!out.meta.is_object() || !out.meta.contains(key)) return std::nullopt;
     const Json value = std::move(out.meta[key]);
@@ -291,11 +315,11 @@ Announced read_metadata(std::string_view pickle, const std::string& op) {
     return value.get<int64_t>();
   };
   const auto total = size("_total_bytes");
-  if (!total) {
+  if (!total && buffer_expected) {
     throw FormatError(op + ": the metadata has no _total_bytes; is the peer tensordict?");
   }
-  out.total_bytes = *total;
-  out.max_bytes = size("_max_bytes").value_or(*total);
+  out.total_bytes = total.value_or(-1);
+  out.max_bytes = size("_max_bytes").value_or(out.total_bytes);
   if (out.max_bytes < out.total_bytes) {
     throw FormatError(op + ": the metadata's _max_bytes is below its _total_bytes");
   }

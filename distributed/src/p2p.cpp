@@ -5,6 +5,7 @@
 #include <future>
 
 #include "metadata.h"
+#include "pickle.h"
 #include "pseudo_rand.h"
 #include "wire.h"
 
@@ -30,7 +31,8 @@ std::vector<int> leaf_tags(const CommOptions& options, size_t n) {
 }
 
 // The consolidated buffer goes on tag 0, as in Python (whose consolidated send and recv take no
-// tag); the structure frame and its answer, which only this library sends, on init_tag.
+// tag); the structure check's description and answer, which only this library sends, on
+// init_tag.
 constexpr int kBufferTag = 0;
 int frame_tag(const CommOptions& options) { return static_cast<int>(options.init_tag); }
 
@@ -56,9 +58,10 @@ void transfer_leaves(const TensorDict& td, c10d::ProcessGroup& group, int peer,
 }
 
 // The receiver's side of the consolidated path: straight into its own buffer when the layouts
-// agree (the sender's frame gives its offsets), else into a scratch buffer copied leaf by leaf.
+// agree (the sender's description gives its offsets), else into a scratch buffer copied leaf by
+// leaf.
 void recv_consolidated(const TensorDict& td, c10d::ProcessGroup& group, int src,
-                       const CommOptions& options, const Json* sent) {
+                       const CommOptions& options, const detail::Announced* sent) {
   const at::Tensor flat = detail::flat_of(td);
   const std::string what = "recv: the consolidated buffer" + from(src);
   if (sent == nullptr) {
@@ -70,15 +73,14 @@ void recv_consolidated(const TensorDict& td, c10d::ProcessGroup& group, int src,
     detail::recv_tensor(group, flat, src, kBufferTag, options, what);
     return;
   }
-  const int64_t total = sent->at("_total_bytes").get<int64_t>();
-  Json mine = flat.defined() ? detail::describe(td, flat) : Json();
-  if (flat.defined() && flat.numel() == total && mine.at("entries") == sent->at("entries")) {
+  if (flat.defined() && flat.numel() == sent->total_bytes &&
+      detail::same_layout(detail::describe(td, flat), sent->meta)) {
     detail::recv_tensor(group, flat, src, kBufferTag, options, what);
     return;
   }
-  at::Tensor scratch = at::empty({total}, at::kByte);
+  at::Tensor scratch = at::empty({sent->total_bytes}, at::kByte);
   detail::recv_tensor(group, scratch, src, kBufferTag, options, what);
-  const TensorDict received = detail::build(*sent, scratch);
+  const TensorDict received = detail::from_metadata(sent->meta, scratch, "recv");
   const auto into = detail::leaves(td, "recv");
   const auto leaves = detail::leaves(received, "recv");
   for (size_t i = 0; i < leaves.size(); ++i) into[i].tensor.copy_(leaves[i].tensor);
@@ -94,7 +96,8 @@ void send(const TensorDict& td, c10d::ProcessGroup& group, int dst, const CommOp
   if (options.check) {
     Json frame = detail::describe(source, flat);
     if (flat.defined()) frame["_total_bytes"] = flat.numel();
-    detail::send_frame(group, frame, dst, frame_tag(options), options, "send");
+    detail::send_object(group, detail::Pickler().json(frame).finish(), dst, frame_tag(options),
+                        options, "send");
     at::Tensor answer = at::zeros({1}, at::kLong);
     detail::recv_tensor(group, answer, dst, frame_tag(options), options,
                         "send (the answer of rank " + std::to_string(dst) + ")");
@@ -114,27 +117,28 @@ void send(const TensorDict& td, c10d::ProcessGroup& group, int dst, const CommOp
 
 void recv(const TensorDict& td, c10d::ProcessGroup& group, int src, const CommOptions& options) {
   detail::check_peer(group, src, "recv");
-  Json sent;
+  detail::Announced sent;
   if (options.check) {
-    sent = detail::recv_frame(group, src, frame_tag(options), options, "recv");
+    sent = detail::read_metadata(
+        detail::recv_object(group, src, frame_tag(options), options, "recv"), "recv", false);
     auto answer = [&](int64_t value) {
       detail::send_tensor(group, at::full({1}, value, at::kLong), src, frame_tag(options), options,
                           "recv (answer to rank " + std::to_string(src) + ")");
     };
     try {
-      if (options.consolidated != sent.contains("_total_bytes")) {
+      if (options.consolidated != (sent.total_bytes >= 0)) {
         throw Error(std::string("recv: rank ") + std::to_string(src) + " sent " +
                     (options.consolidated ? "leaf by leaf" : "a consolidated buffer") +
                     " but this receiver expects " +
                     (options.consolidated ? "a consolidated buffer" : "leaf by leaf"));
       }
-      detail::check_matches(sent, td, "recv", src);
+      detail::check_matches(sent.meta, td, "recv", src);
     } catch (const Error&) {
       answer(kRefused);
       throw;
     }
     answer(kAccepted);
-    detail::set_non_tensor(sent, td);
+    detail::set_non_tensor(sent.meta, td, "recv");
   }
   if (options.consolidated) {
     recv_consolidated(td, group, src, options, options.check ? &sent : nullptr);
@@ -171,7 +175,7 @@ void init_remote(const TensorDict& td, c10d::ProcessGroup& group, int dst,
   detail::check_peer(group, dst, "init_remote");
   auto [packed, flat] = detail::pack(td, "init_remote");
   detail::send_object(group, detail::pickle_metadata(packed, flat, {}, options.tensorclass_type),
-                      dst, options, "init_remote" + to(dst));
+                      dst, 0, options, "init_remote");
   detail::send_tensor(group, flat, dst, 0, options,
                       "init_remote: the consolidated buffer" + to(dst));
 }
@@ -179,7 +183,7 @@ void init_remote(const TensorDict& td, c10d::ProcessGroup& group, int dst,
 TensorDict from_remote_init(c10d::ProcessGroup& group, int src, const CommOptions& options) {
   detail::check_peer(group, src, "from_remote_init");
   const auto announced = detail::read_metadata(
-      detail::recv_object(group, src, options, "from_remote_init" + from(src)), "from_remote_init");
+      detail::recv_object(group, src, 0, options, "from_remote_init"), "from_remote_init");
   at::Tensor flat = at::empty({announced.total_bytes}, at::kByte);
   detail::recv_tensor(group, flat, src, 0, options,
                       "from_remote_init: the consolidated buffer" + from(src));

@@ -1,6 +1,6 @@
-// Messages over a c10d::ProcessGroup: bounded waits with errors that name the operation, byte
-// frames, contiguous staging of leaves that Gloo cannot send or fill in place, collectives, and
-// pickles moved as torch.distributed's object functions move them.
+// Messages over a c10d::ProcessGroup: bounded waits with errors that name the operation,
+// contiguous staging of leaves that Gloo cannot send or fill in place, collectives, and pickles
+// moved as torch.distributed's object functions move them.
 #include <ATen/ATen.h>
 
 #include <algorithm>
@@ -65,49 +65,6 @@ void recv_tensor(c10d::ProcessGroup& group, at::Tensor t, int src, int tag,
   buffers.finish();
 }
 
-at::Tensor to_bytes(const std::string& text, int64_t size) {
-  at::Tensor out = at::zeros({size}, at::kByte);
-  std::memcpy(out.data_ptr(), text.data(), text.size());
-  return out;
-}
-
-Json from_bytes(const at::Tensor& bytes, int64_t size, const char* op) {
-  const auto* begin = static_cast<const char*>(bytes.data_ptr());
-  try {
-    return Json::parse(begin, begin + size);
-  } catch (const std::exception& e) {
-    throw FormatError(std::string(op) + ": the structure frame is not valid JSON (" + e.what() +
-                      "); is the peer running the same protocol?");
-  }
-}
-
-void send_frame(c10d::ProcessGroup& group, const Json& frame, int dst, int tag,
-                const CommOptions& options, const char* op) {
-  const std::string text = frame.dump();
-  const auto size = static_cast<int64_t>(text.size());
-  send_tensor(group, at::full({1}, size, at::kLong), dst, tag, options,
-              std::string(op) + " (structure size to rank " + std::to_string(dst) + ")");
-  send_tensor(group, to_bytes(text, size), dst, tag, options,
-              std::string(op) + " (structure to rank " + std::to_string(dst) + ")");
-}
-
-Json recv_frame(c10d::ProcessGroup& group, int src, int tag, const CommOptions& options,
-                const char* op) {
-  at::Tensor size = at::zeros({1}, at::kLong);
-  recv_tensor(group, size, src, tag, options,
-              std::string(op) + " (structure size from rank " + std::to_string(src) + ")");
-  const int64_t n = size.item<int64_t>();
-  if (n <= 0 || n > (int64_t{1} << 31)) {
-    throw FormatError(std::string(op) + ": rank " + std::to_string(src) +
-                      " announced a structure frame of " + std::to_string(n) +
-                      " bytes; is the peer running the same protocol (check = true)?");
-  }
-  at::Tensor bytes = at::empty({n}, at::kByte);
-  recv_tensor(group, bytes, src, tag, options,
-              std::string(op) + " (structure from rank " + std::to_string(src) + ")");
-  return from_bytes(bytes, n, op);
-}
-
 namespace {
 
 constexpr int64_t kMaxObjectBytes = int64_t{1} << 31;
@@ -167,20 +124,22 @@ void scatter_tensor(c10d::ProcessGroup& group, const at::Tensor& out,
   wait(group.scatter(outputs, inputs, opts), options, what);
 }
 
-void send_object(c10d::ProcessGroup& group, const std::string& pickle, int dst,
+void send_object(c10d::ProcessGroup& group, const std::string& pickle, int dst, int tag,
                  const CommOptions& options, const std::string& op) {
   const auto n = static_cast<int64_t>(pickle.size());
-  send_tensor(group, length_of(n), dst, 0, options, op + " (metadata size)");
-  send_tensor(group, bytes_of(pickle, n), dst, 0, options, op + " (metadata)");
+  const std::string to = " to rank " + std::to_string(dst) + ")";
+  send_tensor(group, length_of(n), dst, tag, options, op + " (metadata size" + to);
+  send_tensor(group, bytes_of(pickle, n), dst, tag, options, op + " (metadata" + to);
 }
 
-std::string recv_object(c10d::ProcessGroup& group, int src, const CommOptions& options,
+std::string recv_object(c10d::ProcessGroup& group, int src, int tag, const CommOptions& options,
                         const std::string& op) {
+  const std::string from = " from rank " + std::to_string(src) + ")";
   at::Tensor size = at::zeros({1}, at::kLong);
-  recv_tensor(group, size, src, 0, options, op + " (metadata size)");
+  recv_tensor(group, size, src, tag, options, op + " (metadata size" + from);
   const int64_t n = checked_length(size, op, "rank " + std::to_string(src));
   at::Tensor bytes = at::empty({n}, at::kByte);
-  recv_tensor(group, bytes, src, 0, options, op + " (metadata)");
+  recv_tensor(group, bytes, src, tag, options, op + " (metadata" + from);
   return string_of(bytes, n);
 }
 

@@ -1,7 +1,7 @@
 #pragma once
-// The pieces every distributed operation is made of (not installed): Python's leaf order, the
-// structure frame (a JSON description of a TensorDict), its comparison and rebuilding, and
-// messages and collectives over a c10d::ProcessGroup with bounded waits.
+// The pieces every distributed operation is made of (not installed): Python's leaf orders,
+// consolidated buffers, and messages and collectives over a c10d::ProcessGroup with bounded
+// waits. Descriptions of TensorDicts (Python's metadata) and their checks: metadata.h.
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 
 #include <string>
@@ -24,18 +24,6 @@ enum class LeafOrder { Sorted, Insertion };
 /// Tensor leaves in `order`; TypeError on a lazy stack (densify() first).
 std::vector<Leaf> leaves(const TensorDict& td, const char* op, LeafOrder order = LeafOrder::Sorted);
 
-/// The structure frame of `td`: batch size, then each entry in insertion order (tensor: dtype,
-/// shape; nested TensorDict; non-tensor data with its value). With `flat` (td's consolidated
-/// buffer), tensors also carry strides and byte offsets into it, and the root "_total_bytes".
-Json describe(const TensorDict& td, const at::Tensor& flat = {});
-
-/// Throws KeyError / TypeError / ShapeError naming the first key whose entry in `sent` (rank
-/// `peer`'s description) differs from `here`'s in kind, dtype or shape.
-void check_matches(const Json& sent, const TensorDict& here, const std::string& op, int peer);
-/// Sets the non-tensor entries of `sent` into `here` (the structures match).
-void set_non_tensor(const Json& sent, const TensorDict& here);
-/// A TensorDict of the described structure whose tensors view `flat` (consolidated).
-TensorDict build(const Json& desc, const at::Tensor& flat);
 /// `td` consolidated (itself when it already is) and its buffer.
 std::pair<TensorDict, at::Tensor> pack(const TensorDict& td, const char* op);
 /// The byte buffer of a consolidated TensorDict, or an undefined tensor.
@@ -66,17 +54,6 @@ void send_tensor(c10d::ProcessGroup& group, at::Tensor t, int dst, int tag,
                  const CommOptions& options, const std::string& what);
 void recv_tensor(c10d::ProcessGroup& group, at::Tensor t, int src, int tag,
                  const CommOptions& options, const std::string& what);
-/// A JSON frame: its length (int64[1]) then its bytes (uint8). The check frame of send/recv, which
-/// only this library sends.
-void send_frame(c10d::ProcessGroup& group, const Json& frame, int dst, int tag,
-                const CommOptions& options, const char* op);
-Json recv_frame(c10d::ProcessGroup& group, int src, int tag, const CommOptions& options,
-                const char* op);
-
-/// JSON text as a uint8 tensor of `size` bytes (zero-padded), and back.
-at::Tensor to_bytes(const std::string& text, int64_t size);
-Json from_bytes(const at::Tensor& bytes, int64_t size, const char* op);
-
 /// Collectives with bounded waits: every rank's copy of `t` in rank order; `t` from `src`
 /// broadcast in place; `parts` (one per rank, on `src`) scattered into `out`.
 std::vector<at::Tensor> all_gather_tensor(c10d::ProcessGroup& group, const at::Tensor& t,
@@ -89,10 +66,11 @@ void scatter_tensor(c10d::ProcessGroup& group, const at::Tensor& out,
 
 /// Pickles moved as torch.distributed's object functions move them (send_object_list,
 /// recv_object_list, broadcast_object_list, all_gather_object, scatter_object_list, one object
-/// each), so that Python ranks take part. On the root, broadcast returns its own `pickle`.
-void send_object(c10d::ProcessGroup& group, const std::string& pickle, int dst,
+/// each), so that Python ranks take part; Python's point-to-point ones use tag 0. On the root,
+/// broadcast returns its own `pickle`.
+void send_object(c10d::ProcessGroup& group, const std::string& pickle, int dst, int tag,
                  const CommOptions& options, const std::string& op);
-std::string recv_object(c10d::ProcessGroup& group, int src, const CommOptions& options,
+std::string recv_object(c10d::ProcessGroup& group, int src, int tag, const CommOptions& options,
                         const std::string& op);
 std::string broadcast_object(c10d::ProcessGroup& group, const std::string& pickle, int src,
                              const CommOptions& options, const std::string& op);

@@ -167,7 +167,7 @@ SCENARIO_FN("timeout") {
   };
   TensorDict td = sample(0);
   expect_timeout([&] { dist::recv(td, group.pg(), 0, quick); },
-                 "recv (structure size from rank 0): timed out after 300 ms");
+                 "recv (metadata size from rank 0): timed out after 300 ms");
   expect_timeout([&] { dist::all_reduce(td, group.pg(), dist::ReduceOp::Sum, quick); },
                  "all_reduce (structure hashes): timed out after 300 ms");
   EXPECT(std::chrono::steady_clock::now() - start < std::chrono::milliseconds(1400));

@@ -184,6 +184,27 @@ TEST_CASE("distributed metadata: a TensorDict written as Python writes it, and r
   CHECK(back.is_consolidated());
 }
 
+TEST_CASE("distributed structure check: the first differing key, layouts", "[distributed]") {
+  TensorDict sent({{"a", at::arange(3, at::kFloat)},
+                   {"n", TensorDict({{"b", at::ones({3, 2}, at::kLong)}}, {3})}},
+                  {3});
+  const Json meta = describe(sent);  // leaf by leaf: no buffer, offsets 0
+  CHECK(meta.at("n").at("leaves").at("b") == Json::array({"torch.int64", {3, 2}, 0, 0, 0}));
+  CHECK_NOTHROW(check_matches(meta, sent.clone(), "recv", 0));
+  TensorDict here = sent.clone();
+  here.set({"n", "b"}, at::ones({3}, at::kLong));
+  CHECK_THROWS_WITH(check_matches(meta, here, "recv", 0),
+                    "recv: key 'n.b' has shape [3, 2] on rank 0 but [3] here");
+  here = sent.clone();
+  here.set("c", "text");
+  CHECK_THROWS_WITH(check_matches(meta, here, "recv", 0), "recv: key 'c' is not on rank 0");
+
+  const TensorDict packed = sent.consolidate();
+  const Json laid_out = describe(packed, packed.impl().consolidated);
+  CHECK(same_layout(laid_out, laid_out));
+  CHECK_FALSE(same_layout(laid_out, meta));  // same structure, other offsets
+}
+
 TEST_CASE("distributed metadata: Python's stacks along dim 1 and lazy stacks", "[distributed]") {
   // NonTensorStack(a, b, stack_dim=1) of two [2]-items: entry i is column i.
   Json m = level(Json::object(), Json::object());
