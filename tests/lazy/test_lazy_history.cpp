@@ -55,19 +55,14 @@ TEST_CASE("a tensorclass over a lazy stack: typed accessors stack or throw",
   CHECK(at::equal(rows[0].attention_mask(), at::ones({3}, at::kLong)));
 }
 
-TEST_CASE("from_chats lazily stacks conversations of different lengths", "[lazy][history]") {
+TEST_CASE("from_chats rows are the lazy stack's elements, of their own lengths",
+          "[lazy][history]") {
   History h = History::from_chats(kChats);
   REQUIRE(h._tensordict().is_lazy_stack());
   CHECK(h.batch_size() == BatchSize{2, -1});
   CHECK(h[1].role() == Json::array({"user"}));  // no "<none>" padding
   CHECK(h[0].content() == Json::array({"You are a bot.", "Hello"}));
-  CHECK(h.role() == Json::array({Json::array({"system", "user"}), Json::array({"user"})}));
-  auto texts = h.apply_chat_template();
-  REQUIRE(texts.size() == 2);
-  CHECK(texts[0] ==
-        "<|im_start|>system\nYou are a bot.<|im_end|>\n<|im_start|>user\nHello<|im_end|>\n"
-        "<|im_start|>assistant\n");
-  CHECK(texts[1] == "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+  // Stacked fields and the chat templates over these rows: tests/llm/test_history.cpp.
 
   // Equal lengths: still a lazy stack, with a dense batch size.
   History even = History::from_chats(Json::array({kChats[1], kChats[1]}));
