@@ -5,16 +5,7 @@
 using namespace tensordict;
 using dist_test::same;
 using dist_test::sample;
-
-namespace {
-
-TensorDict with_stack(double seed) {
-  TensorDict td = sample(seed);
-  td.set("tags", NonTensorStack::from_list(Json::array({"x", "y"}), 1));
-  return td;
-}
-
-}  // namespace
+using dist_test::with_stack;
 
 SCENARIO_FN("broadcast") {
   const TensorDict td = group.rank() == 2 ? with_stack(9) : TensorDict();

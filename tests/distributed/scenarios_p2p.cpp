@@ -7,20 +7,10 @@
 #include "worker.h"
 
 using namespace tensordict;
+using dist_test::opts;
 using dist_test::same;
 using dist_test::sample;
-
-namespace {
-
-dist::CommOptions opts(int64_t init_tag, bool check, bool consolidated) {
-  dist::CommOptions o;
-  o.init_tag = init_tag;
-  o.check = check;
-  o.consolidated = consolidated;
-  return o;
-}
-
-}  // namespace
+using dist_test::with_stack;
 
 SCENARIO_FN("send_recv") {
   auto& pg = group.pg();
@@ -85,9 +75,7 @@ SCENARIO_FN("tensorclass") {
   auto& pg = group.pg();
   example::MyData sent({at::arange(6, at::kFloat).reshape({2, 3}), "hello"}, {2});
   if (group.rank() == 0) {
-    TensorDict extra = sample(8);
-    extra.set("tags", NonTensorStack::from_list(Json::array({"x", "y"}), 1));
-    dist::init_remote(extra, pg, 1);
+    dist::init_remote(with_stack(8), pg, 1);
     dist::init_remote(sent, pg, 1);
     dist::send(sent, pg, 1);
     return;

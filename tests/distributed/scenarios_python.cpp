@@ -7,22 +7,13 @@
 using namespace tensordict;
 using dist_test::same;
 using dist_test::sample;
+using dist_test::with_stack;
 
 namespace {
 
-TensorDict with_stack(double seed) {
-  TensorDict td = sample(seed);
-  td.set("tags", NonTensorStack::from_list(Json::array({"x", "y"}), 1));
-  return td;
-}
-
-// Python's messages exactly: no structure frame.
+// Python's messages exactly: no structure check.
 dist::CommOptions python(int64_t init_tag = 0, bool consolidated = false) {
-  dist::CommOptions o;
-  o.check = false;
-  o.init_tag = init_tag;
-  o.consolidated = consolidated;
-  return o;
+  return dist_test::opts(init_tag, false, consolidated);
 }
 
 bool same_tensors(const TensorDict& got, const TensorDict& want) {

@@ -38,6 +38,10 @@ const std::string& shared_dir();
 
 /// A nested TensorDict with non-tensor data, values made from `seed`.
 tensordict::TensorDict sample(double seed);
+/// CommOptions with these fields (the others default).
+tensordict::dist::CommOptions opts(int64_t init_tag, bool check, bool consolidated);
+/// sample(seed) with a NonTensorStack "tags" of ["x", "y"].
+tensordict::TensorDict with_stack(double seed);
 bool same(const tensordict::TensorDict& a, const tensordict::TensorDict& b);
 
 }  // namespace dist_test

@@ -37,6 +37,20 @@ tensordict::TensorDict sample(double seed) {
   return td;
 }
 
+tensordict::dist::CommOptions opts(int64_t init_tag, bool check, bool consolidated) {
+  tensordict::dist::CommOptions o;
+  o.init_tag = init_tag;
+  o.check = check;
+  o.consolidated = consolidated;
+  return o;
+}
+
+tensordict::TensorDict with_stack(double seed) {
+  tensordict::TensorDict td = sample(seed);
+  td.set("tags", tensordict::NonTensorStack::from_list(tensordict::Json::array({"x", "y"}), 1));
+  return td;
+}
+
 bool same(const tensordict::TensorDict& a, const tensordict::TensorDict& b) {
   // Key order aside: Python's metadata lists non-tensor data, then tensors, then nested
   // TensorDicts, and a TensorDict rebuilt from it keeps that order.
