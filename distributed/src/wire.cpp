@@ -51,13 +51,13 @@ void Buffers::finish() {
   }
 }
 
-void send_tensor(c10d::ProcessGroup& group, at::Tensor t, int dst, int tag,
+void send_tensor(c10d::ProcessGroup& group, const at::Tensor& t, int dst, int tag,
                  const CommOptions& options, const std::string& what) {
   std::vector<at::Tensor> tensors{t.contiguous()};
   wait(group.send(tensors, dst, tag), options, what);
 }
 
-void recv_tensor(c10d::ProcessGroup& group, at::Tensor t, int src, int tag,
+void recv_tensor(c10d::ProcessGroup& group, const at::Tensor& t, int src, int tag,
                  const CommOptions& options, const std::string& what) {
   Buffers buffers;
   buffers.add(t);

@@ -50,9 +50,9 @@ class Buffers {
   std::vector<std::vector<at::Tensor>> bufs_;
 };
 
-void send_tensor(c10d::ProcessGroup& group, at::Tensor t, int dst, int tag,
+void send_tensor(c10d::ProcessGroup& group, const at::Tensor& t, int dst, int tag,
                  const CommOptions& options, const std::string& what);
-void recv_tensor(c10d::ProcessGroup& group, at::Tensor t, int src, int tag,
+void recv_tensor(c10d::ProcessGroup& group, const at::Tensor& t, int src, int tag,
                  const CommOptions& options, const std::string& what);
 /// Collectives with bounded waits: every rank's copy of `t` in rank order; `t` from `src`
 /// broadcast in place; `parts` (one per rank, on `src`) scattered into `out`.
