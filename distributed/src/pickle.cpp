@@ -72,16 +72,17 @@ NodePtr scalar(Json value) {
   return n;
 }
 
-NodePtr container(Node::Kind kind, std::vector<NodePtr> items = {}) {
-  auto n = std::make_shared<Node>();
-  n->kind = kind;
-  n->items = std::move(items);
-  return n;
-}
 
 class Reader {
  public:
   Reader(std::string_view bytes, const std::string& what) : in_(bytes), what_(what) {}
+  Reader(const Reader&) = delete;
+  Reader& operator=(const Reader&) = delete;
+  // A pickle can put a container inside itself (through the memo); emptying every container
+  // breaks such cycles, which shared ownership alone would leak.
+  ~Reader() {
+    for (const auto& n : containers_) n->items.clear();
+  }
 
   Json run() {
     for (;;) {
@@ -114,6 +115,14 @@ class Reader {
     uint64_t v = 0;
     for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(s[i]);
     return v;
+  }
+
+  NodePtr container(Node::Kind kind, std::vector<NodePtr> items = {}) {
+    auto n = std::make_shared<Node>();
+    n->kind = kind;
+    n->items = std::move(items);
+    containers_.push_back(n);
+    return n;
   }
 
   NodePtr pop() {
@@ -359,6 +368,7 @@ class Reader {
   std::vector<NodePtr> stack_;
   std::vector<size_t> marks_;
   std::vector<NodePtr> memo_;
+  std::vector<NodePtr> containers_;
 };
 
 }  // namespace
