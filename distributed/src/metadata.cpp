@@ -304,8 +304,11 @@ void set_non_tensor(const Json& meta, const TensorDict& here, const std::string&
 
 Announced read_metadata(std::string_view pickle, const std::string& op, bool buffer_expected) {
   Announced out{unpickle(pickle, op + " (metadata)"), -1, -1};
+  if (!out.meta.is_object()) {
+    throw FormatError(op + ": the metadata is a " + out.meta.type_name() + ", not a dict");
+  }
   auto size = [&](const char* key) -> std::optional<int64_t> {
-    if (!out.meta.is_object() || !out.meta.contains(key)) return std::nullopt;
+    if (!out.meta.contains(key)) return std::nullopt;
     const Json value = std::move(out.meta[key]);
     out.meta.erase(key);
     if (!value.is_number_integer() || value.get<int64_t>() < 0 ||

@@ -164,15 +164,85 @@ void TensorDict::set_names(std::optional<DimNames> names) {
   detail::rename_nested(*impl_, impl_->names);
 }
 
+namespace {
+
+// Python's `...` in refine_names.
+const std::optional<std::string> kEllipsis = "...";
+
+std::string names_str(const DimNames& names) {
+  std::string out = "[";
+  for (size_t i = 0; i < names.size(); ++i) {
+    out += (i ? ", " : "") + (names[i] ? "'" + *names[i] + "'" : std::string("None"));
+  }
+  return out + "]";
+}
+
+}  // namespace
+
 TensorDict& TensorDict::refine_names(const DimNames& names) {
   const DimNames current = this->names();
-  for (size_t d = 0; d < std::min(names.size(), current.size()); ++d) {
-    if (current[d] && current[d] != names[d]) {
+  const auto ellipses = std::count(names.begin(), names.end(), kEllipsis);
+  if (ellipses > 1) throw Error("refine_names: '...' may stand in " + names_str(names) + " once");
+  if (ellipses == 1 && names.size() - 1 > current.size()) {
+    throw ShapeError("refine_names: " + std::to_string(names.size() - 1) + " names for " +
+                     std::to_string(current.size()) + " dims");
+  }
+  // The dims "..." covers keep their names.
+  DimNames wanted;
+  for (const auto& name : names) {
+    if (name != kEllipsis) {
+      wanted.push_back(name);
+      continue;
+    }
+    const size_t covered = current.size() + 1 - names.size();
+    const auto from = current.begin() + static_cast<std::ptrdiff_t>(wanted.size());
+    wanted.insert(wanted.end(), from, from + static_cast<std::ptrdiff_t>(covered));
+  }
+  for (size_t d = 0; d < std::min(wanted.size(), current.size()); ++d) {
+    if (current[d] && current[d] != wanted[d]) {
       throw Error("refine_names: cannot refine dim " + std::to_string(d) + " named '" +
-                  *current[d] + "' to " + (names[d] ? "'" + *names[d] + "'" : "None"));
+                  *current[d] + "' to " + (wanted[d] ? "'" + *wanted[d] + "'" : "None"));
     }
   }
-  set_names(names);
+  set_names(std::move(wanted));
+  return *this;
+}
+
+TensorDict TensorDict::rename(std::optional<DimNames> names) const {
+  TensorDict out = clone(false);
+  out.rename_(std::move(names));
+  return out;
+}
+
+TensorDict& TensorDict::rename_(std::optional<DimNames> names) {
+  set_names(std::move(names));
+  return *this;
+}
+
+TensorDict TensorDict::rename(const DimRenames& rename_map) const {
+  TensorDict out = clone(false);
+  out.rename_(rename_map);
+  return out;
+}
+
+TensorDict& TensorDict::rename_(const DimRenames& rename_map) {
+  DimNames renamed = names();
+  std::vector<bool> used(rename_map.size(), false);
+  for (auto& name : renamed) {
+    for (size_t i = 0; name && i < rename_map.size(); ++i) {
+      if (rename_map[i].first != *name) continue;
+      used[i] = true;
+      name = rename_map[i].second;
+      break;
+    }
+  }
+  for (size_t i = 0; i < rename_map.size(); ++i) {
+    if (!used[i]) {
+      throw Error("rename: no dim is named '" + rename_map[i].first +
+                  "' (names: " + names_str(names()) + ")");
+    }
+  }
+  set_names(std::move(renamed));
   return *this;
 }
 

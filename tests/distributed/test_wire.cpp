@@ -258,6 +258,9 @@ TEST_CASE("distributed metadata: a malformed description names the key", "[distr
   CHECK(format_error([&] {
           from_metadata(m, flat, "scatter");
         }).rfind("scatter: the metadata of key 'n' is malformed (", 0) == 0);
+  // Found by fuzz_metadata: a pickle of something else than a dict.
+  CHECK(format_error([&] { read_metadata(Pickler().real(1.5).finish(), "recv"); }) ==
+        "recv: the metadata is a number, not a dict");
   CHECK(format_error([&] { read_metadata(Pickler().json(python_metadata()).finish(), "recv"); }) ==
         "recv: the metadata has no _total_bytes; is the peer tensordict?");
 }

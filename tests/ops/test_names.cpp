@@ -82,6 +82,59 @@ TEST_CASE("names: refine_names names unnamed dims and keeps named ones", "[names
                        Message("refine_names: cannot refine dim 0 named 'a' to 'z'"));
 }
 
+TEST_CASE("names: refine_names with '...' keeps the names of the dims it covers", "[names]") {
+  const std::optional<std::string> dots = "...";
+  // TensorDict({}, [1, 2, 3, 4]).refine_names(..., "d").names == [None, None, None, 'd']
+  TensorDict plain({}, {1, 2, 3, 4});
+  CHECK(py(plain.refine_names(DimNames{dots, "d"}).names()) == "[None, None, None, 'd']");
+  // With names [None, 'b', None, None]: refine_names("a", ..., "d") == ['a', 'b', None, 'd'];
+  // ("a", ..., "x", "d") == ['a', 'b', 'x', 'd']; (...) == [None, 'b', None, None];
+  // ("a", "b", ..., "c", "d") == ['a', 'b', 'c', 'd'].
+  auto b_named = [] {
+    return TensorDict({}, {1, 2, 3, 4}, std::nullopt, DimNames{none, "b", none, none});
+  };
+  CHECK(py(b_named().refine_names(DimNames{"a", dots, "d"}).names()) == "['a', 'b', None, 'd']");
+  CHECK(py(b_named().refine_names(DimNames{"a", dots, "x", "d"}).names()) ==
+        "['a', 'b', 'x', 'd']");
+  CHECK(py(b_named().refine_names(DimNames{dots}).names()) == "[None, 'b', None, None]");
+  CHECK(py(b_named().refine_names(DimNames{"a", "b", dots, "c", "d"}).names()) ==
+        "['a', 'b', 'c', 'd']");
+  CHECK_THROWS_MATCHES(b_named().refine_names(DimNames{"a", dots, dots}), Error,
+                       Message("refine_names: '...' may stand in ['a', '...', '...'] once"));
+  CHECK_THROWS_AS(b_named().refine_names(DimNames{"a", dots, "x", "y", "z", "d"}), ShapeError);
+  // ['a', 'b', None, None].refine_names(None, ..., "d"): Python raises (a named dim to None).
+  TensorDict ab({}, {1, 2, 3, 4}, std::nullopt, DimNames{"a", "b", none, none});
+  CHECK_THROWS_MATCHES(ab.refine_names(DimNames{none, dots, "d"}), Error,
+                       Message("refine_names: cannot refine dim 0 named 'a' to None"));
+}
+
+TEST_CASE("names: rename returns a renamed copy, rename_ renames in place", "[names]") {
+  TensorDict td({{"n", TensorDict({}, {1, 2, 3, 4, 5})}}, {1, 2, 3, 4}, std::nullopt,
+                DimNames{"a", "b", "c", "d"});
+  // td.rename(c="g").names == ['a', 'b', 'g', 'd'], its "n": ['a', 'b', 'g', 'd', None]
+  const TensorDict g = td.rename(DimRenames{{"c", "g"}});
+  CHECK(py(g.names()) == "['a', 'b', 'g', 'd']");
+  CHECK(py(nested_names(g)) == "['a', 'b', 'g', 'd', None]");
+  CHECK(py(td.names()) == "['a', 'b', 'c', 'd']");  // a copy: td keeps its names
+  CHECK(g.get_tensordict("n").is_same(td.get_tensordict("n")) == false);
+  // td.rename("w", "x", "y", "z").names == ['w', 'x', 'y', 'z']; td.rename(c=None): c unnamed
+  CHECK(py(td.rename(DimNames{"w", "x", "y", "z"}).names()) == "['w', 'x', 'y', 'z']");
+  CHECK(py(td.rename(DimRenames{{"c", none}}).names()) == "['a', 'b', None, 'd']");
+  CHECK(py(td.rename(std::nullopt).names()) == "[None, None, None, None]");
+  // td.rename(q="g"): ValueError (no dim q); td.rename(c="a"): ValueError (a twice)
+  CHECK_THROWS_MATCHES(td.rename(DimRenames{{"q", "g"}}), Error,
+                       Message("rename: no dim is named 'q' (names: ['a', 'b', 'c', 'd'])"));
+  CHECK_THROWS_MATCHES(td.rename(DimRenames{{"c", "a"}}), Error,
+                       Message("names: dim name 'a' is given to more than one dim"));
+  // r = td.clone(False); r.rename_(a="x"): r.names == ['x', 'b', 'c', 'd'], td unchanged
+  TensorDict r = td.clone(false);
+  r.rename_(DimRenames{{"a", "x"}});
+  CHECK(py(r.names()) == "['x', 'b', 'c', 'd']");
+  CHECK(py(td.names()) == "['a', 'b', 'c', 'd']");
+  r.rename_(std::nullopt);
+  CHECK(py(r.names()) == "[None, None, None, None]");
+}
+
 TEST_CASE("names: unsqueeze, squeeze, permute, transpose", "[names]") {
   const TensorDict td = named();
   // td.unsqueeze(1).names == ['a', None, 'b', 'c']

@@ -213,6 +213,14 @@ TEST_CASE("names of a tensorclass follow its ops", "[tensorclass][api]") {
   CHECK(unsqueezed[1] == "b");
   CHECK(o.index({tensordict::None}).names()[1] == "b");
   CHECK(o.refine_names(DimNames{"b"}).names()[0] == "b");
+  // o.rename(b="t"): a renamed copy of the same class; o.rename_("u") renames o itself
+  const Outer renamed = o.rename(tensordict::DimRenames{{"b", "t"}});
+  CHECK(renamed.names()[0] == "t");
+  CHECK(renamed.inner().names()[0] == "t");
+  CHECK(o.names()[0] == "b");
+  CHECK(o.rename_(DimNames{"u"}).names()[0] == "u");
+  CHECK(o.rename(std::nullopt).names()[0] == std::nullopt);
+  CHECK(o.rename_(tensordict::DimRenames{{"u", "v"}}).names()[0] == "v");
 }
 
 TEST_CASE("memmap_async gives the typed instance, memmap_refresh_ and load_ reread",

@@ -90,14 +90,15 @@ inline constexpr std::array<DtypeSpelling, 15> kDtypes{{
 /// accessor or setter would take one of these names would hide it, so tcgen names that field's
 /// accessor `field_<name>`. tests/tensorclass checks this list against the class itself.
 // clang-format off
-inline constexpr std::array<std::string_view, 75> kTensorClassMembers{
+inline constexpr std::array<std::string_view, 77> kTensorClassMembers{
     "TensorClass", "_tensordict", "any_field", "apply", "apply_", "as_field", "batch_dims",
     "batch_size", "build", "cat", "chunk", "clone", "contiguous", "detach", "device", "dumps", "eq",
     "expand", "field_entry", "fields", "flatten", "from_tensordict", "get", "index", "is_locked",
     "is_memmap", "lazy_stack", "load", "load_", "load_memmap", "load_memmap_", "load_state_dict",
     "lock_", "memmap", "memmap_", "memmap_async", "memmap_like", "memmap_refresh_", "names", "ndim",
     "nested_field", "numel", "operator[]", "optional_nested_field", "optional_tensor_field",
-    "optional_value_field", "permute", "refine_names", "required_entry", "reshape", "save",
+    "optional_value_field", "permute", "refine_names", "rename", "rename_", "required_entry",
+    "reshape", "save",
     "saved_path", "set", "set_batch_size", "set_field", "set_names", "spec", "split", "squeeze",
     "stack", "state_dict", "td_", "tensor_field", "to", "to_tensordict", "transpose", "unbind",
     "unflatten", "unlock_", "unsqueeze", "update", "update_", "value_field", "view", "wrap"};

@@ -320,6 +320,10 @@ class TensorClass : public TensorClassTag {
     return self();
   }
   Derived& refine_names(const DimNames& names) { return td_.refine_names(names), self(); }
+  Derived rename(std::optional<DimNames> names) const { return wrap(td_.rename(std::move(names))); }
+  Derived rename(const DimRenames& rename_map) const { return wrap(td_.rename(rename_map)); }
+  Derived& rename_(std::optional<DimNames> names) { return td_.rename_(std::move(names)), self(); }
+  Derived& rename_(const DimRenames& rename_map) { return td_.rename_(rename_map), self(); }
   Derived& lock_() { return td_.lock_(), self(); }
   Derived& unlock_() { return td_.unlock_(), self(); }
 

@@ -49,6 +49,8 @@ using ClassToken = const ClassSpec& (*)();
 using BatchSize = std::vector<int64_t>;
 /// Optional name per batch dim (Python's `names`).
 using DimNames = std::vector<std::optional<std::string>>;
+/// (from, to) pairs of rename(): Python's `rename(c="g")` is `{{"c", "g"}}`.
+using DimRenames = std::vector<std::pair<std::string, std::optional<std::string>>>;
 /// Function applied to every tensor leaf; returning an undefined tensor drops the leaf.
 using LeafFn = std::function<at::Tensor(const at::Tensor&)>;
 using LeafFn2 = std::function<at::Tensor(const at::Tensor&, const at::Tensor&)>;
@@ -125,7 +127,16 @@ class TensorDict {
   /// TensorDict. ShapeError on a wrong count, Error when a name is given twice.
   void set_names(std::optional<DimNames> names);
   /// Python's refine_names: names unnamed dims; a named dim must keep its name (Error otherwise).
+  /// One "..." entry (Python's `...`) stands for the dims it covers, which keep their names.
   TensorDict& refine_names(const DimNames& names);
+  /// Python's rename(*names): a shallow copy (clone(false)) whose dims are named `names`
+  /// (nullopt: unnamed). rename_ renames in place.
+  TensorDict rename(std::optional<DimNames> names) const;
+  TensorDict& rename_(std::optional<DimNames> names);
+  /// Python's rename(**rename_map): dims named like a `from` take its `to` (nullopt: unnamed);
+  /// Error naming a `from` that names no dim.
+  TensorDict rename(const DimRenames& rename_map) const;
+  TensorDict& rename_(const DimRenames& rename_map);
 
   // ---- entries -------------------------------------------------------------------------------
   bool contains(const NestedKey& key) const;
