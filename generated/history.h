@@ -48,8 +48,10 @@ class ContentBase : public tensordict::TensorClass<ContentBase> {
   };
 
   explicit ContentBase(Args args, tensordict::BatchSize batch_size = {},
-                       std::optional<at::Device> device = std::nullopt)
-      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device)) {}
+                       std::optional<at::Device> device = std::nullopt,
+                       std::optional<tensordict::DimNames> names = std::nullopt)
+      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
+                          std::move(names))) {}
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {
@@ -153,8 +155,10 @@ class History : public tensordict::TensorClass<History> {
   };
 
   explicit History(Args args, tensordict::BatchSize batch_size = {},
-                   std::optional<at::Device> device = std::nullopt)
-      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device)) {}
+                   std::optional<at::Device> device = std::nullopt,
+                   std::optional<tensordict::DimNames> names = std::nullopt)
+      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
+                          std::move(names))) {}
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {

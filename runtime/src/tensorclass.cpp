@@ -295,8 +295,10 @@ void set(TensorDict& td, const ClassSpec& spec, size_t i, const FieldValue& valu
 }
 
 TensorDict build(const ClassSpec& spec, const std::vector<FieldValue>& values, BatchSize batch_size,
-                 std::optional<at::Device> device) {
+                 std::optional<at::Device> device, std::optional<DimNames> names) {
   TensorDict td = detail::make_tensordict(std::move(batch_size), device);
+  // Named before the fields are set, so that nested values take the names, as in Python.
+  if (names) td.set_names(std::move(names));
   for (size_t i = 0; i < spec.fields.size(); ++i) {
     const FieldValue& value = i < values.size() ? values[i] : FieldValue();
     const FieldSpec& field = spec.fields[i];

@@ -27,8 +27,10 @@ class Config : public tensordict::TensorClass<Config> {
   };
 
   explicit Config(Args args, tensordict::BatchSize batch_size = {},
-                  std::optional<at::Device> device = std::nullopt)
-      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device)) {}
+                  std::optional<at::Device> device = std::nullopt,
+                  std::optional<tensordict::DimNames> names = std::nullopt)
+      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
+                          std::move(names))) {}
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {
@@ -81,8 +83,10 @@ class Required : public tensordict::TensorClass<Required> {
   };
 
   explicit Required(Args args, tensordict::BatchSize batch_size = {},
-                    std::optional<at::Device> device = std::nullopt)
-      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device)) {}
+                    std::optional<at::Device> device = std::nullopt,
+                    std::optional<tensordict::DimNames> names = std::nullopt)
+      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
+                          std::move(names))) {}
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {
@@ -156,8 +160,10 @@ class Counts : public tensordict::TensorClass<Counts> {
   };
 
   explicit Counts(Args args, tensordict::BatchSize batch_size = {},
-                  std::optional<at::Device> device = std::nullopt)
-      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device)) {}
+                  std::optional<at::Device> device = std::nullopt,
+                  std::optional<tensordict::DimNames> names = std::nullopt)
+      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
+                          std::move(names))) {}
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {

@@ -25,8 +25,10 @@ class Inner : public tensordict::TensorClass<Inner> {
   };
 
   explicit Inner(Args args, tensordict::BatchSize batch_size = {},
-                 std::optional<at::Device> device = std::nullopt)
-      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device)) {}
+                 std::optional<at::Device> device = std::nullopt,
+                 std::optional<tensordict::DimNames> names = std::nullopt)
+      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
+                          std::move(names))) {}
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {
@@ -69,8 +71,10 @@ class Outer : public tensordict::TensorClass<Outer> {
   };
 
   explicit Outer(Args args, tensordict::BatchSize batch_size = {},
-                 std::optional<at::Device> device = std::nullopt)
-      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device)) {}
+                 std::optional<at::Device> device = std::nullopt,
+                 std::optional<tensordict::DimNames> names = std::nullopt)
+      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
+                          std::move(names))) {}
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {

@@ -221,6 +221,14 @@ TEST_CASE("names of a tensorclass follow its ops", "[tensorclass][api]") {
   CHECK(o.rename_(DimNames{"u"}).names()[0] == "u");
   CHECK(o.rename(std::nullopt).names()[0] == std::nullopt);
   CHECK(o.rename_(tensordict::DimRenames{{"u", "v"}}).names()[0] == "v");
+  // Outer(..., batch_size=[2], names=["t"]): the constructor names the dims, nested fields too
+  const Outer named({Inner({at::ones({2})}, {2}), std::nullopt, at::zeros({2})}, {2}, std::nullopt,
+                    DimNames{"t"});
+  CHECK(named.names()[0] == "t");
+  CHECK(named.inner().names()[0] == "t");
+  CHECK_THROWS_AS(
+      Outer({std::nullopt, std::nullopt, at::zeros({2})}, {2}, std::nullopt, DimNames{"t", "u"}),
+      tensordict::ShapeError);
 }
 
 TEST_CASE("memmap_async gives the typed instance, memmap_refresh_ and load_ reread",

@@ -123,9 +123,10 @@ namespace tc {
 /// Checks the declared dtype/shape (TypeError / ShapeError naming the field).
 std::optional<Value> cast(const ClassSpec& spec, size_t field, const FieldValue& value,
                           const BatchSize& batch_size, std::optional<at::Device> device);
-/// Builds the inner TensorDict from one value per field (in field order); locked when frozen.
+/// Builds the inner TensorDict from one value per field (in field order), its dims named `names`
+/// (Python's `names=`); locked when frozen.
 TensorDict build(const ClassSpec& spec, const std::vector<FieldValue>& values, BatchSize batch_size,
-                 std::optional<at::Device> device);
+                 std::optional<at::Device> device, std::optional<DimNames> names = std::nullopt);
 /// LockedError naming the field when `td` is locked (a frozen or memory-mapped instance).
 void check_settable(const TensorDict& td, const ClassSpec& spec, size_t field);
 /// Stores `value` in field `field` (None removes it).
@@ -467,8 +468,9 @@ class TensorClass : public TensorClassTag {
 
   static Derived wrap(TensorDict td) { return Derived(detail::WrapTag{}, std::move(td)); }
   static TensorDict build(const std::vector<FieldValue>& values, BatchSize batch_size,
-                          std::optional<at::Device> device) {
-    return tc::build(spec(), values, std::move(batch_size), device);
+                          std::optional<at::Device> device,
+                          std::optional<DimNames> names = std::nullopt) {
+    return tc::build(spec(), values, std::move(batch_size), device, std::move(names));
   }
 
   // Typed field access for the generated accessors. Inline while the keys are known to be the
