@@ -18,6 +18,8 @@ namespace {
 constexpr int64_t kLeafAlignment = 8;
 // Bound of an announced buffer, so that a corrupt size fails instead of allocating.
 constexpr int64_t kMaxBufferBytes = int64_t{1} << 40;
+// Bound of the items of a NonTensorStack read from a description.
+constexpr int64_t kMaxStackItems = int64_t{1} << 22;
 
 std::string join_key(const std::string& prefix, const std::string& key) {
   return prefix.empty() ? key : prefix + "." + key;
@@ -234,6 +236,19 @@ class Reader {
 
   // A NonTensorStack's items: entry i (in "non_tensors" or a nested stack) is slice i along
   // stack_dim.
+  // Elements of a stack of `shape`; FormatError on a negative dim or more than kMaxStackItems
+  // (a description may announce any shape, the items are made here).
+  int64_t stack_numel(const std::vector<int64_t>& shape, const std::string& path) const {
+    int64_t n = 1;
+    for (int64_t d : shape) {
+      if (d < 0 || __builtin_mul_overflow(n, d, &n) || n > kMaxStackItems) {
+        fail(path, "has a stack of shape " + shape_str(shape) + " (at most " +
+                       std::to_string(kMaxStackItems) + " items are read)");
+      }
+    }
+    return n;
+  }
+
   Items stack(const Json& m, const std::string& path) {
     std::vector<Items> parts;
     const Json& non_tensors = m.at("non_tensors");
@@ -242,8 +257,7 @@ class Reader {
       if (non_tensors.contains(key)) {
         const Json& e = non_tensors.at(key);
         Items one{e.at(1).get<std::vector<int64_t>>(), {}};
-        const NonTensorStack filled = NonTensorStack::filled(one.shape, e.at(0));
-        for (const Json& v : filled.items()) one.values.push_back(v);
+        one.values.assign(static_cast<size_t>(stack_numel(one.shape, path)), e.at(0));
         parts.push_back(std::move(one));
       } else if (m.contains(key)) {
         parts.push_back(stack(m.at(key), join_key(path, key)));
@@ -257,10 +271,11 @@ class Reader {
     if (dim < 0 || dim > static_cast<int64_t>(part_shape.size())) fail(path, "has a bad stack_dim");
     Items out{part_shape, {}};
     out.shape.insert(out.shape.begin() + dim, static_cast<int64_t>(parts.size()));
+    stack_numel(out.shape, path);
     // Output index (outer, i, inner) takes item (outer, inner) of part i.
-    int64_t inner = 1;
-    for (size_t d = static_cast<size_t>(dim); d < part_shape.size(); ++d) inner *= part_shape[d];
-    const int64_t outer = parts.empty() ? 0 : static_cast<int64_t>(parts[0].values.size()) / inner;
+    const auto split = part_shape.begin() + dim;
+    const int64_t outer = stack_numel(std::vector<int64_t>(part_shape.begin(), split), path);
+    const int64_t inner = stack_numel(std::vector<int64_t>(split, part_shape.end()), path);
     for (int64_t o = 0; o < outer; ++o) {
       for (const Items& part : parts) {
         const auto first = part.values.begin() + o * inner;

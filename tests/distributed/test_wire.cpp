@@ -258,7 +258,20 @@ TEST_CASE("distributed metadata: a malformed description names the key", "[distr
   CHECK(format_error([&] {
           from_metadata(m, flat, "scatter");
         }).rfind("scatter: the metadata of key 'n' is malformed (", 0) == 0);
-  // Found by fuzz_metadata: a pickle of something else than a dict.
+  // Found by fuzz_metadata: a stack of empty items (a division by zero), one of 2^30 items (an
+  // allocation), a pickle of something else than a dict.
+  Json stacked = level(Json::object(), Json::object());
+  stacked["cls_metadata"]["batch_size"] = {1};
+  stacked["s"] = {{"cls", "NonTensorStack"},
+                  {"non_tensors", {{"0", {"x", {0}, nullptr}}}},
+                  {"leaves", Json::object()},
+                  {"cls_metadata", {{"stack_dim", 0}, {"stack_dim_name", nullptr}}}};
+  const TensorDict empty_items = from_metadata(stacked, flat, "recv");
+  CHECK(empty_items.get_value("s").non_tensor_stack().shape() == std::vector<int64_t>{1, 0});
+  stacked["s"]["non_tensors"]["0"][1] = {int64_t{1} << 30};
+  CHECK(format_error([&] { from_metadata(stacked, flat, "recv"); }) ==
+        "recv: the metadata of key 's' has a stack of shape [1073741824] (at most 4194304 items "
+        "are read)");
   CHECK(format_error([&] { read_metadata(Pickler().real(1.5).finish(), "recv"); }) ==
         "recv: the metadata is a number, not a dict");
   CHECK(format_error([&] { read_metadata(Pickler().json(python_metadata()).finish(), "recv"); }) ==
