@@ -72,7 +72,6 @@ NodePtr scalar(Json value) {
   return n;
 }
 
-
 class Reader {
  public:
   Reader(std::string_view bytes, const std::string& what) : in_(bytes), what_(what) {}
@@ -161,14 +160,22 @@ class Reader {
     if (index >= memo_.size() || !memo_[index]) fail("memo entry " + std::to_string(index));
     stack_.push_back(memo_[index]);
   }
-  void push_string(size_t length) {
-    const auto s = take(length);
-    stack_.push_back(scalar(std::string(s)));
+  // Python writes str as UTF-8; anything else is refused here rather than failing wherever the
+  // text is printed or saved later (nlohmann's strict serializer is the check).
+  std::string utf8(std::string_view bytes) const {
+    std::string text(bytes);
+    try {
+      (void)Json(text).dump();
+    } catch (const nlohmann::json::type_error&) {
+      fail("a str that is not valid UTF-8");
+    }
+    return text;
   }
+  void push_string(size_t length) { stack_.push_back(scalar(utf8(take(length)))); }
   std::string line() {
     const size_t end = in_.find('\n', pos_);
     if (end == std::string_view::npos) fail("truncated");
-    std::string out(in_.substr(pos_, end - pos_));
+    std::string out = utf8(in_.substr(pos_, end - pos_));
     pos_ = end + 1;
     return out;
   }

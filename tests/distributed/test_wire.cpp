@@ -135,6 +135,9 @@ TEST_CASE("distributed pickle: hostile pickles are FormatErrors", "[distributed]
         "recv (metadata): unreadable pickle (the pickle does not hold exactly one value)");
   CHECK(read("h\x05.") == "recv (metadata): unreadable pickle (memo entry 5)");
   CHECK(read("a.") == "recv (metadata): unreadable pickle (stack underflow)");
+  // Found by fuzz_metadata: a str of invalid UTF-8 failed later, when printed.
+  CHECK(read(raw("\x8c\x01\x94.")) ==
+        "recv (metadata): unreadable pickle (a str that is not valid UTF-8)");
   CHECK(read("]K\x01K\x02s.") ==
         "recv (metadata): unreadable pickle (items added to the wrong container)");
   CHECK(read("X\xff\xff\xff\x7f"
