@@ -87,7 +87,8 @@ int main(int argc, char** argv) {
   try {
     auto it = dist_test::scenarios().find(name);
     if (it == dist_test::scenarios().end()) throw std::runtime_error("unknown scenario " + name);
-    const auto timeout = std::chrono::milliseconds(10000);
+    // A Python rank (scenarios python_*) takes seconds to import torch before it joins.
+    const auto timeout = std::chrono::milliseconds(name.rfind("python_", 0) == 0 ? 30000 : 10000);
     if (store.rfind("file:", 0) == 0) {
       dist_test::g_shared_dir = store.substr(5, store.rfind('/') - 5);
     }
