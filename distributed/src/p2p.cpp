@@ -34,7 +34,7 @@ std::vector<int> leaf_tags(const CommOptions& options, size_t n) {
 // tag); the structure check's description and answer, which only this library sends, on
 // init_tag.
 constexpr int kBufferTag = 0;
-int frame_tag(const CommOptions& options) { return static_cast<int>(options.init_tag); }
+int check_tag(const CommOptions& options) { return static_cast<int>(options.init_tag); }
 
 // Every tensor leaf in Python's order, one message each, all posted before any is waited for.
 void transfer_leaves(const TensorDict& td, c10d::ProcessGroup& group, int peer,
@@ -94,12 +94,12 @@ void send(const TensorDict& td, c10d::ProcessGroup& group, int dst, const CommOp
   at::Tensor flat;
   if (options.consolidated) std::tie(source, flat) = detail::pack(td, "send");
   if (options.check) {
-    Json frame = detail::describe(source, flat);
-    if (flat.defined()) frame["_total_bytes"] = flat.numel();
-    detail::send_object(group, detail::Pickler().json(frame).finish(), dst, frame_tag(options),
-                        options, "send");
+    Json description = detail::describe(source, flat);
+    if (flat.defined()) description["_total_bytes"] = flat.numel();
+    detail::send_object(group, detail::Pickler().json(description).finish(), dst,
+                        check_tag(options), options, "send");
     at::Tensor answer = at::zeros({1}, at::kLong);
-    detail::recv_tensor(group, answer, dst, frame_tag(options), options,
+    detail::recv_tensor(group, answer, dst, check_tag(options), options,
                         "send (the answer of rank " + std::to_string(dst) + ")");
     if (answer.item<int64_t>() != kAccepted) {
       throw Error("send: rank " + std::to_string(dst) +
@@ -120,9 +120,9 @@ void recv(const TensorDict& td, c10d::ProcessGroup& group, int src, const CommOp
   detail::Announced sent;
   if (options.check) {
     sent = detail::read_metadata(
-        detail::recv_object(group, src, frame_tag(options), options, "recv"), "recv", false);
+        detail::recv_object(group, src, check_tag(options), options, "recv"), "recv", false);
     auto answer = [&](int64_t value) {
-      detail::send_tensor(group, at::full({1}, value, at::kLong), src, frame_tag(options), options,
+      detail::send_tensor(group, at::full({1}, value, at::kLong), src, check_tag(options), options,
                           "recv (answer to rank " + std::to_string(src) + ")");
     };
     try {

@@ -33,7 +33,7 @@ SCENARIO_FN("send_recv") {
   TensorDict python = sample(0);
   dist::recv(python, pg, 0, opts(100, false, false));
   EXPECT(python.get({"nest", "b"}).equal(sample(4).get({"nest", "b"})));
-  EXPECT(python.get_non_tensor("note") == "seed 0");  // no structure frame, no non-tensor data
+  EXPECT(python.get_non_tensor("note") == "seed 0");  // no structure check, no non-tensor data
 
   TensorDict packed = sample(0).consolidate();
   void* where = packed.get("a").data_ptr();

@@ -11,9 +11,10 @@
 //
 // Wire protocol (docs/distributed.md): Python tensordict's. Tensor leaves go one message each,
 // keys sorted at every level and walked depth first, tags counting up from `init_tag`; the
-// consolidated path sends one byte buffer. With `check` (the default) a structure frame (keys,
-// dtypes, shapes, non-tensor data) goes first and the receiver answers before any tensor moves,
-// so a mismatch throws on the receiver, naming the key, and on the sender; `check = false` sends
+// consolidated path sends one byte buffer; init_remote and the collectives send Python's pickled
+// metadata first. With `check` (the default) send/recv first exchange that description (keys,
+// dtypes, shapes, non-tensor data) and the receiver answers before any tensor moves, so a
+// mismatch throws on the receiver, naming the key, and on the sender; `check = false` sends
 // exactly Python's messages (no check: the peer must expect the same structure).
 
 #include <chrono>
@@ -53,7 +54,7 @@ struct CommOptions {
   /// Python's pseudo_rand: leaf tags follow Python's pseudo-random chain from init_tag (each the
   /// previous one + 1 through numpy's generator, modulo 10000) instead of counting up.
   bool pseudo_rand = false;
-  /// Structure frame and answer before the tensors (see the header comment).
+  /// send/recv, all_reduce: the structure check before the tensors (see the header comment).
   bool check = true;
   /// send/recv: the whole TensorDict as one buffer (consolidated first when it is not).
   bool consolidated = false;
