@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "ops_util.h"
 #include "pickle.h"
 #include "tensordict/dtype.h"
 #include "tensordict/lazy_stack.h"
@@ -143,7 +144,7 @@ class Reader {
       if (cls == "NonTensorStack") fail(path, "is a NonTensorStack where a TensorDict is expected");
       // Any other class is a tensorclass, whose fields C++ keeps in a TensorDict.
       std::optional<at::Device> device;
-      if (!cm.at("device").is_null()) device = at::Device(cm.at("device").get<std::string>());
+      if (!cm.at("device").is_null()) device = parse_device(cm.at("device"), path);
       TensorDict out({}, cm.at("batch_size").get<BatchSize>());
       for (const auto& [key, entry] : m.at("non_tensors").items()) {
         out.set(key, NonTensorData{entry.at(0)});
@@ -173,6 +174,8 @@ class Reader {
       return out;
     } catch (const nlohmann::json::exception& e) {
       fail(path, std::string("is malformed (") + e.what() + ")");
+    } catch (const c10::Error& e) {  // e.g. a device this build of torch cannot place data on
+      fail(path, "cannot be rebuilt (" + tensordict::detail::first_line(e.what()) + ")");
     }
   }
 
@@ -201,6 +204,14 @@ class Reader {
   [[noreturn]] void fail(const std::string& path, const std::string& why) const {
     throw FormatError(op_ + ": the metadata " + (path.empty() ? "" : "of key '" + path + "' ") +
                       why);
+  }
+
+  at::Device parse_device(const Json& text, const std::string& path) const {
+    try {
+      return at::Device(text.get<std::string>());
+    } catch (const c10::Error&) {
+      fail(path, "has the unknown device " + text.dump());
+    }
   }
 
   at::Tensor leaf(const Json& entry, const std::string& path) {

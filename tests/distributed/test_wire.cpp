@@ -261,6 +261,11 @@ TEST_CASE("distributed metadata: a malformed description names the key", "[distr
   CHECK(format_error([&] {
           from_metadata(m, flat, "scatter");
         }).rfind("scatter: the metadata of key 'n' is malformed (", 0) == 0);
+  // Found by fuzz_metadata: a device torch cannot parse.
+  m = python_metadata();
+  m["n"]["cls_metadata"]["device"] = "toaster:0";
+  CHECK(format_error([&] { from_metadata(m, flat, "recv"); }) ==
+        "recv: the metadata of key 'n' has the unknown device \"toaster:0\"");
   // Found by fuzz_metadata: a stack of empty items (a division by zero), one of 2^30 items (an
   // allocation), a pickle of something else than a dict.
   Json stacked = level(Json::object(), Json::object());
