@@ -22,10 +22,6 @@ constexpr int64_t kMaxBufferBytes = int64_t{1} << 40;
 // Bound of the items of a NonTensorStack read from a description.
 constexpr int64_t kMaxStackItems = int64_t{1} << 22;
 
-std::string join_key(const std::string& prefix, const std::string& key) {
-  return prefix.empty() ? key : prefix + "." + key;
-}
-
 // ---- writing -------------------------------------------------------------------------------
 
 class Writer {
@@ -301,6 +297,10 @@ class Reader {
 };
 
 }  // namespace
+
+std::string join_key(const std::string& prefix, const std::string& key) {
+  return prefix.empty() ? key : prefix + "." + key;
+}
 
 bool is_level_field(const std::string& key) {
   return key == "cls" || key == "non_tensors" || key == "leaves" || key == "cls_metadata" ||

@@ -18,6 +18,9 @@ namespace tensordict::dist::detail {
 /// Root entries that only travel with the metadata (Python's "_total_bytes", ...).
 using Extras = std::vector<std::pair<std::string, Json>>;
 
+/// The dotted path of `key` below `prefix`, as messages name keys ("nest.b").
+std::string join_key(const std::string& prefix, const std::string& key);
+
 /// True for the keys a description level uses for itself ("cls", "leaves", ...): its other keys
 /// that hold dicts are nested TensorDicts or stacks.
 bool is_level_field(const std::string& key);

@@ -13,10 +13,6 @@
 namespace tensordict::dist::detail {
 namespace {
 
-std::string join_key(const std::string& prefix, const std::string& key) {
-  return prefix.empty() ? key : prefix + "." + key;
-}
-
 // Top-level keys of `td` in sorted order, with their entries.
 std::vector<std::pair<std::string, const Value*>> entries(const TensorDict& td, const char* op,
                                                           LeafOrder order) {
