@@ -67,25 +67,14 @@ c10d::ReduceOp to_c10d(ReduceOp op) {
   return c10d::ReduceOp::SUM;
 }
 
-// A TensorDict consolidated for sending, and its buffer.
-struct Packed {
-  TensorDict td;
-  at::Tensor flat;
-};
-
-Packed pack(const TensorDict& td, const char* op) {
-  auto [packed, flat] = detail::pack(td, op);
-  return {packed, flat};
-}
-
 }  // namespace
 
 TensorDict broadcast(const TensorDict& td, c10d::ProcessGroup& group, int src,
                      const CommOptions& options) {
   check_root(group, src, "broadcast");
   const bool root = group.getRank() == src;
-  Packed p;
-  if (root) p = pack(td, "broadcast");
+  detail::Packed p;
+  if (root) p = detail::pack(td, "broadcast");
   const std::string meta = detail::broadcast_object(
       group,
       root ? detail::pickle_metadata(p.td, p.flat, {{"_storage_device", "cpu"}},
@@ -124,7 +113,7 @@ void all_reduce(const TensorDict& td, c10d::ProcessGroup& group, ReduceOp op,
 
 std::vector<TensorDict> all_gather(const TensorDict& td, c10d::ProcessGroup& group,
                                    const CommOptions& options) {
-  const Packed p = pack(td, "all_gather");
+  const detail::Packed p = detail::pack(td, "all_gather");
   std::vector<detail::Announced> announced;
   int64_t longest = 0;
   for (const auto& meta : detail::all_gather_object(group, detail::pickle_metadata(p.td, p.flat),
@@ -156,10 +145,10 @@ TensorDict scatter(const std::vector<TensorDict>& tds, c10d::ProcessGroup& group
       throw Error("scatter: " + std::to_string(tds.size()) + " TensorDicts for a group of " +
                   std::to_string(world) + " ranks");
     }
-    std::vector<Packed> packed;
+    std::vector<detail::Packed> packed;
     int64_t longest = 0;
     for (const auto& td : tds) {
-      packed.push_back(pack(td, "scatter"));
+      packed.push_back(detail::pack(td, "scatter"));
       longest = std::max(longest, packed.back().flat.numel());
     }
     for (const auto& p : packed) {

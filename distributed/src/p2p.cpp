@@ -92,7 +92,11 @@ void send(const TensorDict& td, c10d::ProcessGroup& group, int dst, const CommOp
   detail::check_peer(group, dst, "send");
   TensorDict source = td;
   at::Tensor flat;
-  if (options.consolidated) std::tie(source, flat) = detail::pack(td, "send");
+  if (options.consolidated) {
+    detail::Packed packed = detail::pack(td, "send");
+    source = packed.td;
+    flat = packed.flat;
+  }
   if (options.check) {
     Json description = detail::describe(source, flat);
     if (flat.defined()) description["_total_bytes"] = flat.numel();

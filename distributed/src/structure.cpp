@@ -134,7 +134,7 @@ bool same_layout(const Json& a, const Json& b) {
 
 at::Tensor flat_of(const TensorDict& td) { return tensordict::detail::consolidated_buffer(td); }
 
-std::pair<TensorDict, at::Tensor> pack(const TensorDict& td, const char* op) {
+Packed pack(const TensorDict& td, const char* op) {
   if (td.is_lazy_stack()) {
     throw TypeError(std::string(op) +
                     ": not supported on a LazyStackedTensorDict (call densify() first)");

@@ -24,8 +24,13 @@ enum class LeafOrder { Sorted, Insertion };
 /// Tensor leaves in `order`; TypeError on a lazy stack (densify() first).
 std::vector<Leaf> leaves(const TensorDict& td, const char* op, LeafOrder order = LeafOrder::Sorted);
 
+/// A TensorDict consolidated for sending, and its buffer.
+struct Packed {
+  TensorDict td;
+  at::Tensor flat;
+};
 /// `td` consolidated (itself when it already is) and its buffer.
-std::pair<TensorDict, at::Tensor> pack(const TensorDict& td, const char* op);
+Packed pack(const TensorDict& td, const char* op);
 /// The byte buffer of a consolidated TensorDict, or an undefined tensor.
 at::Tensor flat_of(const TensorDict& td);
 
