@@ -7,7 +7,6 @@
 #include <functional>
 
 #include "metadata.h"
-#include "pickle.h"
 #include "wire.h"
 
 namespace tensordict::dist {
@@ -44,11 +43,11 @@ void agree(const TensorDict& td, c10d::ProcessGroup& group, const CommOptions& o
                   [&](const at::Tensor& h) { return h.item<int64_t>() == hash; })) {
     return;
   }
-  const auto all = detail::all_gather_object(
-      group, detail::Pickler().json(detail::describe(td)).finish(), options, op);
+  const auto all =
+      detail::all_gather_object(group, detail::pickle_metadata(td, at::Tensor()), options, op);
   for (int r = 0; r < group.getSize(); ++r) {
     if (r == group.getRank() || hashes[r].item<int64_t>() == hash) continue;
-    detail::check_matches(detail::unpickle(all[r], std::string(op) + " (metadata)"), td, op, r);
+    detail::check_matches(detail::read_metadata(all[r], op, false).meta, td, op, r);
   }
   throw Error(std::string(op) + ": the ranks' structures differ (see the other ranks' errors)");
 }

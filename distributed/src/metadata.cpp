@@ -312,7 +312,7 @@ Json describe(const TensorDict& td, const at::Tensor& flat) { return Writer(flat
 std::string pickle_metadata(const TensorDict& td, const at::Tensor& flat, const Extras& extras,
                             const std::string& tensorclass_type) {
   Json meta = describe(td, flat);
-  meta["_total_bytes"] = flat.numel();
+  if (flat.defined()) meta["_total_bytes"] = flat.numel();
   for (const auto& [key, value] : extras) meta[key] = value;
   if (!tensorclass_type.empty()) meta["_tensorclass_type"] = tensorclass_type;
   return Pickler().json(meta).finish();

@@ -30,8 +30,8 @@ bool is_level_field(const std::string& key);
 Json describe(const TensorDict& td, const at::Tensor& flat = {});
 
 /// The pickled metadata of `td`, consolidated over `flat`, with Python's extras at the root:
-/// "_total_bytes" (flat's size), `extras`, and "_tensorclass_type" unless `tensorclass_type` is
-/// empty.
+/// "_total_bytes" (flat's size; absent without `flat`: the structure check of a send leaf by
+/// leaf), `extras`, and "_tensorclass_type" unless `tensorclass_type` is empty.
 std::string pickle_metadata(const TensorDict& td, const at::Tensor& flat, const Extras& extras = {},
                             const std::string& tensorclass_type = {});
 

@@ -5,7 +5,6 @@
 #include <future>
 
 #include "metadata.h"
-#include "pickle.h"
 #include "pseudo_rand.h"
 #include "wire.h"
 
@@ -98,10 +97,8 @@ void send(const TensorDict& td, c10d::ProcessGroup& group, int dst, const CommOp
     flat = packed.flat;
   }
   if (options.check) {
-    Json description = detail::describe(source, flat);
-    if (flat.defined()) description["_total_bytes"] = flat.numel();
-    detail::send_object(group, detail::Pickler().json(description).finish(), dst,
-                        check_tag(options), options, "send");
+    detail::send_object(group, detail::pickle_metadata(source, flat), dst, check_tag(options),
+                        options, "send");
     at::Tensor answer = at::zeros({1}, at::kLong);
     detail::recv_tensor(group, answer, dst, check_tag(options), options,
                         "send (the answer of rank " + std::to_string(dst) + ")");
