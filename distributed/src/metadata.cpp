@@ -11,6 +11,7 @@
 #include "tensordict/dtype.h"
 #include "tensordict/lazy_stack.h"
 #include "tensordict_impl.h"
+#include "wire.h"
 
 namespace tensordict::dist::detail {
 namespace {
@@ -29,9 +30,7 @@ class Writer {
   explicit Writer(const at::Tensor& flat) : flat_(flat) {}
 
   Json tensordict(const TensorDict& td) const {
-    if (td.is_lazy_stack()) {
-      throw TypeError("distributed: not supported on a LazyStackedTensorDict (densify() first)");
-    }
+    require_dense(td, "distributed");
     const auto& impl = td.impl();
     const DimNames names = td.names();
     const Json device = device_of(td);

@@ -16,10 +16,7 @@ namespace {
 // Top-level keys of `td` in sorted order, with their entries.
 std::vector<std::pair<std::string, const Value*>> entries(const TensorDict& td, const char* op,
                                                           LeafOrder order) {
-  if (td.is_lazy_stack()) {
-    throw TypeError(std::string(op) +
-                    ": not supported on a LazyStackedTensorDict (call densify() first)");
-  }
+  require_dense(td, op);
   const auto& impl = td.impl();
   std::vector<std::pair<std::string, const Value*>> out;
   out.reserve(impl.keys.size());
@@ -132,13 +129,17 @@ bool same_layout(const Json& a, const Json& b) {
   return true;
 }
 
-at::Tensor flat_of(const TensorDict& td) { return tensordict::detail::consolidated_buffer(td); }
-
-Packed pack(const TensorDict& td, const char* op) {
+void require_dense(const TensorDict& td, const char* op) {
   if (td.is_lazy_stack()) {
     throw TypeError(std::string(op) +
                     ": not supported on a LazyStackedTensorDict (call densify() first)");
   }
+}
+
+at::Tensor flat_of(const TensorDict& td) { return tensordict::detail::consolidated_buffer(td); }
+
+Packed pack(const TensorDict& td, const char* op) {
+  require_dense(td, op);
   TensorDict packed = td.consolidate();
   at::Tensor flat = flat_of(packed);
   if (!flat.device().is_cpu()) {

@@ -24,6 +24,9 @@ enum class LeafOrder { Sorted, Insertion };
 /// Tensor leaves in `order`; TypeError on a lazy stack (densify() first).
 std::vector<Leaf> leaves(const TensorDict& td, const char* op, LeafOrder order = LeafOrder::Sorted);
 
+/// TypeError naming `op` on a lazy stack, which no operation sends (densify() first).
+void require_dense(const TensorDict& td, const char* op);
+
 /// A TensorDict consolidated for sending, and its buffer.
 struct Packed {
   TensorDict td;
