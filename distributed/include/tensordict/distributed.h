@@ -36,11 +36,8 @@ struct TensorClassTag;
 
 namespace tensordict::dist {
 
-/// A wait on the group that did not end within CommOptions::timeout.
-class TimeoutError : public Error {
- public:
-  using Error::Error;
-};
+/// A wait on the group that did not end within CommOptions::timeout (the runtime's TimeoutError).
+using TimeoutError = tensordict::TimeoutError;
 
 /// Element-wise reduction of all_reduce.
 enum class ReduceOp { Sum, Product, Min, Max };

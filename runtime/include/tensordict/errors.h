@@ -37,6 +37,12 @@ class LockedError : public Error {
   using Error::Error;
 };
 
+/// A wait that did not end within its bound (a distributed operation, a batch runner request).
+class TimeoutError : public Error {
+ public:
+  using Error::Error;
+};
+
 /// Bad on-disk data: missing, truncated or malformed files, unknown dtypes, unsafe paths.
 class FormatError : public Error {
  public:
