@@ -14,6 +14,8 @@
 #include <torch/nn/module.h>
 
 #include <functional>
+#include <memory>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -21,14 +23,42 @@
 
 namespace tensordict {
 
+namespace detail {
+/// A module as from_module / to_module walk it. torch::nn::Module here; TensorClass::nn adapts
+/// TorchScript modules, so that both share one walk, one set of checks and one swap guard.
+class ModuleAccess {
+ public:
+  virtual ~ModuleAccess() = default;
+  /// This module's own parameters, then its buffers (undefined ones skipped), by name.
+  virtual std::vector<std::pair<std::string, at::Tensor>> tensors() const = 0;
+  /// The direct submodules, in registration order.
+  virtual std::vector<std::pair<std::string, std::unique_ptr<ModuleAccess>>> children() const = 0;
+  /// Makes parameter or buffer `name` (one of tensors()) hold `value`'s storage.
+  virtual void assign(const std::string& name, const at::Tensor& value) = 0;
+  /// Where the module's name is needed in messages, e.g. "Linear".
+  virtual std::string name() const = 0;
+};
+
+/// TensorDict::from_module / to_module over any ModuleAccess.
+TensorDict from_module(const ModuleAccess& module, bool as_module);
+TensorDict to_module(const TensorDict& td, ModuleAccess& module, bool inplace, bool return_swap);
+/// Access to a torch::nn::Module (which must outlive it).
+std::unique_ptr<ModuleAccess> access(torch::nn::Module& module);
+}  // namespace detail
+
 /// Guard of TensorDict::to_module_scoped: puts the module's original tensors back when destroyed
 /// (or at restore()). Movable, not copyable.
 class ModuleSwap {
  public:
-  ModuleSwap(torch::nn::Module& module, TensorDict originals)
+  ModuleSwap(std::unique_ptr<detail::ModuleAccess> module, TensorDict originals)
+      : owned_(std::move(module)), module_(owned_.get()), originals_(std::move(originals)) {}
+  /// Borrows `module`, which must outlive the guard.
+  ModuleSwap(detail::ModuleAccess& module, TensorDict originals)
       : module_(&module), originals_(std::move(originals)) {}
   ModuleSwap(ModuleSwap&& other) noexcept
-      : module_(std::exchange(other.module_, nullptr)), originals_(std::move(other.originals_)) {}
+      : owned_(std::move(other.owned_)),
+        module_(std::exchange(other.module_, nullptr)),
+        originals_(std::move(other.originals_)) {}
   ModuleSwap& operator=(ModuleSwap&&) = delete;
   ModuleSwap(const ModuleSwap&) = delete;
   ModuleSwap& operator=(const ModuleSwap&) = delete;
@@ -40,7 +70,8 @@ class ModuleSwap {
   const TensorDict& originals() const { return originals_; }
 
  private:
-  torch::nn::Module* module_;
+  std::unique_ptr<detail::ModuleAccess> owned_;
+  detail::ModuleAccess* module_;
   TensorDict originals_;
 };
 
@@ -50,5 +81,11 @@ class ModuleSwap {
 /// also when `fn` throws.
 std::vector<at::Tensor> ensemble_apply(const TensorDict& params, torch::nn::Module& module,
                                        const std::function<at::Tensor(int64_t)>& fn);
+
+namespace detail {
+/// ensemble_apply over any ModuleAccess.
+std::vector<at::Tensor> ensemble_apply(const TensorDict& params, ModuleAccess& module,
+                                       const std::function<at::Tensor(int64_t)>& fn);
+}  // namespace detail
 
 }  // namespace tensordict
