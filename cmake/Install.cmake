@@ -2,8 +2,9 @@
 #   find_package(TensorClass CONFIG REQUIRED)
 #   tensorclass_generate(TARGET app SCHEMAS my.yaml)   # links TensorClass::runtime
 #   target_link_libraries(app PRIVATE TensorClass::llm) # History, RewardData, PairwiseDataset
+#   target_link_libraries(app PRIVATE TensorClass::nn)  # TensorDictModule, TorchScript bridge
 # Layout under the prefix:
-#   include/tensordict/            the runtime's headers (and distributed.h with
+#   include/tensordict/            the runtime's headers, nn/ (TensorClass::nn; and distributed.h with
 #                                  TensorClass::distributed, when built)
 #   include/tensorclass/llm/       the llm library's headers
 #   include/tensorclass/generated/ the headers tcgen makes of schemas/ (history.h, reward.h, ...)
@@ -14,10 +15,11 @@ include(CMakePackageConfigHelpers)
 set(TC_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/TensorClass)
 set(TC_INSTALL_SCHEMADIR ${CMAKE_INSTALL_DATADIR}/tensorclass/schemas)
 
-install(TARGETS tensordict tensorclass_llm EXPORT TensorClassTargets
+install(TARGETS tensordict tensorclass_nn tensorclass_llm EXPORT TensorClassTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime/include/ ${PROJECT_SOURCE_DIR}/llm/include/
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime/include/ ${PROJECT_SOURCE_DIR}/nn/include/
+                  ${PROJECT_SOURCE_DIR}/llm/include/
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 if(TARGET tensorclass_distributed)
   install(TARGETS tensorclass_distributed EXPORT TensorClassTargets

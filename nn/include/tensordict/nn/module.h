@@ -1,0 +1,330 @@
+#pragma once
+// Models on TensorDicts (Python's tensordict.nn): TensorDictModule runs a module on the entries at
+// its in_keys and writes what it returns at its out_keys; TensorDictSequential chains modules.
+//
+//   TensorDictModule actor(torch::nn::Linear(4, 2), {"obs"}, {"action"});
+//   TensorDictModule loss([](const at::Tensor& a, const at::Tensor& t) { return (a - t).pow(2); },
+//                         {"action", "target"}, {"loss"}, "mse");
+//   TensorDictSequential both(actor, loss);           // in_keys obs, target; out_keys action, loss
+//   both(data);                                        // writes into `data`, returns it
+//
+// A module is any callable over tensors (positional, up to kMaxModuleInputs), a torch::nn
+// ModuleHolder (torch::nn::Linear, torch::nn::Sequential, ...), a torch::nn::AnyModule, or a
+// TorchScript torch::jit::Module (see script.h for its forms). It returns one tensor, a tuple or a
+// std::vector of tensors, mapped in order onto the out_keys.
+//
+// Generated tensorclasses run too: `module(obj)` reads and writes the fields through the class's
+// own get/set (so its casting and field checks apply), and `module.forward_as<Out>(in)` runs on a
+// copy of `in`'s structure and returns the outputs as an `Out` instance.
+
+#include <torch/nn/modules/container/any.h>
+#include <torch/nn/pimpl.h>
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "tensordict/tensorclass.h"
+#include "tensordict/tensordict.h"
+
+namespace torch::jit {
+struct Module;
+}
+
+namespace tensordict::nn {
+
+/// The most positional inputs a callable module can take.
+inline constexpr size_t kMaxModuleInputs = 8;
+
+/// Where a module reads its inputs and writes its outputs: a TensorDict or a tensorclass instance.
+class KeyIO {
+ public:
+  virtual ~KeyIO() = default;
+  /// The entry at `key`, or nullopt when there is none (a missing key, a None field).
+  virtual std::optional<Value> read(const NestedKey& key) const = 0;
+  virtual void write(const NestedKey& key, Value value) = 0;
+  /// Removes `key` when present (TensorDictSequential::select_out_keys).
+  virtual void remove(const NestedKey& key) = 0;
+  virtual const BatchSize& batch_size() const = 0;
+};
+
+/// Base of TensorDictModule and TensorDictSequential: what runs on a TensorDict by keys.
+class TensorDictModuleBase {
+ public:
+  virtual ~TensorDictModuleBase() = default;
+
+  const std::vector<NestedKey>& in_keys() const { return in_keys_; }
+  const std::vector<NestedKey>& out_keys() const { return out_keys_; }
+  /// The name used in error messages.
+  const std::string& name() const { return name_; }
+
+  /// Runs on `td` in place and returns it (a handle to the same TensorDict).
+  TensorDict forward(TensorDict td) const;
+  TensorDict operator()(TensorDict td) const { return forward(std::move(td)); }
+
+  /// Runs on a tensorclass instance in place, through its fields, and returns it.
+  template <class C, std::enable_if_t<std::is_base_of_v<TensorClassTag, C>, int> = 0>
+  C operator()(C obj) const;
+
+  /// Typed in, typed out: runs on a structure copy of `in` (tensors shared, `in` unchanged) and
+  /// returns the fields of `Out` found there as an `Out`.
+  template <class Out, class In>
+  Out forward_as(const In& in) const;
+
+  /// Runs through `io`; what TensorDictModule and TensorDictSequential implement.
+  virtual void run(KeyIO& io) const = 0;
+
+ protected:
+  TensorDictModuleBase(std::vector<NestedKey> in_keys, std::vector<NestedKey> out_keys,
+                       std::string name)
+      : in_keys_(std::move(in_keys)), out_keys_(std::move(out_keys)), name_(std::move(name)) {}
+  void set_out_keys(std::vector<NestedKey> out_keys) { out_keys_ = std::move(out_keys); }
+
+ private:
+  std::vector<NestedKey> in_keys_;
+  std::vector<NestedKey> out_keys_;
+  std::string name_;
+};
+
+/// A module's call with its inputs in in_keys order, returning its outputs in out_keys order;
+/// `batch_size` is that of the data it runs on (for outputs that become nested TensorDicts).
+using ModuleFn = std::function<std::vector<Value>(const std::vector<Value>& inputs,
+                                                  const BatchSize& batch_size)>;
+
+namespace detail {
+
+// ---- adapting a C++ callable to ModuleFn ------------------------------------------------------
+
+std::vector<Value> outputs_of(at::Tensor out);
+std::vector<Value> outputs_of(std::vector<at::Tensor> out);
+/// An AnyModule's result: a tensor, a tuple of 2 to 4 tensors or a std::vector of tensors.
+std::vector<Value> outputs_of(torch::nn::AnyValue out);
+template <class... Ts>
+std::vector<Value> outputs_of(std::tuple<Ts...> out) {
+  std::vector<Value> values;
+  values.reserve(sizeof...(Ts));
+  std::apply([&](auto&... t) { (values.emplace_back(std::move(t)), ...); }, out);
+  return values;
+}
+
+/// Thrown by the adapters, caught by TensorDictModule::run, which names the module and the key.
+struct InputNotATensor {
+  size_t index;
+};
+struct WrongInputCount {};
+/// The tensor a positional module gets for input `i` (InputNotATensor otherwise).
+const at::Tensor& input_tensor(const std::vector<Value>& inputs, size_t i);
+[[noreturn]] void throw_arity(size_t inputs);
+
+template <class F, size_t... I>
+std::vector<Value> call_positional(F& fn, const std::vector<Value>& in, std::index_sequence<I...>) {
+  return outputs_of(fn(input_tensor(in, I)...));
+}
+
+template <size_t>
+using TensorArg = const at::Tensor&;
+template <class F, class Indices>
+struct InvocableWithTensors;
+template <class F, size_t... I>
+struct InvocableWithTensors<F, std::index_sequence<I...>> : std::is_invocable<F&, TensorArg<I>...> {
+};
+
+template <class F, size_t N = 0>
+std::vector<Value> dispatch_arity(F& fn, const std::vector<Value>& in) {
+  if constexpr (N > kMaxModuleInputs) {
+    throw_arity(in.size());
+  } else {
+    if (in.size() == N) {
+      if constexpr (InvocableWithTensors<F, std::make_index_sequence<N>>::value) {
+        return call_positional(fn, in, std::make_index_sequence<N>());
+      } else {
+        throw_arity(in.size());
+      }
+    }
+    return dispatch_arity<F, N + 1>(fn, in);
+  }
+}
+
+// A torch::nn holder called as `holder->forward(tensors...)` with as many tensors as its forward
+// takes: ModuleHolder::operator() cannot be probed for an arity (it fails hard). A forward that is
+// a template or overloaded (Sequential's) is called with one tensor.
+template <class T>
+constexpr size_t forward_arity(T) {
+  return 1;
+}
+template <class R, class C, class... A>
+constexpr size_t forward_arity(R (C::*)(A...)) {
+  return sizeof...(A);
+}
+template <class R, class C, class... A>
+constexpr size_t forward_arity(R (C::*)(A...) const) {
+  return sizeof...(A);
+}
+template <class H, class = void>
+struct HolderArity : std::integral_constant<size_t, 1> {};
+template <class H>
+struct HolderArity<H, std::void_t<decltype(&H::ContainedType::forward)>>
+    : std::integral_constant<size_t, forward_arity(&H::ContainedType::forward)> {};
+
+template <class H, size_t... I>
+auto holder_call(H holder, std::index_sequence<I...>) {
+  return [holder](TensorArg<I>... inputs) mutable { return holder->forward(inputs...); };
+}
+
+template <class F>
+auto callable(F module) {
+  if constexpr (std::is_base_of_v<torch::detail::ModuleHolderIndicator, F>) {
+    return holder_call(std::move(module), std::make_index_sequence<HolderArity<F>::value>());
+  } else {
+    return module;
+  }
+}
+
+template <class F>
+ModuleFn positional(F fn) {
+  return [fn = std::move(fn)](const std::vector<Value>& in, const BatchSize&) mutable {
+    return dispatch_arity(fn, in);
+  };
+}
+
+/// A torch::nn module's name without the implementation suffix: "torch::nn::Linear".
+std::string module_name(const torch::nn::Module& module);
+/// forward() of a TorchScript module (script.cpp): dict or positional, from its schema.
+ModuleFn script_module_fn(const torch::jit::Module& module, const std::vector<NestedKey>& in_keys,
+                          const std::vector<NestedKey>& out_keys);
+std::string script_module_name(const torch::jit::Module& module);
+
+template <class C>
+class TensorClassIO final : public KeyIO {
+ public:
+  explicit TensorClassIO(C& obj) : obj_(obj) {}
+  std::optional<Value> read(const NestedKey& key) const override {
+    return obj_.get(key, std::optional<Value>());
+  }
+  void write(const NestedKey& key, Value value) override { obj_.set(key, field_value(value)); }
+  void remove(const NestedKey& key) override { obj_.set(key, FieldValue()); }
+  const BatchSize& batch_size() const override { return obj_.batch_size(); }
+
+ private:
+  static FieldValue field_value(const Value& value);
+  C& obj_;
+};
+
+/// A Value as what a tensorclass field takes (non-tensor data as JSON).
+FieldValue to_field_value(const Value& value);
+
+template <class C>
+FieldValue TensorClassIO<C>::field_value(const Value& value) {
+  return to_field_value(value);
+}
+
+}  // namespace detail
+
+/// Python's TensorDictModule: runs `module` on the entries at `in_keys`, writes its outputs at
+/// `out_keys`. Errors name the module and the key: a missing in_key (KeyError), an output count
+/// other than out_keys' (Error), an output whose leading dims are not the batch size
+/// (ShapeError).
+class TensorDictModule : public TensorDictModuleBase {
+ public:
+  /// A callable over tensors or a torch::nn ModuleHolder; `name` defaults to the module's name
+  /// (a ModuleHolder's) or "TensorDictModule".
+  template <class F,
+            std::enable_if_t<!std::is_base_of_v<TensorDictModuleBase, std::decay_t<F>>, int> = 0>
+  TensorDictModule(F module, std::vector<NestedKey> in_keys, std::vector<NestedKey> out_keys,
+                   std::string name = "")
+      : TensorDictModule(detail::positional(detail::callable(module)), std::move(in_keys),
+                         std::move(out_keys), name.empty() ? default_name(module) : std::move(name),
+                         Tag{}) {}
+  TensorDictModule(torch::nn::AnyModule module, std::vector<NestedKey> in_keys,
+                   std::vector<NestedKey> out_keys, std::string name = "")
+      : TensorDictModule(detail::positional([module](auto&&... inputs) mutable {
+                           return module.any_forward(inputs...);
+                         }),
+                         std::move(in_keys), std::move(out_keys),
+                         name.empty() ? detail::module_name(*module.ptr()) : std::move(name),
+                         Tag{}) {}
+  /// A TorchScript module: its forward takes the inputs positionally, or one Dict[str, Tensor]
+  /// (nested dicts for nested keys) holding the in_keys, and then returns a dict holding the
+  /// out_keys (script.h).
+  TensorDictModule(const torch::jit::Module& module, std::vector<NestedKey> in_keys,
+                   std::vector<NestedKey> out_keys, std::string name = "");
+
+  void run(KeyIO& io) const override;
+
+ private:
+  struct Tag {};
+  TensorDictModule(ModuleFn fn, std::vector<NestedKey> in_keys, std::vector<NestedKey> out_keys,
+                   std::string name, Tag);
+  template <class F>
+  static std::string default_name(const F& module) {
+    if constexpr (std::is_base_of_v<torch::detail::ModuleHolderIndicator, F>) {
+      return detail::module_name(*module);
+    } else {
+      return "TensorDictModule";
+    }
+  }
+
+  ModuleFn fn_;
+};
+
+/// Python's TensorDictSequential: runs its modules in order on one TensorDict. in_keys: the keys
+/// a module reads that no earlier module writes; out_keys: every key written, in order.
+class TensorDictSequential : public TensorDictModuleBase {
+ public:
+  explicit TensorDictSequential(std::vector<std::shared_ptr<const TensorDictModuleBase>> modules);
+  template <class... M,
+            std::enable_if_t<(std::is_base_of_v<TensorDictModuleBase, M> && ...), int> = 0>
+  explicit TensorDictSequential(M... modules)
+      : TensorDictSequential(std::vector<std::shared_ptr<const TensorDictModuleBase>>{
+            std::make_shared<const M>(std::move(modules))...}) {}
+
+  /// Python's select_out_keys: after a run only these of the out_keys stay in the TensorDict
+  /// (the others, intermediate results, are removed). KeyError for a key that is not an out_key.
+  TensorDictSequential& select_out_keys(const std::vector<NestedKey>& keys);
+  /// Undoes select_out_keys: every out_key stays.
+  TensorDictSequential& reset_out_keys();
+  const std::vector<std::shared_ptr<const TensorDictModuleBase>>& modules() const {
+    return modules_;
+  }
+
+  void run(KeyIO& io) const override;
+
+ private:
+  TensorDictSequential(std::pair<std::vector<NestedKey>, std::vector<NestedKey>> keys,
+                       const std::vector<std::shared_ptr<const TensorDictModuleBase>>& modules);
+
+  std::vector<std::shared_ptr<const TensorDictModuleBase>> modules_;
+  std::vector<NestedKey> all_out_keys_;
+};
+
+// ---- templates -------------------------------------------------------------------------------
+
+template <class C, std::enable_if_t<std::is_base_of_v<TensorClassTag, C>, int>>
+C TensorDictModuleBase::operator()(C obj) const {
+  detail::TensorClassIO<C> io(obj);
+  run(io);
+  return obj;
+}
+
+template <class Out, class In>
+Out TensorDictModuleBase::forward_as(const In& in) const {
+  TensorDict td;
+  if constexpr (std::is_base_of_v<TensorClassTag, In>) {
+    td = in._tensordict().clone(false);
+  } else {
+    td = in.clone(false);
+  }
+  forward(td);
+  std::vector<NestedKey> fields;
+  for (const auto& field : Out::fields()) {
+    if (td.contains(field)) fields.emplace_back(field);
+  }
+  return Out::from_tensordict(td.select(fields));
+}
+
+}  // namespace tensordict::nn

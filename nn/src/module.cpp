@@ -1,0 +1,207 @@
+// TensorDictModule and TensorDictSequential (tensordict/nn/module.h): reading in_keys, checking
+// and writing out_keys, chaining modules.
+#include "tensordict/nn/module.h"
+
+#include <algorithm>
+#include <string>
+
+namespace tensordict::nn {
+namespace {
+
+class TensorDictIO final : public KeyIO {
+ public:
+  explicit TensorDictIO(TensorDict td) : td_(std::move(td)) {}
+  std::optional<Value> read(const NestedKey& key) const override {
+    if (!td_.contains(key)) return std::nullopt;
+    return td_.get_value(key);
+  }
+  void write(const NestedKey& key, Value value) override { td_.set(key, std::move(value)); }
+  void remove(const NestedKey& key) override {
+    if (td_.contains(key)) td_.del_(key);
+  }
+  const BatchSize& batch_size() const override { return td_.batch_size(); }
+
+ private:
+  TensorDict td_;
+};
+
+std::string keys_repr(const std::vector<NestedKey>& keys) {
+  std::string out = "[";
+  for (size_t i = 0; i < keys.size(); ++i) out += (i ? ", " : "") + keys[i].repr();
+  return out + "]";
+}
+
+bool contains(const std::vector<NestedKey>& keys, const NestedKey& key) {
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+
+// The shape whose leading dims must be the batch size, or nullopt for values without one.
+std::optional<std::vector<int64_t>> leading_shape(const Value& value) {
+  if (value.is_tensor()) return value.tensor().sizes().vec();
+  if (value.is_tensordict()) return value.tensordict().batch_size();
+  return std::nullopt;
+}
+
+}  // namespace
+
+TensorDict TensorDictModuleBase::forward(TensorDict td) const {
+  TensorDictIO io(td);
+  run(io);
+  return td;
+}
+
+namespace detail {
+
+std::vector<Value> outputs_of(at::Tensor out) { return {Value(std::move(out))}; }
+
+std::vector<Value> outputs_of(std::vector<at::Tensor> out) {
+  return {std::make_move_iterator(out.begin()), std::make_move_iterator(out.end())};
+}
+
+std::vector<Value> outputs_of(torch::nn::AnyValue out) {
+  if (auto* t = out.try_get<at::Tensor>()) return outputs_of(*t);
+  if (auto* v = out.try_get<std::vector<at::Tensor>>()) return outputs_of(*v);
+  if (auto* t2 = out.try_get<std::tuple<at::Tensor, at::Tensor>>()) return outputs_of(*t2);
+  if (auto* t3 = out.try_get<std::tuple<at::Tensor, at::Tensor, at::Tensor>>()) {
+    return outputs_of(*t3);
+  }
+  if (auto* t4 = out.try_get<std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor>>()) {
+    return outputs_of(*t4);
+  }
+  throw TypeError(std::string("the AnyModule returned a ") + out.type_info().name() +
+                  ", not a tensor, a tuple of 2 to 4 tensors or a std::vector of tensors");
+}
+
+const at::Tensor& input_tensor(const std::vector<Value>& inputs, size_t i) {
+  if (const at::Tensor* t = inputs[i].tensor_if()) return *t;
+  throw InputNotATensor{i};
+}
+
+void throw_arity(size_t) { throw WrongInputCount{}; }
+
+std::string module_name(const torch::nn::Module& module) {
+  std::string name = module.name();
+  const std::string impl = "Impl";
+  if (name.size() > impl.size() &&
+      name.compare(name.size() - impl.size(), impl.size(), impl) == 0) {
+    name.resize(name.size() - impl.size());
+  }
+  return name;
+}
+
+FieldValue to_field_value(const Value& value) {
+  switch (value.kind()) {
+    case Value::Kind::Tensor:
+      return FieldValue(value.tensor());
+    case Value::Kind::TensorDict:
+      return FieldValue(value.tensordict());
+    case Value::Kind::NonTensorData:
+      return FieldValue(value.non_tensor_data().data);
+    case Value::Kind::NonTensorStack:
+      return FieldValue(value.non_tensor_stack().tolist());
+  }
+  throw TypeError(std::string("cannot store a ") + value.kind_name() + " in a field");
+}
+
+}  // namespace detail
+
+TensorDictModule::TensorDictModule(ModuleFn fn, std::vector<NestedKey> in_keys,
+                                   std::vector<NestedKey> out_keys, std::string name, Tag)
+    : TensorDictModuleBase(std::move(in_keys), std::move(out_keys), std::move(name)),
+      fn_(std::move(fn)) {}
+
+void TensorDictModule::run(KeyIO& io) const {
+  const std::string who = "TensorDictModule '" + name() + "'";
+  std::vector<Value> inputs;
+  inputs.reserve(in_keys().size());
+  for (const auto& key : in_keys()) {
+    std::optional<Value> value = io.read(key);
+    if (!value) throw KeyError(who + ": missing in_key " + key.repr());
+    inputs.push_back(std::move(*value));
+  }
+  std::vector<Value> outputs;
+  try {
+    outputs = fn_(inputs, io.batch_size());
+  } catch (const detail::InputNotATensor& e) {
+    throw TypeError(who + ": in_key " + in_keys()[e.index].repr() + " holds " +
+                    inputs[e.index].kind_name() + ", but the module takes tensors");
+  } catch (const detail::WrongInputCount&) {
+    throw TypeError(who + ": the module cannot be called with " + std::to_string(inputs.size()) +
+                    " tensors (in_keys " + keys_repr(in_keys()) + ")");
+  }
+  if (outputs.size() != out_keys().size()) {
+    throw Error(who + ": the module returned " + std::to_string(outputs.size()) + " outputs for " +
+                std::to_string(out_keys().size()) + " out_keys " + keys_repr(out_keys()));
+  }
+  // Every output is checked before the first is written: a failure changes nothing.
+  const BatchSize& batch = io.batch_size();
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    auto shape = leading_shape(outputs[i]);
+    if (shape &&
+        (shape->size() < batch.size() || !std::equal(batch.begin(), batch.end(), shape->begin()))) {
+      throw ShapeError(who + ": output " + out_keys()[i].repr() + " has shape " +
+                       shape_str(*shape) + ", whose leading dims are not the batch size " +
+                       shape_str(batch));
+    }
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) io.write(out_keys()[i], std::move(outputs[i]));
+}
+
+namespace {
+
+// in_keys: read before any module writes them; out_keys: every key written, first write first.
+std::pair<std::vector<NestedKey>, std::vector<NestedKey>> chain_keys(
+    const std::vector<std::shared_ptr<const TensorDictModuleBase>>& modules) {
+  std::vector<NestedKey> in_keys;
+  std::vector<NestedKey> out_keys;
+  for (const auto& module : modules) {
+    if (module == nullptr) throw Error("TensorDictSequential: a module is null");
+    for (const auto& key : module->in_keys()) {
+      if (!contains(out_keys, key) && !contains(in_keys, key)) in_keys.push_back(key);
+    }
+    for (const auto& key : module->out_keys()) {
+      if (!contains(out_keys, key)) out_keys.push_back(key);
+    }
+  }
+  return {std::move(in_keys), std::move(out_keys)};
+}
+
+}  // namespace
+
+TensorDictSequential::TensorDictSequential(
+    std::vector<std::shared_ptr<const TensorDictModuleBase>> modules)
+    : TensorDictSequential(chain_keys(modules), modules) {}
+
+TensorDictSequential::TensorDictSequential(
+    std::pair<std::vector<NestedKey>, std::vector<NestedKey>> keys,
+    const std::vector<std::shared_ptr<const TensorDictModuleBase>>& modules)
+    : TensorDictModuleBase(std::move(keys.first), keys.second, "TensorDictSequential"),
+      modules_(modules),
+      all_out_keys_(std::move(keys.second)) {}
+
+TensorDictSequential& TensorDictSequential::select_out_keys(const std::vector<NestedKey>& keys) {
+  for (const auto& key : keys) {
+    if (!contains(all_out_keys_, key)) {
+      throw KeyError("TensorDictSequential.select_out_keys: " + key.repr() +
+                     " is not an out_key (out_keys " + keys_repr(all_out_keys_) + ")");
+    }
+  }
+  set_out_keys(keys);
+  return *this;
+}
+
+TensorDictSequential& TensorDictSequential::reset_out_keys() {
+  set_out_keys(all_out_keys_);
+  return *this;
+}
+
+void TensorDictSequential::run(KeyIO& io) const {
+  for (const auto& module : modules_) module->run(io);
+  if (out_keys().size() == all_out_keys_.size()) return;
+  for (const auto& key : all_out_keys_) {
+    // An input that a module overwrote is still the caller's key: it stays.
+    if (!contains(out_keys(), key) && !contains(in_keys(), key)) io.remove(key);
+  }
+}
+
+}  // namespace tensordict::nn

@@ -1,0 +1,313 @@
+// TorchScript modules on TensorDicts (tensordict/nn/script.h): IValue conversions, the forward
+// of a TensorDictModule over a torch::jit::Module, and module parameters as TensorDicts.
+#include "tensordict/nn/script.h"
+
+#include <ATen/core/Dict.h>
+#include <ATen/core/List.h>
+#include <ATen/core/jit_type.h>
+
+#include <string>
+#include <utility>
+
+namespace tensordict::nn {
+namespace {
+
+[[noreturn]] void unconvertible(const NestedKey& key, const std::string& what) {
+  throw TypeError("key " + key.repr() + ": " + what);
+}
+
+// The one type of `values`, or Any when they differ (Dict[str, Any] / List[Any]); ints and floats
+// together make float, as in JSON.
+c10::TypePtr common_type(const std::vector<c10::IValue>& values) {
+  if (values.empty()) return c10::AnyType::get();
+  // A tensor's own type carries its dtype and sizes; containers are typed over plain Tensor (a
+  // Dict(str, Float(8, 5)) is no Dict(str, Tensor): containers are invariant).
+  auto type_of = [](const c10::IValue& value) -> c10::TypePtr {
+    return value.isTensor() ? c10::TensorType::get() : value.type();
+  };
+  c10::TypePtr type = type_of(values.front());
+  for (const auto& value : values) {
+    c10::TypePtr next = type_of(value);
+    if (*next == *type) continue;
+    const bool numbers =
+        (type->kind() == c10::TypeKind::IntType || type->kind() == c10::TypeKind::FloatType) &&
+        (next->kind() == c10::TypeKind::IntType || next->kind() == c10::TypeKind::FloatType);
+    if (!numbers) return c10::AnyType::get();
+    type = c10::FloatType::get();
+  }
+  return type;
+}
+
+c10::IValue json_to_ivalue(const Json& json, const NestedKey& key) {
+  switch (json.type()) {
+    case Json::value_t::null:
+      return {};
+    case Json::value_t::boolean:
+      return json.get<bool>();
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned:
+      return json.get<int64_t>();
+    case Json::value_t::number_float:
+      return json.get<double>();
+    case Json::value_t::string:
+      return json.get<std::string>();
+    case Json::value_t::array: {
+      std::vector<c10::IValue> items;
+      items.reserve(json.size());
+      for (const auto& item : json) items.push_back(json_to_ivalue(item, key));
+      c10::TypePtr type = common_type(items);
+      if (type->kind() == c10::TypeKind::FloatType) {
+        for (auto& item : items) item = item.toScalar().toDouble();
+      }
+      c10::impl::GenericList list(type);
+      for (auto& item : items) list.push_back(std::move(item));
+      return list;
+    }
+    default:
+      unconvertible(key, std::string("a JSON ") + json.type_name() +
+                             " has no TorchScript value (str, int, float, bool, None or lists)");
+  }
+}
+
+Json ivalue_to_json(const c10::IValue& value, const NestedKey& key) {
+  if (value.isNone()) return nullptr;
+  if (value.isBool()) return value.toBool();
+  if (value.isInt()) return value.toInt();
+  if (value.isDouble()) return value.toDouble();
+  if (value.isString()) return value.toStringRef();
+  if (value.isList()) {
+    Json out = Json::array();
+    for (const c10::IValue& item : value.toListRef()) out.push_back(ivalue_to_json(item, key));
+    return out;
+  }
+  unconvertible(key, "a " + value.type()->str() +
+                         " is not data a TensorDict holds (tensors, dicts, str, int, float, "
+                         "bool, None and lists of those)");
+}
+
+// `td` as a dict; `prefix` is its key in the outermost TensorDict, for messages.
+c10::IValue dict_to_ivalue(const TensorDict& td, const std::optional<NestedKey>& prefix) {
+  if (td.is_lazy_stack()) {
+    throw TypeError("to_ivalue: a lazy stack has no TorchScript value (densify() it first)");
+  }
+  std::vector<std::string> names;
+  std::vector<c10::IValue> values;
+  for (const auto& [key, value] : td.items()) {
+    names.push_back(key.front());
+    values.push_back(to_ivalue(value, prefix ? prefix->child(key.front()) : key));
+  }
+  c10::impl::GenericDict dict(c10::StringType::get(), common_type(values));
+  for (size_t i = 0; i < names.size(); ++i) dict.insert(names[i], std::move(values[i]));
+  return dict;
+}
+
+std::string script_name(const torch::jit::Module& module) {
+  const auto& qualified = module.type()->name();
+  return qualified ? qualified->name() : "ScriptModule";
+}
+
+// TorchScript modules hold their tensors as attributes: assign() replaces the attribute, which
+// forward reads on every call.
+class ScriptModuleAccess final : public tensordict::detail::ModuleAccess {
+ public:
+  explicit ScriptModuleAccess(torch::jit::Module module) : module_(std::move(module)) {}
+
+  std::vector<std::pair<std::string, at::Tensor>> tensors() const override {
+    std::vector<std::pair<std::string, at::Tensor>> out;
+    for (const auto& item : module_.named_parameters(false)) {
+      if (item.value.defined()) out.emplace_back(item.name, item.value);
+    }
+    for (const auto& item : module_.named_buffers(false)) {
+      if (item.value.defined()) out.emplace_back(item.name, item.value);
+    }
+    return out;
+  }
+  std::vector<std::pair<std::string, std::unique_ptr<ModuleAccess>>> children() const override {
+    std::vector<std::pair<std::string, std::unique_ptr<ModuleAccess>>> out;
+    for (const auto& item : module_.named_children()) {
+      out.emplace_back(item.name, std::make_unique<ScriptModuleAccess>(item.value));
+    }
+    return out;
+  }
+  void assign(const std::string& name, const at::Tensor& value) override {
+    module_.setattr(name, value);
+  }
+  std::string name() const override { return script_name(module_); }
+
+ private:
+  torch::jit::Module module_;
+};
+
+c10::impl::GenericDict empty_dict() {
+  return c10::impl::GenericDict(c10::StringType::get(), c10::AnyType::get());
+}
+
+// forward(self, td: Dict[str, ...]) -> Dict[str, ...]: the in_keys go in one dict, the out_keys
+// are read from the dict it returns.
+ModuleFn dict_forward(torch::jit::Module module, c10::TypePtr arg_type,
+                      std::vector<NestedKey> in_keys, std::vector<NestedKey> out_keys) {
+  return [module = std::move(module), arg_type = std::move(arg_type), in_keys = std::move(in_keys),
+          out_keys = std::move(out_keys)](const std::vector<Value>& inputs,
+                                          const BatchSize& batch_size) mutable {
+    TensorDict td({}, batch_size);
+    for (size_t i = 0; i < inputs.size(); ++i) td.set(in_keys[i], inputs[i]);
+    c10::IValue arg = to_ivalue(td);
+    if (!arg.type()->isSubtypeOf(*arg_type)) {
+      throw TypeError("forward of " + script_name(module) + " takes " + arg_type->str() +
+                      ", but the in_keys make a " + arg.type()->str());
+    }
+    c10::IValue result = module.forward({std::move(arg)});
+    if (!result.isGenericDict()) {
+      throw TypeError("forward of " + script_name(module) + " returned a " + result.type()->str() +
+                      ", not a dict");
+    }
+    std::vector<Value> outputs;
+    outputs.reserve(out_keys.size());
+    for (const auto& key : out_keys) {
+      c10::IValue entry = result;
+      for (const auto& part : key) {
+        auto dict = entry.isGenericDict() ? entry.toGenericDict() : empty_dict();
+        auto found = dict.find(part);
+        if (found == dict.end()) {
+          throw KeyError("forward of " + script_name(module) + " returned no out_key " +
+                         key.repr());
+        }
+        entry = found->value();
+      }
+      outputs.push_back(value_from_ivalue(entry, batch_size, key));
+    }
+    return outputs;
+  };
+}
+
+// forward(self, a, b, ...) -> T or Tuple[...]: one argument per in_key, one result per out_key.
+ModuleFn positional_forward(torch::jit::Module module, std::vector<NestedKey> in_keys,
+                            std::vector<NestedKey> out_keys) {
+  return [module = std::move(module), in_keys = std::move(in_keys), out_keys = std::move(out_keys)](
+             const std::vector<Value>& inputs, const BatchSize& batch_size) mutable {
+    std::vector<c10::IValue> args;
+    args.reserve(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) args.push_back(to_ivalue(inputs[i], in_keys[i]));
+    c10::IValue result = module.forward(std::move(args));
+    std::vector<c10::IValue> results;
+    if (result.isTuple()) {
+      const auto& elements = result.toTupleRef().elements();
+      results.assign(elements.begin(), elements.end());
+    } else if (result.isTensorList()) {
+      for (const at::Tensor& t : result.toTensorVector()) results.emplace_back(t);
+    } else {
+      results.push_back(std::move(result));
+    }
+    std::vector<Value> outputs;
+    outputs.reserve(results.size());
+    for (size_t i = 0; i < results.size(); ++i) {
+      const NestedKey key = i < out_keys.size() ? out_keys[i] : NestedKey(std::to_string(i));
+      outputs.push_back(value_from_ivalue(results[i], batch_size, key));
+    }
+    return outputs;
+  };
+}
+
+}  // namespace
+
+c10::IValue to_ivalue(const Value& value, const NestedKey& key) {
+  switch (value.kind()) {
+    case Value::Kind::Tensor:
+      return value.tensor();
+    case Value::Kind::TensorDict:
+      return dict_to_ivalue(value.tensordict(), key);
+    case Value::Kind::NonTensorData:
+      return json_to_ivalue(value.non_tensor_data().data, key);
+    case Value::Kind::NonTensorStack:
+      return json_to_ivalue(value.non_tensor_stack().tolist(), key);
+  }
+  unconvertible(key, std::string("a ") + value.kind_name() + " has no TorchScript value");
+}
+
+c10::IValue to_ivalue(const TensorDict& td) { return dict_to_ivalue(td, std::nullopt); }
+
+Value value_from_ivalue(const c10::IValue& value, const BatchSize& batch_size,
+                        const NestedKey& key) {
+  if (value.isTensor()) return value.toTensor();
+  if (value.isGenericDict()) {
+    TensorDict td({}, batch_size);
+    for (const auto& entry : value.toGenericDict()) {
+      if (!entry.key().isString()) {
+        unconvertible(key, "a dict key of type " + entry.key().type()->str() + " is not a str");
+      }
+      const std::string& name = entry.key().toStringRef();
+      td.set(name, value_from_ivalue(entry.value(), batch_size, key.child(name)));
+    }
+    return td;
+  }
+  return NonTensorData{ivalue_to_json(value, key)};
+}
+
+TensorDict from_ivalue(const c10::IValue& value, BatchSize batch_size) {
+  if (!value.isGenericDict()) {
+    throw TypeError("from_ivalue: a " + value.type()->str() + " is not a dict");
+  }
+  for (const auto& entry : value.toGenericDict()) {
+    if (!entry.key().isString()) {
+      throw TypeError("from_ivalue: a dict key of type " + entry.key().type()->str() +
+                      " is not a str");
+    }
+  }
+  TensorDict td({}, std::move(batch_size));
+  for (const auto& entry : value.toGenericDict()) {
+    const std::string& name = entry.key().toStringRef();
+    td.set(name, value_from_ivalue(entry.value(), td.batch_size(), NestedKey(name)));
+  }
+  return td;
+}
+
+TensorDict from_module(const torch::jit::Module& module, bool as_module) {
+  return tensordict::detail::from_module(ScriptModuleAccess(module), as_module);
+}
+
+TensorDict to_module(const TensorDict& params, torch::jit::Module& module, bool inplace,
+                     bool return_swap) {
+  ScriptModuleAccess access(module);
+  return tensordict::detail::to_module(params, access, inplace, return_swap);
+}
+
+ModuleSwap to_module_scoped(const TensorDict& params, const torch::jit::Module& module) {
+  auto access = std::make_unique<ScriptModuleAccess>(module);
+  TensorDict originals = tensordict::detail::to_module(params, *access, false, true);
+  return ModuleSwap(std::move(access), std::move(originals));
+}
+
+std::vector<at::Tensor> ensemble_apply(const TensorDict& params, const torch::jit::Module& module,
+                                       const std::function<at::Tensor(int64_t)>& fn) {
+  ScriptModuleAccess access(module);
+  return tensordict::detail::ensemble_apply(params, access, fn);
+}
+
+namespace detail {
+
+std::string script_module_name(const torch::jit::Module& module) { return script_name(module); }
+
+ModuleFn script_module_fn(const torch::jit::Module& module, const std::vector<NestedKey>& in_keys,
+                          const std::vector<NestedKey>& out_keys) {
+  const auto& arguments = module.get_method("forward").function().getSchema().arguments();
+  // arguments[0] is self.
+  if (arguments.size() == 2 && arguments[1].type()->kind() == c10::TypeKind::DictType) {
+    return dict_forward(module, arguments[1].type(), in_keys, out_keys);
+  }
+  if (arguments.size() != in_keys.size() + 1) {
+    throw TypeError("TensorDictModule '" + script_name(module) + "': forward takes " +
+                    std::to_string(arguments.size() - 1) + " arguments, the module has " +
+                    std::to_string(in_keys.size()) + " in_keys");
+  }
+  return positional_forward(module, in_keys, out_keys);
+}
+
+}  // namespace detail
+
+TensorDictModule::TensorDictModule(const torch::jit::Module& module, std::vector<NestedKey> in_keys,
+                                   std::vector<NestedKey> out_keys, std::string name)
+    : TensorDictModule(detail::script_module_fn(module, in_keys, out_keys), in_keys, out_keys,
+                       name.empty() ? detail::script_module_name(module) : std::move(name), Tag{}) {
+}
+
+}  // namespace tensordict::nn

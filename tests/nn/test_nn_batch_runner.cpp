@@ -1,0 +1,180 @@
+// BatchRunner: callers get their own rows; requests are batched up to max_batch; a request that
+// does not fit its batch and a failing module fail only their callers; every wait is bounded; a
+// destroyed runner fails what it did not run. A gate (a module that waits until released) makes
+// the batching deterministic: requests queue while the batch before them runs.
+// Before Catch: torch's headers bring glog's CHECK, which Catch's must replace.
+#include <catch2/catch.hpp>
+#include "tensordict/nn/batch_runner.h"
+
+#include <atomic>
+#include <future>
+#include <thread>
+
+using namespace tensordict;
+using namespace tensordict::nn;
+using namespace std::chrono_literals;
+using Catch::Contains;
+
+namespace {
+
+// A module computing y = 2 * obs + 1 that records each batch's rows and, while closed, waits.
+struct Gate {
+  std::mutex mutex;
+  std::condition_variable opened;
+  bool open = true;
+  std::vector<int64_t> batch_rows;
+
+  // Closes the gate and forgets the batches so far.
+  void close() {
+    std::lock_guard<std::mutex> lock(mutex);
+    open = false;
+    batch_rows.clear();
+  }
+  void release() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      open = true;
+    }
+    opened.notify_all();
+  }
+  std::shared_ptr<TensorDictModule> module() {
+    return std::make_shared<TensorDictModule>(
+        [this](const at::Tensor& obs) {
+          std::unique_lock<std::mutex> lock(mutex);
+          batch_rows.push_back(obs.size(0));
+          opened.wait(lock, [this] { return open; });
+          if (obs.isnan().any().item<bool>()) throw std::runtime_error("NaN in the batch");
+          return obs * 2 + 1;
+        },
+        std::vector<NestedKey>{"obs"}, std::vector<NestedKey>{"y"}, "gate");
+  }
+};
+
+TensorDict request(float value, int64_t rows = 1) {
+  return TensorDict({{"obs", at::full({rows, 3}, value)}}, {rows});
+}
+
+// Waits until the worker is inside the module with its first batch since close().
+void wait_for_first_batch(Gate& gate) {
+  while (true) {
+    {
+      std::lock_guard<std::mutex> lock(gate.mutex);
+      if (!gate.batch_rows.empty()) return;
+    }
+    std::this_thread::sleep_for(1ms);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("every caller gets its own rows of one batched forward", "[nn][batch_runner]") {
+  Gate gate;
+  BatchRunnerOptions options;
+  options.max_batch = 64;
+  options.max_delay = 1000us;
+  BatchRunner runner(gate.module(), options);
+  gate.close();
+  auto first = runner.submit(request(0));
+  wait_for_first_batch(gate);
+  std::vector<std::future<TensorDict>> results;
+  for (int i = 1; i <= 10; ++i) results.push_back(runner.submit(request(float(i), i % 3 + 1)));
+  gate.release();
+  CHECK(first.get().get("y").equal(at::full({1, 3}, 1.0F)));
+  for (int i = 1; i <= 10; ++i) {
+    TensorDict out = results[size_t(i - 1)].get();
+    const int64_t rows = i % 3 + 1;
+    CHECK(out.batch_size() == BatchSize{rows});
+    CHECK(out.get("obs").equal(at::full({rows, 3}, float(i))));
+    CHECK(out.get("y").equal(at::full({rows, 3}, 2.0F * float(i) + 1)));
+  }
+  CHECK(gate.batch_rows == std::vector<int64_t>{1, 20});  // 10 requests, 20 rows: one forward
+  const auto stats = runner.stats();
+  CHECK(stats.batches == 2);
+  CHECK(stats.requests == 11);
+  CHECK(stats.rows == 21);
+}
+
+TEST_CASE("batches hold at most max_batch rows", "[nn][batch_runner]") {
+  Gate gate;
+  BatchRunnerOptions options;
+  options.max_batch = 4;
+  BatchRunner runner(gate.module(), options);
+  gate.close();
+  std::vector<std::future<TensorDict>> results;
+  results.push_back(runner.submit(request(0)));
+  wait_for_first_batch(gate);
+  for (int i = 0; i < 10; ++i) results.push_back(runner.submit(request(1)));
+  results.push_back(runner.submit(request(1, 6)));  // larger than max_batch: runs alone
+  gate.release();
+  for (auto& result : results) result.get();
+  CHECK(gate.batch_rows == std::vector<int64_t>{1, 4, 4, 2, 6});
+}
+
+TEST_CASE("a request that does not fit its batch fails alone; a module error fails its batch",
+          "[nn][batch_runner]") {
+  Gate gate;
+  BatchRunner runner(gate.module());
+  gate.close();
+  auto first = runner.submit(request(0));
+  wait_for_first_batch(gate);
+  auto good = runner.submit(request(1));
+  auto odd = runner.submit(TensorDict({{"obs", at::ones({1, 5})}}, {1}));
+  auto also_good = runner.submit(request(2));
+  gate.release();
+  CHECK(first.get().get("y").equal(at::ones({1, 3})));
+  CHECK(good.get().get("y").equal(at::full({1, 3}, 3.0F)));
+  CHECK(also_good.get().get("y").equal(at::full({1, 3}, 5.0F)));
+  CHECK_THROWS_AS(odd.get(), ShapeError);
+
+  gate.close();
+  auto blocker = runner.submit(request(0));
+  wait_for_first_batch(gate);
+  auto bad = runner.submit(request(std::nanf("")));
+  auto victim = runner.submit(request(3));
+  gate.release();
+  blocker.get();
+  CHECK_THROWS_WITH(bad.get(), "NaN in the batch");
+  CHECK_THROWS_WITH(victim.get(), "NaN in the batch");
+  CHECK(runner.run(request(4)).get("y").equal(at::full({1, 3}, 9.0F)));  // the runner goes on
+}
+
+TEST_CASE("every wait is bounded", "[nn][batch_runner]") {
+  Gate gate;
+  BatchRunnerOptions options;
+  options.max_queue = 1;
+  options.timeout = 50ms;
+  BatchRunner runner(gate.module(), options);
+  gate.close();
+  auto running = runner.submit(request(0));
+  wait_for_first_batch(gate);
+  CHECK_THROWS_AS(runner.run(request(1)), TimeoutError);  // queued, but never run in time
+  CHECK_THROWS_AS(runner.submit(request(2)), TimeoutError);
+  CHECK_THROWS_WITH(runner.submit(request(2)),
+                    "BatchRunner: the queue stayed full (1 requests) "
+                    "for 50 ms");
+  gate.release();
+  running.get();
+}
+
+TEST_CASE("requests need a batch dim; a destroyed runner fails what it did not run",
+          "[nn][batch_runner]") {
+  Gate gate;
+  std::future<TensorDict> queued;
+  std::future<TensorDict> running;
+  std::thread release;
+  {
+    BatchRunner runner(gate.module());
+    CHECK_THROWS_AS(runner.submit(TensorDict({{"obs", at::ones({3})}}, {})), ShapeError);
+    gate.close();
+    running = runner.submit(request(0));
+    wait_for_first_batch(gate);
+    queued = runner.submit(request(1));
+    release = std::thread([&] {
+      std::this_thread::sleep_for(20ms);
+      gate.release();
+    });
+  }  // the batch in flight ends, then the queue is failed
+  release.join();
+  CHECK(running.get().get("y").equal(at::ones({1, 3})));
+  CHECK_THROWS_WITH(queued.get(), "BatchRunner: destroyed before the request ran");
+}

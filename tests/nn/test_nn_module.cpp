@@ -1,0 +1,210 @@
+// TensorDictModule and TensorDictSequential: callables, torch::nn holders and AnyModule; nested
+// keys, tuples, errors naming the module and the key; chains and select_out_keys; tensorclasses.
+#include <torch/nn/modules/activation.h>
+#include <torch/nn/modules/container/sequential.h>
+#include <torch/nn/modules/linear.h>
+#include <catch2/catch.hpp>
+
+#include "tensordict/nn/module.h"
+#ifdef TC_NN_TENSORCLASS_TESTS
+#include "policy.h"
+#endif
+
+using namespace tensordict;
+using namespace tensordict::nn;
+using Catch::Contains;
+
+namespace {
+
+bool same(const at::Tensor& a, const at::Tensor& b) { return a.sizes() == b.sizes() && a.equal(b); }
+
+TensorDict batch_of(int64_t n) {
+  return TensorDict({{"obs", at::randn({n, 4})}, {"target", at::randn({n, 2})}}, {n});
+}
+
+}  // namespace
+
+TEST_CASE("a callable writes its output at the out_key, in place", "[nn]") {
+  TensorDict td = batch_of(5);
+  TensorDictModule doubler([](const at::Tensor& x) { return x * 2; }, {"obs"}, {"twice"});
+  TensorDict out = doubler(td);
+  CHECK(out.is_same(td));
+  CHECK(same(td.get("twice"), td.get("obs") * 2));
+  CHECK(doubler.in_keys() == std::vector<NestedKey>{"obs"});
+  CHECK(doubler.out_keys() == std::vector<NestedKey>{"twice"});
+  CHECK(doubler.name() == "TensorDictModule");
+}
+
+TEST_CASE("nested in_keys and out_keys, several inputs and a tuple of outputs", "[nn]") {
+  TensorDict td = batch_of(3);
+  td.set({"params", "scale"}, at::full({3, 1}, 3.0));
+  TensorDictModule split(
+      [](const at::Tensor& x, const at::Tensor& scale) {
+        return std::make_tuple(x * scale, (x * scale).sum(-1));
+      },
+      {"obs", {"params", "scale"}}, {{"out", "y"}, {"out", "y_sum"}});
+  split(td);
+  const at::Tensor y = td.get("obs") * 3;
+  CHECK(same(td.get({"out", "y"}), y));
+  CHECK(same(td.get({"out", "y_sum"}), y.sum(-1)));
+  CHECK(td.get_tensordict("out").batch_size() == BatchSize{3});
+}
+
+TEST_CASE("a std::vector of tensors maps onto the out_keys in order", "[nn]") {
+  TensorDict td = batch_of(2);
+  TensorDictModule halves([](const at::Tensor& x) { return x.chunk(2, -1); }, {"obs"},
+                          {"left", "right"});
+  halves(td);
+  CHECK(same(td.get("left"), td.get("obs").slice(-1, 0, 2)));
+  CHECK(same(td.get("right"), td.get("obs").slice(-1, 2, 4)));
+}
+
+TEST_CASE("torch::nn holders and AnyModule run as modules, named after the module", "[nn]") {
+  torch::nn::Linear linear(4, 2);
+  TensorDict td = batch_of(6);
+  TensorDictModule actor(linear, {"obs"}, {"action"});
+  CHECK(actor.name() == "torch::nn::Linear");
+  actor(td);
+  CHECK(same(td.get("action"), linear->forward(td.get("obs"))));
+
+  torch::nn::Sequential mlp(torch::nn::Linear(4, 8), torch::nn::Tanh(), torch::nn::Linear(8, 2));
+  TensorDictModule(mlp, {"obs"}, {"mlp"})(td);
+  CHECK(same(td.get("mlp"), mlp->forward(td.get("obs"))));
+
+  TensorDictModule any(torch::nn::AnyModule(linear), {"obs"}, {"any"});
+  CHECK(any.name() == "torch::nn::Linear");
+  any(td);
+  CHECK(same(td.get("any"), td.get("action")));
+}
+
+TEST_CASE("gradients flow from a TensorDict's output back to the module", "[nn]") {
+  torch::nn::Linear linear(4, 2);
+  TensorDict td = batch_of(8);
+  TensorDictModule(linear, {"obs"}, {"pred"})(td);
+  (td.get("pred") - td.get("target")).pow(2).mean().backward();
+  REQUIRE(linear->weight.grad().defined());
+  CHECK(linear->weight.grad().abs().sum().item<float>() > 0);
+}
+
+TEST_CASE("module errors name the module and the key, and change nothing", "[nn]") {
+  TensorDict td = batch_of(4);
+  const auto keys_before = td.keys();
+
+  TensorDictModule missing([](const at::Tensor& x) { return x; }, {{"next", "obs"}}, {"y"}, "copy");
+  CHECK_THROWS_AS(missing(td), KeyError);
+  CHECK_THROWS_WITH(missing(td), "TensorDictModule 'copy': missing in_key ('next', 'obs')");
+
+  TensorDictModule two_for_one([](const at::Tensor& x) { return std::make_tuple(x, x); }, {"obs"},
+                               {"y"}, "pair");
+  CHECK_THROWS_WITH(two_for_one(td),
+                    "TensorDictModule 'pair': the module returned 2 outputs for 1 out_keys ['y']");
+
+  TensorDictModule summed([](const at::Tensor& x) { return x.sum(); }, {"obs"}, {"total"}, "sum");
+  CHECK_THROWS_AS(summed(td), ShapeError);
+  CHECK_THROWS_WITH(summed(td),
+                    "TensorDictModule 'sum': output 'total' has shape [], whose "
+                    "leading dims are not the batch size [4]");
+
+  // A failing second output leaves the first unwritten too.
+  TensorDictModule half_bad([](const at::Tensor& x) { return std::make_tuple(x, x.unsqueeze(0)); },
+                            {"obs"}, {"ok", "bad"}, "half");
+  CHECK_THROWS_WITH(half_bad(td),
+                    Contains("output 'bad' has shape [1, 4, 4]") && !Contains("output 'ok'"));
+
+  TensorDictModule unary([](const at::Tensor& x) { return x; }, {"obs", "target"}, {"y"}, "unary");
+  CHECK_THROWS_WITH(unary(td),
+                    "TensorDictModule 'unary': the module cannot be called with 2 "
+                    "tensors (in_keys ['obs', 'target'])");
+
+  td.set("task", "cartpole");
+  TensorDictModule on_text([](const at::Tensor& x) { return x; }, {"task"}, {"y"}, "text");
+  CHECK_THROWS_AS(on_text(td), TypeError);
+  CHECK_THROWS_WITH(on_text(td),
+                    "TensorDictModule 'text': in_key 'task' holds NonTensorData, but "
+                    "the module takes tensors");
+  td.del_("task");
+  CHECK(td.keys() == keys_before);
+}
+
+TEST_CASE("TensorDictSequential chains modules and computes its keys", "[nn]") {
+  torch::nn::Linear linear(4, 2);
+  TensorDictModule actor(linear, {"obs"}, {"action"});
+  TensorDictModule loss(
+      [](const at::Tensor& a, const at::Tensor& t) { return (a - t).pow(2).mean(-1); },
+      {"action", "target"}, {"loss"}, "mse");
+  TensorDictModule scale([](const at::Tensor& l) { return l * 0.5; }, {"loss"}, {"loss"}, "half");
+  TensorDictSequential seq(actor, loss, scale);
+  CHECK(seq.in_keys() == std::vector<NestedKey>{"obs", "target"});
+  CHECK(seq.out_keys() == std::vector<NestedKey>{"action", "loss"});
+  CHECK(seq.modules().size() == 3);
+
+  TensorDict td = batch_of(5);
+  seq(td);
+  const at::Tensor action = linear->forward(td.get("obs"));
+  CHECK(same(td.get("action"), action));
+  CHECK(same(td.get("loss"), (action - td.get("target")).pow(2).mean(-1) * 0.5));
+
+  // Sequentials nest, and the chain's keys see through them.
+  TensorDictModule report([](const at::Tensor& l) { return l.mean().expand({5}); }, {"loss"},
+                          {"mean_loss"}, "report");
+  TensorDictSequential outer(seq, report);
+  CHECK(outer.in_keys() == std::vector<NestedKey>{"obs", "target"});
+  CHECK(outer.out_keys() == std::vector<NestedKey>{"action", "loss", "mean_loss"});
+  TensorDict td2 = batch_of(5);
+  outer(td2);
+  CHECK(td2.get("mean_loss").allclose(td2.get("loss").mean().expand({5})));
+}
+
+TEST_CASE("select_out_keys keeps only the selected outputs", "[nn]") {
+  TensorDictModule first([](const at::Tensor& x) { return x + 1; }, {"obs"}, {"hidden"}, "a");
+  TensorDictModule second([](const at::Tensor& h) { return h * 2; }, {"hidden"}, {"out"}, "b");
+  TensorDictSequential seq(first, second);
+  seq.select_out_keys({"out"});
+  CHECK(seq.out_keys() == std::vector<NestedKey>{"out"});
+  TensorDict td = batch_of(3);
+  seq(td);
+  CHECK_FALSE(td.contains("hidden"));
+  CHECK(same(td.get("out"), (td.get("obs") + 1) * 2));
+  CHECK(td.contains("obs"));  // inputs are the caller's: never removed
+
+  CHECK_THROWS_AS(seq.select_out_keys({"nope"}), KeyError);
+  CHECK_THROWS_WITH(seq.select_out_keys({"nope"}),
+                    "TensorDictSequential.select_out_keys: 'nope' is not an out_key (out_keys "
+                    "['hidden', 'out'])");
+  seq.reset_out_keys();
+  TensorDict td2 = batch_of(3);
+  seq(td2);
+  CHECK(td2.contains("hidden"));
+}
+
+#ifdef TC_NN_TENSORCLASS_TESTS
+TEST_CASE("modules run on tensorclasses through their fields", "[nn][tensorclass]") {
+  torch::nn::Linear linear(4, 2);
+  TensorDictModule actor(linear, {"obs"}, {"action"});
+  TensorDictModule critic([](const at::Tensor& a) { return a.sum(-1, true); }, {"action"},
+                          {"value"}, "critic");
+  TensorDictSequential policy(actor, critic);
+
+  nntest::Step step({at::randn({3, 4})}, {3});
+  CHECK_FALSE(step.action().has_value());
+  nntest::Step out = policy(step);
+  REQUIRE(step.action().has_value());  // written in place
+  CHECK(same(*step.action(), linear->forward(step.obs())));
+  CHECK(same(*out.value(), step.action()->sum(-1, true)));
+
+  // The class's checks apply: Step.action is float32 [B, 2].
+  TensorDictModule wrong([](const at::Tensor& x) { return x; }, {"obs"}, {"action"}, "wrong");
+  CHECK_THROWS(wrong(step));
+  // A key that is no field of the class is refused.
+  TensorDictModule stray([](const at::Tensor& x) { return x; }, {"obs"}, {"stray"}, "stray");
+  CHECK_THROWS(stray(step));
+
+  // Typed in, typed out: the input is left unchanged.
+  nntest::Observation obs({at::randn({2, 4})}, {2});
+  nntest::Prediction pred = policy.forward_as<nntest::Prediction>(obs);
+  CHECK(same(pred.action(), linear->forward(obs.obs())));
+  CHECK(same(*pred.value(), pred.action().sum(-1, true)));
+  CHECK(pred.batch_size() == BatchSize{2});
+  CHECK(obs._tensordict().keys() == std::vector<NestedKey>{"obs"});
+}
+#endif
