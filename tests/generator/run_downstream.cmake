@@ -44,6 +44,7 @@ run(${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/build -G ${GENERATOR}
     "-DCMAKE_CXX_FLAGS=${SANITIZE_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${SANITIZE_FLAGS}")
 run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
 run(${WORK_DIR}/build/downstream_app)
+run(${WORK_DIR}/build/downstream_nn)
 if(EXISTS ${WORK_DIR}/build/downstream_dist)
   file(REMOVE ${WORK_DIR}/dist_store)
   run(${WORK_DIR}/build/downstream_dist ${WORK_DIR}/dist_store)
