@@ -110,7 +110,7 @@ TEST_CASE("batches hold at most max_batch rows", "[nn][batch_runner]") {
   CHECK(gate.batch_rows == std::vector<int64_t>{1, 4, 4, 2, 6});
 }
 
-TEST_CASE("a request that does not fit its batch fails alone; a module error fails its batch",
+TEST_CASE("a request that does not fit its batch fails alone, a module error fails its batch",
           "[nn][batch_runner]") {
   Gate gate;
   BatchRunner runner(gate.module());
@@ -156,7 +156,7 @@ TEST_CASE("every wait is bounded", "[nn][batch_runner]") {
   running.get();
 }
 
-TEST_CASE("requests need a batch dim; a destroyed runner fails what it did not run",
+TEST_CASE("requests need a batch dim, and a destroyed runner fails what it did not run",
           "[nn][batch_runner]") {
   Gate gate;
   std::future<TensorDict> queued;

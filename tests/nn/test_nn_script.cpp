@@ -61,7 +61,7 @@ at::Tensor policy_logits(const torch::jit::Module& policy, const at::Tensor& obs
 
 }  // namespace
 
-TEST_CASE("to_ivalue makes typed dicts; from_ivalue gives the TensorDict back", "[nn][ivalue]") {
+TEST_CASE("to_ivalue makes typed dicts, from_ivalue gives the TensorDict back", "[nn][ivalue]") {
   TensorDict flat({{"a", at::randn({3, 2})}, {"b", at::arange(3)}}, {3});
   c10::IValue dict = to_ivalue(flat);
   CHECK(dict.type()->str() == "Dict(str, Tensor)");
@@ -192,7 +192,7 @@ TEST_CASE("from_module nests a TorchScript module's parameters and buffers", "[n
   CHECK(from_module(policy, true).is_locked());
 }
 
-TEST_CASE("to_module swaps TorchScript tensors; scoped swaps restore them", "[nn][script]") {
+TEST_CASE("to_module swaps TorchScript tensors, scoped swaps restore them", "[nn][script]") {
   torch::jit::Module policy = dict_policy();
   TensorDictModule actor(policy, {"obs"}, {"logits"});
   TensorDict td({{"obs", at::randn({3, 4})}}, {3});
