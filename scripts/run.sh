@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # The main job end to end: install deps if missing, build (which generates the example's
-# tensorclasses from schemas/), check that generated/ matches schemas/, and run the example.
+# tensorclasses from schemas/), check that generated/ matches schemas/, run the example, then the
+# training loop of tensordict's README in C++ (examples/train.cpp; fails if the loss does not
+# decrease or the checkpoint does not restore).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/build.sh
 build/bin/tcgen schemas/*.yaml -o generated --check
 build/examples/example build/example_data/pairwise "$@"
+echo
+echo "== examples/train: the README training loop in C++"
+build/examples/train build/example_data/train
