@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "launch.h"
+#include "skip.h"
 
 namespace {
 
@@ -19,10 +20,7 @@ void require_python() {
       std::system(("'" + kPeer + "' -c 'import td_compat, tensordict, torch.distributed' " +
                    ">/dev/null 2>&1")
                       .c_str()) == 0;
-  if (!ok) {
-    std::cerr << "skipped: no Python tensordict at TC_PYTHON_PEER='" << kPeer << "'\n";
-    std::exit(77);
-  }
+  if (!ok) TC_SKIP("no Python tensordict at TC_PYTHON_PEER='" << kPeer << "'");
 }
 
 // `layout`: one letter per rank, 'p' for Python, 'c' for C++.

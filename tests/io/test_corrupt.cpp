@@ -10,6 +10,7 @@
 #include <random>
 
 #include "io_test_util.h"
+#include "skip.h"
 #include "tensordict/json.h"
 #include "tensordict/memmap.h"
 
@@ -332,8 +333,7 @@ TEST_CASE("a deep but allowed NonTensorData loads", "[io][corrupt]") {
 
 TEST_CASE("a read-only data file is mapped copy-on-write", "[io][corrupt]") {
   if (::geteuid() == 0) {
-    WARN("SKIPPED: running as root, permissions are not enforced");
-    return;
+    TC_SKIP("running as root, permissions are not enforced");
   }
   tc_test::TempDir tmp;
   const std::string dir = tmp / "td";

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "io_test_util.h"
+#include "skip.h"
 #include "tensordict/dtype.h"
 #include "tensordict/json.h"
 #include "tensordict/memmap.h"
@@ -94,8 +95,7 @@ void check_tensordict(const TensorDict& td, const Json& node, const Json& none_f
 TEST_CASE("every Python fixture loads with exact values", "[io][fixtures]") {
   const auto cases = fixture_cases();
   if (cases.empty()) {
-    WARN("SKIPPED: fixtures folder " << kFixtures.string() << " is absent (set TC_FIXTURES_DIR)");
-    return;
+    TC_SKIP("fixtures folder " << kFixtures.string() << " is absent (set TC_FIXTURES_DIR)");
   }
   for (const auto& dir : cases) {
     SECTION(dir.filename().string()) {
@@ -122,8 +122,7 @@ TEST_CASE("every Python fixture loads with exact values", "[io][fixtures]") {
 TEST_CASE("a nested fixture directory loads on its own", "[io][fixtures]") {
   const fs::path nested = kFixtures / "mmap_example" / "td" / "nested";
   if (!fs::is_directory(nested)) {
-    WARN("SKIPPED: fixtures folder " << kFixtures.string() << " is absent");
-    return;
+    TC_SKIP("fixtures folder " << kFixtures.string() << " is absent");
   }
   TensorDict td = TensorDict::load_memmap(nested.string());
   CHECK(td.batch_size() == std::vector<int64_t>{2, 1});
@@ -135,8 +134,7 @@ TEST_CASE("a nested fixture directory loads on its own", "[io][fixtures]") {
 TEST_CASE("device meta loads shapes and dtypes without opening data files", "[io][fixtures]") {
   const fs::path src = kFixtures / "flat_dtypes" / "td";
   if (!fs::is_directory(src)) {
-    WARN("SKIPPED: fixtures folder " << kFixtures.string() << " is absent");
-    return;
+    TC_SKIP("fixtures folder " << kFixtures.string() << " is absent");
   }
   tc_test::TempDir tmp;
   fs::copy_file(src / "meta.json", tmp / "meta.json");  // no .memmap file at all
@@ -150,8 +148,7 @@ TEST_CASE("device meta loads shapes and dtypes without opening data files", "[io
 TEST_CASE("saving a loaded fixture reproduces Python's files byte for byte", "[io][fixtures]") {
   const auto cases = fixture_cases();
   if (cases.empty()) {
-    WARN("SKIPPED: fixtures folder " << kFixtures.string() << " is absent");
-    return;
+    TC_SKIP("fixtures folder " << kFixtures.string() << " is absent");
   }
   for (const auto& dir : cases) {
     const Json expected = read_json(dir / "expected.json");

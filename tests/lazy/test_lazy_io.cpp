@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "io_test_util.h"
+#include "skip.h"
 #include "tensordict/lazy_stack.h"
 #include "tensordict/memmap.h"
 
@@ -103,8 +104,7 @@ TEST_CASE("a lazy stack nested in a TensorDict and a lazy stack of lazy stacks",
 TEST_CASE("load then save through the plain API keeps the _type of every level", "[lazy][io]") {
   const fs::path fixture = kFixtures / "tensorclass" / "td";
   if (!fs::is_directory(fixture)) {
-    WARN("SKIPPED: fixtures folder " << kFixtures.string() << " is absent");
-    return;
+    TC_SKIP("fixtures folder " << kFixtures.string() << " is absent");
   }
   tc_test::TempDir tmp;
   MemmapOptions copy;
@@ -135,8 +135,7 @@ TEST_CASE("load then save through the plain API keeps the _type of every level",
 
 TEST_CASE("Python fixtures re-save with the same structure and class", "[lazy][io]") {
   if (!fs::is_directory(kFixtures)) {
-    WARN("SKIPPED: fixtures folder " << kFixtures.string() << " is absent");
-    return;
+    TC_SKIP("fixtures folder " << kFixtures.string() << " is absent");
   }
   MemmapOptions copy;
   copy.copy_existing = true;

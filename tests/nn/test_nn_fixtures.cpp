@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "skip.h"
 #include "tensordict/json.h"
 
 using namespace tensordict;
@@ -32,10 +33,8 @@ struct Case {
 
 Case load_case(const std::string& name) {
   const fs::path dir = kCases / name;
-  if (!fs::exists(dir / "module.pt")) {
-    std::cerr << "skipped: no TorchScript fixture at " << dir << " (set TC_FIXTURES_DIR)\n";
-    std::exit(77);
-  }
+  if (!fs::exists(dir / "module.pt"))
+    TC_SKIP("no TorchScript fixture at " << dir << " (set TC_FIXTURES_DIR)");
   std::ifstream spec_file(dir / "case.json");
   std::string text((std::istreambuf_iterator<char>(spec_file)), std::istreambuf_iterator<char>());
   return {torch::jit::load((dir / "module.pt").string()),

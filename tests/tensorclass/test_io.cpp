@@ -15,6 +15,7 @@
 #include "nested.h"
 #include "plain.h"
 #include "reward.h"
+#include "skip.h"
 #include "tensordict/json.h"
 #include "tensordict/memmap.h"
 
@@ -125,10 +126,7 @@ TEST_CASE("History stores strings as NonTensorData / NonTensorStack (nocast)",
 TEST_CASE("a directory written by Python's tensorclass loads as the generated class",
           "[tensorclass][io][fixtures]") {
   const fs::path dir = fs::path(TC_FIXTURES_DIR) / "python-tensordict" / "tensorclass" / "td";
-  if (!fs::exists(dir)) {
-    WARN("fixture directory " << dir << " is absent; skipping (set TC_FIXTURES_DIR)");
-    return;
-  }
+  if (!fs::exists(dir)) TC_SKIP("fixture directory " << dir << " is absent (set TC_FIXTURES_DIR)");
   RefTC loaded = RefTC::load_memmap(dir.string());
   CHECK(loaded.batch_size() == tensordict::BatchSize{2});
   CHECK(loaded.obs().equal(at::tensor({0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f}).reshape({2, 3})));

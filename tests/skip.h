@@ -1,0 +1,13 @@
+// Skipping a test case whose prerequisite is missing (Python's fixtures, CUDA, libclang, a
+// permission the user lacks): the case exits with 77, which tc_add_test registers as CTest's
+// SKIP_RETURN_CODE, so CTest reports it as skipped instead of passed.
+#pragma once
+
+#include <cstdlib>
+#include <iostream>
+
+#define TC_SKIP(reason)                         \
+  do {                                          \
+    std::cerr << "SKIPPED: " << reason << "\n"; \
+    std::exit(77);                              \
+  } while (false)
