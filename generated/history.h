@@ -52,6 +52,14 @@ class ContentBase : public tensordict::TensorClass<ContentBase> {
                        std::optional<tensordict::DimNames> names = std::nullopt)
       : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
                           std::move(names))) {}
+  ContentBase(const ContentBase&) = default;
+  ContentBase(ContentBase&&) = default;
+  // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
+  ContentBase& operator=(const ContentBase&) & = default;
+  ContentBase& operator=(ContentBase&&) & = default;
+  ContentBase& operator=(const ContentBase&) && = delete;
+  ContentBase& operator=(ContentBase&&) && = delete;
+  ~ContentBase() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {
@@ -159,6 +167,14 @@ class History : public tensordict::TensorClass<History> {
                    std::optional<tensordict::DimNames> names = std::nullopt)
       : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
                           std::move(names))) {}
+  History(const History&) = default;
+  History(History&&) = default;
+  // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
+  History& operator=(const History&) & = default;
+  History& operator=(History&&) & = default;
+  History& operator=(const History&) && = delete;
+  History& operator=(History&&) && = delete;
+  ~History() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {

@@ -35,6 +35,14 @@ class MyData : public tensordict::TensorClass<MyData> {
                   std::optional<tensordict::DimNames> names = std::nullopt)
       : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
                           std::move(names))) {}
+  MyData(const MyData&) = default;
+  MyData(MyData&&) = default;
+  // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
+  MyData& operator=(const MyData&) & = default;
+  MyData& operator=(MyData&&) & = default;
+  MyData& operator=(const MyData&) && = delete;
+  MyData& operator=(MyData&&) && = delete;
+  ~MyData() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {

@@ -37,6 +37,14 @@ class RewardData : public tensordict::TensorClass<RewardData> {
                       std::optional<tensordict::DimNames> names = std::nullopt)
       : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
                           std::move(names))) {}
+  RewardData(const RewardData&) = default;
+  RewardData(RewardData&&) = default;
+  // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
+  RewardData& operator=(const RewardData&) & = default;
+  RewardData& operator=(RewardData&&) & = default;
+  RewardData& operator=(const RewardData&) && = delete;
+  RewardData& operator=(RewardData&&) && = delete;
+  ~RewardData() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {
@@ -107,6 +115,14 @@ class PairwiseDataset : public tensordict::TensorClass<PairwiseDataset> {
                            std::optional<tensordict::DimNames> names = std::nullopt)
       : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
                           std::move(names))) {}
+  PairwiseDataset(const PairwiseDataset&) = default;
+  PairwiseDataset(PairwiseDataset&&) = default;
+  // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
+  PairwiseDataset& operator=(const PairwiseDataset&) & = default;
+  PairwiseDataset& operator=(PairwiseDataset&&) & = default;
+  PairwiseDataset& operator=(const PairwiseDataset&) && = delete;
+  PairwiseDataset& operator=(PairwiseDataset&&) && = delete;
+  ~PairwiseDataset() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {

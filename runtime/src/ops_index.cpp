@@ -16,7 +16,12 @@ TensorIndex to_aten(const IndexItem& ix) {
   if (ix.is_ellipsis()) return TensorIndex(at::indexing::Ellipsis);
   if (ix.is_none()) return TensorIndex(at::indexing::None);
   if (ix.is_boolean()) return TensorIndex(ix.boolean());
-  if (ix.is_tensor()) return TensorIndex(ix.tensor());
+  if (ix.is_tensor()) {
+    // libtorch 1.x indexes with long (and bool/byte masks) only; int32 and friends are widened.
+    const at::ScalarType dtype = ix.tensor().scalar_type();
+    const bool widen = at::isIntegralType(dtype, false) && dtype != at::kLong && dtype != at::kByte;
+    return TensorIndex(widen ? ix.tensor().to(at::kLong) : ix.tensor());
+  }
   const Slice& s = ix.slice();
   return TensorIndex(
       at::indexing::Slice(s.start() ? c10::optional<int64_t>(*s.start()) : c10::nullopt,
@@ -130,6 +135,32 @@ at::Tensor apply_index(const at::Tensor& t, const IndexPlan& plan) {
 }
 
 }  // namespace detail
+
+IndexItem::IndexItem(const at::indexing::Slice& s) {
+  // ATen stores an unset stop as INDEX_MAX (and its ints as SymInts in libtorch 2.x).
+  const int64_t stop = detail::to_int(s.stop());
+  v_ = Slice(detail::to_int(s.start()),
+             stop == at::indexing::INDEX_MAX ? std::nullopt : std::optional<int64_t>(stop),
+             detail::to_int(s.step()));
+}
+
+IndexItem::IndexItem(const at::indexing::EllipsisIndexType&) : v_(EllipsisIndex{}) {}
+
+IndexItem::IndexItem(const at::indexing::TensorIndex& ix) {
+  if (ix.is_integer()) {
+    v_ = detail::to_int(ix.integer());
+  } else if (ix.is_slice()) {
+    v_ = IndexItem(ix.slice()).v_;
+  } else if (ix.is_ellipsis()) {
+    v_ = EllipsisIndex{};
+  } else if (ix.is_none()) {
+    v_ = NoneIndex{};
+  } else if (ix.is_boolean()) {
+    v_ = ix.boolean();
+  } else {
+    v_ = ix.tensor();
+  }
+}
 
 TensorDict TensorDict::index(const Index& index) const {
   if (impl_->lazy) return detail::lazy::index(*this, index);

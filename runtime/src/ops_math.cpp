@@ -219,6 +219,12 @@ TensorDict& TensorDict::pow_(const Operand& exponent) {
                         {"pow_", [](at::Tensor& t, const at::Scalar& s) { t.pow_(s); },
                          [](at::Tensor& t, const at::Tensor& o) { t.pow_(o); }});
 }
+TensorDict TensorDict::mod(const Operand& other) const {
+  return apply_binary(
+      *this, other,
+      {"mod", [](const at::Tensor& t, const at::Scalar& s) { return t.remainder(s); },
+       [](const at::Tensor& t, const at::Tensor& o) { return t.remainder(o); }});
+}
 TensorDict TensorDict::lerp(const Operand& end, const at::Scalar& weight) const {
   return apply_binary(
       *this, end,

@@ -266,4 +266,166 @@ std::vector<TensorDict> TensorDict::unbind(int64_t dim) const {
   return out;
 }
 
+std::vector<TensorDict> TensorDict::tensor_split(int64_t sections, int64_t dim) const {
+  const int64_t d = wrap_dim(dim, ndim(), "tensor_split", batch_size());
+  if (sections <= 0) {
+    throw ShapeError("tensor_split: the number of sections must be positive, got " +
+                     std::to_string(sections));
+  }
+  const int64_t n = batch_size()[static_cast<size_t>(d)];
+  std::vector<int64_t> lengths;
+  for (int64_t i = 0; i < sections; ++i) lengths.push_back(n / sections + (i < n % sections));
+  return narrow_pieces(*this, d, lengths);
+}
+
+std::vector<TensorDict> TensorDict::tensor_split(at::IntArrayRef indices, int64_t dim) const {
+  const int64_t d = wrap_dim(dim, ndim(), "tensor_split", batch_size());
+  const int64_t n = batch_size()[static_cast<size_t>(d)];
+  // Python's slices [prev:index]: negative indices count from the end, all are clamped to [0, n].
+  auto clamp = [n](int64_t i) { return std::clamp<int64_t>(i < 0 ? i + n : i, 0, n); };
+  std::vector<int64_t> lengths;
+  int64_t start = 0;
+  for (int64_t index : indices) {
+    const int64_t stop = std::max(clamp(index), start);
+    lengths.push_back(stop - start);
+    start = stop;
+  }
+  lengths.push_back(n - start);
+  return narrow_pieces(*this, d, lengths);
+}
+
+TensorDict TensorDict::movedim(at::IntArrayRef source, at::IntArrayRef destination) const {
+  if (source.size() != destination.size()) {
+    throw ShapeError("movedim: source " + shape_str(source) + " and destination " +
+                     shape_str(destination) + " differ in length");
+  }
+  const int64_t n = ndim();
+  std::vector<int64_t> order(static_cast<size_t>(n), -1);
+  std::vector<bool> moved(static_cast<size_t>(n), false);
+  for (size_t i = 0; i < source.size(); ++i) {
+    const int64_t from = wrap_dim(source[i], n, "movedim", batch_size());
+    const int64_t to = wrap_dim(destination[i], n, "movedim", batch_size());
+    if (moved[static_cast<size_t>(from)] || order[static_cast<size_t>(to)] >= 0) {
+      throw ShapeError("movedim: a dim is repeated in source " + shape_str(source) +
+                       " or destination " + shape_str(destination));
+    }
+    moved[static_cast<size_t>(from)] = true;
+    order[static_cast<size_t>(to)] = from;
+  }
+  int64_t next = 0;  // the dims not moved fill the free positions in order
+  for (auto& slot : order) {
+    if (slot >= 0) continue;
+    while (moved[static_cast<size_t>(next)]) ++next;
+    slot = next++;
+  }
+  return permute(order);
+}
+
+TensorDict TensorDict::flip(at::IntArrayRef dims) const {
+  std::vector<int64_t> wrapped;
+  for (int64_t d : dims) wrapped.push_back(wrap_dim(d, ndim(), "flip", batch_size()));
+  return map_batch(
+      *this, nb_of(*this), batch_size(), [&](const at::Tensor& t) { return t.flip(wrapped); },
+      "flip", {}, detail::same_names());
+}
+
+TensorDict TensorDict::fliplr() const {
+  if (ndim() < 2) {
+    throw ShapeError("fliplr: needs at least 2 batch dims (batch_size " + shape_str(batch_size()) +
+                     ")");
+  }
+  return flip(1);
+}
+
+TensorDict TensorDict::flipud() const {
+  if (ndim() < 1) throw ShapeError("flipud: needs at least 1 batch dim (batch_size [])");
+  return flip(0);
+}
+
+TensorDict TensorDict::rot90(int64_t k, at::IntArrayRef dims) const {
+  if (dims.size() != 2) {
+    throw ShapeError("rot90: dims must name 2 batch dims, got " + shape_str(dims));
+  }
+  const int64_t a = wrap_dim(dims[0], ndim(), "rot90", batch_size());
+  const int64_t b = wrap_dim(dims[1], ndim(), "rot90", batch_size());
+  if (a == b) throw ShapeError("rot90: the two dims must differ, got " + shape_str(dims));
+  const int64_t turns = ((k % 4) + 4) % 4;
+  BatchSize batch = batch_size();
+  const bool swapped = turns % 2 == 1;
+  if (swapped) std::swap(batch[static_cast<size_t>(a)], batch[static_cast<size_t>(b)]);
+  return map_batch(
+      *this, nb_of(*this), batch,
+      [&](const at::Tensor& t) {
+        return t.rot90(turns, {a, b});
+      },
+      "rot90", {},
+      [a, b, swapped](const DimNames& names) {
+        DimNames out = names;
+        if (swapped) std::swap(out[static_cast<size_t>(a)], out[static_cast<size_t>(b)]);
+        return out;
+      });
+}
+
+TensorDict TensorDict::roll(at::IntArrayRef shifts, at::IntArrayRef dims) const {
+  std::vector<int64_t> wrapped;
+  for (int64_t d : dims) wrapped.push_back(wrap_dim(d, ndim(), "roll", batch_size()));
+  if (!dims.empty() && dims.size() != shifts.size()) {
+    throw ShapeError("roll: shifts " + shape_str(shifts) + " and dims " + shape_str(dims) +
+                     " differ in length");
+  }
+  return map_batch(
+      *this, nb_of(*this), batch_size(),
+      [&](const at::Tensor& t) { return t.roll(shifts, wrapped); }, "roll", {},
+      detail::same_names());
+}
+
+TensorDict TensorDict::narrow(int64_t dim, int64_t start, int64_t length) const {
+  const int64_t d = wrap_dim(dim, ndim(), "narrow", batch_size());
+  const int64_t n = batch_size()[static_cast<size_t>(d)];
+  const int64_t from = start < 0 ? start + n : start;
+  if (from < 0 || length < 0 || from + length > n) {
+    throw ShapeError("narrow: start " + std::to_string(start) + " and length " +
+                     std::to_string(length) + " do not fit batch dim " + std::to_string(d) +
+                     " of batch_size " + shape_str(batch_size()));
+  }
+  BatchSize batch = batch_size();
+  batch[static_cast<size_t>(d)] = length;
+  return map_batch(
+      *this, nb_of(*this), batch, [=](const at::Tensor& t) { return t.narrow(d, from, length); },
+      "narrow", {}, detail::same_names());
+}
+
+TensorDict TensorDict::tile(at::IntArrayRef reps) const {
+  const size_t nb = nb_of(*this);
+  const size_t extra = reps.size() > nb ? reps.size() - nb : 0;
+  // Batch dims and leaves get the same reps: padded to the batch dims, then 1 per feature dim.
+  std::vector<int64_t> batch_reps(nb + extra - reps.size(), 1);
+  batch_reps.insert(batch_reps.end(), reps.begin(), reps.end());
+  BatchSize batch(extra, 1);
+  batch.insert(batch.end(), batch_size().begin(), batch_size().end());
+  for (size_t i = 0; i < batch.size(); ++i) batch[i] *= batch_reps[i];
+  return map_batch(
+      *this, nb, batch,
+      [&](const at::Tensor& t) {
+        std::vector<int64_t> leaf_reps = batch_reps;
+        leaf_reps.resize(batch_reps.size() + static_cast<size_t>(t.dim()) - nb, 1);
+        return t.tile(leaf_reps);
+      },
+      "tile");
+}
+
+TensorDict TensorDict::broadcast_to(at::IntArrayRef shape) const {
+  return expand(shape).rename(std::nullopt);
+}
+
+TensorDict TensorDict::atleast_1d() const { return ndim() >= 1 ? *this : unsqueeze(0); }
+
+TensorDict TensorDict::atleast_2d() const {
+  return ndim() >= 2 ? *this : atleast_1d().unsqueeze(0);
+}
+
+TensorDict TensorDict::atleast_3d() const {
+  return ndim() >= 3 ? *this : atleast_2d().unsqueeze(0);
+}
+
 }  // namespace tensordict

@@ -107,6 +107,22 @@ std::optional<DimNames> combined_names(const std::vector<TensorDict>& tds, const
   return names;
 }
 
+// Names a key that TensorDict 0 (keys `first`) and TensorDict k (`other`) do not share.
+std::string key_difference(const std::vector<std::string>& first, const TensorDict& other,
+                           size_t k) {
+  const std::string td_k = "TensorDict " + std::to_string(k);
+  for (const auto& key : first) {
+    if (other.slot_of(key) < 0) return td_k + " lacks key '" + key + "' of TensorDict 0";
+  }
+  for (size_t i = 0; i < other.size(); ++i) {
+    const std::string& key = other.key_at(i);
+    if (std::find(first.begin(), first.end(), key) == first.end()) {
+      return td_k + " has key '" + key + "' that TensorDict 0 lacks";
+    }
+  }
+  return td_k + " has other keys than TensorDict 0";
+}
+
 TensorDict combine(const std::vector<TensorDict>& tds, const Combine& op,
                    const std::string& prefix) {
   // A lazy stack anywhere keeps the result lazy (Python's stack of lazy stacks).
@@ -121,9 +137,9 @@ TensorDict combine(const std::vector<TensorDict>& tds, const Combine& op,
                        shape_str(tds[k].batch_size()) + " of TensorDict " + std::to_string(k));
     }
     if (tds[k].size() != first.keys.size()) {
-      throw KeyError(std::string(op.name) + ": TensorDict " + std::to_string(k) + where + " has " +
-                     std::to_string(tds[k].size()) + " keys, TensorDict 0 has " +
-                     std::to_string(first.keys.size()));
+      throw KeyError(std::string(op.name) + ": " + key_difference(first.keys, tds[k], k) + where +
+                     " (" + std::to_string(first.keys.size()) + " keys vs " +
+                     std::to_string(tds[k].size()) + ")");
     }
   }
   TensorDict out =

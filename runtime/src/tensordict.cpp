@@ -218,12 +218,45 @@ TensorDict::TensorDict(const std::vector<std::pair<NestedKey, Value>>& items, Ba
   set_names(std::move(names));  // after the entries: nested TensorDicts take the names too
 }
 
-TensorDict TensorDict::fromkeys(const std::vector<NestedKey>& keys, const at::Tensor& value,
+TensorDict TensorDict::fromkeys(const std::vector<NestedKey>& keys, const Value& value,
                                 BatchSize batch_size) {
   TensorDict td({}, std::move(batch_size));
-  for (const auto& key : keys) td.set(key, value.clone());
+  for (const auto& key : keys) {
+    if (value.is_tensor()) {
+      td.set(key, value.tensor().clone());
+    } else if (value.is_tensordict()) {
+      td.set(key, value.tensordict().clone());
+    } else {
+      td.set(key, value);
+    }
+  }
   return td;
 }
+
+TensorDict::RowIterator TensorDict::begin() const {
+  if (impl_->batch_size.empty()) {
+    throw ShapeError("iteration over a TensorDict needs a batch dim (batch_size [])");
+  }
+  return {*this, 0};
+}
+
+TensorDict::RowIterator TensorDict::end() const {
+  if (impl_->batch_size.empty()) {
+    throw ShapeError("iteration over a TensorDict needs a batch dim (batch_size [])");
+  }
+  return {*this, impl_->batch_size[0]};
+}
+
+namespace detail {
+void throw_get_conversion(const NestedKey& key, const Value& value, const char* wanted) {
+  std::string held = value.kind_name();
+  if (value.is_non_tensor())
+    held += " " + (value.is_non_tensor_data() ? value.non_tensor_data().data.dump()
+                                              : value.non_tensor_stack().tolist().dump());
+  if (const at::Tensor* t = value.tensor_if()) held += " of shape " + shape_str(t->sizes());
+  throw TypeError("get<T>: key " + key.repr() + " holds " + held + ", not " + wanted);
+}
+}  // namespace detail
 
 // ---- shape and device ------------------------------------------------------------------------
 

@@ -38,6 +38,14 @@ class AutoCast : public tensordict::TensorClass<AutoCast> {
                     std::optional<tensordict::DimNames> names = std::nullopt)
       : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
                           std::move(names))) {}
+  AutoCast(const AutoCast&) = default;
+  AutoCast(AutoCast&&) = default;
+  // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
+  AutoCast& operator=(const AutoCast&) & = default;
+  AutoCast& operator=(AutoCast&&) & = default;
+  AutoCast& operator=(const AutoCast&) && = delete;
+  AutoCast& operator=(AutoCast&&) && = delete;
+  ~AutoCast() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {
@@ -113,6 +121,14 @@ class AutoNested : public tensordict::TensorClass<AutoNested> {
                       std::optional<tensordict::DimNames> names = std::nullopt)
       : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
                           std::move(names))) {}
+  AutoNested(const AutoNested&) = default;
+  AutoNested(AutoNested&&) = default;
+  // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
+  AutoNested& operator=(const AutoNested&) & = default;
+  AutoNested& operator=(AutoNested&&) & = default;
+  AutoNested& operator=(const AutoNested&) && = delete;
+  AutoNested& operator=(AutoNested&&) && = delete;
+  ~AutoNested() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {

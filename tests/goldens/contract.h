@@ -31,6 +31,14 @@ class Config : public tensordict::TensorClass<Config> {
                   std::optional<tensordict::DimNames> names = std::nullopt)
       : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
                           std::move(names))) {}
+  Config(const Config&) = default;
+  Config(Config&&) = default;
+  // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
+  Config& operator=(const Config&) & = default;
+  Config& operator=(Config&&) & = default;
+  Config& operator=(const Config&) && = delete;
+  Config& operator=(Config&&) && = delete;
+  ~Config() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {
@@ -87,6 +95,14 @@ class Required : public tensordict::TensorClass<Required> {
                     std::optional<tensordict::DimNames> names = std::nullopt)
       : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
                           std::move(names))) {}
+  Required(const Required&) = default;
+  Required(Required&&) = default;
+  // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
+  Required& operator=(const Required&) & = default;
+  Required& operator=(Required&&) & = default;
+  Required& operator=(const Required&) && = delete;
+  Required& operator=(Required&&) && = delete;
+  ~Required() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {
@@ -164,6 +180,14 @@ class Counts : public tensordict::TensorClass<Counts> {
                   std::optional<tensordict::DimNames> names = std::nullopt)
       : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
                           std::move(names))) {}
+  Counts(const Counts&) = default;
+  Counts(Counts&&) = default;
+  // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
+  Counts& operator=(const Counts&) & = default;
+  Counts& operator=(Counts&&) & = default;
+  Counts& operator=(const Counts&) && = delete;
+  Counts& operator=(Counts&&) && = delete;
+  ~Counts() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {

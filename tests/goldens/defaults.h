@@ -36,6 +36,14 @@ class Defaults : public tensordict::TensorClass<Defaults> {
                     std::optional<tensordict::DimNames> names = std::nullopt)
       : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
                           std::move(names))) {}
+  Defaults(const Defaults&) = default;
+  Defaults(Defaults&&) = default;
+  // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
+  Defaults& operator=(const Defaults&) & = default;
+  Defaults& operator=(Defaults&&) & = default;
+  Defaults& operator=(const Defaults&) && = delete;
+  Defaults& operator=(Defaults&&) && = delete;
+  ~Defaults() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {

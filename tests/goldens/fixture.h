@@ -31,6 +31,14 @@ class RefTC : public tensordict::TensorClass<RefTC> {
                  std::optional<tensordict::DimNames> names = std::nullopt)
       : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
                           std::move(names))) {}
+  RefTC(const RefTC&) = default;
+  RefTC(RefTC&&) = default;
+  // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
+  RefTC& operator=(const RefTC&) & = default;
+  RefTC& operator=(RefTC&&) & = default;
+  RefTC& operator=(const RefTC&) && = delete;
+  RefTC& operator=(RefTC&&) && = delete;
+  ~RefTC() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {

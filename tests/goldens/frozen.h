@@ -31,6 +31,14 @@ class Frozen : public tensordict::TensorClass<Frozen> {
                   std::optional<tensordict::DimNames> names = std::nullopt)
       : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
                           std::move(names))) {}
+  Frozen(const Frozen&) = default;
+  Frozen(Frozen&&) = default;
+  // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
+  Frozen& operator=(const Frozen&) & = default;
+  Frozen& operator=(Frozen&&) & = default;
+  Frozen& operator=(const Frozen&) && = delete;
+  Frozen& operator=(Frozen&&) && = delete;
+  ~Frozen() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {

@@ -32,6 +32,14 @@ class Wrapper : public tensordict::TensorClass<Wrapper> {
                    std::optional<tensordict::DimNames> names = std::nullopt)
       : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
                           std::move(names))) {}
+  Wrapper(const Wrapper&) = default;
+  Wrapper(Wrapper&&) = default;
+  // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
+  Wrapper& operator=(const Wrapper&) & = default;
+  Wrapper& operator=(Wrapper&&) & = default;
+  Wrapper& operator=(const Wrapper&) && = delete;
+  Wrapper& operator=(Wrapper&&) && = delete;
+  ~Wrapper() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {

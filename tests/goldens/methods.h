@@ -32,6 +32,14 @@ class WithMethods : public tensordict::TensorClass<WithMethods> {
                        std::optional<tensordict::DimNames> names = std::nullopt)
       : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
                           std::move(names))) {}
+  WithMethods(const WithMethods&) = default;
+  WithMethods(WithMethods&&) = default;
+  // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
+  WithMethods& operator=(const WithMethods&) & = default;
+  WithMethods& operator=(WithMethods&&) & = default;
+  WithMethods& operator=(const WithMethods&) && = delete;
+  WithMethods& operator=(WithMethods&&) && = delete;
+  ~WithMethods() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {

@@ -29,6 +29,14 @@ class Inner : public tensordict::TensorClass<Inner> {
                  std::optional<tensordict::DimNames> names = std::nullopt)
       : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
                           std::move(names))) {}
+  Inner(const Inner&) = default;
+  Inner(Inner&&) = default;
+  // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
+  Inner& operator=(const Inner&) & = default;
+  Inner& operator=(Inner&&) & = default;
+  Inner& operator=(const Inner&) && = delete;
+  Inner& operator=(Inner&&) && = delete;
+  ~Inner() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {
@@ -75,6 +83,14 @@ class Outer : public tensordict::TensorClass<Outer> {
                  std::optional<tensordict::DimNames> names = std::nullopt)
       : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
                           std::move(names))) {}
+  Outer(const Outer&) = default;
+  Outer(Outer&&) = default;
+  // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
+  Outer& operator=(const Outer&) & = default;
+  Outer& operator=(Outer&&) & = default;
+  Outer& operator=(const Outer&) && = delete;
+  Outer& operator=(Outer&&) && = delete;
+  ~Outer() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {

@@ -34,6 +34,14 @@ class NoCast : public tensordict::TensorClass<NoCast> {
                   std::optional<tensordict::DimNames> names = std::nullopt)
       : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
                           std::move(names))) {}
+  NoCast(const NoCast&) = default;
+  NoCast(NoCast&&) = default;
+  // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
+  NoCast& operator=(const NoCast&) & = default;
+  NoCast& operator=(NoCast&&) & = default;
+  NoCast& operator=(const NoCast&) && = delete;
+  NoCast& operator=(NoCast&&) && = delete;
+  ~NoCast() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {

@@ -36,6 +36,14 @@ class Plain : public tensordict::TensorClass<Plain> {
                  std::optional<tensordict::DimNames> names = std::nullopt)
       : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
                           std::move(names))) {}
+  Plain(const Plain&) = default;
+  Plain(Plain&&) = default;
+  // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
+  Plain& operator=(const Plain&) & = default;
+  Plain& operator=(Plain&&) & = default;
+  Plain& operator=(const Plain&) && = delete;
+  Plain& operator=(Plain&&) && = delete;
+  ~Plain() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {
@@ -108,6 +116,14 @@ class Scalars : public tensordict::TensorClass<Scalars> {
                    std::optional<tensordict::DimNames> names = std::nullopt)
       : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
                           std::move(names))) {}
+  Scalars(const Scalars&) = default;
+  Scalars(Scalars&&) = default;
+  // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
+  Scalars& operator=(const Scalars&) & = default;
+  Scalars& operator=(Scalars&&) & = default;
+  Scalars& operator=(const Scalars&) && = delete;
+  Scalars& operator=(Scalars&&) && = delete;
+  ~Scalars() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {

@@ -32,6 +32,14 @@ class Shadowed : public tensordict::TensorClass<Shadowed> {
                     std::optional<tensordict::DimNames> names = std::nullopt)
       : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
                           std::move(names))) {}
+  Shadowed(const Shadowed&) = default;
+  Shadowed(Shadowed&&) = default;
+  // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
+  Shadowed& operator=(const Shadowed&) & = default;
+  Shadowed& operator=(Shadowed&&) & = default;
+  Shadowed& operator=(const Shadowed&) && = delete;
+  Shadowed& operator=(Shadowed&&) && = delete;
+  ~Shadowed() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {

@@ -31,6 +31,14 @@ class TensorOnly : public tensordict::TensorClass<TensorOnly> {
                       std::optional<tensordict::DimNames> names = std::nullopt)
       : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
                           std::move(names))) {}
+  TensorOnly(const TensorOnly&) = default;
+  TensorOnly(TensorOnly&&) = default;
+  // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
+  TensorOnly& operator=(const TensorOnly&) & = default;
+  TensorOnly& operator=(TensorOnly&&) & = default;
+  TensorOnly& operator=(const TensorOnly&) && = delete;
+  TensorOnly& operator=(TensorOnly&&) && = delete;
+  ~TensorOnly() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
   static const tensordict::ClassSpec& class_spec() {

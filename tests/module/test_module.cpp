@@ -173,3 +173,24 @@ TEST_CASE("ensembles: stacked parameters, each member swapped in", "[module]") {
   CHECK(same(run(model, x), own));
   CHECK_THROWS_AS(ensemble_apply(params[0], *model, [&](int64_t) { return x; }), ShapeError);
 }
+
+TEST_CASE("holders are taken as Python takes modules: from_module(model), not *model", "[module]") {
+  auto model = mlp();
+  const at::Tensor x = at::randn({5, 3});
+  const at::Tensor before = run(model, x);
+  TensorDict params = TensorDict::from_module(model);
+  CHECK(params.keys() == TensorDict::from_module(*model).keys());
+  TensorDict zeros = params.detach().clone().zero_();
+  {
+    ModuleSwap swap = zeros.to_module_scoped(model);
+    CHECK(same(run(model, x), at::zeros({5, 2})));
+  }
+  CHECK(same(run(model, x), before));
+  TensorDict old = zeros.to_module(model);
+  CHECK(same(run(model, x), at::zeros({5, 2})));
+  old.to_module(model);
+  std::vector<at::Tensor> outs = ensemble_apply(stack({params.detach().clone(), zeros}), model,
+                                                [&](int64_t) { return run(model, x); });
+  CHECK(same(outs[0], before));
+  CHECK(same(outs[1], at::zeros({5, 2})));
+}

@@ -11,6 +11,12 @@
 using namespace golden;
 using tensordict::Json;
 
+// `obj[i] = other` would assign to a temporary and write nothing: it does not compile; instances
+// still copy and move.
+static_assert(!std::is_assignable_v<Config&&, const Config&>);
+static_assert(!std::is_assignable_v<Config&&, Config&&>);
+static_assert(std::is_copy_assignable_v<Config> && std::is_move_assignable_v<Config>);
+
 TEST_CASE("a class whose fields all have defaults constructs from {}", "[tensorclass][api]") {
   Config c({});
   CHECK(c.lr() == 0.1);

@@ -8,8 +8,17 @@
 
 #include <cstdint>
 #include <optional>
+#include <type_traits>
 #include <variant>
 #include <vector>
+
+// ATen's own spellings are accepted too (torch::indexing::Slice, Ellipsis, None, TensorIndex) where
+// the caller includes <ATen/TensorIndexing.h>; this header only names them.
+namespace at::indexing {
+struct Slice;
+struct EllipsisIndexType;
+struct TensorIndex;
+}  // namespace at::indexing
 
 namespace tensordict {
 
@@ -48,6 +57,15 @@ class IndexItem {
   IndexItem(std::nullopt_t) : v_(NoneIndex{}) {}     // NOLINT
   IndexItem(bool b) : v_(b) {}                       // NOLINT
   IndexItem(at::Tensor t) : v_(std::move(t)) {}      // NOLINT
+  /// ATen's index entries: `td.index({torch::indexing::Slice(0, 2), torch::indexing::None})`.
+  IndexItem(const at::indexing::Slice& s);              // NOLINT
+  IndexItem(const at::indexing::EllipsisIndexType& e);  // NOLINT
+  IndexItem(const at::indexing::TensorIndex& ix);       // NOLINT
+  /// torch::indexing::None (c10::nullopt, a type of its own in libtorch 1.x).
+  template <class T,
+            std::enable_if_t<
+                std::is_same_v<T, c10::nullopt_t> && !std::is_same_v<T, std::nullopt_t>, int> = 0>
+  IndexItem(T) : v_(NoneIndex{}) {}  // NOLINT
 
   bool is_integer() const { return std::holds_alternative<int64_t>(v_); }
   bool is_slice() const { return std::holds_alternative<Slice>(v_); }

@@ -82,6 +82,17 @@ class ModuleSwap {
 std::vector<at::Tensor> ensemble_apply(const TensorDict& params, torch::nn::Module& module,
                                        const std::function<at::Tensor(int64_t)>& fn);
 
+template <class Holder, class = typename Holder::ContainedType>
+std::vector<at::Tensor> ensemble_apply(const TensorDict& params, const Holder& module,
+                                       const std::function<at::Tensor(int64_t)>& fn) {
+  return ensemble_apply(params, static_cast<torch::nn::Module&>(*module.ptr()), fn);
+}
+
+template <class Holder, class>
+ModuleSwap TensorDict::to_module_scoped(const Holder& module) const {
+  return to_module_scoped(static_cast<torch::nn::Module&>(*module.ptr()));
+}
+
 namespace detail {
 /// ensemble_apply over any ModuleAccess.
 std::vector<at::Tensor> ensemble_apply(const TensorDict& params, ModuleAccess& module,

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <functional>
 #include <iosfwd>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
@@ -94,6 +95,16 @@ class TensorDict {
  public:
   /// An empty TensorDict with no batch dims.
   TensorDict();
+  TensorDict(const TensorDict&) = default;
+  TensorDict(TensorDict&&) noexcept = default;
+  /// Assignment rebinds a handle. Assigning to a temporary (`td[i] = other`, which would rebind
+  /// the temporary and write nothing) does not compile: Python's `td[i] = other` is
+  /// `td.index_put_({i}, other)`.
+  TensorDict& operator=(const TensorDict&) & = default;
+  TensorDict& operator=(TensorDict&&) & noexcept = default;
+  TensorDict& operator=(const TensorDict&) && = delete;
+  TensorDict& operator=(TensorDict&&) && = delete;
+  ~TensorDict() = default;
   /// From key/value pairs. Every entry's leading dims must equal `batch_size` (ShapeError naming
   /// the key otherwise). With a `device`, tensors are moved to it.
   TensorDict(std::initializer_list<std::pair<NestedKey, Value>> items, BatchSize batch_size = {},
@@ -102,8 +113,9 @@ class TensorDict {
   TensorDict(const std::vector<std::pair<NestedKey, Value>>& items, BatchSize batch_size = {},
              std::optional<at::Device> device = std::nullopt,
              std::optional<DimNames> names = std::nullopt);
-  /// A TensorDict whose leaves are `keys`, each a copy of `value` (Python's fromkeys).
-  static TensorDict fromkeys(const std::vector<NestedKey>& keys, const at::Tensor& value,
+  /// A TensorDict whose leaves are `keys`, each a copy of `value` (Python's fromkeys; a number
+  /// becomes a 0-dim tensor, as Python's fromkeys(keys, 0)).
+  static TensorDict fromkeys(const std::vector<NestedKey>& keys, const Value& value,
                              BatchSize batch_size = {});
 
   // ---- shape and device --------------------------------------------------------------------
@@ -150,6 +162,13 @@ class TensorDict {
   Json get_non_tensor(const NestedKey& key) const;
   /// The entry at `key`, whatever its kind.
   Value get_value(const NestedKey& key) const;
+  /// The entry at `key` as a `T`: at::Tensor, TensorDict, Value, Json, or a type the non-tensor
+  /// data converts to (std::string, int64_t, double, bool, std::vector<...>); an arithmetic `T`
+  /// also reads a one-element tensor (its item). TypeError when the entry is not a `T`.
+  template <class T>
+  T get(const NestedKey& key) const;
+  /// Python's td["key"]; td[{"next", "obs"}] is Python's td["next", "obs"]. The tensor at `key`.
+  at::Tensor operator[](const NestedKey& key) const { return get(key); }
   /// Entry by position in insertion order (O(1); used by generated tensorclasses).
   const Value& value_at(size_t slot) const;
   /// Key by position in insertion order.
@@ -212,6 +231,11 @@ class TensorDict {
   /// Indexes every entry over the batch dims (int, slice, ellipsis, None, bool mask, long tensor).
   TensorDict index(const Index& index) const;
   TensorDict operator[](int64_t i) const;
+  /// Python's `for row in td`: td[0], td[1], ... along batch dim 0 (ShapeError without batch
+  /// dims).
+  class RowIterator;
+  RowIterator begin() const;
+  RowIterator end() const;
   /// Writes `value` at `index` in place; keys missing here are preallocated (lazy preallocation).
   TensorDict& index_put_(const Index& index, const TensorDict& value);
 
@@ -229,6 +253,33 @@ class TensorDict {
   std::vector<TensorDict> split(at::IntArrayRef split_sizes, int64_t dim = 0) const;
   std::vector<TensorDict> chunk(int64_t chunks, int64_t dim = 0) const;
   std::vector<TensorDict> unbind(int64_t dim = 0) const;
+  /// Python's tensor_split: `sections` pieces (the first size % sections one longer), or pieces
+  /// cut at `indices`; views.
+  std::vector<TensorDict> tensor_split(int64_t sections, int64_t dim = 0) const;
+  std::vector<TensorDict> tensor_split(at::IntArrayRef indices, int64_t dim = 0) const;
+  /// Python's movedim / moveaxis: batch dims `source` go to `destination`, the others keep their
+  /// order.
+  TensorDict movedim(at::IntArrayRef source, at::IntArrayRef destination) const;
+  TensorDict swapaxes(int64_t dim0, int64_t dim1) const { return transpose(dim0, dim1); }
+  TensorDict swapdims(int64_t dim0, int64_t dim1) const { return transpose(dim0, dim1); }
+  /// Python's flip, fliplr (batch dim 1), flipud (batch dim 0), rot90 and roll over batch dims.
+  /// roll without dims rolls each leaf flattened, as Python does.
+  TensorDict flip(at::IntArrayRef dims) const;
+  TensorDict fliplr() const;
+  TensorDict flipud() const;
+  TensorDict rot90(int64_t k = 1, at::IntArrayRef dims = {0, 1}) const;
+  TensorDict roll(at::IntArrayRef shifts, at::IntArrayRef dims = {}) const;
+  /// Batch dim `dim` from `start` to `start + length` (a view).
+  TensorDict narrow(int64_t dim, int64_t start, int64_t length) const;
+  /// Repeats the batch dims `reps` times each (reps shorter than the batch dims are padded with
+  /// leading 1s, longer ones add leading dims); dim names are dropped, as Python.
+  TensorDict tile(at::IntArrayRef reps) const;
+  /// Python's broadcast_to: expand to `shape` (names dropped, as Python).
+  TensorDict broadcast_to(at::IntArrayRef shape) const;
+  /// At least 1, 2 or 3 batch dims: leading dims of size 1 are added.
+  TensorDict atleast_1d() const;
+  TensorDict atleast_2d() const;
+  TensorDict atleast_3d() const;
 
   // ---- per-leaf ops (ops_apply.cpp) ------------------------------------------------------------
   TensorDict apply(const LeafFn& fn) const;
@@ -301,6 +352,8 @@ class TensorDict {
   TensorDict& div_(const Operand& other);
   TensorDict pow(const Operand& exponent) const;
   TensorDict& pow_(const Operand& exponent);
+  /// Python's `td % other` (torch.remainder: the sign of the divisor).
+  TensorDict mod(const Operand& other) const;
   TensorDict lerp(const Operand& end, const at::Scalar& weight) const;
   TensorDict& lerp_(const Operand& end, const at::Scalar& weight);
   TensorDict clamp(std::optional<at::Scalar> min, std::optional<at::Scalar> max) const;
@@ -418,15 +471,26 @@ class TensorDict {
   /// (keys "0", "weight", as Python nests state_dict keys). Leaves alias the module's tensors.
   /// `as_module`: the result is locked, as Python's TensorDictParams.
   static TensorDict from_module(const torch::nn::Module& module, bool as_module = false);
+  /// A holder's module (torch::nn::Sequential, torch::nn::Linear, ...), as Python passes modules.
+  template <class Holder, class = typename Holder::ContainedType>
+  static TensorDict from_module(const Holder& module, bool as_module = false) {
+    return from_module(static_cast<const torch::nn::Module&>(*module.ptr()), as_module);
+  }
   /// Puts this TensorDict's tensors into `module` (the module's tensors then share their storage;
   /// `inplace`: copied into the module's own storage instead) and returns the tensors it had
   /// (`return_swap` = false: an empty TensorDict, which saves a copy when `inplace`).
   /// KeyError for a key the module lacks; ShapeError/TypeError for a shape or dtype that differs.
   TensorDict to_module(torch::nn::Module& module, bool inplace = false,
                        bool return_swap = true) const;
+  template <class Holder, class = typename Holder::ContainedType>
+  TensorDict to_module(const Holder& module, bool inplace = false, bool return_swap = true) const {
+    return to_module(static_cast<torch::nn::Module&>(*module.ptr()), inplace, return_swap);
+  }
   /// to_module until the returned guard is destroyed, which puts the original tensors back
   /// (Python's `with params.to_module(module):`).
   ModuleSwap to_module_scoped(torch::nn::Module& module) const;
+  template <class Holder, class = typename Holder::ContainedType>
+  ModuleSwap to_module_scoped(const Holder& module) const;  // defined in module.h
 
   // ---- state dict (tensorclass_state.cpp; spec §6.1, §6.3; StateDict is tensordict/state_dict.h)
   /// Flat dotted keys -> detached tensors, `metadata[level]` = {"batch_size", "device"}.
@@ -517,6 +581,61 @@ struct Slots {
 };
 }  // namespace detail
 
+/// Iterates the rows of batch dim 0 (TensorDict::begin / end); each row is `td[i]`, a view.
+class TensorDict::RowIterator {
+ public:
+  using iterator_category = std::input_iterator_tag;
+  using value_type = TensorDict;
+  using difference_type = int64_t;
+  using pointer = void;
+  using reference = TensorDict;
+
+  RowIterator(const TensorDict& td, int64_t row) : td_(&td), row_(row) {}
+  TensorDict operator*() const { return (*td_)[row_]; }
+  RowIterator& operator++() { return ++row_, *this; }
+  friend bool operator==(const RowIterator& a, const RowIterator& b) { return a.row_ == b.row_; }
+  friend bool operator!=(const RowIterator& a, const RowIterator& b) { return a.row_ != b.row_; }
+
+ private:
+  const TensorDict* td_;
+  int64_t row_;
+};
+
+namespace detail {
+[[noreturn]] void throw_get_conversion(const NestedKey& key, const Value& value,
+                                       const char* wanted);
+}  // namespace detail
+
+template <class T>
+T TensorDict::get(const NestedKey& key) const {
+  if constexpr (std::is_same_v<T, at::Tensor>) {
+    return get(key);
+  } else if constexpr (std::is_same_v<T, TensorDict>) {
+    return get_tensordict(key);
+  } else if constexpr (std::is_same_v<T, Value>) {
+    return get_value(key);
+  } else {
+    const Value value = get_value(key);
+    if constexpr (std::is_arithmetic_v<T>) {
+      if (const at::Tensor* t = value.tensor_if()) {
+        if (t->numel() != 1) detail::throw_get_conversion(key, value, "a number");
+        return t->item<T>();
+      }
+    }
+    if (!value.is_non_tensor()) detail::throw_get_conversion(key, value, "non-tensor data");
+    const Json json = get_non_tensor(key);
+    if constexpr (std::is_same_v<T, Json>) {
+      return json;
+    } else {
+      try {
+        return json.get<T>();
+      } catch (const nlohmann::json::exception&) {
+        detail::throw_get_conversion(key, value, "the requested type");
+      }
+    }
+  }
+}
+
 inline const Value* TensorDict::class_slot(detail::ClassToken cls, size_t slot) const noexcept {
   return slots_->layout.load(std::memory_order_relaxed) == cls ? &slots_->values[slot] : nullptr;
 }
@@ -559,6 +678,7 @@ inline TensorDict operator+(const TensorDict& a, const Operand& b) { return a.ad
 inline TensorDict operator-(const TensorDict& a, const Operand& b) { return a.sub(b); }
 inline TensorDict operator*(const TensorDict& a, const Operand& b) { return a.mul(b); }
 inline TensorDict operator/(const TensorDict& a, const Operand& b) { return a.div(b); }
+inline TensorDict operator%(const TensorDict& a, const Operand& b) { return a.mod(b); }
 inline TensorDict operator-(const TensorDict& a) { return a.neg(); }
 inline TensorDict operator+(const at::Scalar& a, const TensorDict& b) { return b.add(a); }
 inline TensorDict operator-(const at::Scalar& a, const TensorDict& b) { return b.neg().add(a); }
