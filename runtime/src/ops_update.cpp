@@ -142,17 +142,24 @@ TensorDict TensorDict::flatten_keys(const std::string& separator) const {
 TensorDict TensorDict::unflatten_keys(const std::string& separator) const {
   if (separator.empty()) throw KeyError("unflatten_keys: the separator must not be empty");
   detail::dense_only(*this, "unflatten_keys");
+  // As Python: names without the separator keep their places, the others move to their nested
+  // keys after them, in order; nested TensorDicts' own names are left as they are. The structure
+  // is copied first so that filling an existing nested TensorDict never writes into *this.
+  const TensorDict source = clone(false);
   TensorDict out = detail::empty_like_meta(*this);
+  std::vector<size_t> moved;
   for (size_t i = 0; i < impl_->keys.size(); ++i) {
+    if (impl_->keys[i].find(separator) == std::string::npos)
+      out.set(impl_->keys[i], source.impl_->values[i]);
+    else
+      moved.push_back(i);
+  }
+  for (size_t i : moved) {
     const NestedKey key(split_key(impl_->keys[i], separator));
-    Value value = impl_->values[i];
-    if (value.is_tensordict()) value = value.tensordict().unflatten_keys(separator);
-    if (value.is_tensordict() && out.contains(key)) {
-      TensorDict existing = out.get_tensordict(key);
-      existing.update(value.tensordict());
-    } else {
-      out.set(key, std::move(value));
-    }
+    if (out.contains(key))
+      throw KeyError("unflatten_keys: '" + impl_->keys[i] + "' would overwrite the existing key " +
+                     key.repr());
+    out.set(key, source.impl_->values[i]);
   }
   return out;
 }

@@ -42,26 +42,22 @@ TensorDict TensorDict::exclude(const std::vector<NestedKey>& keys) const {
 
 namespace {
 
+// Python's order: a nested TensorDict's own entries come before the TensorDict itself.
 void collect(const TensorDict& td, const std::optional<NestedKey>& prefix, bool include_nested,
              bool leaves_only, std::vector<std::pair<NestedKey, Value>>& out) {
+  auto visit = [&](NestedKey key, Value value) {
+    const bool nested = value.is_tensordict();
+    if (nested && include_nested)
+      collect(value.tensordict(), key, include_nested, leaves_only, out);
+    if (!(nested && leaves_only)) out.emplace_back(std::move(key), std::move(value));
+  };
   if (td.is_lazy_stack()) {  // its shared keys, each entry stacked
-    for (auto& [key, value] : detail::lazy::items(td, prefix)) {
-      const bool nested = value.is_tensordict();
-      if (!(nested && leaves_only)) out.emplace_back(key, value);
-      if (nested && include_nested)
-        collect(value.tensordict(), key, include_nested, leaves_only, out);
-    }
+    for (auto& [key, value] : detail::lazy::items(td, prefix)) visit(key, value);
     return;
   }
   const auto& impl = td.impl();
-  for (size_t i = 0; i < impl.keys.size(); ++i) {
-    NestedKey key = prefix ? prefix->child(impl.keys[i]) : NestedKey(impl.keys[i]);
-    const Value& value = impl.values[i];
-    const bool nested = value.is_tensordict();
-    if (!(nested && leaves_only)) out.emplace_back(key, value);
-    if (nested && include_nested)
-      collect(value.tensordict(), key, include_nested, leaves_only, out);
-  }
+  for (size_t i = 0; i < impl.keys.size(); ++i)
+    visit(prefix ? prefix->child(impl.keys[i]) : NestedKey(impl.keys[i]), impl.values[i]);
 }
 
 }  // namespace

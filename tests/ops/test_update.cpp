@@ -59,7 +59,29 @@ TEST_CASE("flatten_keys and unflatten_keys round-trip nested entries", "[update]
                        Message("flatten_keys: flattened key 'p.q' collides with an existing key"));
 }
 
-TEST_CASE("update_ and unflatten_keys refuse mismatched kinds, naming the key", "[update][errors]") {
+TEST_CASE("unflatten_keys orders as Python: plain names in place, unflattened ones after",
+          "[update]") {
+  TensorDict td({}, {2});
+  td.set("a.x", at::zeros({2}));
+  td.set("b", at::ones({2}));
+  td.set({"n", "k.j"}, at::ones({2}));  // a nested TensorDict's names are left alone
+  td.set("n.y", at::full({2}, 3.0));    // fills the existing "n", on a copy
+  td.set("a.z", at::ones({2}));
+  TensorDict out = td.unflatten_keys(".");
+  CHECK(out.keys() == std::vector<NestedKey>{NestedKey("b"), NestedKey("n"), NestedKey("a")});
+  CHECK(out.get_tensordict("a").keys() == std::vector<NestedKey>{NestedKey("x"), NestedKey("z")});
+  CHECK(out.get_tensordict("n").keys() == std::vector<NestedKey>{NestedKey("k.j"), NestedKey("y")});
+  CHECK(out.get({"n", "y"}).is_same(td.get("n.y")));
+  CHECK_FALSE(td.get_tensordict("n").contains("y"));  // the source is untouched
+  TensorDict twice({{"a.x", at::zeros({2})}}, {2});
+  twice.set({"a", "x"}, at::ones({2}));
+  CHECK_THROWS_MATCHES(
+      twice.unflatten_keys("."), KeyError,
+      Message("unflatten_keys: 'a.x' would overwrite the existing key ('a', 'x')"));
+}
+
+TEST_CASE("update_ and unflatten_keys refuse mismatched kinds, naming the key",
+          "[update][errors]") {
   TensorDict td = sample();
   TensorDict wrong({{"txt", at::zeros({4, 3})}}, {4, 3});
   CHECK_THROWS_MATCHES(td.update_(wrong), TypeError,

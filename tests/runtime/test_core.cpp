@@ -138,7 +138,8 @@ TEST_CASE("get with a default, missing keys", "[core]") {
                        Catch::Matchers::Message("key 'missing' not found in TensorDict"));
 }
 
-TEST_CASE("keys, values and items follow insertion order", "[core][keys]") {
+TEST_CASE("keys, values and items follow insertion order, children before their parent",
+          "[core][keys]") {
   TensorDict td({}, {2});
   td.set("z", at::zeros({2}));
   td.set({"n", "y"}, at::zeros({2}));
@@ -147,7 +148,7 @@ TEST_CASE("keys, values and items follow insertion order", "[core][keys]") {
 
   CHECK_THAT(key_strings(td.keys()), Equals(std::vector<std::string>{"z", "n", "a"}));
   CHECK_THAT(key_strings(td.keys(true)),
-             Equals(std::vector<std::string>{"z", "n", "n.y", "n.m", "n.m.x", "a"}));
+             Equals(std::vector<std::string>{"z", "n.y", "n.m.x", "n.m", "n", "a"}));
   CHECK_THAT(key_strings(td.keys(true, true)),
              Equals(std::vector<std::string>{"z", "n.y", "n.m.x", "a"}));
   CHECK_THAT(key_strings(td.keys(false, true)), Equals(std::vector<std::string>{"z", "a"}));
@@ -156,8 +157,8 @@ TEST_CASE("keys, values and items follow insertion order", "[core][keys]") {
   REQUIRE(values.size() == 4);
   CHECK(values[3].is_non_tensor_data());
   const auto items = td.items(true);
-  CHECK(items[1].second.is_tensordict());
-  CHECK(items[4].first == NestedKey({"n", "m", "x"}));
+  CHECK(items[4].second.is_tensordict());
+  CHECK(items[2].first == NestedKey({"n", "m", "x"}));
 }
 
 TEST_CASE("del_, pop and rename_key_", "[core][keys]") {
