@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <set>
 
+#include "lazy_internal.h"
 #include "ops_util.h"
 
 namespace tensordict {
@@ -141,8 +142,34 @@ void exchange_names(TensorDictImpl& parent, Value& value) {
 
 }  // namespace detail
 
+namespace {
+
+// Python's `...` in refine_names.
+const std::optional<std::string> kEllipsis = "...";
+
+std::string names_str(const DimNames& names) {
+  std::string out = "[";
+  for (size_t i = 0; i < names.size(); ++i) {
+    out += (i ? ", " : "") + (names[i] ? "'" + *names[i] + "'" : std::string("None"));
+  }
+  return out + "]";
+}
+
+}  // namespace
+
 DimNames TensorDict::names() const {
-  return impl_->names ? *impl_->names : DimNames(impl_->batch_size.size());
+  if (!impl_->lazy) return impl_->names ? *impl_->names : DimNames(impl_->batch_size.size());
+  // A lazy stack's names are its elements' (which must agree) with the stack dim's inserted.
+  const auto& st = *impl_->lazy;
+  DimNames names = st.tds[0].names();
+  for (size_t k = 1; k < st.tds.size(); ++k) {
+    if (st.tds[k].names() != names) {
+      throw Error("names: element " + std::to_string(k) + " of the lazy stack has dim names " +
+                  names_str(st.tds[k].names()) + ", element 0 has " + names_str(names));
+    }
+  }
+  names.insert(names.begin() + st.stack_dim, st.dim_name);
+  return names;
 }
 
 void TensorDict::set_names(std::optional<DimNames> names) {
@@ -160,24 +187,16 @@ void TensorDict::set_names(std::optional<DimNames> names) {
       }
     }
   }
+  if (impl_->lazy) {  // the stack dim's name is the stack's, the others go to every element
+    auto& st = *impl_->lazy;
+    st.dim_name = names ? (*names)[static_cast<size_t>(st.stack_dim)] : std::nullopt;
+    if (names) names->erase(names->begin() + st.stack_dim);
+    for (TensorDict& element : st.tds) element.set_names(names);
+    return;
+  }
   impl_->names = names ? detail::normalized_names(std::move(*names)) : std::nullopt;
   detail::rename_nested(*impl_, impl_->names);
 }
-
-namespace {
-
-// Python's `...` in refine_names.
-const std::optional<std::string> kEllipsis = "...";
-
-std::string names_str(const DimNames& names) {
-  std::string out = "[";
-  for (size_t i = 0; i < names.size(); ++i) {
-    out += (i ? ", " : "") + (names[i] ? "'" + *names[i] + "'" : std::string("None"));
-  }
-  return out + "]";
-}
-
-}  // namespace
 
 TensorDict& TensorDict::refine_names(const DimNames& names) {
   const DimNames current = this->names();

@@ -18,6 +18,8 @@ namespace tensordict::detail {
 struct LazyState {
   std::vector<TensorDict> tds;
   int64_t stack_dim = 0;
+  /// The stack dim's name (Python's `_td_dim_name`); the other dims' names are the elements'.
+  std::optional<std::string> dim_name;
   /// Entries handed out by reference (tensorclass field accessors): recomputed from the elements
   /// on every access, kept here so the reference outlives the call (until the next read of the
   /// same key). Guarded by `handed_out_mutex`: concurrent reads of one instance must not race on
@@ -36,6 +38,8 @@ const LazyState& state(const TensorDict& td);
 /// The lazy stack of the results of `fn` on every element, along the same stack dim.
 TensorDict per_element(const TensorDict& td,
                        const std::function<TensorDict(const TensorDict&)>& fn);
+/// lazy_stack(tds, stack_dim) that keeps the stack dim's name of `like`, whose stack dim it is.
+TensorDict restack(const TensorDict& like, const std::vector<TensorDict>& tds, int64_t stack_dim);
 /// Calls `fn` on every element (in-place ops).
 void for_each(const TensorDict& td, const std::function<void(TensorDict&)>& fn);
 

@@ -79,7 +79,13 @@ TensorDict per_element(const TensorDict& td,
   std::vector<TensorDict> out;
   out.reserve(st.tds.size());
   for (const auto& element : st.tds) out.push_back(fn(element));
-  return lazy_stack(out, st.stack_dim);
+  return restack(td, out, st.stack_dim);
+}
+
+TensorDict restack(const TensorDict& like, const std::vector<TensorDict>& tds, int64_t stack_dim) {
+  TensorDict out = lazy_stack(tds, stack_dim);
+  out.impl().lazy->dim_name = state(like).dim_name;
+  return out;
 }
 
 void for_each(const TensorDict& td, const std::function<void(TensorDict&)>& fn) {

@@ -98,7 +98,7 @@ TensorDict index(const TensorDict& td, const Index& index) {
   std::vector<TensorDict> out;
   if (at == ex.size()) {  // the stack dim is not indexed: it stays, after the produced dims
     for (const auto& e : st.tds) out.push_back(element(e));
-    return lazy_stack(out, out_dims + (st.stack_dim - dim));
+    return restack(td, out, out_dims + (st.stack_dim - dim));
   }
   rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(at));
   const auto picks = selected(ex[at], static_cast<int64_t>(st.tds.size()));
@@ -108,7 +108,7 @@ TensorDict index(const TensorDict& td, const Index& index) {
   }
   if (picks.empty()) throw ShapeError("index: the index selects no element of the lazy stack");
   for (int64_t k : picks) out.push_back(element(st.tds[static_cast<size_t>(k)]));
-  return lazy_stack(out, out_dims);
+  return restack(td, out, out_dims);
 }
 
 std::vector<TensorDict> unbind(const TensorDict& td, int64_t dim) {
@@ -133,7 +133,7 @@ std::vector<TensorDict> unbind(const TensorDict& td, int64_t dim) {
   }
   std::vector<TensorDict> out;
   for (const auto& column : columns)
-    out.push_back(lazy_stack(column, d < st.stack_dim ? st.stack_dim - 1 : st.stack_dim));
+    out.push_back(restack(td, column, d < st.stack_dim ? st.stack_dim - 1 : st.stack_dim));
   return out;
 }
 
@@ -155,7 +155,7 @@ TensorDict cat_any(const std::vector<TensorDict>& tds, int64_t dim) {
   if (d == first.stack_dim) {  // more elements
     for (const auto& td : tds)
       for (const auto& e : state(td).tds) out.push_back(e);
-    return lazy_stack(out, d);
+    return restack(tds[0], out, d);
   }
   const size_t n = first.tds.size();
   for (size_t k = 1; k < tds.size(); ++k) {
@@ -170,7 +170,7 @@ TensorDict cat_any(const std::vector<TensorDict>& tds, int64_t dim) {
     for (const auto& td : tds) parts.push_back(state(td).tds[i]);
     out.push_back(cat(parts, d < first.stack_dim ? d : d - 1));
   }
-  return lazy_stack(out, first.stack_dim);
+  return restack(tds[0], out, first.stack_dim);
 }
 
 void update(const TensorDict& td, const TensorDict& other, bool in_place) {

@@ -138,3 +138,26 @@ TEST_CASE("non-tensor stack rows share the stack's items, copy on write", "[lazy
   CHECK(r.items().at(1) == "d");
   CHECK_THROWS_AS(r.items().at(2), std::out_of_range);
 }
+
+TEST_CASE("lazy stacks keep the stack dim's name and their elements' names", "[lazy][names]") {
+  const std::optional<std::string> none;
+  TensorDict a({{"x", at::zeros({3, 2})}}, {3}), b({{"x", at::ones({3, 2})}}, {3});
+  a.set_names(DimNames{"time"});
+  b.set_names(DimNames{"time"});
+  TensorDict ls = lazy_stack({a, b}, 0);
+  CHECK((ls.names() == DimNames{none, "time"}));
+  ls.set_names(DimNames{"env", "step"});  // the stack dim's name, then every element's
+  CHECK((ls.names() == DimNames{"env", "step"}));
+  CHECK((a.names() == DimNames{"step"}));
+  CHECK((ls.index({Slice(0, 1)}).names() == DimNames{"env", "step"}));
+  CHECK((ls.index({Slice(), 0}).names() == DimNames{"env"}));
+  CHECK((ls.clone().names() == DimNames{"env", "step"}));
+  CHECK((ls.unbind(1)[0].names() == DimNames{"env"}));
+  CHECK((cat({ls, ls}, 0).names() == DimNames{"env", "step"}));
+  CHECK((ls.rename(DimRenames{{"env", "batch"}}).names() == DimNames{"batch", "step"}));
+  CHECK((ls.names() == DimNames{"env", "step"}));  // rename copies
+  b.set_names(DimNames{"other"});
+  CHECK_THROWS_WITH(ls.names(),
+                    "names: element 1 of the lazy stack has dim names ['other'], "
+                    "element 0 has ['step']");
+}
