@@ -257,6 +257,11 @@ std::optional<Value> cast(const ClassSpec& spec, size_t i, const FieldValue& val
     if (o.autocast && hint != Hint::Tensor && hint != Hint::Any && hint != Hint::Class) {
       return Value(NonTensorData{convert(tensor_to_json(*t), hint, where(spec, field))});
     }
+    // Python stores it, but the typed accessor could never read it back: refuse it now.
+    if (field.kind == FieldKind::Str) {
+      throw TypeError("field " + where(spec, field) + " expects a str, got a Tensor of shape " +
+                      shape_str(t->sizes()));
+    }
     check_tensor(spec, field, *t);
     return Value(*t);
   }

@@ -28,10 +28,13 @@ std::string meta_key(const std::string& prefix) {
   return !prefix.empty() && prefix.back() == '.' ? prefix.substr(0, prefix.size() - 1) : prefix;
 }
 
-// NonTensorData emits no tensor, only a metadata entry of its own (spec §6.1).
+// NonTensorData emits no tensor, only a metadata entry of its own (spec §6.1). A NonTensorStack is
+// a lazy stack to Python, whose state_dict holds its batch size and device only: its strings are
+// not part of a state_dict.
 Json non_tensor_meta(const TensorDict& parent, const Value& value) {
   Json meta = level_meta(parent);
-  meta["_type"] = value.is_non_tensor_data() ? "NonTensorData" : "NonTensorStack";
+  if (!value.is_non_tensor_data()) return meta;
+  meta["_type"] = "NonTensorData";
   meta["_non_tensor"] =
       Json{{"data", to_json(value)}, {"_is_non_tensor", true}, {"_metadata", nullptr}};
   return meta;

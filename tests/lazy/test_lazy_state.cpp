@@ -46,6 +46,11 @@ TEST_CASE("lazy-branch TensorDict state_dict has flat dotted keys and metadata",
   CHECK(keys_of(t) == std::vector<std::string>{"x"});
   CHECK(t.metadata["note"]["_non_tensor"]["data"] == "hello");
   CHECK(t.metadata["note"]["_type"] == "NonTensorData");
+
+  // A NonTensorStack is a lazy stack to Python: its batch size and device, no strings.
+  TensorDict with_texts({{"x", at::zeros({2})}, {"notes", NonTensorStack({2}, {"a", "b"})}}, {2});
+  CHECK(with_texts.state_dict().metadata["notes"] ==
+        Json::parse(R"({"batch_size": [2], "device": null})"));
 }
 
 TEST_CASE("lazy-branch TensorDict load_state_dict: in place, assign, strict", "[lazy][state]") {

@@ -78,6 +78,11 @@ TEST_CASE("default casting: numbers become tensors, strings NonTensorData", "[te
   Plain p({at::ones({2, 3})}, {2});
   CHECK(stored(p.get("label")).non_tensor_data().data == "none");
   CHECK_THROWS_AS(p.set("count", 3), tensordict::ShapeError);  // 0-dim vs batch [2], as Python
+  // A str field never holds a tensor: refused when set, not when read.
+  CHECK_THROWS_MATCHES(
+      p.set("label", at::zeros({2})), tensordict::TypeError,
+      Catch::Matchers::Message("field Plain.label expects a str, got a Tensor of shape [2]"));
+  CHECK(p.label() == "none");
 }
 
 TEST_CASE("nocast keeps values as given", "[tensorclass]") {
