@@ -75,7 +75,7 @@ class Reader {
     }
     const std::string type = type_it->get<std::string>();
     Loaded out{Value(TensorDict()), type, std::nullopt, {}};
-    if (type == kTensorDictType) {
+    if (type == kTensorDictType || type == kSubTensorDictType) {
       out.value = load_td(dir, meta, where, out);
     } else if (type == kNonTensorDataType || type == kMetaDataType) {
       out.value = load_non_tensor_data(meta, where);

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "io_test_util.h"
+#include "skip.h"
 #include "tensordict/lazy_stack.h"
 #include "tensordict/memmap.h"
 
@@ -37,8 +38,7 @@ const fs::path kFixtures = fs::path(TC_FIXTURES_DIR) / "python-tensordict";
 
 TEST_CASE("tdtool ls prints the tree of a Python directory", "[tdtool]") {
   if (!fs::is_directory(kFixtures)) {
-    WARN("SKIPPED: fixtures folder " << kFixtures.string() << " is absent");
-    return;
+    TC_SKIP("fixtures folder " << kFixtures.string() << " is absent");
   }
   const std::string dir = (kFixtures / "non_tensor_string" / "td").string();
   Run r = tdtool("ls " + dir);
@@ -60,8 +60,7 @@ TEST_CASE("tdtool ls prints the tree of a Python directory", "[tdtool]") {
 
 TEST_CASE("tdtool dump --json prints values", "[tdtool]") {
   if (!fs::is_directory(kFixtures)) {
-    WARN("SKIPPED: fixtures folder " << kFixtures.string() << " is absent");
-    return;
+    TC_SKIP("fixtures folder " << kFixtures.string() << " is absent");
   }
   Run r = tdtool("dump --json " + (kFixtures / "zero_dim" / "td").string());
   CHECK(r.code == 0);
@@ -128,6 +127,28 @@ TEST_CASE("tdtool dump --json shows a lazy stack's elements", "[tdtool][lazy]") 
       "\n");
 }
 
+TEST_CASE("tdtool ls lists a lazy stack's elements (a saved History batch is one)",
+          "[tdtool][lazy]") {
+  tc_test::TempDir tmp;
+  TensorDict first({{"x", at::ones({1}, at::kLong)}}, {1});
+  first.set_non_tensor("role", "user");
+  TensorDict outer({{"chat", tensordict::lazy_stack(
+                                 {first, TensorDict({{"x", at::zeros({2}, at::kLong)}}, {2})})}},
+                   {2});
+  outer.memmap(tmp / "ls");
+  Run r = tdtool("ls " + (tmp / "ls"));
+  CHECK(r.code == 0);
+  CHECK(r.output == (tmp / "ls") +
+                        "/  TensorDict  batch_size=[2]\n"
+                        "  chat/  LazyStackedTensorDict stack_dim=0  batch_size=[2, -1]\n"
+                        "    0/  TensorDict  batch_size=[1]\n"
+                        "      x  int64 [1]  8 bytes\n"
+                        "      role  NonTensorData \"user\"\n"
+                        "    1/  TensorDict  batch_size=[2]\n"
+                        "      x  int64 [2]  16 bytes\n"
+                        "total: 2 tensors, 24 bytes\n");
+}
+
 TEST_CASE("tdtool ls exits non-zero on missing or truncated data files", "[tdtool]") {
   tc_test::TempDir tmp;
   const std::string dir = tmp / "td";
@@ -173,4 +194,18 @@ TEST_CASE("tdtool on hostile meta.json files: one error line, no crash", "[tdtoo
   CHECK(overflow.output == "tdtool: error: '" + dir +
                                "/x.memmap': shape [4611686018427387904, 4] of float32 is too "
                                "large (more than 2^63 bytes)\n");
+}
+
+TEST_CASE("tdtool dump --json names the class of a nested tensorclass", "[tdtool]") {
+  tc_test::TempDir tmp;
+  TensorDict inner({{"x", at::zeros({2}, at::kLong)}}, {2});
+  tensordict::memmap::set_class_info(inner, {"<class 'mod.Inner'>", {}});
+  TensorDict({{"inner", inner}}, {2}).memmap(tmp / "td");
+  Run r = tdtool("dump --json " + (tmp / "td"));
+  CHECK(r.code == 0);
+  CHECK(
+      r.output ==
+      R"({"batch_size": [2], "entries": {"inner": {"batch_size": [2], "entries": {)"
+      R"("x": {"dtype": "int64", "shape": [2], "data": [0, 0]}}, "class": "<class 'mod.Inner'>"}}})"
+      "\n");
 }

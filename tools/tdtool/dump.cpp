@@ -79,6 +79,24 @@ Json select_to_json(const TensorDict& td, const std::vector<std::string>& texts)
   return out;
 }
 
+// Marks the node at `key` (a path of entries and lazy-stack element indices) with its class, where
+// the dump holds that node.
+void mark_class(Json& json, const NestedKey& key, const std::string& type) {
+  Json* node = &json;
+  for (const auto& part : key) {
+    if (node->contains("entries") && (*node)["entries"].contains(part)) {
+      node = &(*node)["entries"][part];
+    } else if (node->contains("tensordicts") && !part.empty() &&
+               part.find_first_not_of("0123456789") == std::string::npos &&
+               std::stoul(part) < (*node)["tensordicts"].size()) {
+      node = &(*node)["tensordicts"][std::stoul(part)];
+    } else {
+      return;  // not selected
+    }
+  }
+  (*node)["class"] = type;
+}
+
 }  // namespace
 
 int run_dump(const std::string& dir, const std::vector<std::string>& keys, std::ostream& out) {
@@ -90,6 +108,7 @@ int run_dump(const std::string& dir, const std::vector<std::string>& keys, std::
   const TensorDict& td = loaded.value.tensordict();
   Json json = keys.empty() ? td_to_json(td) : select_to_json(td, keys);
   if (loaded.class_info) json["class"] = loaded.class_info->type;
+  for (const auto& [key, info] : loaded.nested_classes) mark_class(json, key, info.type);
   out << tensordict::dumps_python(json) << "\n";
   return 0;
 }

@@ -35,6 +35,11 @@ std::string class_label(const tensordict::memmap::ClassInfo& info) {
   return tensordict::memmap::class_short_name(info.type) + " (tensorclass " + info.type + ")";
 }
 
+std::string kind_label(const TensorDict& td) {
+  if (!td.is_lazy_stack()) return "TensorDict";
+  return "LazyStackedTensorDict stack_dim=" + std::to_string(td.stack_dim());
+}
+
 class TreePrinter {
  public:
   TreePrinter(std::ostream& out, const tensordict::memmap::Loaded& loaded) : out_(out) {
@@ -43,6 +48,15 @@ class TreePrinter {
 
   void print_td(const TensorDict& td, const std::vector<std::string>& path, int depth) {
     const std::string indent(static_cast<size_t>(2 * depth), ' ');
+    if (td.is_lazy_stack()) {  // its elements, as on disk (0/, 1/, ...), each with its own keys
+      const auto& elements = td.tensordicts();
+      for (size_t i = 0; i < elements.size(); ++i) {
+        std::vector<std::string> child_path = path;
+        child_path.push_back(std::to_string(i));
+        print_entry(indent + std::to_string(i), elements[i], child_path, depth);
+      }
+      return;
+    }
     for (size_t i = 0; i < td.size(); ++i) {
       std::vector<std::string> child_path = path;
       child_path.push_back(td.key_at(i));
@@ -74,7 +88,8 @@ class TreePrinter {
       case Value::Kind::TensorDict: {
         const TensorDict& td = value.tensordict();
         auto cls = classes_.find(join(path));
-        out_ << label << "/  " << (cls == classes_.end() ? "TensorDict" : class_label(cls->second))
+        out_ << label << "/  "
+             << (cls == classes_.end() ? kind_label(td) : class_label(cls->second))
              << "  batch_size=" << tensordict::shape_str(td.batch_size()) << "\n";
         print_td(td, path, depth + 1);
         if (cls != classes_.end()) print_none_fields(cls->second.fields, depth + 1);
@@ -119,8 +134,7 @@ int run_ls(const std::string& dir, std::ostream& out) {
   const TensorDict& td = loaded.value.tensordict();
   std::string root = dir;
   while (root.size() > 1 && root.back() == '/') root.pop_back();
-  out << root << "/  "
-      << (loaded.class_info ? class_label(*loaded.class_info) : std::string("TensorDict"))
+  out << root << "/  " << (loaded.class_info ? class_label(*loaded.class_info) : kind_label(td))
       << "  batch_size=" << tensordict::shape_str(td.batch_size()) << "\n";
   printer.print_td(td, {}, 1);
   if (loaded.class_info) printer.print_none_fields(loaded.class_info->fields, 1);

@@ -54,6 +54,9 @@ namespace memmap {
 
 /// `_type` strings Python writes.
 inline constexpr const char* kTensorDictType = "<class 'tensordict._td.TensorDict'>";
+/// What Python writes when saving a sub-tensordict (td.get_sub_tensordict(...)); the layout is a
+/// TensorDict's, and Python loads it as one.
+inline constexpr const char* kSubTensorDictType = "<class 'tensordict._td._SubTensorDict'>";
 inline constexpr const char* kNonTensorDataType = "<class 'tensordict.tensorclass.NonTensorData'>";
 inline constexpr const char* kMetaDataType = "<class 'tensordict.tensorclass.MetaData'>";
 inline constexpr const char* kNonTensorStackType =
