@@ -6,7 +6,9 @@
 # ${CMAKE_CURRENT_BINARY_DIR}/tensorclass_generated), named as tcgen names it (`a.b.yaml` ->
 # `a.b.h`), adds it to <target>'s sources and include path, and links <target> to the runtime.
 # Schemas may `include:` the shipped schemas (history.yaml, reward.yaml) and files in
-# INCLUDE_DIRS; the shipped generated headers are on the include path. tcgen reruns only when a
+# INCLUDE_DIRS; the shipped generated headers are on the include path, and the headers of other
+# included schemas are generated beside the listed ones without being listed (as
+# protobuf_generate follows imports). tcgen reruns only when a
 # schema, an included schema (via the depfile), a template or tcgen itself changes, and rewrites a
 # header only when its content changes.
 #
@@ -36,10 +38,12 @@ function(tensorclass_generate)
     list(APPEND extra_args --template-dir ${ARG_TEMPLATE_DIR})
     file(GLOB template_deps CONFIGURE_DEPENDS ${ARG_TEMPLATE_DIR}/*.mustache)
   endif()
-  foreach(dir ${ARG_INCLUDE_DIRS} ${TensorClass_SCHEMA_DIR})
+  foreach(dir ${ARG_INCLUDE_DIRS})
     get_filename_component(dir_abs ${dir} ABSOLUTE)
     list(APPEND extra_args -I ${dir_abs})
   endforeach()
+  # Included schemas get their headers too (only the package's own ship prebuilt).
+  list(APPEND extra_args --with-includes --prebuilt-dir ${TensorClass_SCHEMA_DIR})
 
   # Schemas written in C++ (annotated headers) are parsed by tcgen with libclang, with the
   # target's include directories and definitions (its usage requirements included), so the
@@ -65,6 +69,13 @@ function(tensorclass_generate)
     # tcgen rewrites the header only when its content changes; the stamp records that the step
     # ran, so an edit that leaves the header unchanged neither reruns tcgen nor recompiles users.
     set(stamp ${ARG_OUTPUT_DIR}/${stem}.h.stamp)
+    # CMP0116 NEW: CMake rewrites the depfile's paths for Ninja, which otherwise sees a target
+    # named by an absolute path as never built and reruns tcgen on every build (for projects
+    # whose cmake_minimum_required predates 3.20).
+    if(POLICY CMP0116)
+      cmake_policy(PUSH)
+      cmake_policy(SET CMP0116 NEW)
+    endif()
     add_custom_command(
       OUTPUT ${stamp}
       BYPRODUCTS ${header}
@@ -77,6 +88,9 @@ function(tensorclass_generate)
       COMMENT "tcgen ${schema}"
       COMMAND_EXPAND_LISTS
       VERBATIM)
+    if(POLICY CMP0116)
+      cmake_policy(POP)
+    endif()
     list(APPEND headers ${header} ${stamp})
   endforeach()
   target_sources(${ARG_TARGET} PRIVATE ${headers})

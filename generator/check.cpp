@@ -244,6 +244,7 @@ class Checker {
                                              "and tensorclasses");
     }
     check_shape(cls, field);
+    check_batch_trap(cls, field);
     if (field.default_value && !fits(*field.default_value, field.type)) {
       diagnostics_.error(field.default_loc,
                          "default " + field.default_value->dump() + " of field '" + field.name +
@@ -301,6 +302,40 @@ class Checker {
       diagnostics_.error(type.loc, "shape of field '" + field.name +
                                        "' must start with the batch dims (" + dims + ")");
     }
+  }
+
+  // Python's @tensorclass stores some plain values as tensors of their own shape (checked against
+  // tensordict 0.14): every int/float/bool/list[number] and their optionals in default mode,
+  // optional scalars under autocast, lists of numbers under nocast. Such a tensor cannot fit a
+  // batch dim, so a class with batch dims could hold the field only when batch-less.
+  void check_batch_trap(const Class& cls, const Field& field) {
+    if (cls.batch_dims.empty()) return;
+    const bool optional = field.type.kind == TypeKind::Optional;
+    const Type& inner = optional ? field.type.args.at(0) : field.type;
+    const bool scalar = inner.kind == TypeKind::Int || inner.kind == TypeKind::Float ||
+                        inner.kind == TypeKind::Bool;
+    const bool numbers =
+        inner.kind == TypeKind::List && !inner.args.empty() &&
+        (inner.args[0].kind == TypeKind::Int || inner.args[0].kind == TypeKind::Float ||
+         inner.args[0].kind == TypeKind::Bool);
+    if (!scalar && !numbers) return;
+    // Whether the value becomes a tensor under each mode: default, autocast, nocast.
+    const bool as_tensor[] = {true, scalar && optional, numbers};
+    const char* modes[] = {"default mode", "option 'autocast'", "option 'nocast'"};
+    const int mode = cls.options.autocast ? 1 : cls.options.nocast ? 2 : 0;
+    if (!as_tensor[mode]) return;
+    std::string keeps;
+    for (int m = 1; m < 3; ++m) {
+      if (!as_tensor[m]) keeps += std::string(keeps.empty() ? "" : " or ") + modes[m];
+    }
+    std::string dims;
+    for (const auto& d : cls.batch_dims) dims += (dims.empty() ? "" : ", ") + d;
+    diagnostics_.warning(field.type.loc,
+                         "field '" + field.name + "' of type '" + type_to_string(field.type) +
+                             "' is stored as a tensor of its own shape under " + modes[mode] +
+                             " (as by Python's @tensorclass), which does not fit the batch dims (" +
+                             dims + "): only a batch-less instance can hold it" +
+                             (keeps.empty() ? "" : "; " + keeps + " keeps it a plain value"));
   }
 
   // Depth-first search over "class A has a field of class B" edges.

@@ -17,6 +17,10 @@ void Diagnostics::error(const SourceLoc& loc, std::string message) {
   items_.push_back({Diagnostic::Severity::Error, loc, std::move(message)});
 }
 
+void Diagnostics::warning(const SourceLoc& loc, std::string message) {
+  items_.push_back({Diagnostic::Severity::Warning, loc, std::move(message)});
+}
+
 void Diagnostics::note(const SourceLoc& loc, std::string message) {
   if (error_limit_ > 0 && error_count_ > error_limit_) return;
   items_.push_back({Diagnostic::Severity::Note, loc, std::move(message)});
@@ -31,7 +35,9 @@ std::string format_diagnostic(const Diagnostic& d) {
   if (d.loc.line > 0) {
     where += ":" + std::to_string(d.loc.line) + ":" + std::to_string(d.loc.column);
   }
-  const char* severity = d.severity == Diagnostic::Severity::Error ? "error" : "note";
+  const char* severity = d.severity == Diagnostic::Severity::Error     ? "error"
+                         : d.severity == Diagnostic::Severity::Warning ? "warning"
+                                                                       : "note";
   return where + ": " + severity + ": " + d.message;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // Collects every problem of a run, so a user sees them all at once, in gcc's format:
-// `file:line:col: error: message`, optionally followed by `file:line:col: note: message` lines.
+// `file:line:col: error: message`, optionally followed by `file:line:col: note: message` lines;
+// warnings (`file:line:col: warning: message`) do not fail a run.
 
 #include <iosfwd>
 #include <string>
@@ -11,7 +12,7 @@
 namespace tcgen {
 
 struct Diagnostic {
-  enum class Severity { Error, Note };
+  enum class Severity { Error, Warning, Note };
   Severity severity;
   SourceLoc loc;
   std::string message;
@@ -27,6 +28,8 @@ class Diagnostics {
   explicit Diagnostics(int error_limit = kDefaultErrorLimit) : error_limit_(error_limit) {}
 
   void error(const SourceLoc& loc, std::string message);
+  /// Legal input that probably does not do what its author wants; the run still succeeds.
+  void warning(const SourceLoc& loc, std::string message);
   /// Attaches a note to the latest error ("previously defined here"); dropped with that error.
   void note(const SourceLoc& loc, std::string message);
 

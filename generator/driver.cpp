@@ -1,5 +1,6 @@
 #include "driver.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <set>
 #include <sstream>
@@ -22,20 +23,39 @@ void guarded(Diagnostics& diagnostics, const std::string& display, Step step) {
   }
 }
 
-void check_and_emit(Compilation& c, const Templates& templates) {
+// Whether `path` lies in `dir` (both resolved, symlinks included).
+bool is_under(const std::string& path, const std::string& dir) {
+  std::error_code file_ec, dir_ec;
+  const auto file = std::filesystem::weakly_canonical(path, file_ec);
+  const auto root = std::filesystem::weakly_canonical(dir, dir_ec);
+  if (file_ec || dir_ec) return false;
+  return std::mismatch(root.begin(), root.end(), file.begin(), file.end()).first == root.end();
+}
+
+// Emits the requested schemas and, with `options.emit_includes`, the included ones that are not
+// prebuilt.
+void check_and_emit(Compilation& c, const Templates& templates, const CompileOptions& options) {
   c.classes = check_schemas(c.schemas, c.diagnostics);
   if (c.diagnostics.has_errors()) return;
-  for (size_t i = 0; i < c.requested; ++i) {
-    c.outputs.push_back(emit_schema(c.schemas[i], c.classes, templates, c.diagnostics));
+  auto prebuilt = [&](const Schema& s) {
+    return std::any_of(options.prebuilt_dirs.begin(), options.prebuilt_dirs.end(),
+                       [&](const std::string& dir) { return is_under(s.path, dir); });
+  };
+  std::vector<const Schema*> emitted;
+  for (size_t i = 0; i < c.schemas.size(); ++i) {
+    if (i < c.requested || (options.emit_includes && !prebuilt(c.schemas[i])))
+      emitted.push_back(&c.schemas[i]);
   }
-  // Two requested schemas with the same base name would write the same header.
+  for (const Schema* schema : emitted)
+    c.outputs.push_back(emit_schema(*schema, c.classes, templates, c.diagnostics));
+  // Two schemas with the same base name would write the same header.
   std::map<std::string, const Schema*> seen;
   for (size_t i = 0; i < c.outputs.size(); ++i) {
-    auto [it, inserted] = seen.emplace(c.outputs[i].file_name, &c.schemas[i]);
+    auto [it, inserted] = seen.emplace(c.outputs[i].file_name, emitted[i]);
     if (!inserted) {
-      c.diagnostics.error(c.schemas[i].loc, "output '" + c.outputs[i].file_name +
-                                                "' is also generated from " +
-                                                it->second->display_path);
+      c.diagnostics.error(emitted[i]->loc, "output '" + c.outputs[i].file_name +
+                                               "' is also generated from " +
+                                               it->second->display_path);
     }
   }
   if (c.diagnostics.has_errors()) c.outputs.clear();
@@ -119,9 +139,11 @@ Compilation compile(const std::vector<std::string>& schema_paths, const Template
   const std::string first = schema_paths.empty() ? "tcgen" : display_path(schema_paths.front());
   guarded(c.diagnostics, first, [&] {
     add_included_headers(c, std::move(from_included_headers));
-    read_includes(c, options.include_dirs);
+    std::vector<std::string> dirs = options.include_dirs;
+    dirs.insert(dirs.end(), options.prebuilt_dirs.begin(), options.prebuilt_dirs.end());
+    read_includes(c, dirs);
   });
-  guarded(c.diagnostics, first, [&] { check_and_emit(c, templates); });
+  guarded(c.diagnostics, first, [&] { check_and_emit(c, templates, options); });
   if (c.diagnostics.has_errors()) c.outputs.clear();
   return c;
 }
@@ -132,7 +154,7 @@ Compilation compile_text(const std::string& text, const std::string& display,
   guarded(c.diagnostics, display, [&] {
     c.schemas.push_back(read_yaml_text(text, display, c.diagnostics));
     c.requested = 1;
-    check_and_emit(c, templates);
+    check_and_emit(c, templates, {});
   });
   if (c.diagnostics.has_errors()) c.outputs.clear();
   return c;

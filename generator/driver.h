@@ -18,7 +18,9 @@ struct Compilation {
   std::vector<Schema> schemas;  ///< the requested files first, then included ones
   size_t requested = 0;         ///< how many of `schemas` were requested
   ClassIndex classes;
-  std::vector<Output> outputs;            ///< one per requested schema; empty on error
+  /// One per requested schema, then (CompileOptions::emit_includes) one per included schema that
+  /// is not prebuilt; empty on error.
+  std::vector<Output> outputs;
   std::vector<std::string> dependencies;  ///< every schema file read
   Diagnostics diagnostics;
 };
@@ -27,6 +29,12 @@ struct Compilation {
 struct CompileOptions {
   /// An `include:` is looked up beside the including file, then in each of these in order.
   std::vector<std::string> include_dirs;
+  /// Searched after `include_dirs`; schemas found here have prebuilt headers (the package's
+  /// shipped schemas), so they are read but never emitted.
+  std::vector<std::string> prebuilt_dirs;
+  /// Also emit the headers of included schemas, as protobuf_generate does for imports: a build
+  /// then needs to list only the schemas it uses directly.
+  bool emit_includes = false;
   /// Errors kept (and printed) at most; 0: all.
   int error_limit = kDefaultErrorLimit;
   /// How headers are parsed (the C++ front end).

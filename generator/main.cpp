@@ -1,4 +1,5 @@
 // tcgen: compiles tensorclass schemas into C++ headers.
+#include <unistd.h>
 #include <CLI/CLI.hpp>
 
 #include <filesystem>
@@ -28,7 +29,8 @@ std::optional<std::string> read_file(const fs::path& path) {
 void write_if_changed(const fs::path& path, const std::string& content) {
   if (read_file(path) == content) return;
   fs::create_directories(path.parent_path());
-  const fs::path tmp = path.string() + ".tmp";
+  // Named by the process: two tcgen runs may write the header of a schema both include.
+  const fs::path tmp = path.string() + ".tmp." + std::to_string(::getpid());
   std::ofstream(tmp, std::ios::binary) << content;
   fs::rename(tmp, path);
 }
@@ -110,6 +112,11 @@ int run(int argc, char** argv, std::vector<std::string>& schemas) {
                  "target named in the depfile (default: the outputs)");
   app.add_option("-I,--include-dir", options.include_dirs,
                  "directory searched for included schemas (after the including file's own)");
+  app.add_option("--prebuilt-dir", options.prebuilt_dirs,
+                 "directory searched for included schemas after the -I ones, whose headers are "
+                 "prebuilt (never written with --with-includes)");
+  app.add_flag("--with-includes", options.emit_includes,
+               "also write the headers of included schemas, except prebuilt ones");
   app.add_option("--template-dir", template_dir, "directory with templates overriding built-ins");
   app.add_flag("--dump-model", dump, "print the schema model in canonical text and exit");
   app.add_option("--error-limit", options.error_limit, "print at most N errors (0: all)")
@@ -128,10 +135,8 @@ int run(int argc, char** argv, std::vector<std::string>& schemas) {
     return 1;
   }
   tcgen::Compilation c = tcgen::compile(import->parsed() ? headers : schemas, templates, options);
-  if (c.diagnostics.has_errors()) {
-    c.diagnostics.print(std::cerr);
-    return 1;
-  }
+  c.diagnostics.print(std::cerr);  // errors, or warnings of a run that goes on
+  if (c.diagnostics.has_errors()) return 1;
   if (import->parsed()) return import_schemas(c, import_dir);
   if (dump) {
     std::cout << tcgen::dump_model(c.schemas);

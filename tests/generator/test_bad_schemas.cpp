@@ -123,3 +123,42 @@ TEST_CASE("a schema file name the header cannot spell is refused", "[generator][
               "has a '\"', a '\\', '?\?' or a control character)");
   }
 }
+
+TEST_CASE("plain values stored as tensors in a class with batch dims are warned about",
+          "[generator][diagnostics]") {
+  auto diagnostics = [](const std::string& options) {
+    tcgen::Compilation c =
+        tcgen::compile_text("classes:\n  - name: A\n    batch_dims: [N]\n" + options +
+                                "    fields:\n"
+                                "      - {name: i, type: int}\n"
+                                "      - {name: l, type: 'list[float]'}\n"
+                                "      - {name: o, type: 'optional[bool]'}\n"
+                                "      - {name: s, type: 'list[str]'}\n",
+                            "trap.yaml", tcgen::builtin_templates());
+    CHECK_FALSE(c.diagnostics.has_errors());
+    CHECK(c.outputs.size() == 1);  // warnings do not stop the run
+    return diagnostics_text(c.diagnostics);
+  };
+  CHECK(diagnostics("") ==
+        "trap.yaml:5:25: warning: field 'i' of type 'int' is stored as a tensor of its own shape "
+        "under default mode (as by Python's @tensorclass), which does not fit the batch dims (N): "
+        "only a batch-less instance can hold it; option 'autocast' or option 'nocast' keeps it a "
+        "plain value\n"
+        "trap.yaml:6:26: warning: field 'l' of type 'list[float]' is stored as a tensor of its own "
+        "shape under default mode (as by Python's @tensorclass), which does not fit the batch dims "
+        "(N): only a batch-less instance can hold it; option 'autocast' keeps it a plain value\n"
+        "trap.yaml:7:26: warning: field 'o' of type 'optional[bool]' is stored as a tensor of its "
+        "own shape under default mode (as by Python's @tensorclass), which does not fit the batch "
+        "dims (N): only a batch-less instance can hold it; option 'nocast' keeps it a plain "
+        "value\n");
+  CHECK(diagnostics("    options: [autocast]\n") ==
+        "trap.yaml:8:26: warning: field 'o' of type 'optional[bool]' is stored as a tensor of its "
+        "own shape under option 'autocast' (as by Python's @tensorclass), which does not fit the "
+        "batch dims (N): only a batch-less instance can hold it; option 'nocast' keeps it a plain "
+        "value\n");
+  CHECK(diagnostics("    options: [nocast]\n") ==
+        "trap.yaml:7:26: warning: field 'l' of type 'list[float]' is stored as a tensor of its own "
+        "shape under option 'nocast' (as by Python's @tensorclass), which does not fit the batch "
+        "dims (N): only a batch-less instance can hold it; option 'autocast' keeps it a plain "
+        "value\n");
+}
