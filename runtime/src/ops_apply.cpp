@@ -94,11 +94,34 @@ TensorDict TensorDict::to(at::ScalarType dtype) const {
       *this, [dtype](const at::Tensor& t) { return t.to(dtype); }, "to");
 }
 
-TensorDict TensorDict::contiguous() const {
+namespace {
+
+// Row-major strides of `t`'s shape: is_contiguous() also accepts other strides on size-1 dims.
+bool has_canonical_strides(const at::Tensor& t) {
+  int64_t expected = 1;
+  for (int64_t d = t.dim() - 1; d >= 0; --d) {
+    if (t.stride(d) != expected) return false;
+    expected *= t.size(d);
+  }
+  return true;
+}
+
+}  // namespace
+
+TensorDict TensorDict::contiguous(bool canonical) const {
   TensorDict out = map_leaves(
-      *this, [](const at::Tensor& t) { return t.contiguous(); }, "contiguous");
+      *this,
+      [canonical](const at::Tensor& t) {
+        if (canonical && !has_canonical_strides(t)) return t.clone(at::MemoryFormat::Contiguous);
+        return t.contiguous();
+      },
+      "contiguous");
   detail::inherit_consolidated(*this, out);
   return out;
+}
+
+TensorDict& TensorDict::contiguous_(bool canonical) {
+  return detail::adopt(*this, contiguous(canonical), "contiguous_");
 }
 
 TensorDict TensorDict::detach() const {

@@ -10,17 +10,30 @@
 namespace tensordict {
 namespace {
 
-enum class Reduction { Sum, Mean, Std, Var, Prod, Max, Min, Norm, All, Any };
+enum class Reduction { Sum, Mean, Std, Var, Prod, Max, Min, Norm, All, Any, Quantile };
 
 const char* name_of(Reduction r) {
-  static const char* const kNames[] = {"sum", "mean", "std",  "var", "prod",
-                                       "max", "min",  "norm", "all", "any"};
+  static const char* const kNames[] = {"sum", "mean", "std", "var", "prod",    "max",
+                                       "min", "norm", "all", "any", "quantile"};
   return kNames[static_cast<int>(r)];
 }
 
+// What one call reduces: the checked, non-negative batch dims (when given), and the quantile's
+// parameters.
+struct Plan {
+  Reduction reduction;
+  const ReduceDims& dims;
+  bool keepdim;
+  std::vector<int64_t> batch_dims;  // wrapped
+  double q = 0;
+  std::string interpolation;
+};
+
 // Every element of `t`.
-at::Tensor reduce_elements(const at::Tensor& t, Reduction r) {
-  switch (r) {
+at::Tensor reduce_elements(const at::Tensor& t, const Plan& plan) {
+  switch (plan.reduction) {
+    case Reduction::Quantile:
+      return at::quantile(t.reshape({-1}), plan.q, c10::nullopt, false, plan.interpolation);
     case Reduction::Sum:
       return t.sum();
     case Reduction::Mean:
@@ -53,10 +66,12 @@ at::Tensor one_dim_at_a_time(at::Tensor t, std::vector<int64_t> dims, bool keepd
   return t;
 }
 
-// The non-negative dims `dims` of `t`.
-at::Tensor reduce_dims(const at::Tensor& t, Reduction r, const std::vector<int64_t>& dims,
+// The non-negative dims `dims` of `t` (one dim for a quantile, checked by make_plan).
+at::Tensor reduce_dims(const at::Tensor& t, const Plan& plan, const std::vector<int64_t>& dims,
                        bool keepdim) {
-  switch (r) {
+  switch (plan.reduction) {
+    case Reduction::Quantile:
+      return at::quantile(t, plan.q, dims.front(), keepdim, plan.interpolation);
     case Reduction::Sum:
       return t.sum(dims, keepdim);
     case Reduction::Mean:
@@ -89,19 +104,15 @@ at::Tensor features_flat(const at::Tensor& t, int64_t batch_dims) {
   return t.dim() > batch_dims ? t.flatten(batch_dims, -1) : t.unsqueeze(-1);
 }
 
-// What one call reduces: the checked, non-negative batch dims (when given).
-struct Plan {
-  Reduction reduction;
-  const ReduceDims& dims;
-  bool keepdim;
-  std::vector<int64_t> batch_dims;  // wrapped
-};
-
 Plan make_plan(const TensorDict& td, Reduction r, const ReduceDims& dims, bool keepdim) {
   if (dims.is_feature() && keepdim) {
     throw TypeError(std::string(name_of(r)) + ": dims=feature() excludes keepdim=true");
   }
-  Plan plan{r, dims, keepdim, {}};
+  Plan plan{r, dims, keepdim, {}, 0, ""};
+  if (r == Reduction::Quantile && dims.dims().size() > 1) {
+    throw ShapeError("quantile: reduces one batch dim at a time, got " + shape_str(dims.dims()) +
+                     " (as torch.quantile)");
+  }
   for (int64_t d : dims.dims()) {
     const int64_t wrapped = detail::wrap_dim(d, td.ndim(), name_of(r), td.batch_size());
     if (std::find(plan.batch_dims.begin(), plan.batch_dims.end(), wrapped) !=
@@ -131,12 +142,12 @@ BatchSize reduced_batch(const BatchSize& batch, const Plan& plan) {
 }
 
 at::Tensor reduce_leaf(const at::Tensor& t, const Plan& plan, int64_t batch_dims) {
-  if (plan.dims.is_all()) return reduce_elements(t, plan.reduction);
+  if (plan.dims.is_all()) return reduce_elements(t, plan);
   if (plan.dims.is_feature()) {
     const at::Tensor flat = features_flat(t, batch_dims);
-    return reduce_dims(flat, plan.reduction, {flat.dim() - 1}, false);
+    return reduce_dims(flat, plan, {flat.dim() - 1}, false);
   }
-  return reduce_dims(t, plan.reduction, plan.batch_dims, plan.keepdim);
+  return reduce_dims(t, plan, plan.batch_dims, plan.keepdim);
 }
 
 // Per leaf, keeping the structure; non-tensor entries are left out. The key index is shared with
@@ -184,9 +195,9 @@ at::Tensor reduce_to_tensor(const TensorDict& td, const Plan& plan) {
   });
   if (parts.empty()) throw KeyError(std::string(name_of(plan.reduction)) + ": no tensor to reduce");
   try {
-    if (plan.dims.is_all()) return reduce_elements(at::cat(parts), plan.reduction);
-    if (plan.dims.is_feature()) return reduce_dims(at::cat(parts, -1), plan.reduction, {nb}, false);
-    return reduce_dims(at::cat(parts, plan.batch_dims.front()), plan.reduction, plan.batch_dims,
+    if (plan.dims.is_all()) return reduce_elements(at::cat(parts), plan);
+    if (plan.dims.is_feature()) return reduce_dims(at::cat(parts, -1), plan, {nb}, false);
+    return reduce_dims(at::cat(parts, plan.batch_dims.front()), plan, plan.batch_dims,
                        plan.keepdim);
   } catch (const c10::Error& e) {
     throw ShapeError(std::string(name_of(plan.reduction)) +
@@ -212,6 +223,21 @@ TC_REDUCTION(max, Max)
 TC_REDUCTION(min, Min)
 TC_REDUCTION(norm, Norm)
 #undef TC_REDUCTION
+
+TensorDict TensorDict::quantile(double q, const ReduceDims& dims, bool keepdim,
+                                const std::string& interpolation) const {
+  Plan plan = make_plan(*this, Reduction::Quantile, dims, keepdim);
+  plan.q = q;
+  plan.interpolation = interpolation;
+  return reduce_tensordict(*this, plan, "");
+}
+at::Tensor TensorDict::quantile(ReduceAll, double q, const ReduceDims& dims, bool keepdim,
+                                const std::string& interpolation) const {
+  Plan plan = make_plan(*this, Reduction::Quantile, dims, keepdim);
+  plan.q = q;
+  plan.interpolation = interpolation;
+  return reduce_to_tensor(*this, plan);
+}
 
 TensorDict TensorDict::all(const ReduceDims& dims, bool keepdim) const {
   return reduce_tensordict(*this, make_plan(*this, Reduction::All, dims, keepdim), "");

@@ -429,3 +429,65 @@ TensorDict TensorDict::atleast_3d() const {
 }
 
 }  // namespace tensordict
+
+namespace tensordict {
+
+TensorDict TensorDict::pad(at::IntArrayRef pad_size, double value) const {
+  const size_t nb = nb_of(*this);
+  if (pad_size.size() % 2 != 0 || pad_size.size() > 2 * nb) {
+    throw ShapeError("pad: pad_size " + shape_str(pad_size) + " must hold an even number of " +
+                     "sizes, at most 2 per batch dim (batch_size " + shape_str(batch_size()) + ")");
+  }
+  BatchSize batch = batch_size();
+  for (size_t i = 0; i < pad_size.size(); ++i) batch[i / 2] += pad_size[i];
+  for (size_t d = 0; d < nb; ++d) {
+    if (batch[d] < 0) {
+      throw ShapeError("pad: pad_size " + shape_str(pad_size) + " crops batch dim " +
+                       std::to_string(d) + " of batch_size " + shape_str(batch_size()) +
+                       " below 0");
+    }
+  }
+  // torch's pad lists dims from the last: the batch dims' pairs reversed, after zeros for the
+  // dims that follow them.
+  auto torch_pad = [&](int64_t ndim) {
+    std::vector<int64_t> out(static_cast<size_t>(2 * ndim) - pad_size.size(), 0);
+    for (size_t i = pad_size.size(); i >= 2; i -= 2) {
+      out.push_back(pad_size[i - 2]);
+      out.push_back(pad_size[i - 1]);
+    }
+    return out;
+  };
+  // Items of a NonTensorStack: the padding holds None (position -1).
+  auto pad_stack = [&](const NonTensorStack& stack) {
+    const at::Tensor pos =
+        at::constant_pad_nd(detail::positions(stack.shape()),
+                            torch_pad(static_cast<int64_t>(stack.shape().size())), -1);
+    const auto items = stack.items();
+    const at::Tensor flat = pos.reshape({-1});
+    const int64_t* p = flat.data_ptr<int64_t>();
+    std::vector<Json> out;
+    out.reserve(static_cast<size_t>(flat.numel()));
+    for (int64_t k = 0; k < flat.numel(); ++k)
+      out.push_back(p[k] < 0 ? Json() : items[static_cast<size_t>(p[k])]);
+    return NonTensorStack(pos.sizes().vec(), std::move(out));
+  };
+  return map_batch(
+      *this, nb, batch,
+      [&](const at::Tensor& t) { return at::constant_pad_nd(t, torch_pad(t.dim()), value); }, "pad",
+      pad_stack, {});
+}
+
+TensorDict& TensorDict::reshape_(at::IntArrayRef shape) {
+  return detail::adopt(*this, reshape(shape), "reshape_");
+}
+TensorDict& TensorDict::flatten_(int64_t start_dim, int64_t end_dim) {
+  return detail::adopt(*this, flatten(start_dim, end_dim), "flatten_");
+}
+TensorDict& TensorDict::gather_(int64_t dim, const at::Tensor& index) {
+  return detail::adopt(*this, gather(dim, index), "gather_");
+}
+TensorDict& TensorDict::pad_(at::IntArrayRef pad_size, double value) {
+  return detail::adopt(*this, pad(pad_size, value), "pad_");
+}
+
+}  // namespace tensordict

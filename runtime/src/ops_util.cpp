@@ -257,4 +257,31 @@ void for_each_leaf(const TensorDict& td,
   for_each_leaf_at(td, std::nullopt, fn);
 }
 
+namespace {
+
+void adopt_level(TensorDictImpl& mine, const TensorDictImpl& result) {
+  mine.batch_size = result.batch_size;
+  mine.names = result.names;
+  mine.consolidated = at::Tensor();  // the leaves are replaced
+  for (size_t i = 0; i < mine.keys.size(); ++i) {
+    Value& value = mine.values[i];
+    const Value& replacement = result.values.at(i);
+    if (value.is_tensordict() && replacement.is_tensordict()) {
+      adopt_level(value.tensordict().impl(), replacement.tensordict().impl());
+    } else {
+      value = replacement;
+    }
+  }
+}
+
+}  // namespace
+
+TensorDict& adopt(TensorDict& td, const TensorDict& result, const char* op_name) {
+  if (td.is_locked()) {
+    throw LockedError(std::string(op_name) + ": cannot change a locked TensorDict in place");
+  }
+  adopt_level(td.impl(), result.impl());
+  return td;
+}
+
 }  // namespace tensordict::detail

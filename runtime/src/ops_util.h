@@ -94,6 +94,10 @@ TensorDict map_leaves(const TensorDict& td, const std::function<at::Tensor(const
 /// Fills `dst` with `values`, one per key of `src` in order; an undefined tensor drops its key.
 /// When nothing is dropped the key index is shared with `src` instead of rebuilt.
 void set_values(TensorDictImpl& dst, const TensorDictImpl& src, std::vector<Value>&& values);
+/// The in-place form of an op (Python's inplace=True): `td` and its nested TensorDicts keep their
+/// identity and keys and take `result`'s batch sizes, names and entries. `result` has `td`'s keys
+/// in `td`'s order (the ops that change batch dims keep them). Throws LockedError when locked.
+TensorDict& adopt(TensorDict& td, const TensorDict& result, const char* op_name);
 /// Calls `fn(key, tensor)` on every tensor leaf, depth first.
 void for_each_leaf(const TensorDict& td,
                    const std::function<void(const NestedKey&, at::Tensor&)>& fn);

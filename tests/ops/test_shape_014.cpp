@@ -137,3 +137,77 @@ TEST_CASE("mod is torch.remainder, with scalars, tensors and TensorDicts", "[mat
   CHECK(same(by3.get("b"), at::tensor({2, 1, 0})));
   CHECK(same(td.mod(td + 10).get("b"), at::tensor({-7, 4, 9}).remainder(at::tensor({3, 14, 19}))));
 }
+
+TEST_CASE("pad pads batch dims from the first, as Python's pad", "[shape][0.14]") {
+  TensorDict td = sample();
+  // (dim0_left, dim0_right, dim1_left, dim1_right); torch's pad lists dims from the last.
+  TensorDict out = td.pad({1, 0, 0, 2}, -1);
+  CHECK(out.batch_size() == BatchSize{5, 5});
+  CHECK(same(out.get("a"), at::constant_pad_nd(td.get("a"), {0, 0, 0, 2, 1, 0}, -1)));
+  CHECK(same(out.get({"n", "c"}), at::constant_pad_nd(td.get({"n", "c"}), {0, 0, 0, 2, 1, 0}, -1)));
+  const auto items = out.get_value("s").non_tensor_stack().items();
+  REQUIRE(items.size() == 25);
+  CHECK(items[0].is_null());                               // the padded first row
+  CHECK(items[5] == "0,0");                                // the first original item
+  CHECK(items[8].is_null());                               // padded columns of that row
+  CHECK(td.pad({-1, 0}).batch_size() == BatchSize{3, 3});  // negative sizes crop
+  CHECK_THROWS_AS(td.pad({1}), ShapeError);
+  CHECK_THROWS_AS(td.pad({0, 0, 0, 0, 1, 1}), ShapeError);
+  CHECK_THROWS_AS(td.pad({-5, 0}), ShapeError);
+}
+
+TEST_CASE("in-place reshape_, flatten_, gather_, pad_ and contiguous_ keep identity",
+          "[shape][0.14]") {
+  TensorDict td = sample();
+  const TensorDict alias = td;  // same TensorDict
+  TensorDict nested = td.get_tensordict("n");
+  td.reshape_({12});
+  CHECK(alias.batch_size() == BatchSize{12});
+  CHECK(same(td.get("a"), sample().get("a").reshape({12, 2})));
+  CHECK(nested.batch_size() == BatchSize{12, 5});  // nested TensorDicts keep identity too
+  CHECK(td.get_tensordict("n").is_same(nested));
+  td.pad_({0, 4});
+  CHECK(alias.batch_size() == BatchSize{16});
+  td.gather_(0, at::tensor({15, 0}, at::kLong));
+  CHECK(same(td.get("b"), at::tensor({0, 0}, at::kLong)));  // a padded row, then row 0
+  TensorDict grid3 = sample().unsqueeze(0);
+  grid3.flatten_(0, 1);
+  CHECK(grid3.batch_size() == BatchSize{4, 3});
+  TensorDict locked = sample();
+  locked.lock_();
+  CHECK_THROWS_MATCHES(locked.reshape_({12}), LockedError,
+                       Message("reshape_: cannot change a locked TensorDict in place"));
+  CHECK(locked.batch_size() == BatchSize{4, 3});
+}
+
+TEST_CASE("contiguous(canonical) rewrites strides that only size-1 dims allow", "[shape][0.14]") {
+  // [2, 1] with stride 5 on the size-1 dim: contiguous to torch, not canonical.
+  const at::Tensor odd = at::arange(10, at::kFloat).as_strided({2, 1}, {1, 5});
+  REQUIRE(odd.is_contiguous());
+  TensorDict td({{"x", odd}}, {2});
+  CHECK(td.contiguous().get("x").is_same(odd));
+  const at::Tensor canonical = td.contiguous(true).get("x");
+  CHECK(canonical.strides() == at::IntArrayRef({1, 1}));
+  CHECK(same(canonical, odd));
+  td.contiguous_(true);
+  CHECK(td.get("x").strides() == at::IntArrayRef({1, 1}));
+}
+
+TEST_CASE("quantile per leaf and over every leaf", "[reduce][0.14]") {
+  TensorDict td({{"x", at::arange(12, at::kFloat).view({4, 3})},
+                 {"y", at::rand({4, 3, 2})},
+                 {"txt", "left out"}},
+                {4, 3});
+  TensorDict median = td.quantile(0.5, 0);
+  CHECK(median.batch_size() == BatchSize{3});
+  CHECK(same(median.get("x"), at::quantile(td.get("x"), 0.5, 0)));
+  CHECK(same(median.get("y"), at::quantile(td.get("y"), 0.5, 0)));
+  CHECK_FALSE(median.contains("txt"));
+  CHECK(same(td.quantile(0.25, {}, false, "lower").get("x"),
+             at::quantile(td.get("x").reshape({-1}), 0.25, c10::nullopt, false, "lower")));
+  CHECK(same(td.quantile(ReduceAll{}, 1.0),
+             at::cat({td.get("x").reshape({-1}), td.get("y").reshape({-1})}).max()));
+  CHECK_THROWS_AS(td.quantile(0.5, {0, 1}), ShapeError);
+  TensorDict ints({{"i", at::arange(4)}}, {4});
+  CHECK_THROWS_WITH(ints.quantile(0.5, 0), Catch::Contains("quantile: key 'i' (int64 [4])"));
+}

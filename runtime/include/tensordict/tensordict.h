@@ -280,6 +280,18 @@ class TensorDict {
   TensorDict atleast_1d() const;
   TensorDict atleast_2d() const;
   TensorDict atleast_3d() const;
+  /// Python's pad: pads the batch dims with `value`, `pad_size` as (dim0_left, dim0_right,
+  /// dim1_left, ...) from the first batch dim (negative sizes crop); NonTensorStack items added by
+  /// the padding are None.
+  TensorDict pad(at::IntArrayRef pad_size, double value = 0) const;
+
+  // In-place forms (Python's inplace=True): this TensorDict, and every nested one, keeps its
+  // identity and key set and takes the result's batch size, names and leaves.
+  TensorDict& reshape_(at::IntArrayRef shape);
+  TensorDict& flatten_(int64_t start_dim = 0, int64_t end_dim = -1);
+  TensorDict& gather_(int64_t dim, const at::Tensor& index);
+  TensorDict& pad_(at::IntArrayRef pad_size, double value = 0);
+  TensorDict& contiguous_(bool canonical = false);
 
   // ---- per-leaf ops (ops_apply.cpp) ------------------------------------------------------------
   TensorDict apply(const LeafFn& fn) const;
@@ -287,7 +299,9 @@ class TensorDict {
   TensorDict& apply_(const LeafFn& fn);
   TensorDict to(at::Device device, bool non_blocking = false) const;
   TensorDict to(at::ScalarType dtype) const;
-  TensorDict contiguous() const;
+  /// `canonical`: also copies leaves that are contiguous but whose strides differ from the
+  /// row-major ones of their shape (size-1 dims), as Python's contiguous(canonical=True).
+  TensorDict contiguous(bool canonical = false) const;
   TensorDict detach() const;
   TensorDict& share_memory_();
   TensorDict& zero_();
@@ -416,6 +430,12 @@ class TensorDict {
   /// 2-norm.
   TensorDict norm(const ReduceDims& dims = {}, bool keepdim = false) const;
   at::Tensor norm(ReduceAll, const ReduceDims& dims = {}, bool keepdim = false) const;
+  /// q-th quantile (0 <= q <= 1) with torch's `interpolation` ("linear", "lower", "higher",
+  /// "midpoint", "nearest"); at most one batch dim, as torch.quantile reduces one dim.
+  TensorDict quantile(double q, const ReduceDims& dims = {}, bool keepdim = false,
+                      const std::string& interpolation = "linear") const;
+  at::Tensor quantile(ReduceAll, double q, const ReduceDims& dims = {}, bool keepdim = false,
+                      const std::string& interpolation = "linear") const;
   /// all()/any() without dims give a bool (see comparison); with dims, TensorDicts of bools.
   TensorDict all(const ReduceDims& dims, bool keepdim = false) const;
   TensorDict any(const ReduceDims& dims, bool keepdim = false) const;
