@@ -169,7 +169,7 @@ data arg_member(const Field& field, const std::string& type, const FieldContext&
   std::string init;
   if (field.default_value) {
     init = " = " + literal(*field.default_value, field.type);
-  } else if (type.rfind("std::optional<", 0) == 0) {
+  } else if (type.rfind("std::optional<", 0) == 0 || type.rfind("tensordict::Autocast<", 0) == 0) {
     init = " = std::nullopt";
   } else if (element_type(field.type).kind == TypeKind::Any) {
     init = " = nullptr";
@@ -245,6 +245,15 @@ FieldView value_field(const Field& field, const FieldContext& ctx) {
   view.accessor.set("param_type", type);
   const bool scalar = kind == TypeKind::Int || kind == TypeKind::Float || kind == TypeKind::Bool;
   if (scalar && !optional) view.accessor.set("stored", "value");
+  // Autocast casts a tensor given for a plain field (Python's `int(t)`): both the constructor and
+  // the setter take one.
+  if (ctx.cls.options.autocast && (scalar || kind == TypeKind::Str)) {
+    const std::string cast = "tensordict::Autocast<" + element + ">";
+    view.accessor.set("param_type", cast);
+    view.accessor.set("stored", "std::move(value)");
+    view.arg = arg_member(field, cast, ctx);
+    return view;
+  }
   // A required field without a default is held as std::optional in Args, so that leaving it
   // unset is detected (KeyError) instead of silently storing 0 or "".
   const bool must_be_given = !optional && !field.default_value && kind != TypeKind::Any;

@@ -25,12 +25,12 @@ class AutoCast : public tensordict::TensorClass<AutoCast> {
   /// Constructor arguments: one member per field, in schema order.
   struct Args {
     at::Tensor t;
-    std::optional<int64_t> n = std::nullopt;
-    std::optional<double> f = std::nullopt;
-    std::optional<std::string> s = std::nullopt;
-    std::optional<bool> b = std::nullopt;
+    tensordict::Autocast<int64_t> n = std::nullopt;
+    tensordict::Autocast<double> f = std::nullopt;
+    tensordict::Autocast<std::string> s = std::nullopt;
+    tensordict::Autocast<bool> b = std::nullopt;
     tensordict::Json a = nullptr;
-    std::optional<int64_t> o = std::nullopt;
+    tensordict::Autocast<int64_t> o = std::nullopt;
   };
 
   explicit AutoCast(Args args, tensordict::BatchSize batch_size = {},
@@ -73,22 +73,24 @@ class AutoCast : public tensordict::TensorClass<AutoCast> {
   AutoCast& set_t(at::Tensor value) { return set_field(0, std::move(value)); }
 
   int64_t n() const { return value_field<int64_t>(1); }
-  AutoCast& set_n(int64_t value) { return set_field(1, value); }
+  AutoCast& set_n(tensordict::Autocast<int64_t> value) { return set_field(1, std::move(value)); }
 
   double f() const { return value_field<double>(2); }
-  AutoCast& set_f(double value) { return set_field(2, value); }
+  AutoCast& set_f(tensordict::Autocast<double> value) { return set_field(2, std::move(value)); }
 
   std::string s() const { return value_field<std::string>(3); }
-  AutoCast& set_s(std::string value) { return set_field(3, std::move(value)); }
+  AutoCast& set_s(tensordict::Autocast<std::string> value) {
+    return set_field(3, std::move(value));
+  }
 
   bool b() const { return value_field<bool>(4); }
-  AutoCast& set_b(bool value) { return set_field(4, value); }
+  AutoCast& set_b(tensordict::Autocast<bool> value) { return set_field(4, std::move(value)); }
 
   tensordict::Json a() const { return any_field(5); }
   AutoCast& set_a(tensordict::Json value) { return set_field(5, std::move(value)); }
 
   std::optional<int64_t> o() const { return optional_value_field<int64_t>(6); }
-  AutoCast& set_o(std::optional<int64_t> value) { return set_field(6, std::move(value)); }
+  AutoCast& set_o(tensordict::Autocast<int64_t> value) { return set_field(6, std::move(value)); }
 
  private:
   friend class tensordict::TensorClass<AutoCast>;

@@ -124,6 +124,22 @@ TEST_CASE("autocast converts to the declared type", "[tensorclass]") {
   CHECK_THROWS_AS(a.set("n", "five"), tensordict::TypeError);
 }
 
+TEST_CASE("autocast constructors and setters take tensors for plain fields", "[tensorclass]") {
+  // Python: AutoCast(n=torch.tensor(3.9), ...) stores int(3.9) == 3.
+  AutoCast a({at::ones({2}), at::scalar_tensor(3.9), at::scalar_tensor(2, at::kLong), "x",
+              at::scalar_tensor(1), nullptr, at::scalar_tensor(5, at::kLong)});
+  CHECK(a.n() == 3);
+  CHECK(a.f() == 2.0);
+  CHECK(a.b());
+  CHECK(stored(a.get("o")).is_tensor());  // optional: Any, kept as given
+  a.set_n(at::scalar_tensor(7, at::kLong));
+  CHECK(a.n() == 7);
+  a.set_n(8);
+  CHECK(a.n() == 8);
+  CHECK_THROWS_AS(a.set_n(at::ones({2})), tensordict::TypeError);  // int() of 2 elements
+  static_assert(std::is_same_v<decltype(AutoCast::Args{}.n), tensordict::Autocast<int64_t>>);
+}
+
 TEST_CASE("autocast builds a nested class from a dict", "[tensorclass]") {
   AutoNested a({Inner({at::zeros({2})})});
   a.set("inner", Json{{"x", Json::array({1.0, 2.0})}});

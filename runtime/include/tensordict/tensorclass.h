@@ -106,6 +106,21 @@ class FieldValue {
   std::variant<std::monostate, at::Tensor, TensorDict, Json> v_;
 };
 
+/// What an autocast class's constructor and setters take for an int, float, bool or str field: a
+/// `T`, None, or a tensor, which the class casts to `T` as Python's autocast does (`int(t)`).
+template <class T>
+class Autocast : public FieldValue {
+ public:
+  Autocast() = default;
+  Autocast(std::nullopt_t) {}                                         // NOLINT: None
+  Autocast(T value) : FieldValue(std::move(value)) {}                 // NOLINT
+  Autocast(std::optional<T> value) : FieldValue(std::move(value)) {}  // NOLINT
+  Autocast(at::Tensor t) : FieldValue(std::move(t)) {}                // NOLINT
+  /// A string literal for a str field (one user-defined conversion, not two).
+  template <class U = T, class = std::enable_if_t<std::is_same_v<U, std::string>>>
+  Autocast(const char* s) : FieldValue(s) {}  // NOLINT
+};
+
 /// Field values by name: Python's `non_tensordict` argument of from_tensordict.
 using FieldValues = std::vector<std::pair<std::string, FieldValue>>;
 
