@@ -11,10 +11,11 @@
 namespace tensordict::tc {
 namespace {
 
+// Presence only: reading a field of a ragged lazy stack would stack it (and fail).
 memmap::ClassInfo class_info(const TensorDict& td, const ClassSpec& spec) {
   memmap::ClassInfo info{spec.python_type, Json::object()};
-  for (size_t i = 0; i < spec.fields.size(); ++i) {
-    if (!find(td, spec, i)) info.fields[spec.fields[i].name] = nullptr;
+  for (const FieldSpec& field : spec.fields) {
+    if (!td.contains(field.name)) info.fields[field.name] = nullptr;
   }
   return info;
 }
@@ -24,8 +25,9 @@ void nested_classes(const TensorDict& td, const ClassSpec& spec,
                     std::vector<std::pair<TensorDict, memmap::ClassInfo>>& out) {
   for (size_t i = 0; i < spec.fields.size(); ++i) {
     const FieldSpec& field = spec.fields[i];
+    if (field.kind != FieldKind::Class) continue;
     const Value* v = find(td, spec, i);
-    if (!v || field.kind != FieldKind::Class || !v->is_tensordict()) continue;
+    if (!v || !v->is_tensordict()) continue;
     out.emplace_back(v->tensordict(), class_info(v->tensordict(), field.nested()));
     nested_classes(v->tensordict(), field.nested(), out);
   }

@@ -62,6 +62,23 @@ TEST_CASE("memmap writes Python's tensorclass layout and loads back", "[tensorcl
   fs::remove_all(dir);
 }
 
+TEST_CASE("a tensorclass over a ragged lazy stack saves and loads", "[tensorclass][io][lazy]") {
+  const fs::path dir = scratch("ragged");
+  // Rows of 3 and 2 elements: batch [2, -1]; obs cannot be stacked, only saved per element.
+  Plain ragged =
+      Plain::lazy_stack({Plain({at::rand({3, 3})}, {3}), Plain({at::rand({2, 3})}, {2})});
+  REQUIRE(ragged.batch_size() == tensordict::BatchSize{2, -1});
+  ragged.memmap(dir.string());
+  CHECK(meta(dir)["_type"] == "<class '__main__.Plain'>");
+  CHECK(meta(dir / "_tensordict")["_type"] == "<class 'tensordict._lazy.LazyStackedTensorDict'>");
+  CHECK(meta(dir / "_tensordict" / "1")["obs"]["shape"] == Json::array({2, 3}));
+  Plain loaded = Plain::load_memmap(dir.string());
+  CHECK(loaded.batch_size() == tensordict::BatchSize{2, -1});
+  CHECK(loaded._tensordict().tensordicts()[1].get("obs").equal(
+      ragged._tensordict().tensordicts()[1].get("obs")));
+  fs::remove_all(dir);
+}
+
 TEST_CASE("memmap_ maps the instance in place", "[tensorclass][io]") {
   const fs::path dir = scratch("inplace");
   Outer o({Inner({at::ones({2})}, {2}), std::nullopt, at::zeros({2})}, {2});
