@@ -63,6 +63,10 @@ TEST_CASE("to_module swaps tensors in and returns the old ones", "[module]") {
   CHECK(model[0]->as<torch::nn::Linear>()->weight.data_ptr() ==
         zeros.get({"0", "weight"}).data_ptr());
   CHECK(model[0]->as<torch::nn::Linear>()->weight.requires_grad());
+  // 0.14's default preserve_module_state=True: registrations are kept as they were.
+  CHECK(model->parameters().size() ==
+        static_cast<size_t>(params.keys(true, true).size()) - model->buffers().size());
+  CHECK(model->named_buffers().contains("2.running_mean"));
   zeros.get({"3", "bias"}).fill_(1.5);
   CHECK(same(run(model, x), at::full({5, 2}, 1.5)));
   old.to_module(*model);
