@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "check.h"
 #include "names.h"
 #include "type_parser.h"
 
@@ -14,12 +15,6 @@ constexpr char kSeparator = '\x1f';
 
 const std::vector<std::string> kClassKeys = {"options", "python", "batch_dims", "cpp_includes"};
 const std::vector<std::string> kFieldKeys = {"dtype", "shape", "default", "doc"};
-
-std::string join(const std::vector<std::string>& words) {
-  std::string out;
-  for (const auto& w : words) out += (out.empty() ? "" : ", ") + w;
-  return out;
-}
 
 std::string trim(const std::string& text) {
   const auto begin = text.find_first_not_of(" \t");
@@ -47,8 +42,8 @@ std::vector<std::pair<std::string, std::string>> checked_entries(
   std::vector<std::string> seen;
   for (const auto& [key, value] : annotation.entries) {
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-      diagnostics.error(
-          loc, "unknown key '" + key + "' in " + what + " (allowed: " + join(allowed) + ")");
+      diagnostics.error(loc, "unknown key '" + key + "' in " + what +
+                                 " (allowed: " + comma_separated(allowed) + ")");
     } else if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
       diagnostics.error(loc, "duplicate key '" + key + "' in " + what);
     } else {
@@ -60,22 +55,7 @@ std::vector<std::pair<std::string, std::string>> checked_entries(
 }
 
 void read_options(const std::string& text, Options& options, Diagnostics& diagnostics) {
-  const auto& names = tensordict::kClassOptionNames;
-  for (const auto& name : comma_list(text)) {
-    const auto known = std::find(names.begin(), names.end(), name);
-    if (known == names.end()) {
-      diagnostics.error(options.loc,
-                        "unknown option '" + name + "' (allowed: " +
-                            join(std::vector<std::string>(names.begin(), names.end())) + ")");
-      continue;
-    }
-    const auto option = static_cast<tensordict::ClassOption>(known - names.begin());
-    if (options.has(option)) {
-      diagnostics.error(options.loc, "option '" + name + "' given twice");
-    } else {
-      static_cast<tensordict::ClassOptions&>(options) = options.with(option);
-    }
-  }
+  for (const auto& name : comma_list(text)) add_option(name, options.loc, options, diagnostics);
 }
 
 // The tensor a field's dtype and shape constrain: the field's type or its optional's element.

@@ -78,6 +78,7 @@ class Checker {
     }
     for (const auto& schema : schemas) {
       check_file_name(schema);
+      check_namespace(schema);
       for (const auto& cls : schema.classes) check_class(cls);
     }
     check_cycles();
@@ -95,6 +96,30 @@ class Checker {
     }
     // Fields may also name it with its namespace: `other_ns::Config`.
     if (!cls.cpp_namespace.empty()) index_.emplace(cls.cpp_namespace + "::" + cls.name, &cls);
+  }
+
+  // For every front end: a namespace the generated header can open, none of whose parts hides a
+  // namespace the generated code names (`mylib::at` would make `at::Tensor` mean mylib::at's).
+  void check_namespace(const Schema& schema) {
+    const std::string& name = schema.cpp_namespace;
+    if (name.empty()) return;
+    for (size_t start = 0;;) {
+      const size_t end = name.find("::", start);
+      const std::string part =
+          name.substr(start, end == std::string::npos ? std::string::npos : end - start);
+      if (!is_identifier(part) || is_cpp_keyword(part)) {
+        diagnostics_.error(schema.namespace_loc,
+                           "namespace '" + name + "' is not a C++ namespace name (like a::b)");
+        return;
+      }
+      if (is_library_namespace(part)) {
+        diagnostics_.error(schema.namespace_loc, "namespace '" + name + "' uses '" + part +
+                                                     "', a namespace the generated code refers to");
+        return;
+      }
+      if (end == std::string::npos) return;
+      start = end + 2;
+    }
   }
 
   void check_name(const std::string& name, const SourceLoc& loc, const std::string& what) {
@@ -381,6 +406,24 @@ class Checker {
 };
 
 }  // namespace
+
+void add_option(const std::string& name, const SourceLoc& loc, Options& options,
+                Diagnostics& diagnostics) {
+  const auto& names = tensordict::kClassOptionNames;
+  const auto known = std::find(names.begin(), names.end(), name);
+  if (known == names.end()) {
+    diagnostics.error(
+        loc, "unknown option '" + name + "' (allowed: " +
+                 comma_separated(std::vector<std::string>(names.begin(), names.end())) + ")");
+    return;
+  }
+  const auto option = static_cast<tensordict::ClassOption>(known - names.begin());
+  if (options.has(option)) {
+    diagnostics.error(loc, "option '" + name + "' given twice");
+  } else {
+    static_cast<tensordict::ClassOptions&>(options) = options.with(option);
+  }
+}
 
 ClassIndex check_schemas(const std::vector<Schema>& schemas, Diagnostics& diagnostics) {
   return Checker(diagnostics).run(schemas);

@@ -13,6 +13,11 @@ namespace tcgen {
 /// Classes by name, across every loaded schema file.
 using ClassIndex = std::map<std::string, const Class*>;
 
+/// Adds the option `name`, written at `loc`, to `options`: the one reading of class options for
+/// every front end. An unknown or repeated option is an error.
+void add_option(const std::string& name, const SourceLoc& loc, Options& options,
+                Diagnostics& diagnostics);
+
 /// Indexes the classes (duplicates are reported) and checks names, options, types, defaults and
 /// nesting. Returns the index.
 ClassIndex check_schemas(const std::vector<Schema>& schemas, Diagnostics& diagnostics);

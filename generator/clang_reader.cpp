@@ -190,6 +190,7 @@ class HeaderReader {
       schema.path = file;
       schema.display_path = cls.schema_path;
       schema.cpp_namespace = cls.cpp_namespace;
+      schema.namespace_loc = cls.loc;
       schema.loc = SourceLoc{cls.schema_path, 1, 1};
     } else if (schema.cpp_namespace != cls.cpp_namespace) {
       diagnostics_.error(cls.loc, "tensorclass '" + cls.name + "' is in namespace '" +

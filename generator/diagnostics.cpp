@@ -30,6 +30,12 @@ void Diagnostics::print(std::ostream& os) const {
   for (const auto& d : items_) os << format_diagnostic(d) << "\n";
 }
 
+std::string comma_separated(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : ", ") + w;
+  return out;
+}
+
 std::string format_diagnostic(const Diagnostic& d) {
   std::string where = d.loc.file;
   if (d.loc.line > 0) {

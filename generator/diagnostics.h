@@ -46,4 +46,7 @@ class Diagnostics {
 
 std::string format_diagnostic(const Diagnostic& diagnostic);
 
+/// `words` as messages list them ("a, b, c"), e.g. after "allowed: ".
+std::string comma_separated(const std::vector<std::string>& words);
+
 }  // namespace tcgen

@@ -76,6 +76,7 @@ struct Schema {
   std::string path;          ///< as opened
   std::string display_path;  ///< as stamped into output (relative, no absolute paths)
   std::string cpp_namespace;
+  SourceLoc namespace_loc;  ///< where the namespace is written (checked by check.cpp)
   std::vector<Include> includes;
   std::vector<Class> classes;
   SourceLoc loc;

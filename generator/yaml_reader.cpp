@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "check.h"
 #include "input_checks.h"
 #include "names.h"
 #include "type_parser.h"
@@ -22,12 +23,6 @@ const std::vector<std::string> kSchemaKeys = {"namespace", "include", "classes"}
 const std::vector<std::string> kClassKeys = {"name",       "doc",     "python",       "options",
                                              "batch_dims", "methods", "cpp_includes", "fields"};
 const std::vector<std::string> kFieldKeys = {"name", "type", "default", "doc"};
-
-std::string join(const std::vector<std::string>& words) {
-  std::string out;
-  for (const auto& w : words) out += (out.empty() ? "" : ", ") + w;
-  return out;
-}
 
 bool contains(const std::vector<std::string>& words, const std::string& word) {
   return std::find(words.begin(), words.end(), word) != words.end();
@@ -50,7 +45,8 @@ class Reader {
     if (!expect_map(root, "the schema")) return schema;
     for (const auto& [key, value] : entries(root, kSchemaKeys, "the schema")) {
       if (key == "namespace") {
-        schema.cpp_namespace = namespace_name(value);
+        schema.cpp_namespace = scalar(value, "'namespace'");
+        schema.namespace_loc = text_loc(value);
       } else if (key == "include") {
         read_includes(value, schema);
       } else if (key == "classes") {
@@ -118,10 +114,10 @@ class Reader {
       if (!item.first.IsScalar() || key.empty()) {
         diagnostics_.error(at, std::string(item.first.IsScalar() ? "empty key" : "a key") + " in " +
                                    what + (item.first.IsScalar() ? "" : " is not a string") +
-                                   " (allowed: " + join(allowed) + ")");
+                                   " (allowed: " + comma_separated(allowed) + ")");
       } else if (!contains(allowed, key)) {
-        diagnostics_.error(
-            at, "unknown key '" + key + "' in " + what + " (allowed: " + join(allowed) + ")");
+        diagnostics_.error(at, "unknown key '" + key + "' in " + what +
+                                   " (allowed: " + comma_separated(allowed) + ")");
       } else if (seen.count(key)) {
         diagnostics_.error(at, "duplicate key '" + key + "' in " + what);
         diagnostics_.note(seen[key], "previously given here");
@@ -153,28 +149,6 @@ class Reader {
       const auto path = (std::filesystem::path(dir_) / item.Scalar()).lexically_normal();
       schema.includes.push_back(Include{path.string(), item.Scalar(), text_loc(item)});
     }
-  }
-
-  std::string namespace_name(const YAML::Node& node) {
-    std::string name = scalar(node, "'namespace'");
-    std::string rest = name;
-    for (size_t start = 0;;) {
-      size_t end = rest.find("::", start);
-      std::string part = rest.substr(start, end == std::string::npos ? end : end - start);
-      if (!is_identifier(part) || is_cpp_keyword(part)) {
-        diagnostics_.error(text_loc(node),
-                           "namespace '" + name + "' is not a C++ namespace name (like a::b)");
-        return "";
-      }
-      if (is_library_namespace(part)) {
-        diagnostics_.error(text_loc(node), "namespace '" + name + "' uses '" + part +
-                                               "', a namespace the generated code refers to");
-        return "";
-      }
-      if (end == std::string::npos) break;
-      start = end + 2;
-    }
-    return name;
   }
 
   // A dotted Python path (pkg.mod.Name); `<locals>` parts are allowed, as Python writes them.
@@ -231,22 +205,8 @@ class Reader {
     options.loc = loc(node);
     if (!expect_list(node, "'options'")) return;
     for (const auto& item : node) {
-      if (!expect_scalar(item, "an option")) continue;
-      const std::string name = item.Scalar();
-      const auto& names = tensordict::kClassOptionNames;
-      const auto known = std::find(names.begin(), names.end(), name);
-      if (known == names.end()) {
-        diagnostics_.error(text_loc(item),
-                           "unknown option '" + name + "' (allowed: " +
-                               join(std::vector<std::string>(names.begin(), names.end())) + ")");
-        continue;
-      }
-      const auto option = static_cast<tensordict::ClassOption>(known - names.begin());
-      if (options.has(option)) {
-        diagnostics_.error(text_loc(item), "option '" + name + "' given twice");
-      } else {
-        static_cast<tensordict::ClassOptions&>(options) = options.with(option);
-      }
+      if (expect_scalar(item, "an option"))
+        add_option(item.Scalar(), text_loc(item), options, diagnostics_);
     }
   }
 

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 
 #include "clang_support.h"
+#include "skip.h"
 
 using namespace tcgen_test;
 
@@ -74,6 +75,9 @@ const BadHeader kBadHeaders[] = {
    "bad.h:3:21: error: tensorclass 'A' must be declared at namespace scope\n"},
   {"no annotated struct", "struct A {\n  at::Tensor x;\n};\n",
    "bad.h:1:1: error: no struct of this header is annotated with TC_CLASS\n"},
+  {"namespace hiding one the generated code names",
+   "namespace mylib::at {\nstruct TC_CLASS() A {\n  ::at::Tensor x;\n};\n}  // namespace mylib::at\n",
+   "bad.h:3:19: error: namespace 'mylib::at' uses 'at', a namespace the generated code refers to\n"},
   {"two namespaces", "namespace a {\nstruct TC_CLASS() A {\n  at::Tensor x;\n};\n}  // namespace a\n"
    "namespace b {\nstruct TC_CLASS() B {\n  at::Tensor y;\n};\n}  // namespace b\n",
    "bad.h:8:19: error: tensorclass 'B' is in namespace 'b', but 'A' of the same header is in 'a' (one namespace per header)\n"},
@@ -100,7 +104,7 @@ std::string runtime_include() {
 }  // namespace
 
 TEST_CASE("clang: each error with its exact message and location", "[generator][clang]") {
-  if (!tcgen::have_libclang()) return;
+  if (!tcgen::have_libclang()) TC_SKIP("tcgen was built without libclang");
   for (const auto& bad : kBadHeaders) {
     INFO(bad.what << "\n" << bad.snippet);
     tcgen::Compilation c = compile_snippet(bad.snippet);
@@ -118,14 +122,14 @@ TEST_CASE("clang: tcgen HEADER exits 1 and writes nothing on errors", "[generato
   CHECK(run((dir / "good.h").string() + " " + (dir / "bad.h").string() + " -o " + out + " " +
             runtime_include()) == 1);
   CHECK_FALSE(fs::exists(dir / "out"));
-  if (!tcgen::have_libclang()) return;
+  if (!tcgen::have_libclang()) TC_SKIP("tcgen was built without libclang");
   CHECK(run((dir / "good.h").string() + " -o " + out + " " + runtime_include()) == 0);
   CHECK(fs::exists(dir / "out" / "good.h"));
 }
 
 TEST_CASE("import: tcgen import writes YAML that generates the identical header",
           "[generator][clang][import]") {
-  if (!tcgen::have_libclang()) return;
+  if (!tcgen::have_libclang()) TC_SKIP("tcgen was built without libclang");
   const fs::path dir = scratch("import");
   for (const char* name : {"types.h", "outer.h", "inner.h"})
     fs::copy_file(kFixtures / name, dir / name);
@@ -163,7 +167,7 @@ TEST_CASE("import: nothing is written when a header has errors", "[generator][cl
 }
 
 TEST_CASE("import: two headers of one file name are refused", "[generator][clang][import]") {
-  if (!tcgen::have_libclang()) return;
+  if (!tcgen::have_libclang()) TC_SKIP("tcgen was built without libclang");
   const fs::path dir = scratch("import_clash");
   fs::create_directories(dir / "a");
   fs::create_directories(dir / "b");
@@ -179,7 +183,7 @@ TEST_CASE("import: two headers of one file name are refused", "[generator][clang
 }
 
 TEST_CASE("clang: a header that includes libtorch", "[generator][clang]") {
-  if (!tcgen::have_libclang()) return;
+  if (!tcgen::have_libclang()) TC_SKIP("tcgen was built without libclang");
   const fs::path dir = scratch("torch");
   write_text(
       dir / "real.h",
@@ -209,7 +213,7 @@ TEST_CASE("clang: a header that includes libtorch", "[generator][clang]") {
 }
 
 TEST_CASE("clang: flags from compile_commands.json", "[generator][clang][cli]") {
-  if (!tcgen::have_libclang()) return;
+  if (!tcgen::have_libclang()) TC_SKIP("tcgen was built without libclang");
   const fs::path dir = scratch("compile_db");
   write_text(dir / "db.h",
              "#ifndef FROM_DB\n#error FROM_DB is not defined\n#endif\n#include \"prelude.h\"\n"

@@ -6,6 +6,7 @@
 
 #include "clang_support.h"
 #include "names.h"
+#include "skip.h"
 
 using namespace tcgen_test;
 
@@ -70,7 +71,7 @@ TEST_CASE("clang: each C++ type maps to its schema type", "[generator][clang]") 
 
 TEST_CASE("clang: a header and its YAML twin give the same model dump and header",
           "[generator][clang]") {
-  if (!tcgen::have_libclang()) return;
+  if (!tcgen::have_libclang()) TC_SKIP("tcgen was built without libclang");
   for (const std::string name : {"types", "outer"}) {
     INFO(name);
     const auto from_header = model_and_header(name + ".h");
@@ -81,7 +82,7 @@ TEST_CASE("clang: a header and its YAML twin give the same model dump and header
 }
 
 TEST_CASE("clang: nesting across two headers", "[generator][clang]") {
-  if (!tcgen::have_libclang()) return;
+  if (!tcgen::have_libclang()) TC_SKIP("tcgen was built without libclang");
   tcgen::Compilation c = compile_fixture("outer.h");
   INFO(errors_of(c));
   REQUIRE_FALSE(c.diagnostics.has_errors());
@@ -101,7 +102,7 @@ TEST_CASE("clang: nesting across two headers", "[generator][clang]") {
 }
 
 TEST_CASE("clang: each class option", "[generator][clang]") {
-  if (!tcgen::have_libclang()) return;
+  if (!tcgen::have_libclang()) TC_SKIP("tcgen was built without libclang");
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"frozen", "frozen"},           {"autocast", "autocast"}, {"nocast", "nocast"},
       {"tensor_only", "tensor_only"}, {"shadow", "shadow"},     {"nocast,frozen", "frozen nocast"}};
