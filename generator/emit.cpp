@@ -14,7 +14,9 @@ namespace {
 using kainjow::mustache::data;
 using kainjow::mustache::mustache;
 
-// Renders templates with HTML escaping off; reports invalid templates and leftover `{{`.
+// Renders templates with HTML escaping off; reports invalid templates. Values are never rendered
+// as templates, so user text holding `{{` is output as written (load_templates checks the names a
+// template uses).
 class Renderer {
  public:
   Renderer(const Templates& templates, Diagnostics& diagnostics, std::string schema_path)
@@ -29,9 +31,6 @@ class Renderer {
     }
     std::string text = tmpl.render(context);
     if (!tmpl.is_valid()) report("template '" + name + "': " + tmpl.error_message());
-    if (text.find("{{") != std::string::npos) {
-      report("template '" + name + "' left '{{' in the output");
-    }
     return text;
   }
 

@@ -18,6 +18,7 @@ TEST_CASE("escaped defaults keep their values", "[generator][accepted]") {
   CHECK(args.texts == std::vector<std::string>{std::string("a\0b", 3), "c)\""});
   CHECK(args.raw ==
         tensordict::Json::parse(R"x({"close": "a)", "delimiter": "b)tc0", "list": [")"]})x"));
+  CHECK(args.mustache == "Hello {{name}} {{#x}}{{/x}}");  // user text is never a template
 }
 
 TEST_CASE("names close to the generated code's names work", "[generator][accepted]") {

@@ -162,3 +162,19 @@ TEST_CASE("plain values stored as tensors in a class with batch dims are warned 
         "dims (N): only a batch-less instance can hold it; option 'autocast' keeps it a plain "
         "value\n");
 }
+
+TEST_CASE("a template override may use only the names tcgen provides for it",
+          "[generator][diagnostics]") {
+  const fs::path dir = fs::temp_directory_path() / "tc_template_names";
+  fs::create_directories(dir);
+  write_text((dir / "file.mustache").string(), "// {{schema_path}} {{#nonsense}}{{/nonsense}}\n");
+  tcgen::Diagnostics diagnostics;
+  tcgen::load_templates(dir.string(), diagnostics);
+  fs::remove_all(dir);
+  REQUIRE(diagnostics.all().size() == 1);
+  CHECK_THAT(diagnostics.all()[0].message,
+             Catch::StartsWith("template uses 'nonsense', which tcgen does not provide for "
+                               "'file' (it provides: "));
+  CHECK(tcgen::template_names("{{a}} {{& b }} {{{c}}} {{#d}}{{/d}} {{^e}}{{/e}} {{! note }}") ==
+        std::set<std::string>{"a", "b", "c", "d", "e"});
+}
