@@ -23,35 +23,35 @@ namespace torchrl::llm {
 /// URL or base64 data, or a function call. A message's parts have batch size [k]; in a History
 /// they are its `content` (batch [n, k], or [n, -1] when the messages' part counts differ).
 /// Values are kept as given (nocast): one per part, or one for all parts.
-class ContentBase : public tensordict::TensorClass<ContentBase> {
+class ContentBase : public ::tensordict::TensorClass<ContentBase> {
  public:
   /// Constructor arguments: one member per field, in schema order.
   struct Args {
     /// "text", "image", "audio", "video", "file" or "function_call".
-    tensordict::Json field_type = nullptr;
+    ::tensordict::Json field_type = nullptr;
     /// The text of a "text" part.
-    tensordict::Json text = nullptr;
+    ::tensordict::Json text = nullptr;
     /// An HTTP URL to the media.
-    tensordict::Json url = nullptr;
+    ::tensordict::Json url = nullptr;
     /// The media, base64-encoded.
-    tensordict::Json data = nullptr;
+    ::tensordict::Json data = nullptr;
     /// "image/jpeg", "audio/mp3", "application/pdf", ...
-    tensordict::Json mime_type = nullptr;
+    ::tensordict::Json mime_type = nullptr;
     /// The original file name, or a description.
-    tensordict::Json name = nullptr;
+    ::tensordict::Json name = nullptr;
     /// The file size in bytes.
-    tensordict::Json field_size = nullptr;
+    ::tensordict::Json field_size = nullptr;
     /// The function a "function_call" part calls.
-    tensordict::Json function_name = nullptr;
+    ::tensordict::Json function_name = nullptr;
     /// Its arguments (a JSON object).
-    tensordict::Json function_args = nullptr;
+    ::tensordict::Json function_args = nullptr;
   };
 
-  explicit ContentBase(Args args, tensordict::BatchSize batch_size = {},
-                       std::optional<at::Device> device = std::nullopt,
-                       std::optional<tensordict::DimNames> names = std::nullopt)
-      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
-                          std::move(names))) {}
+  explicit ContentBase(Args args, ::tensordict::BatchSize batch_size = {},
+                       ::std::optional<::at::Device> device = ::std::nullopt,
+                       ::std::optional<::tensordict::DimNames> names = ::std::nullopt)
+      : TensorClass(build(field_values(::std::move(args)), ::std::move(batch_size), device,
+                          ::std::move(names))) {}
   ContentBase(const ContentBase&) = default;
   ContentBase(ContentBase&&) = default;
   // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
@@ -62,14 +62,14 @@ class ContentBase : public tensordict::TensorClass<ContentBase> {
   ~ContentBase() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
-  static const tensordict::ClassSpec& class_spec() {
-    using Field = tensordict::FieldSpec;
-    using Kind = tensordict::FieldKind;
-    using Option = tensordict::ClassOption;
-    static const tensordict::ClassSpec spec{
+  static const ::tensordict::ClassSpec& class_spec() {
+    using Field = ::tensordict::FieldSpec;
+    using Kind = ::tensordict::FieldKind;
+    using Option = ::tensordict::ClassOption;
+    static const ::tensordict::ClassSpec spec{
         "ContentBase",
         "<class 'torchrl.data.llm.history.ContentBase'>",
-        tensordict::ClassOptions().with(Option::nocast).with(Option::shadow),
+        ::tensordict::ClassOptions().with(Option::nocast).with(Option::shadow),
         {
             Field("type", Kind::Any),
             Field("text", Kind::Any),
@@ -86,58 +86,62 @@ class ContentBase : public tensordict::TensorClass<ContentBase> {
   }
 
   /// "text", "image", "audio", "video", "file" or "function_call".
-  tensordict::Json field_type() const { return any_field(0); }
-  ContentBase& set_field_type(tensordict::Json value) { return set_field(0, std::move(value)); }
+  ::tensordict::Json field_type() const { return any_field(0); }
+  ContentBase& set_field_type(::tensordict::Json value) { return set_field(0, ::std::move(value)); }
 
   /// The text of a "text" part.
-  tensordict::Json text() const { return any_field(1); }
-  ContentBase& set_text(tensordict::Json value) { return set_field(1, std::move(value)); }
+  ::tensordict::Json text() const { return any_field(1); }
+  ContentBase& set_text(::tensordict::Json value) { return set_field(1, ::std::move(value)); }
 
   /// An HTTP URL to the media.
-  tensordict::Json url() const { return any_field(2); }
-  ContentBase& set_url(tensordict::Json value) { return set_field(2, std::move(value)); }
+  ::tensordict::Json url() const { return any_field(2); }
+  ContentBase& set_url(::tensordict::Json value) { return set_field(2, ::std::move(value)); }
 
   /// The media, base64-encoded.
-  tensordict::Json data() const { return any_field(3); }
-  ContentBase& set_data(tensordict::Json value) { return set_field(3, std::move(value)); }
+  ::tensordict::Json data() const { return any_field(3); }
+  ContentBase& set_data(::tensordict::Json value) { return set_field(3, ::std::move(value)); }
 
   /// "image/jpeg", "audio/mp3", "application/pdf", ...
-  tensordict::Json mime_type() const { return any_field(4); }
-  ContentBase& set_mime_type(tensordict::Json value) { return set_field(4, std::move(value)); }
+  ::tensordict::Json mime_type() const { return any_field(4); }
+  ContentBase& set_mime_type(::tensordict::Json value) { return set_field(4, ::std::move(value)); }
 
   /// The original file name, or a description.
-  tensordict::Json name() const { return any_field(5); }
-  ContentBase& set_name(tensordict::Json value) { return set_field(5, std::move(value)); }
+  ::tensordict::Json name() const { return any_field(5); }
+  ContentBase& set_name(::tensordict::Json value) { return set_field(5, ::std::move(value)); }
 
   /// The file size in bytes.
-  tensordict::Json field_size() const { return any_field(6); }
-  ContentBase& set_field_size(tensordict::Json value) { return set_field(6, std::move(value)); }
+  ::tensordict::Json field_size() const { return any_field(6); }
+  ContentBase& set_field_size(::tensordict::Json value) { return set_field(6, ::std::move(value)); }
 
   /// The function a "function_call" part calls.
-  tensordict::Json function_name() const { return any_field(7); }
-  ContentBase& set_function_name(tensordict::Json value) { return set_field(7, std::move(value)); }
+  ::tensordict::Json function_name() const { return any_field(7); }
+  ContentBase& set_function_name(::tensordict::Json value) {
+    return set_field(7, ::std::move(value));
+  }
 
   /// Its arguments (a JSON object).
-  tensordict::Json function_args() const { return any_field(8); }
-  ContentBase& set_function_args(tensordict::Json value) { return set_field(8, std::move(value)); }
+  ::tensordict::Json function_args() const { return any_field(8); }
+  ContentBase& set_function_args(::tensordict::Json value) {
+    return set_field(8, ::std::move(value));
+  }
 
  private:
-  friend class tensordict::TensorClass<ContentBase>;
-  ContentBase(tensordict::detail::WrapTag, tensordict::TensorDict td)
-      : TensorClass(std::move(td)) {}
+  friend class ::tensordict::TensorClass<ContentBase>;
+  ContentBase(::tensordict::detail::WrapTag, ::tensordict::TensorDict td)
+      : TensorClass(::std::move(td)) {}
 
-  static std::vector<tensordict::FieldValue> field_values(Args&& args) {
-    std::vector<tensordict::FieldValue> values;
+  static ::std::vector<::tensordict::FieldValue> field_values(Args&& args) {
+    ::std::vector<::tensordict::FieldValue> values;
     values.reserve(9);
-    values.push_back(as_field(std::move(args.field_type)));
-    values.push_back(as_field(std::move(args.text)));
-    values.push_back(as_field(std::move(args.url)));
-    values.push_back(as_field(std::move(args.data)));
-    values.push_back(as_field(std::move(args.mime_type)));
-    values.push_back(as_field(std::move(args.name)));
-    values.push_back(as_field(std::move(args.field_size)));
-    values.push_back(as_field(std::move(args.function_name)));
-    values.push_back(as_field(std::move(args.function_args)));
+    values.push_back(as_field(::std::move(args.field_type)));
+    values.push_back(as_field(::std::move(args.text)));
+    values.push_back(as_field(::std::move(args.url)));
+    values.push_back(as_field(::std::move(args.data)));
+    values.push_back(as_field(::std::move(args.mime_type)));
+    values.push_back(as_field(::std::move(args.name)));
+    values.push_back(as_field(::std::move(args.field_size)));
+    values.push_back(as_field(::std::move(args.function_name)));
+    values.push_back(as_field(::std::move(args.function_args)));
     return values;
   }
 };
@@ -145,28 +149,28 @@ class ContentBase : public tensordict::TensorClass<ContentBase> {
 /// A chat conversation: one message per batch element. A single message has batch size [],
 /// a conversation [n], a batch of conversations [B, n]. Strings are kept as given (nocast):
 /// one string for the whole batch, or nested lists with one string per element.
-class History : public tensordict::TensorClass<History> {
+class History : public ::tensordict::TensorClass<History> {
  public:
   /// Constructor arguments: one member per field, in schema order.
   struct Args {
     /// "system", "user", "assistant", "tool", or "<none>" for padding; a string or nested lists.
-    tensordict::Json role = nullptr;
+    ::tensordict::Json role = nullptr;
     /// The message text: a string or nested lists of strings; or the message's ContentBase
     /// parts, a nested ContentBase with one more batch dim.
-    tensordict::Json content = nullptr;
+    ::tensordict::Json content = nullptr;
     /// False while the message is still being generated.
     bool is_complete = true;
     /// Tool calls requested by the message (JSON objects).
-    std::optional<std::vector<tensordict::Json>> tool_calls = std::nullopt;
+    ::std::optional<::std::vector<::tensordict::Json>> tool_calls = ::std::nullopt;
     /// Responses of the tools.
-    std::optional<std::vector<std::string>> tool_responses = std::nullopt;
+    ::std::optional<::std::vector<::std::string>> tool_responses = ::std::nullopt;
   };
 
-  explicit History(Args args, tensordict::BatchSize batch_size = {},
-                   std::optional<at::Device> device = std::nullopt,
-                   std::optional<tensordict::DimNames> names = std::nullopt)
-      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
-                          std::move(names))) {}
+  explicit History(Args args, ::tensordict::BatchSize batch_size = {},
+                   ::std::optional<::at::Device> device = ::std::nullopt,
+                   ::std::optional<::tensordict::DimNames> names = ::std::nullopt)
+      : TensorClass(build(field_values(::std::move(args)), ::std::move(batch_size), device,
+                          ::std::move(names))) {}
   History(const History&) = default;
   History(History&&) = default;
   // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
@@ -177,14 +181,14 @@ class History : public tensordict::TensorClass<History> {
   ~History() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
-  static const tensordict::ClassSpec& class_spec() {
-    using Field = tensordict::FieldSpec;
-    using Kind = tensordict::FieldKind;
-    using Option = tensordict::ClassOption;
-    static const tensordict::ClassSpec spec{
+  static const ::tensordict::ClassSpec& class_spec() {
+    using Field = ::tensordict::FieldSpec;
+    using Kind = ::tensordict::FieldKind;
+    using Option = ::tensordict::ClassOption;
+    static const ::tensordict::ClassSpec spec{
         "History",
         "<class 'torchrl.data.llm.history.History'>",
-        tensordict::ClassOptions().with(Option::nocast),
+        ::tensordict::ClassOptions().with(Option::nocast),
         {
             Field("role", Kind::Any),
             Field("content", Kind::Any),
@@ -197,32 +201,32 @@ class History : public tensordict::TensorClass<History> {
   }
 
   /// "system", "user", "assistant", "tool", or "<none>" for padding; a string or nested lists.
-  tensordict::Json role() const { return any_field(0); }
-  History& set_role(tensordict::Json value) { return set_field(0, std::move(value)); }
+  ::tensordict::Json role() const { return any_field(0); }
+  History& set_role(::tensordict::Json value) { return set_field(0, ::std::move(value)); }
 
   /// The message text: a string or nested lists of strings; or the message's ContentBase
   /// parts, a nested ContentBase with one more batch dim.
-  tensordict::Json content() const { return any_field(1); }
-  History& set_content(tensordict::Json value) { return set_field(1, std::move(value)); }
+  ::tensordict::Json content() const { return any_field(1); }
+  History& set_content(::tensordict::Json value) { return set_field(1, ::std::move(value)); }
 
   /// False while the message is still being generated.
   bool is_complete() const { return value_field<bool>(2); }
   History& set_is_complete(bool value) { return set_field(2, value); }
 
   /// Tool calls requested by the message (JSON objects).
-  std::optional<std::vector<tensordict::Json>> tool_calls() const {
-    return optional_value_field<std::vector<tensordict::Json>>(3);
+  ::std::optional<::std::vector<::tensordict::Json>> tool_calls() const {
+    return optional_value_field<::std::vector<::tensordict::Json>>(3);
   }
-  History& set_tool_calls(std::optional<std::vector<tensordict::Json>> value) {
-    return set_field(3, std::move(value));
+  History& set_tool_calls(::std::optional<::std::vector<::tensordict::Json>> value) {
+    return set_field(3, ::std::move(value));
   }
 
   /// Responses of the tools.
-  std::optional<std::vector<std::string>> tool_responses() const {
-    return optional_value_field<std::vector<std::string>>(4);
+  ::std::optional<::std::vector<::std::string>> tool_responses() const {
+    return optional_value_field<::std::vector<::std::string>>(4);
   }
-  History& set_tool_responses(std::optional<std::vector<std::string>> value) {
-    return set_field(4, std::move(value));
+  History& set_tool_responses(::std::optional<::std::vector<::std::string>> value) {
+    return set_field(4, ::std::move(value));
   }
   // Hand-written members (declared by the schema, defined by hand in a .cpp).
   History append(const History& message, bool inplace = true, int64_t dim = -1);
@@ -234,17 +238,18 @@ class History : public tensordict::TensorClass<History> {
   static HistorySpec default_spec(std::vector<int64_t> shape = {-1});
 
  private:
-  friend class tensordict::TensorClass<History>;
-  History(tensordict::detail::WrapTag, tensordict::TensorDict td) : TensorClass(std::move(td)) {}
+  friend class ::tensordict::TensorClass<History>;
+  History(::tensordict::detail::WrapTag, ::tensordict::TensorDict td)
+      : TensorClass(::std::move(td)) {}
 
-  static std::vector<tensordict::FieldValue> field_values(Args&& args) {
-    std::vector<tensordict::FieldValue> values;
+  static ::std::vector<::tensordict::FieldValue> field_values(Args&& args) {
+    ::std::vector<::tensordict::FieldValue> values;
     values.reserve(5);
-    values.push_back(as_field(std::move(args.role)));
-    values.push_back(as_field(std::move(args.content)));
-    values.push_back(as_field(std::move(args.is_complete)));
-    values.push_back(as_field(std::move(args.tool_calls)));
-    values.push_back(as_field(std::move(args.tool_responses)));
+    values.push_back(as_field(::std::move(args.role)));
+    values.push_back(as_field(::std::move(args.content)));
+    values.push_back(as_field(::std::move(args.is_complete)));
+    values.push_back(as_field(::std::move(args.tool_calls)));
+    values.push_back(as_field(::std::move(args.tool_responses)));
     return values;
   }
 };

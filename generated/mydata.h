@@ -18,23 +18,23 @@ static_assert(TENSORDICT_ABI_VERSION == 2,
 namespace example {
 
 /// Observations of a batch of environments.
-class MyData : public tensordict::TensorClass<MyData> {
+class MyData : public ::tensordict::TensorClass<MyData> {
  public:
   /// Constructor arguments: one member per field, in schema order.
   struct Args {
     /// One 3-vector per batch element.
-    at::Tensor obs;
+    ::at::Tensor obs;
     /// A name shared by the whole batch.
-    std::string label = "";
+    ::std::string label = "";
     /// Anything else; None unless set.
-    std::optional<at::Tensor> extra = std::nullopt;
+    ::std::optional<::at::Tensor> extra = ::std::nullopt;
   };
 
-  explicit MyData(Args args, tensordict::BatchSize batch_size = {},
-                  std::optional<at::Device> device = std::nullopt,
-                  std::optional<tensordict::DimNames> names = std::nullopt)
-      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
-                          std::move(names))) {}
+  explicit MyData(Args args, ::tensordict::BatchSize batch_size = {},
+                  ::std::optional<::at::Device> device = ::std::nullopt,
+                  ::std::optional<::tensordict::DimNames> names = ::std::nullopt)
+      : TensorClass(build(field_values(::std::move(args)), ::std::move(batch_size), device,
+                          ::std::move(names))) {}
   MyData(const MyData&) = default;
   MyData(MyData&&) = default;
   // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
@@ -45,15 +45,15 @@ class MyData : public tensordict::TensorClass<MyData> {
   ~MyData() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
-  static const tensordict::ClassSpec& class_spec() {
-    using Field = tensordict::FieldSpec;
-    using Kind = tensordict::FieldKind;
-    static const tensordict::ClassSpec spec{
+  static const ::tensordict::ClassSpec& class_spec() {
+    using Field = ::tensordict::FieldSpec;
+    using Kind = ::tensordict::FieldKind;
+    static const ::tensordict::ClassSpec spec{
         "MyData",
         "<class 'example.MyData'>",
-        tensordict::ClassOptions(),
+        ::tensordict::ClassOptions(),
         {
-            Field("obs", Kind::Tensor).with_dtype(at::kFloat).with_shape({-1, 3}),
+            Field("obs", Kind::Tensor).with_dtype(::at::kFloat).with_shape({-1, 3}),
             Field("label", Kind::Str),
             Field("extra", Kind::Tensor).nullable(),
         },
@@ -62,27 +62,30 @@ class MyData : public tensordict::TensorClass<MyData> {
   }
 
   /// One 3-vector per batch element.
-  const at::Tensor& obs() const { return tensor_field(0); }
-  MyData& set_obs(at::Tensor value) { return set_field(0, std::move(value)); }
+  const ::at::Tensor& obs() const { return tensor_field(0); }
+  MyData& set_obs(::at::Tensor value) { return set_field(0, ::std::move(value)); }
 
   /// A name shared by the whole batch.
-  std::string label() const { return value_field<std::string>(1); }
-  MyData& set_label(std::string value) { return set_field(1, std::move(value)); }
+  ::std::string label() const { return value_field<::std::string>(1); }
+  MyData& set_label(::std::string value) { return set_field(1, ::std::move(value)); }
 
   /// Anything else; None unless set.
-  std::optional<at::Tensor> extra() const { return optional_tensor_field(2); }
-  MyData& set_extra(std::optional<at::Tensor> value) { return set_field(2, std::move(value)); }
+  ::std::optional<::at::Tensor> extra() const { return optional_tensor_field(2); }
+  MyData& set_extra(::std::optional<::at::Tensor> value) {
+    return set_field(2, ::std::move(value));
+  }
 
  private:
-  friend class tensordict::TensorClass<MyData>;
-  MyData(tensordict::detail::WrapTag, tensordict::TensorDict td) : TensorClass(std::move(td)) {}
+  friend class ::tensordict::TensorClass<MyData>;
+  MyData(::tensordict::detail::WrapTag, ::tensordict::TensorDict td)
+      : TensorClass(::std::move(td)) {}
 
-  static std::vector<tensordict::FieldValue> field_values(Args&& args) {
-    std::vector<tensordict::FieldValue> values;
+  static ::std::vector<::tensordict::FieldValue> field_values(Args&& args) {
+    ::std::vector<::tensordict::FieldValue> values;
     values.reserve(3);
-    values.push_back(as_field(std::move(args.obs)));
-    values.push_back(as_field(std::move(args.label)));
-    values.push_back(as_field(std::move(args.extra)));
+    values.push_back(as_field(::std::move(args.obs)));
+    values.push_back(as_field(::std::move(args.label)));
+    values.push_back(as_field(::std::move(args.extra)));
     return values;
   }
 };

@@ -18,25 +18,25 @@ static_assert(TENSORDICT_ABI_VERSION == 2,
 namespace torchrl::llm {
 
 /// Tokenised text with its attention mask and, once scored, the reward model's outputs.
-class RewardData : public tensordict::TensorClass<RewardData> {
+class RewardData : public ::tensordict::TensorClass<RewardData> {
  public:
   /// Constructor arguments: one member per field, in schema order.
   struct Args {
     /// Token ids, batch dims first.
-    at::Tensor input_ids;
+    ::at::Tensor input_ids;
     /// 1 for real tokens, 0 for padding; same shape as input_ids.
-    at::Tensor attention_mask;
+    ::at::Tensor attention_mask;
     /// Per-token rewards.
-    std::optional<at::Tensor> rewards = std::nullopt;
+    ::std::optional<::at::Tensor> rewards = ::std::nullopt;
     /// Score at the last token of each sequence.
-    std::optional<at::Tensor> end_scores = std::nullopt;
+    ::std::optional<::at::Tensor> end_scores = ::std::nullopt;
   };
 
-  explicit RewardData(Args args, tensordict::BatchSize batch_size = {},
-                      std::optional<at::Device> device = std::nullopt,
-                      std::optional<tensordict::DimNames> names = std::nullopt)
-      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
-                          std::move(names))) {}
+  explicit RewardData(Args args, ::tensordict::BatchSize batch_size = {},
+                      ::std::optional<::at::Device> device = ::std::nullopt,
+                      ::std::optional<::tensordict::DimNames> names = ::std::nullopt)
+      : TensorClass(build(field_values(::std::move(args)), ::std::move(batch_size), device,
+                          ::std::move(names))) {}
   RewardData(const RewardData&) = default;
   RewardData(RewardData&&) = default;
   // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
@@ -47,13 +47,13 @@ class RewardData : public tensordict::TensorClass<RewardData> {
   ~RewardData() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
-  static const tensordict::ClassSpec& class_spec() {
-    using Field = tensordict::FieldSpec;
-    using Kind = tensordict::FieldKind;
-    static const tensordict::ClassSpec spec{
+  static const ::tensordict::ClassSpec& class_spec() {
+    using Field = ::tensordict::FieldSpec;
+    using Kind = ::tensordict::FieldKind;
+    static const ::tensordict::ClassSpec spec{
         "RewardData",
         "<class 'torchrl.data.llm.reward.RewardData'>",
-        tensordict::ClassOptions(),
+        ::tensordict::ClassOptions(),
         {
             Field("input_ids", Kind::Tensor),
             Field("attention_mask", Kind::Tensor),
@@ -65,56 +65,57 @@ class RewardData : public tensordict::TensorClass<RewardData> {
   }
 
   /// Token ids, batch dims first.
-  const at::Tensor& input_ids() const { return tensor_field(0); }
-  RewardData& set_input_ids(at::Tensor value) { return set_field(0, std::move(value)); }
+  const ::at::Tensor& input_ids() const { return tensor_field(0); }
+  RewardData& set_input_ids(::at::Tensor value) { return set_field(0, ::std::move(value)); }
 
   /// 1 for real tokens, 0 for padding; same shape as input_ids.
-  const at::Tensor& attention_mask() const { return tensor_field(1); }
-  RewardData& set_attention_mask(at::Tensor value) { return set_field(1, std::move(value)); }
+  const ::at::Tensor& attention_mask() const { return tensor_field(1); }
+  RewardData& set_attention_mask(::at::Tensor value) { return set_field(1, ::std::move(value)); }
 
   /// Per-token rewards.
-  std::optional<at::Tensor> rewards() const { return optional_tensor_field(2); }
-  RewardData& set_rewards(std::optional<at::Tensor> value) {
-    return set_field(2, std::move(value));
+  ::std::optional<::at::Tensor> rewards() const { return optional_tensor_field(2); }
+  RewardData& set_rewards(::std::optional<::at::Tensor> value) {
+    return set_field(2, ::std::move(value));
   }
 
   /// Score at the last token of each sequence.
-  std::optional<at::Tensor> end_scores() const { return optional_tensor_field(3); }
-  RewardData& set_end_scores(std::optional<at::Tensor> value) {
-    return set_field(3, std::move(value));
+  ::std::optional<::at::Tensor> end_scores() const { return optional_tensor_field(3); }
+  RewardData& set_end_scores(::std::optional<::at::Tensor> value) {
+    return set_field(3, ::std::move(value));
   }
 
  private:
-  friend class tensordict::TensorClass<RewardData>;
-  RewardData(tensordict::detail::WrapTag, tensordict::TensorDict td) : TensorClass(std::move(td)) {}
+  friend class ::tensordict::TensorClass<RewardData>;
+  RewardData(::tensordict::detail::WrapTag, ::tensordict::TensorDict td)
+      : TensorClass(::std::move(td)) {}
 
-  static std::vector<tensordict::FieldValue> field_values(Args&& args) {
-    std::vector<tensordict::FieldValue> values;
+  static ::std::vector<::tensordict::FieldValue> field_values(Args&& args) {
+    ::std::vector<::tensordict::FieldValue> values;
     values.reserve(4);
-    values.push_back(as_field(std::move(args.input_ids)));
-    values.push_back(as_field(std::move(args.attention_mask)));
-    values.push_back(as_field(std::move(args.rewards)));
-    values.push_back(as_field(std::move(args.end_scores)));
+    values.push_back(as_field(::std::move(args.input_ids)));
+    values.push_back(as_field(::std::move(args.attention_mask)));
+    values.push_back(as_field(::std::move(args.rewards)));
+    values.push_back(as_field(::std::move(args.end_scores)));
     return values;
   }
 };
 
 /// A chosen and a rejected answer to the same prompt, for pairwise reward-model training.
-class PairwiseDataset : public tensordict::TensorClass<PairwiseDataset> {
+class PairwiseDataset : public ::tensordict::TensorClass<PairwiseDataset> {
  public:
   /// Constructor arguments: one member per field, in schema order.
   struct Args {
     /// The preferred answer.
-    std::optional<RewardData> chosen_data = std::nullopt;
+    ::std::optional<RewardData> chosen_data = ::std::nullopt;
     /// The other answer.
-    std::optional<RewardData> rejected_data = std::nullopt;
+    ::std::optional<RewardData> rejected_data = ::std::nullopt;
   };
 
-  explicit PairwiseDataset(Args args, tensordict::BatchSize batch_size = {},
-                           std::optional<at::Device> device = std::nullopt,
-                           std::optional<tensordict::DimNames> names = std::nullopt)
-      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
-                          std::move(names))) {}
+  explicit PairwiseDataset(Args args, ::tensordict::BatchSize batch_size = {},
+                           ::std::optional<::at::Device> device = ::std::nullopt,
+                           ::std::optional<::tensordict::DimNames> names = ::std::nullopt)
+      : TensorClass(build(field_values(::std::move(args)), ::std::move(batch_size), device,
+                          ::std::move(names))) {}
   PairwiseDataset(const PairwiseDataset&) = default;
   PairwiseDataset(PairwiseDataset&&) = default;
   // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
@@ -125,13 +126,13 @@ class PairwiseDataset : public tensordict::TensorClass<PairwiseDataset> {
   ~PairwiseDataset() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
-  static const tensordict::ClassSpec& class_spec() {
-    using Field = tensordict::FieldSpec;
-    using Kind = tensordict::FieldKind;
-    static const tensordict::ClassSpec spec{
+  static const ::tensordict::ClassSpec& class_spec() {
+    using Field = ::tensordict::FieldSpec;
+    using Kind = ::tensordict::FieldKind;
+    static const ::tensordict::ClassSpec spec{
         "PairwiseDataset",
         "<class 'torchrl.data.llm.reward.PairwiseDataset'>",
-        tensordict::ClassOptions(),
+        ::tensordict::ClassOptions(),
         {
             Field("chosen_data", Kind::Class).with_class(&RewardData::class_spec),
             Field("rejected_data", Kind::Class).with_class(&RewardData::class_spec),
@@ -143,25 +144,25 @@ class PairwiseDataset : public tensordict::TensorClass<PairwiseDataset> {
   /// The preferred answer.
   RewardData chosen_data() const { return nested_field<RewardData>(0); }
   PairwiseDataset& set_chosen_data(RewardData value) {
-    return set_field(0, as_field(std::move(value)));
+    return set_field(0, as_field(::std::move(value)));
   }
 
   /// The other answer.
   RewardData rejected_data() const { return nested_field<RewardData>(1); }
   PairwiseDataset& set_rejected_data(RewardData value) {
-    return set_field(1, as_field(std::move(value)));
+    return set_field(1, as_field(::std::move(value)));
   }
 
  private:
-  friend class tensordict::TensorClass<PairwiseDataset>;
-  PairwiseDataset(tensordict::detail::WrapTag, tensordict::TensorDict td)
-      : TensorClass(std::move(td)) {}
+  friend class ::tensordict::TensorClass<PairwiseDataset>;
+  PairwiseDataset(::tensordict::detail::WrapTag, ::tensordict::TensorDict td)
+      : TensorClass(::std::move(td)) {}
 
-  static std::vector<tensordict::FieldValue> field_values(Args&& args) {
-    std::vector<tensordict::FieldValue> values;
+  static ::std::vector<::tensordict::FieldValue> field_values(Args&& args) {
+    ::std::vector<::tensordict::FieldValue> values;
     values.reserve(2);
-    values.push_back(as_field(std::move(args.chosen_data)));
-    values.push_back(as_field(std::move(args.rejected_data)));
+    values.push_back(as_field(::std::move(args.chosen_data)));
+    values.push_back(as_field(::std::move(args.rejected_data)));
     return values;
   }
 };

@@ -98,8 +98,9 @@ class Checker {
     if (!cls.cpp_namespace.empty()) index_.emplace(cls.cpp_namespace + "::" + cls.name, &cls);
   }
 
-  // For every front end: a namespace the generated header can open, none of whose parts hides a
-  // namespace the generated code names (`mylib::at` would make `at::Tensor` mean mylib::at's).
+  // For every front end: a namespace the generated header can open, and not one of the
+  // libraries' (the generated code names them from the root, `::at::Tensor`, so `mylib::at` is
+  // fine, but `at::mine` would add to libtorch's namespace).
   void check_namespace(const Schema& schema) {
     const std::string& name = schema.cpp_namespace;
     if (name.empty()) return;
@@ -112,9 +113,10 @@ class Checker {
                            "namespace '" + name + "' is not a C++ namespace name (like a::b)");
         return;
       }
-      if (is_library_namespace(part)) {
-        diagnostics_.error(schema.namespace_loc, "namespace '" + name + "' uses '" + part +
-                                                     "', a namespace the generated code refers to");
+      if (start == 0 && is_library_namespace(part)) {
+        diagnostics_.error(schema.namespace_loc, "namespace '" + name + "' is inside '" + part +
+                                                     "', a namespace of the libraries the "
+                                                     "generated code uses");
         return;
       }
       if (end == std::string::npos) return;
@@ -150,8 +152,9 @@ class Checker {
 
   // Names and text the generated header could not spell: whatever tcgen accepts must compile.
   void check_generated_spelling(const Class& cls) {
-    // A class named like a member of its base would shadow that member inside the class.
-    if (is_library_namespace(cls.name) || is_used_unqualified(cls.name) ||
+    // A class named like a member of its base would shadow that member inside the class; at
+    // global scope, one named like a library's namespace would clash with it.
+    if ((cls.cpp_namespace.empty() && is_global_name(cls.name)) || is_used_unqualified(cls.name) ||
         is_generated_member_name(cls.name) || is_tensorclass_member_name(cls.name)) {
       diagnostics_.error(
           cls.loc, "class name '" + cls.name + "' collides with a name the generated header uses");

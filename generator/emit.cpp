@@ -94,8 +94,8 @@ std::string options_initializer(const Options& o) {
 // The wrapping constructor on one line when it fits, else as clang-format breaks it.
 bool wrap_constructor_fits(const Class& cls) {
   const std::string line = "  " + cls.name +
-                           "(tensordict::detail::WrapTag, tensordict::TensorDict td) : "
-                           "TensorClass(std::move(td)) {}";
+                           "(::tensordict::detail::WrapTag, ::tensordict::TensorDict td) : "
+                           "TensorClass(::std::move(td)) {}";
   return line.size() <= kColumnLimit;
 }
 

@@ -46,7 +46,7 @@ std::string class_type(const Type& type, const FieldContext& ctx) {
 std::string value_type(const Type& type, const FieldContext& ctx) {
   if (type.kind == TypeKind::Class) return class_type(type, ctx);
   if (type.kind == TypeKind::Optional)
-    return "std::optional<" + value_type(type.args[0], ctx) + ">";
+    return "::std::optional<" + value_type(type.args[0], ctx) + ">";
   return cpp_type(type, ctx.cls.cpp_namespace);
 }
 
@@ -113,25 +113,25 @@ std::string cpp_raw_string_literal(const std::string& text) {
 }
 
 std::string float_literal(double value) {
-  if (std::isnan(value)) return "std::numeric_limits<double>::quiet_NaN()";
+  if (std::isnan(value)) return "::std::numeric_limits<double>::quiet_NaN()";
   if (std::isinf(value)) {
-    return std::string(value < 0 ? "-" : "") + "std::numeric_limits<double>::infinity()";
+    return std::string(value < 0 ? "-" : "") + "::std::numeric_limits<double>::infinity()";
   }
   return Json(value).dump();
 }
 
 // C++ spelling of a default value for an Args member of type `type`.
 std::string literal(const Json& value, const Type& type) {
-  if (value.is_null()) return is_optional(type) ? "std::nullopt" : "nullptr";
+  if (value.is_null()) return is_optional(type) ? "::std::nullopt" : "nullptr";
   const Type& element = element_type(type);
   if (element.kind == TypeKind::Any) {
-    return "tensordict::Json::parse(" + cpp_raw_string_literal(value.dump()) + ")";
+    return "::tensordict::Json::parse(" + cpp_raw_string_literal(value.dump()) + ")";
   }
   if (value.is_string()) {
     const auto& text = value.get_ref<const std::string&>();
     // A NUL would end a plain literal's std::string early; give the length.
     if (text.find('\0') == std::string::npos) return cpp_string_literal(text);
-    return "std::string(" + cpp_string_literal(text) + ", " + std::to_string(text.size()) + ")";
+    return "::std::string(" + cpp_string_literal(text) + ", " + std::to_string(text.size()) + ")";
   }
   if (value.is_array()) {
     std::string items;
@@ -154,7 +154,7 @@ data base_accessor(const Field& field, const FieldContext& ctx) {
   view.set("setter", setter_name(field));
   view.set("index", std::to_string(ctx.index));
   view.set("class", ctx.cls.name);
-  view.set("stored", "std::move(value)");
+  view.set("stored", "::std::move(value)");
   if (ctx.cls.options.frozen) view.set("frozen", true);
   return view;
 }
@@ -169,8 +169,9 @@ data arg_member(const Field& field, const std::string& type, const FieldContext&
   std::string init;
   if (field.default_value) {
     init = " = " + literal(*field.default_value, field.type);
-  } else if (type.rfind("std::optional<", 0) == 0 || type.rfind("tensordict::Autocast<", 0) == 0) {
-    init = " = std::nullopt";
+  } else if (type.rfind("::std::optional<", 0) == 0 ||
+             type.rfind("::tensordict::Autocast<", 0) == 0) {
+    init = " = ::std::nullopt";
   } else if (element_type(field.type).kind == TypeKind::Any) {
     init = " = nullptr";
   }
@@ -207,10 +208,11 @@ data doc_lines(const std::string& text, size_t indent) {
 FieldView tensor_field(const Field& field, const FieldContext& ctx) {
   FieldView view{base_accessor(field, ctx), {}, spec_initializer(field, ctx)};
   const bool optional = is_optional(field.type);
-  view.accessor.set("return_type", optional ? "std::optional<at::Tensor>" : "const at::Tensor&");
+  view.accessor.set("return_type",
+                    optional ? "::std::optional<::at::Tensor>" : "const ::at::Tensor&");
   view.accessor.set("read", optional ? "optional_tensor_field" : "tensor_field");
-  view.accessor.set("param_type", optional ? "std::optional<at::Tensor>" : "at::Tensor");
-  view.arg = arg_member(field, optional ? "std::optional<at::Tensor>" : "at::Tensor", ctx);
+  view.accessor.set("param_type", optional ? "::std::optional<::at::Tensor>" : "::at::Tensor");
+  view.arg = arg_member(field, optional ? "::std::optional<::at::Tensor>" : "::at::Tensor", ctx);
   return view;
 }
 
@@ -222,10 +224,10 @@ FieldView nested_field(const Field& field, const FieldContext& ctx) {
   view.accessor.set("return_type", type);
   view.accessor.set("read", (optional ? "optional_nested_field<" : "nested_field<") + nested + ">");
   view.accessor.set("param_type", type);
-  view.accessor.set("stored", "as_field(std::move(value))");
+  view.accessor.set("stored", "as_field(::std::move(value))");
   // Held as std::optional even when required: generated classes have no public default
   // constructor, and Args must stay default-constructible. Unset required fields throw KeyError.
-  view.arg = arg_member(field, "std::optional<" + nested + ">", ctx);
+  view.arg = arg_member(field, "::std::optional<" + nested + ">", ctx);
   return view;
 }
 
@@ -248,16 +250,16 @@ FieldView value_field(const Field& field, const FieldContext& ctx) {
   // Autocast casts a tensor given for a plain field (Python's `int(t)`): both the constructor and
   // the setter take one.
   if (ctx.cls.options.autocast && (scalar || kind == TypeKind::Str)) {
-    const std::string cast = "tensordict::Autocast<" + element + ">";
+    const std::string cast = "::tensordict::Autocast<" + element + ">";
     view.accessor.set("param_type", cast);
-    view.accessor.set("stored", "std::move(value)");
+    view.accessor.set("stored", "::std::move(value)");
     view.arg = arg_member(field, cast, ctx);
     return view;
   }
   // A required field without a default is held as std::optional in Args, so that leaving it
   // unset is detected (KeyError) instead of silently storing 0 or "".
   const bool must_be_given = !optional && !field.default_value && kind != TypeKind::Any;
-  view.arg = arg_member(field, must_be_given ? "std::optional<" + type + ">" : type, ctx);
+  view.arg = arg_member(field, must_be_given ? "::std::optional<" + type + ">" : type, ctx);
   return view;
 }
 

@@ -449,9 +449,11 @@ bool is_library_namespace(const std::string& name) {
   return names.count(name) > 0;
 }
 
-bool is_used_unqualified(const std::string& name) {
-  return name == "int64_t" || name == "TensorClass";
+bool is_global_name(const std::string& name) {
+  return is_library_namespace(name) || name == "int64_t";
 }
+
+bool is_used_unqualified(const std::string& name) { return name == "TensorClass"; }
 
 bool is_dtype(const std::string& name) { return schema_dtype(name) != nullptr; }
 
@@ -464,7 +466,7 @@ std::string dtype_list() {
 }
 
 std::string aten_dtype(const std::string& dtype) {
-  return "at::k" + std::string(schema_dtype(dtype)->scalar_type);
+  return "::at::k" + std::string(schema_dtype(dtype)->scalar_type);
 }
 
 std::vector<std::string> option_names(const tensordict::ClassOptions& options) {
@@ -489,21 +491,21 @@ std::string setter_name(const Field& field) { return "set_" + accessor_name(fiel
 std::string cpp_type(const Type& type, const std::string& current_namespace) {
   switch (type.kind) {
     case TypeKind::Tensor:
-      return "at::Tensor";
+      return "::at::Tensor";
     case TypeKind::Str:
-      return "std::string";
+      return "::std::string";
     case TypeKind::Int:
-      return "int64_t";
+      return "::std::int64_t";
     case TypeKind::Float:
       return "double";
     case TypeKind::Bool:
       return "bool";
     case TypeKind::Any:
-      return "tensordict::Json";
+      return "::tensordict::Json";
     case TypeKind::List:
-      return "std::vector<" + cpp_type(type.args.at(0), current_namespace) + ">";
+      return "::std::vector<" + cpp_type(type.args.at(0), current_namespace) + ">";
     case TypeKind::Optional:
-      return "std::optional<" + cpp_type(type.args.at(0), current_namespace) + ">";
+      return "::std::optional<" + cpp_type(type.args.at(0), current_namespace) + ">";
     case TypeKind::Class:
       return type.class_name;  // qualified by the emitter once the class is resolved
   }

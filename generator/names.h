@@ -26,8 +26,11 @@ bool is_tensorclass_member_name(const std::string& name);
 /// Namespaces the generated code spells (`std::`, `at::`, `tensordict::`, ...): a class or a
 /// namespace part of that name would hide them (or reopen them).
 bool is_library_namespace(const std::string& name);
-/// Other names the generated code spells unqualified inside a class (`int64_t`, the base class
-/// `TensorClass`): no class or field may take them.
+/// A name that the headers a generated header includes declare at global scope: the libraries'
+/// namespaces and <cstdint>'s int64_t (a class without a namespace cannot take it).
+bool is_global_name(const std::string& name);
+/// Names the generated code spells unqualified inside a class (the base class `TensorClass`; all
+/// else is named from the root, `::std::int64_t`): no class or field may take them.
 bool is_used_unqualified(const std::string& name);
 
 bool is_dtype(const std::string& name);

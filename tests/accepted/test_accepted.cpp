@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "escaped_defaults.h"
+#include "library_names.h"
 #include "near_names.h"
 
 TEST_CASE("escaped defaults keep their values", "[generator][accepted]") {
@@ -28,4 +29,15 @@ TEST_CASE("names close to the generated code's names work", "[generator][accepte
   CHECK(kind.tensordict() == 3);
   CHECK(kind.string() == "s");
   CHECK_FALSE(kind.nullopt().has_value());
+}
+
+TEST_CASE("namespaces and classes named like the libraries' namespaces work",
+          "[generator][accepted]") {
+  namespace lib = accepted::at::tensordict;
+  lib::std inner({at::ones({2})});
+  lib::c10 outer({2, 64, inner});
+  CHECK(outer.n() == 2);
+  CHECK(outer.int64_t() == 64);
+  CHECK(outer.inner()->s() == "text");
+  CHECK(outer.inner()->x().equal(at::ones({2})));
 }

@@ -75,9 +75,9 @@ const BadHeader kBadHeaders[] = {
    "bad.h:3:21: error: tensorclass 'A' must be declared at namespace scope\n"},
   {"no annotated struct", "struct A {\n  at::Tensor x;\n};\n",
    "bad.h:1:1: error: no struct of this header is annotated with TC_CLASS\n"},
-  {"namespace hiding one the generated code names",
-   "namespace mylib::at {\nstruct TC_CLASS() A {\n  ::at::Tensor x;\n};\n}  // namespace mylib::at\n",
-   "bad.h:3:19: error: namespace 'mylib::at' uses 'at', a namespace the generated code refers to\n"},
+  {"namespace inside a library's",
+   "namespace at::mine {\nstruct TC_CLASS() A {\n  ::at::Tensor x;\n};\n}  // namespace at::mine\n",
+   "bad.h:3:19: error: namespace 'at::mine' is inside 'at', a namespace of the libraries the generated code uses\n"},
   {"two namespaces", "namespace a {\nstruct TC_CLASS() A {\n  at::Tensor x;\n};\n}  // namespace a\n"
    "namespace b {\nstruct TC_CLASS() B {\n  at::Tensor y;\n};\n}  // namespace b\n",
    "bad.h:8:19: error: tensorclass 'B' is in namespace 'b', but 'A' of the same header is in 'a' (one namespace per header)\n"},

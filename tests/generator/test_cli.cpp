@@ -136,9 +136,9 @@ TEST_CASE("tcgen -I finds included schemas, classes may be named with their name
   REQUIRE(tcgen("user.v2.yaml -o out -I lib") == 0);
   const std::string header = read_text("out/user.v2.h");  // `a.b.yaml` -> `a.b.h`
   CHECK(header.find("#include \"base.h\"") != std::string::npos);
-  CHECK(header.find("std::optional<::other_ns::Config> config = std::nullopt;") !=
+  CHECK(header.find("::std::optional<::other_ns::Config> config = ::std::nullopt;") !=
         std::string::npos);
-  CHECK(header.find("std::optional<::other_ns::Config> maybe = std::nullopt;") !=
+  CHECK(header.find("::std::optional<::other_ns::Config> maybe = ::std::nullopt;") !=
         std::string::npos);
   CHECK(tcgen("user.v2.yaml -o out2 -I missing_dir -I lib") == 0);
 }

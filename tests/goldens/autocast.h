@@ -20,24 +20,24 @@ static_assert(TENSORDICT_ABI_VERSION == 2,
 namespace golden {
 
 /// Values are converted to the declared type.
-class AutoCast : public tensordict::TensorClass<AutoCast> {
+class AutoCast : public ::tensordict::TensorClass<AutoCast> {
  public:
   /// Constructor arguments: one member per field, in schema order.
   struct Args {
-    at::Tensor t;
-    tensordict::Autocast<int64_t> n = std::nullopt;
-    tensordict::Autocast<double> f = std::nullopt;
-    tensordict::Autocast<std::string> s = std::nullopt;
-    tensordict::Autocast<bool> b = std::nullopt;
-    tensordict::Json a = nullptr;
-    tensordict::Autocast<int64_t> o = std::nullopt;
+    ::at::Tensor t;
+    ::tensordict::Autocast<::std::int64_t> n = ::std::nullopt;
+    ::tensordict::Autocast<double> f = ::std::nullopt;
+    ::tensordict::Autocast<::std::string> s = ::std::nullopt;
+    ::tensordict::Autocast<bool> b = ::std::nullopt;
+    ::tensordict::Json a = nullptr;
+    ::tensordict::Autocast<::std::int64_t> o = ::std::nullopt;
   };
 
-  explicit AutoCast(Args args, tensordict::BatchSize batch_size = {},
-                    std::optional<at::Device> device = std::nullopt,
-                    std::optional<tensordict::DimNames> names = std::nullopt)
-      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
-                          std::move(names))) {}
+  explicit AutoCast(Args args, ::tensordict::BatchSize batch_size = {},
+                    ::std::optional<::at::Device> device = ::std::nullopt,
+                    ::std::optional<::tensordict::DimNames> names = ::std::nullopt)
+      : TensorClass(build(field_values(::std::move(args)), ::std::move(batch_size), device,
+                          ::std::move(names))) {}
   AutoCast(const AutoCast&) = default;
   AutoCast(AutoCast&&) = default;
   // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
@@ -48,14 +48,14 @@ class AutoCast : public tensordict::TensorClass<AutoCast> {
   ~AutoCast() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
-  static const tensordict::ClassSpec& class_spec() {
-    using Field = tensordict::FieldSpec;
-    using Kind = tensordict::FieldKind;
-    using Option = tensordict::ClassOption;
-    static const tensordict::ClassSpec spec{
+  static const ::tensordict::ClassSpec& class_spec() {
+    using Field = ::tensordict::FieldSpec;
+    using Kind = ::tensordict::FieldKind;
+    using Option = ::tensordict::ClassOption;
+    static const ::tensordict::ClassSpec spec{
         "AutoCast",
         "<class 'golden.AutoCast'>",
-        tensordict::ClassOptions().with(Option::autocast),
+        ::tensordict::ClassOptions().with(Option::autocast),
         {
             Field("t", Kind::Tensor),
             Field("n", Kind::Int),
@@ -69,60 +69,65 @@ class AutoCast : public tensordict::TensorClass<AutoCast> {
     return spec;
   }
 
-  const at::Tensor& t() const { return tensor_field(0); }
-  AutoCast& set_t(at::Tensor value) { return set_field(0, std::move(value)); }
+  const ::at::Tensor& t() const { return tensor_field(0); }
+  AutoCast& set_t(::at::Tensor value) { return set_field(0, ::std::move(value)); }
 
-  int64_t n() const { return value_field<int64_t>(1); }
-  AutoCast& set_n(tensordict::Autocast<int64_t> value) { return set_field(1, std::move(value)); }
+  ::std::int64_t n() const { return value_field<::std::int64_t>(1); }
+  AutoCast& set_n(::tensordict::Autocast<::std::int64_t> value) {
+    return set_field(1, ::std::move(value));
+  }
 
   double f() const { return value_field<double>(2); }
-  AutoCast& set_f(tensordict::Autocast<double> value) { return set_field(2, std::move(value)); }
+  AutoCast& set_f(::tensordict::Autocast<double> value) { return set_field(2, ::std::move(value)); }
 
-  std::string s() const { return value_field<std::string>(3); }
-  AutoCast& set_s(tensordict::Autocast<std::string> value) {
-    return set_field(3, std::move(value));
+  ::std::string s() const { return value_field<::std::string>(3); }
+  AutoCast& set_s(::tensordict::Autocast<::std::string> value) {
+    return set_field(3, ::std::move(value));
   }
 
   bool b() const { return value_field<bool>(4); }
-  AutoCast& set_b(tensordict::Autocast<bool> value) { return set_field(4, std::move(value)); }
+  AutoCast& set_b(::tensordict::Autocast<bool> value) { return set_field(4, ::std::move(value)); }
 
-  tensordict::Json a() const { return any_field(5); }
-  AutoCast& set_a(tensordict::Json value) { return set_field(5, std::move(value)); }
+  ::tensordict::Json a() const { return any_field(5); }
+  AutoCast& set_a(::tensordict::Json value) { return set_field(5, ::std::move(value)); }
 
-  std::optional<int64_t> o() const { return optional_value_field<int64_t>(6); }
-  AutoCast& set_o(tensordict::Autocast<int64_t> value) { return set_field(6, std::move(value)); }
+  ::std::optional<::std::int64_t> o() const { return optional_value_field<::std::int64_t>(6); }
+  AutoCast& set_o(::tensordict::Autocast<::std::int64_t> value) {
+    return set_field(6, ::std::move(value));
+  }
 
  private:
-  friend class tensordict::TensorClass<AutoCast>;
-  AutoCast(tensordict::detail::WrapTag, tensordict::TensorDict td) : TensorClass(std::move(td)) {}
+  friend class ::tensordict::TensorClass<AutoCast>;
+  AutoCast(::tensordict::detail::WrapTag, ::tensordict::TensorDict td)
+      : TensorClass(::std::move(td)) {}
 
-  static std::vector<tensordict::FieldValue> field_values(Args&& args) {
-    std::vector<tensordict::FieldValue> values;
+  static ::std::vector<::tensordict::FieldValue> field_values(Args&& args) {
+    ::std::vector<::tensordict::FieldValue> values;
     values.reserve(7);
-    values.push_back(as_field(std::move(args.t)));
-    values.push_back(as_field(std::move(args.n)));
-    values.push_back(as_field(std::move(args.f)));
-    values.push_back(as_field(std::move(args.s)));
-    values.push_back(as_field(std::move(args.b)));
-    values.push_back(as_field(std::move(args.a)));
-    values.push_back(as_field(std::move(args.o)));
+    values.push_back(as_field(::std::move(args.t)));
+    values.push_back(as_field(::std::move(args.n)));
+    values.push_back(as_field(::std::move(args.f)));
+    values.push_back(as_field(::std::move(args.s)));
+    values.push_back(as_field(::std::move(args.b)));
+    values.push_back(as_field(::std::move(args.a)));
+    values.push_back(as_field(::std::move(args.o)));
     return values;
   }
 };
 
 /// A dict given to a class-typed field builds that class.
-class AutoNested : public tensordict::TensorClass<AutoNested> {
+class AutoNested : public ::tensordict::TensorClass<AutoNested> {
  public:
   /// Constructor arguments: one member per field, in schema order.
   struct Args {
-    std::optional<Inner> inner = std::nullopt;
+    ::std::optional<Inner> inner = ::std::nullopt;
   };
 
-  explicit AutoNested(Args args, tensordict::BatchSize batch_size = {},
-                      std::optional<at::Device> device = std::nullopt,
-                      std::optional<tensordict::DimNames> names = std::nullopt)
-      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
-                          std::move(names))) {}
+  explicit AutoNested(Args args, ::tensordict::BatchSize batch_size = {},
+                      ::std::optional<::at::Device> device = ::std::nullopt,
+                      ::std::optional<::tensordict::DimNames> names = ::std::nullopt)
+      : TensorClass(build(field_values(::std::move(args)), ::std::move(batch_size), device,
+                          ::std::move(names))) {}
   AutoNested(const AutoNested&) = default;
   AutoNested(AutoNested&&) = default;
   // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
@@ -133,14 +138,14 @@ class AutoNested : public tensordict::TensorClass<AutoNested> {
   ~AutoNested() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
-  static const tensordict::ClassSpec& class_spec() {
-    using Field = tensordict::FieldSpec;
-    using Kind = tensordict::FieldKind;
-    using Option = tensordict::ClassOption;
-    static const tensordict::ClassSpec spec{
+  static const ::tensordict::ClassSpec& class_spec() {
+    using Field = ::tensordict::FieldSpec;
+    using Kind = ::tensordict::FieldKind;
+    using Option = ::tensordict::ClassOption;
+    static const ::tensordict::ClassSpec spec{
         "AutoNested",
         "<class 'golden.AutoNested'>",
-        tensordict::ClassOptions().with(Option::autocast),
+        ::tensordict::ClassOptions().with(Option::autocast),
         {
             Field("inner", Kind::Class).with_class(&Inner::class_spec),
         },
@@ -149,16 +154,17 @@ class AutoNested : public tensordict::TensorClass<AutoNested> {
   }
 
   Inner inner() const { return nested_field<Inner>(0); }
-  AutoNested& set_inner(Inner value) { return set_field(0, as_field(std::move(value))); }
+  AutoNested& set_inner(Inner value) { return set_field(0, as_field(::std::move(value))); }
 
  private:
-  friend class tensordict::TensorClass<AutoNested>;
-  AutoNested(tensordict::detail::WrapTag, tensordict::TensorDict td) : TensorClass(std::move(td)) {}
+  friend class ::tensordict::TensorClass<AutoNested>;
+  AutoNested(::tensordict::detail::WrapTag, ::tensordict::TensorDict td)
+      : TensorClass(::std::move(td)) {}
 
-  static std::vector<tensordict::FieldValue> field_values(Args&& args) {
-    std::vector<tensordict::FieldValue> values;
+  static ::std::vector<::tensordict::FieldValue> field_values(Args&& args) {
+    ::std::vector<::tensordict::FieldValue> values;
     values.reserve(1);
-    values.push_back(as_field(std::move(args.inner)));
+    values.push_back(as_field(::std::move(args.inner)));
     return values;
   }
 };

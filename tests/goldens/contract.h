@@ -18,19 +18,19 @@ static_assert(TENSORDICT_ABI_VERSION == 2,
 namespace golden {
 
 /// Every field has a default, so Config({}) constructs it.
-class Config : public tensordict::TensorClass<Config> {
+class Config : public ::tensordict::TensorClass<Config> {
  public:
   /// Constructor arguments: one member per field, in schema order.
   struct Args {
     double lr = 0.1;
-    std::string tag = "run";
+    ::std::string tag = "run";
   };
 
-  explicit Config(Args args, tensordict::BatchSize batch_size = {},
-                  std::optional<at::Device> device = std::nullopt,
-                  std::optional<tensordict::DimNames> names = std::nullopt)
-      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
-                          std::move(names))) {}
+  explicit Config(Args args, ::tensordict::BatchSize batch_size = {},
+                  ::std::optional<::at::Device> device = ::std::nullopt,
+                  ::std::optional<::tensordict::DimNames> names = ::std::nullopt)
+      : TensorClass(build(field_values(::std::move(args)), ::std::move(batch_size), device,
+                          ::std::move(names))) {}
   Config(const Config&) = default;
   Config(Config&&) = default;
   // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
@@ -41,14 +41,14 @@ class Config : public tensordict::TensorClass<Config> {
   ~Config() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
-  static const tensordict::ClassSpec& class_spec() {
-    using Field = tensordict::FieldSpec;
-    using Kind = tensordict::FieldKind;
-    using Option = tensordict::ClassOption;
-    static const tensordict::ClassSpec spec{
+  static const ::tensordict::ClassSpec& class_spec() {
+    using Field = ::tensordict::FieldSpec;
+    using Kind = ::tensordict::FieldKind;
+    using Option = ::tensordict::ClassOption;
+    static const ::tensordict::ClassSpec spec{
         "Config",
         "<class 'golden.Config'>",
-        tensordict::ClassOptions().with(Option::nocast),
+        ::tensordict::ClassOptions().with(Option::nocast),
         {
             Field("lr", Kind::Float),
             Field("tag", Kind::Str),
@@ -60,41 +60,42 @@ class Config : public tensordict::TensorClass<Config> {
   double lr() const { return value_field<double>(0); }
   Config& set_lr(double value) { return set_field(0, value); }
 
-  std::string tag() const { return value_field<std::string>(1); }
-  Config& set_tag(std::string value) { return set_field(1, std::move(value)); }
+  ::std::string tag() const { return value_field<::std::string>(1); }
+  Config& set_tag(::std::string value) { return set_field(1, ::std::move(value)); }
 
  private:
-  friend class tensordict::TensorClass<Config>;
-  Config(tensordict::detail::WrapTag, tensordict::TensorDict td) : TensorClass(std::move(td)) {}
+  friend class ::tensordict::TensorClass<Config>;
+  Config(::tensordict::detail::WrapTag, ::tensordict::TensorDict td)
+      : TensorClass(::std::move(td)) {}
 
-  static std::vector<tensordict::FieldValue> field_values(Args&& args) {
-    std::vector<tensordict::FieldValue> values;
+  static ::std::vector<::tensordict::FieldValue> field_values(Args&& args) {
+    ::std::vector<::tensordict::FieldValue> values;
     values.reserve(2);
-    values.push_back(as_field(std::move(args.lr)));
-    values.push_back(as_field(std::move(args.tag)));
+    values.push_back(as_field(::std::move(args.lr)));
+    values.push_back(as_field(::std::move(args.tag)));
     return values;
   }
 };
 
 /// Required fields of each kind, and names of TensorClass members.
-class Required : public tensordict::TensorClass<Required> {
+class Required : public ::tensordict::TensorClass<Required> {
  public:
   /// Constructor arguments: one member per field, in schema order.
   struct Args {
-    std::optional<int64_t> integer = std::nullopt;
-    std::optional<std::string> text = std::nullopt;
-    std::optional<std::vector<int64_t>> ids = std::nullopt;
-    tensordict::Json extra = nullptr;
-    int64_t field_index = 0;
-    std::string field_from_tensordict = "x";
+    ::std::optional<::std::int64_t> integer = ::std::nullopt;
+    ::std::optional<::std::string> text = ::std::nullopt;
+    ::std::optional<::std::vector<::std::int64_t>> ids = ::std::nullopt;
+    ::tensordict::Json extra = nullptr;
+    ::std::int64_t field_index = 0;
+    ::std::string field_from_tensordict = "x";
     bool field_field = true;
   };
 
-  explicit Required(Args args, tensordict::BatchSize batch_size = {},
-                    std::optional<at::Device> device = std::nullopt,
-                    std::optional<tensordict::DimNames> names = std::nullopt)
-      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
-                          std::move(names))) {}
+  explicit Required(Args args, ::tensordict::BatchSize batch_size = {},
+                    ::std::optional<::at::Device> device = ::std::nullopt,
+                    ::std::optional<::tensordict::DimNames> names = ::std::nullopt)
+      : TensorClass(build(field_values(::std::move(args)), ::std::move(batch_size), device,
+                          ::std::move(names))) {}
   Required(const Required&) = default;
   Required(Required&&) = default;
   // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
@@ -105,14 +106,14 @@ class Required : public tensordict::TensorClass<Required> {
   ~Required() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
-  static const tensordict::ClassSpec& class_spec() {
-    using Field = tensordict::FieldSpec;
-    using Kind = tensordict::FieldKind;
-    using Option = tensordict::ClassOption;
-    static const tensordict::ClassSpec spec{
+  static const ::tensordict::ClassSpec& class_spec() {
+    using Field = ::tensordict::FieldSpec;
+    using Kind = ::tensordict::FieldKind;
+    using Option = ::tensordict::ClassOption;
+    static const ::tensordict::ClassSpec spec{
         "Required",
         "<class 'golden.Required'>",
-        tensordict::ClassOptions().with(Option::nocast),
+        ::tensordict::ClassOptions().with(Option::nocast),
         {
             Field("integer", Kind::Int),
             Field("text", Kind::Str),
@@ -126,60 +127,67 @@ class Required : public tensordict::TensorClass<Required> {
     return spec;
   }
 
-  int64_t integer() const { return value_field<int64_t>(0); }
-  Required& set_integer(int64_t value) { return set_field(0, value); }
+  ::std::int64_t integer() const { return value_field<::std::int64_t>(0); }
+  Required& set_integer(::std::int64_t value) { return set_field(0, value); }
 
-  std::string text() const { return value_field<std::string>(1); }
-  Required& set_text(std::string value) { return set_field(1, std::move(value)); }
+  ::std::string text() const { return value_field<::std::string>(1); }
+  Required& set_text(::std::string value) { return set_field(1, ::std::move(value)); }
 
-  std::vector<int64_t> ids() const { return value_field<std::vector<int64_t>>(2); }
-  Required& set_ids(std::vector<int64_t> value) { return set_field(2, std::move(value)); }
+  ::std::vector<::std::int64_t> ids() const {
+    return value_field<::std::vector<::std::int64_t>>(2);
+  }
+  Required& set_ids(::std::vector<::std::int64_t> value) {
+    return set_field(2, ::std::move(value));
+  }
 
-  tensordict::Json extra() const { return any_field(3); }
-  Required& set_extra(tensordict::Json value) { return set_field(3, std::move(value)); }
+  ::tensordict::Json extra() const { return any_field(3); }
+  Required& set_extra(::tensordict::Json value) { return set_field(3, ::std::move(value)); }
 
-  int64_t field_index() const { return value_field<int64_t>(4); }
-  Required& set_field_index(int64_t value) { return set_field(4, value); }
+  ::std::int64_t field_index() const { return value_field<::std::int64_t>(4); }
+  Required& set_field_index(::std::int64_t value) { return set_field(4, value); }
 
-  std::string field_from_tensordict() const { return value_field<std::string>(5); }
-  Required& set_field_from_tensordict(std::string value) { return set_field(5, std::move(value)); }
+  ::std::string field_from_tensordict() const { return value_field<::std::string>(5); }
+  Required& set_field_from_tensordict(::std::string value) {
+    return set_field(5, ::std::move(value));
+  }
 
   bool field_field() const { return value_field<bool>(6); }
   Required& set_field_field(bool value) { return set_field(6, value); }
 
  private:
-  friend class tensordict::TensorClass<Required>;
-  Required(tensordict::detail::WrapTag, tensordict::TensorDict td) : TensorClass(std::move(td)) {}
+  friend class ::tensordict::TensorClass<Required>;
+  Required(::tensordict::detail::WrapTag, ::tensordict::TensorDict td)
+      : TensorClass(::std::move(td)) {}
 
-  static std::vector<tensordict::FieldValue> field_values(Args&& args) {
-    std::vector<tensordict::FieldValue> values;
+  static ::std::vector<::tensordict::FieldValue> field_values(Args&& args) {
+    ::std::vector<::tensordict::FieldValue> values;
     values.reserve(7);
-    values.push_back(as_field(std::move(args.integer)));
-    values.push_back(as_field(std::move(args.text)));
-    values.push_back(as_field(std::move(args.ids)));
-    values.push_back(as_field(std::move(args.extra)));
-    values.push_back(as_field(std::move(args.field_index)));
-    values.push_back(as_field(std::move(args.field_from_tensordict)));
-    values.push_back(as_field(std::move(args.field_field)));
+    values.push_back(as_field(::std::move(args.integer)));
+    values.push_back(as_field(::std::move(args.text)));
+    values.push_back(as_field(::std::move(args.ids)));
+    values.push_back(as_field(::std::move(args.extra)));
+    values.push_back(as_field(::std::move(args.field_index)));
+    values.push_back(as_field(::std::move(args.field_from_tensordict)));
+    values.push_back(as_field(::std::move(args.field_field)));
     return values;
   }
 };
 
 /// Numbers stored as tensors (no nocast), read back without a JSON detour.
-class Counts : public tensordict::TensorClass<Counts> {
+class Counts : public ::tensordict::TensorClass<Counts> {
  public:
   /// Constructor arguments: one member per field, in schema order.
   struct Args {
-    int64_t n = 7;
-    std::vector<int64_t> ids = std::vector<int64_t>{1, 2, 3};
-    std::string label = "a";
+    ::std::int64_t n = 7;
+    ::std::vector<::std::int64_t> ids = ::std::vector<::std::int64_t>{1, 2, 3};
+    ::std::string label = "a";
   };
 
-  explicit Counts(Args args, tensordict::BatchSize batch_size = {},
-                  std::optional<at::Device> device = std::nullopt,
-                  std::optional<tensordict::DimNames> names = std::nullopt)
-      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
-                          std::move(names))) {}
+  explicit Counts(Args args, ::tensordict::BatchSize batch_size = {},
+                  ::std::optional<::at::Device> device = ::std::nullopt,
+                  ::std::optional<::tensordict::DimNames> names = ::std::nullopt)
+      : TensorClass(build(field_values(::std::move(args)), ::std::move(batch_size), device,
+                          ::std::move(names))) {}
   Counts(const Counts&) = default;
   Counts(Counts&&) = default;
   // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
@@ -190,13 +198,13 @@ class Counts : public tensordict::TensorClass<Counts> {
   ~Counts() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
-  static const tensordict::ClassSpec& class_spec() {
-    using Field = tensordict::FieldSpec;
-    using Kind = tensordict::FieldKind;
-    static const tensordict::ClassSpec spec{
+  static const ::tensordict::ClassSpec& class_spec() {
+    using Field = ::tensordict::FieldSpec;
+    using Kind = ::tensordict::FieldKind;
+    static const ::tensordict::ClassSpec spec{
         "Counts",
         "<class 'golden.Counts'>",
-        tensordict::ClassOptions(),
+        ::tensordict::ClassOptions(),
         {
             Field("n", Kind::Int),
             Field("ids", Kind::List),
@@ -206,25 +214,28 @@ class Counts : public tensordict::TensorClass<Counts> {
     return spec;
   }
 
-  int64_t n() const { return value_field<int64_t>(0); }
-  Counts& set_n(int64_t value) { return set_field(0, value); }
+  ::std::int64_t n() const { return value_field<::std::int64_t>(0); }
+  Counts& set_n(::std::int64_t value) { return set_field(0, value); }
 
-  std::vector<int64_t> ids() const { return value_field<std::vector<int64_t>>(1); }
-  Counts& set_ids(std::vector<int64_t> value) { return set_field(1, std::move(value)); }
+  ::std::vector<::std::int64_t> ids() const {
+    return value_field<::std::vector<::std::int64_t>>(1);
+  }
+  Counts& set_ids(::std::vector<::std::int64_t> value) { return set_field(1, ::std::move(value)); }
 
-  std::string label() const { return value_field<std::string>(2); }
-  Counts& set_label(std::string value) { return set_field(2, std::move(value)); }
+  ::std::string label() const { return value_field<::std::string>(2); }
+  Counts& set_label(::std::string value) { return set_field(2, ::std::move(value)); }
 
  private:
-  friend class tensordict::TensorClass<Counts>;
-  Counts(tensordict::detail::WrapTag, tensordict::TensorDict td) : TensorClass(std::move(td)) {}
+  friend class ::tensordict::TensorClass<Counts>;
+  Counts(::tensordict::detail::WrapTag, ::tensordict::TensorDict td)
+      : TensorClass(::std::move(td)) {}
 
-  static std::vector<tensordict::FieldValue> field_values(Args&& args) {
-    std::vector<tensordict::FieldValue> values;
+  static ::std::vector<::tensordict::FieldValue> field_values(Args&& args) {
+    ::std::vector<::tensordict::FieldValue> values;
     values.reserve(3);
-    values.push_back(as_field(std::move(args.n)));
-    values.push_back(as_field(std::move(args.ids)));
-    values.push_back(as_field(std::move(args.label)));
+    values.push_back(as_field(::std::move(args.n)));
+    values.push_back(as_field(::std::move(args.ids)));
+    values.push_back(as_field(::std::move(args.label)));
     return values;
   }
 };

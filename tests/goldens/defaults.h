@@ -18,24 +18,24 @@ static_assert(TENSORDICT_ABI_VERSION == 2,
 namespace golden {
 
 /// Every kind of default value.
-class Defaults : public tensordict::TensorClass<Defaults> {
+class Defaults : public ::tensordict::TensorClass<Defaults> {
  public:
   /// Constructor arguments: one member per field, in schema order.
   struct Args {
-    std::string s = "a \"quoted\" \\ text";
-    int64_t i = 3;
+    ::std::string s = "a \"quoted\" \\ text";
+    ::std::int64_t i = 3;
     double f = 2.0;
     bool b = false;
-    std::vector<std::string> l = std::vector<std::string>{"a", "b"};
-    tensordict::Json a = tensordict::Json::parse(R"({"k":[1,2]})");
-    std::optional<std::string> o = std::nullopt;
+    ::std::vector<::std::string> l = ::std::vector<::std::string>{"a", "b"};
+    ::tensordict::Json a = ::tensordict::Json::parse(R"({"k":[1,2]})");
+    ::std::optional<::std::string> o = ::std::nullopt;
   };
 
-  explicit Defaults(Args args, tensordict::BatchSize batch_size = {},
-                    std::optional<at::Device> device = std::nullopt,
-                    std::optional<tensordict::DimNames> names = std::nullopt)
-      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
-                          std::move(names))) {}
+  explicit Defaults(Args args, ::tensordict::BatchSize batch_size = {},
+                    ::std::optional<::at::Device> device = ::std::nullopt,
+                    ::std::optional<::tensordict::DimNames> names = ::std::nullopt)
+      : TensorClass(build(field_values(::std::move(args)), ::std::move(batch_size), device,
+                          ::std::move(names))) {}
   Defaults(const Defaults&) = default;
   Defaults(Defaults&&) = default;
   // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
@@ -46,14 +46,14 @@ class Defaults : public tensordict::TensorClass<Defaults> {
   ~Defaults() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
-  static const tensordict::ClassSpec& class_spec() {
-    using Field = tensordict::FieldSpec;
-    using Kind = tensordict::FieldKind;
-    using Option = tensordict::ClassOption;
-    static const tensordict::ClassSpec spec{
+  static const ::tensordict::ClassSpec& class_spec() {
+    using Field = ::tensordict::FieldSpec;
+    using Kind = ::tensordict::FieldKind;
+    using Option = ::tensordict::ClassOption;
+    static const ::tensordict::ClassSpec spec{
         "Defaults",
         "<class 'golden.Defaults'>",
-        tensordict::ClassOptions().with(Option::nocast),
+        ::tensordict::ClassOptions().with(Option::nocast),
         {
             Field("s", Kind::Str),
             Field("i", Kind::Int),
@@ -67,11 +67,11 @@ class Defaults : public tensordict::TensorClass<Defaults> {
     return spec;
   }
 
-  std::string s() const { return value_field<std::string>(0); }
-  Defaults& set_s(std::string value) { return set_field(0, std::move(value)); }
+  ::std::string s() const { return value_field<::std::string>(0); }
+  Defaults& set_s(::std::string value) { return set_field(0, ::std::move(value)); }
 
-  int64_t i() const { return value_field<int64_t>(1); }
-  Defaults& set_i(int64_t value) { return set_field(1, value); }
+  ::std::int64_t i() const { return value_field<::std::int64_t>(1); }
+  Defaults& set_i(::std::int64_t value) { return set_field(1, value); }
 
   double f() const { return value_field<double>(2); }
   Defaults& set_f(double value) { return set_field(2, value); }
@@ -79,29 +79,30 @@ class Defaults : public tensordict::TensorClass<Defaults> {
   bool b() const { return value_field<bool>(3); }
   Defaults& set_b(bool value) { return set_field(3, value); }
 
-  std::vector<std::string> l() const { return value_field<std::vector<std::string>>(4); }
-  Defaults& set_l(std::vector<std::string> value) { return set_field(4, std::move(value)); }
+  ::std::vector<::std::string> l() const { return value_field<::std::vector<::std::string>>(4); }
+  Defaults& set_l(::std::vector<::std::string> value) { return set_field(4, ::std::move(value)); }
 
-  tensordict::Json a() const { return any_field(5); }
-  Defaults& set_a(tensordict::Json value) { return set_field(5, std::move(value)); }
+  ::tensordict::Json a() const { return any_field(5); }
+  Defaults& set_a(::tensordict::Json value) { return set_field(5, ::std::move(value)); }
 
-  std::optional<std::string> o() const { return optional_value_field<std::string>(6); }
-  Defaults& set_o(std::optional<std::string> value) { return set_field(6, std::move(value)); }
+  ::std::optional<::std::string> o() const { return optional_value_field<::std::string>(6); }
+  Defaults& set_o(::std::optional<::std::string> value) { return set_field(6, ::std::move(value)); }
 
  private:
-  friend class tensordict::TensorClass<Defaults>;
-  Defaults(tensordict::detail::WrapTag, tensordict::TensorDict td) : TensorClass(std::move(td)) {}
+  friend class ::tensordict::TensorClass<Defaults>;
+  Defaults(::tensordict::detail::WrapTag, ::tensordict::TensorDict td)
+      : TensorClass(::std::move(td)) {}
 
-  static std::vector<tensordict::FieldValue> field_values(Args&& args) {
-    std::vector<tensordict::FieldValue> values;
+  static ::std::vector<::tensordict::FieldValue> field_values(Args&& args) {
+    ::std::vector<::tensordict::FieldValue> values;
     values.reserve(7);
-    values.push_back(as_field(std::move(args.s)));
-    values.push_back(as_field(std::move(args.i)));
-    values.push_back(as_field(std::move(args.f)));
-    values.push_back(as_field(std::move(args.b)));
-    values.push_back(as_field(std::move(args.l)));
-    values.push_back(as_field(std::move(args.a)));
-    values.push_back(as_field(std::move(args.o)));
+    values.push_back(as_field(::std::move(args.s)));
+    values.push_back(as_field(::std::move(args.i)));
+    values.push_back(as_field(::std::move(args.f)));
+    values.push_back(as_field(::std::move(args.b)));
+    values.push_back(as_field(::std::move(args.l)));
+    values.push_back(as_field(::std::move(args.a)));
+    values.push_back(as_field(::std::move(args.o)));
     return values;
   }
 };

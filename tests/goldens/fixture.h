@@ -17,20 +17,20 @@ static_assert(TENSORDICT_ABI_VERSION == 2,
 
 namespace golden {
 
-class RefTC : public tensordict::TensorClass<RefTC> {
+class RefTC : public ::tensordict::TensorClass<RefTC> {
  public:
   /// Constructor arguments: one member per field, in schema order.
   struct Args {
-    at::Tensor obs;
-    std::optional<std::string> label = std::nullopt;
-    std::optional<at::Tensor> extra = std::nullopt;
+    ::at::Tensor obs;
+    ::std::optional<::std::string> label = ::std::nullopt;
+    ::std::optional<::at::Tensor> extra = ::std::nullopt;
   };
 
-  explicit RefTC(Args args, tensordict::BatchSize batch_size = {},
-                 std::optional<at::Device> device = std::nullopt,
-                 std::optional<tensordict::DimNames> names = std::nullopt)
-      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
-                          std::move(names))) {}
+  explicit RefTC(Args args, ::tensordict::BatchSize batch_size = {},
+                 ::std::optional<::at::Device> device = ::std::nullopt,
+                 ::std::optional<::tensordict::DimNames> names = ::std::nullopt)
+      : TensorClass(build(field_values(::std::move(args)), ::std::move(batch_size), device,
+                          ::std::move(names))) {}
   RefTC(const RefTC&) = default;
   RefTC(RefTC&&) = default;
   // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
@@ -41,13 +41,13 @@ class RefTC : public tensordict::TensorClass<RefTC> {
   ~RefTC() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
-  static const tensordict::ClassSpec& class_spec() {
-    using Field = tensordict::FieldSpec;
-    using Kind = tensordict::FieldKind;
-    static const tensordict::ClassSpec spec{
+  static const ::tensordict::ClassSpec& class_spec() {
+    using Field = ::tensordict::FieldSpec;
+    using Kind = ::tensordict::FieldKind;
+    static const ::tensordict::ClassSpec spec{
         "RefTC",
         "<class '__main__.RefTC'>",
-        tensordict::ClassOptions(),
+        ::tensordict::ClassOptions(),
         {
             Field("obs", Kind::Tensor),
             Field("label", Kind::Str),
@@ -57,25 +57,26 @@ class RefTC : public tensordict::TensorClass<RefTC> {
     return spec;
   }
 
-  const at::Tensor& obs() const { return tensor_field(0); }
-  RefTC& set_obs(at::Tensor value) { return set_field(0, std::move(value)); }
+  const ::at::Tensor& obs() const { return tensor_field(0); }
+  RefTC& set_obs(::at::Tensor value) { return set_field(0, ::std::move(value)); }
 
-  std::string label() const { return value_field<std::string>(1); }
-  RefTC& set_label(std::string value) { return set_field(1, std::move(value)); }
+  ::std::string label() const { return value_field<::std::string>(1); }
+  RefTC& set_label(::std::string value) { return set_field(1, ::std::move(value)); }
 
-  std::optional<at::Tensor> extra() const { return optional_tensor_field(2); }
-  RefTC& set_extra(std::optional<at::Tensor> value) { return set_field(2, std::move(value)); }
+  ::std::optional<::at::Tensor> extra() const { return optional_tensor_field(2); }
+  RefTC& set_extra(::std::optional<::at::Tensor> value) { return set_field(2, ::std::move(value)); }
 
  private:
-  friend class tensordict::TensorClass<RefTC>;
-  RefTC(tensordict::detail::WrapTag, tensordict::TensorDict td) : TensorClass(std::move(td)) {}
+  friend class ::tensordict::TensorClass<RefTC>;
+  RefTC(::tensordict::detail::WrapTag, ::tensordict::TensorDict td)
+      : TensorClass(::std::move(td)) {}
 
-  static std::vector<tensordict::FieldValue> field_values(Args&& args) {
-    std::vector<tensordict::FieldValue> values;
+  static ::std::vector<::tensordict::FieldValue> field_values(Args&& args) {
+    ::std::vector<::tensordict::FieldValue> values;
     values.reserve(3);
-    values.push_back(as_field(std::move(args.obs)));
-    values.push_back(as_field(std::move(args.label)));
-    values.push_back(as_field(std::move(args.extra)));
+    values.push_back(as_field(::std::move(args.obs)));
+    values.push_back(as_field(::std::move(args.label)));
+    values.push_back(as_field(::std::move(args.extra)));
     return values;
   }
 };

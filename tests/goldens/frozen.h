@@ -18,19 +18,19 @@ static_assert(TENSORDICT_ABI_VERSION == 2,
 namespace golden {
 
 /// No setters; instances are locked.
-class Frozen : public tensordict::TensorClass<Frozen> {
+class Frozen : public ::tensordict::TensorClass<Frozen> {
  public:
   /// Constructor arguments: one member per field, in schema order.
   struct Args {
-    at::Tensor x;
-    std::optional<std::string> name = std::nullopt;
+    ::at::Tensor x;
+    ::std::optional<::std::string> name = ::std::nullopt;
   };
 
-  explicit Frozen(Args args, tensordict::BatchSize batch_size = {},
-                  std::optional<at::Device> device = std::nullopt,
-                  std::optional<tensordict::DimNames> names = std::nullopt)
-      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
-                          std::move(names))) {}
+  explicit Frozen(Args args, ::tensordict::BatchSize batch_size = {},
+                  ::std::optional<::at::Device> device = ::std::nullopt,
+                  ::std::optional<::tensordict::DimNames> names = ::std::nullopt)
+      : TensorClass(build(field_values(::std::move(args)), ::std::move(batch_size), device,
+                          ::std::move(names))) {}
   Frozen(const Frozen&) = default;
   Frozen(Frozen&&) = default;
   // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
@@ -41,14 +41,14 @@ class Frozen : public tensordict::TensorClass<Frozen> {
   ~Frozen() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
-  static const tensordict::ClassSpec& class_spec() {
-    using Field = tensordict::FieldSpec;
-    using Kind = tensordict::FieldKind;
-    using Option = tensordict::ClassOption;
-    static const tensordict::ClassSpec spec{
+  static const ::tensordict::ClassSpec& class_spec() {
+    using Field = ::tensordict::FieldSpec;
+    using Kind = ::tensordict::FieldKind;
+    using Option = ::tensordict::ClassOption;
+    static const ::tensordict::ClassSpec spec{
         "Frozen",
         "<class 'golden.Frozen'>",
-        tensordict::ClassOptions().with(Option::frozen),
+        ::tensordict::ClassOptions().with(Option::frozen),
         {
             Field("x", Kind::Tensor),
             Field("name", Kind::Str),
@@ -57,19 +57,20 @@ class Frozen : public tensordict::TensorClass<Frozen> {
     return spec;
   }
 
-  const at::Tensor& x() const { return tensor_field(0); }
+  const ::at::Tensor& x() const { return tensor_field(0); }
 
-  std::string name() const { return value_field<std::string>(1); }
+  ::std::string name() const { return value_field<::std::string>(1); }
 
  private:
-  friend class tensordict::TensorClass<Frozen>;
-  Frozen(tensordict::detail::WrapTag, tensordict::TensorDict td) : TensorClass(std::move(td)) {}
+  friend class ::tensordict::TensorClass<Frozen>;
+  Frozen(::tensordict::detail::WrapTag, ::tensordict::TensorDict td)
+      : TensorClass(::std::move(td)) {}
 
-  static std::vector<tensordict::FieldValue> field_values(Args&& args) {
-    std::vector<tensordict::FieldValue> values;
+  static ::std::vector<::tensordict::FieldValue> field_values(Args&& args) {
+    ::std::vector<::tensordict::FieldValue> values;
     values.reserve(2);
-    values.push_back(as_field(std::move(args.x)));
-    values.push_back(as_field(std::move(args.name)));
+    values.push_back(as_field(::std::move(args.x)));
+    values.push_back(as_field(::std::move(args.name)));
     return values;
   }
 };

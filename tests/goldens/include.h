@@ -20,18 +20,18 @@ static_assert(TENSORDICT_ABI_VERSION == 2,
 namespace golden::other {
 
 /// Nests a class of another schema file and namespace.
-class Wrapper : public tensordict::TensorClass<Wrapper> {
+class Wrapper : public ::tensordict::TensorClass<Wrapper> {
  public:
   /// Constructor arguments: one member per field, in schema order.
   struct Args {
-    std::optional<::golden::Outer> outer = std::nullopt;
+    ::std::optional<::golden::Outer> outer = ::std::nullopt;
   };
 
-  explicit Wrapper(Args args, tensordict::BatchSize batch_size = {},
-                   std::optional<at::Device> device = std::nullopt,
-                   std::optional<tensordict::DimNames> names = std::nullopt)
-      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
-                          std::move(names))) {}
+  explicit Wrapper(Args args, ::tensordict::BatchSize batch_size = {},
+                   ::std::optional<::at::Device> device = ::std::nullopt,
+                   ::std::optional<::tensordict::DimNames> names = ::std::nullopt)
+      : TensorClass(build(field_values(::std::move(args)), ::std::move(batch_size), device,
+                          ::std::move(names))) {}
   Wrapper(const Wrapper&) = default;
   Wrapper(Wrapper&&) = default;
   // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
@@ -42,13 +42,13 @@ class Wrapper : public tensordict::TensorClass<Wrapper> {
   ~Wrapper() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
-  static const tensordict::ClassSpec& class_spec() {
-    using Field = tensordict::FieldSpec;
-    using Kind = tensordict::FieldKind;
-    static const tensordict::ClassSpec spec{
+  static const ::tensordict::ClassSpec& class_spec() {
+    using Field = ::tensordict::FieldSpec;
+    using Kind = ::tensordict::FieldKind;
+    static const ::tensordict::ClassSpec spec{
         "Wrapper",
         "<class 'golden.other.Wrapper'>",
-        tensordict::ClassOptions(),
+        ::tensordict::ClassOptions(),
         {
             Field("outer", Kind::Class).with_class(&::golden::Outer::class_spec),
         },
@@ -57,16 +57,17 @@ class Wrapper : public tensordict::TensorClass<Wrapper> {
   }
 
   ::golden::Outer outer() const { return nested_field<::golden::Outer>(0); }
-  Wrapper& set_outer(::golden::Outer value) { return set_field(0, as_field(std::move(value))); }
+  Wrapper& set_outer(::golden::Outer value) { return set_field(0, as_field(::std::move(value))); }
 
  private:
-  friend class tensordict::TensorClass<Wrapper>;
-  Wrapper(tensordict::detail::WrapTag, tensordict::TensorDict td) : TensorClass(std::move(td)) {}
+  friend class ::tensordict::TensorClass<Wrapper>;
+  Wrapper(::tensordict::detail::WrapTag, ::tensordict::TensorDict td)
+      : TensorClass(::std::move(td)) {}
 
-  static std::vector<tensordict::FieldValue> field_values(Args&& args) {
-    std::vector<tensordict::FieldValue> values;
+  static ::std::vector<::tensordict::FieldValue> field_values(Args&& args) {
+    ::std::vector<::tensordict::FieldValue> values;
     values.reserve(1);
-    values.push_back(as_field(std::move(args.outer)));
+    values.push_back(as_field(::std::move(args.outer)));
     return values;
   }
 };

@@ -20,18 +20,18 @@ static_assert(TENSORDICT_ABI_VERSION == 2,
 namespace golden {
 
 /// Hand-written members declared here and defined in a .cpp.
-class WithMethods : public tensordict::TensorClass<WithMethods> {
+class WithMethods : public ::tensordict::TensorClass<WithMethods> {
  public:
   /// Constructor arguments: one member per field, in schema order.
   struct Args {
-    at::Tensor x;
+    ::at::Tensor x;
   };
 
-  explicit WithMethods(Args args, tensordict::BatchSize batch_size = {},
-                       std::optional<at::Device> device = std::nullopt,
-                       std::optional<tensordict::DimNames> names = std::nullopt)
-      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
-                          std::move(names))) {}
+  explicit WithMethods(Args args, ::tensordict::BatchSize batch_size = {},
+                       ::std::optional<::at::Device> device = ::std::nullopt,
+                       ::std::optional<::tensordict::DimNames> names = ::std::nullopt)
+      : TensorClass(build(field_values(::std::move(args)), ::std::move(batch_size), device,
+                          ::std::move(names))) {}
   WithMethods(const WithMethods&) = default;
   WithMethods(WithMethods&&) = default;
   // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
@@ -42,13 +42,13 @@ class WithMethods : public tensordict::TensorClass<WithMethods> {
   ~WithMethods() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
-  static const tensordict::ClassSpec& class_spec() {
-    using Field = tensordict::FieldSpec;
-    using Kind = tensordict::FieldKind;
-    static const tensordict::ClassSpec spec{
+  static const ::tensordict::ClassSpec& class_spec() {
+    using Field = ::tensordict::FieldSpec;
+    using Kind = ::tensordict::FieldKind;
+    static const ::tensordict::ClassSpec spec{
         "WithMethods",
         "<class 'golden.WithMethods'>",
-        tensordict::ClassOptions(),
+        ::tensordict::ClassOptions(),
         {
             Field("x", Kind::Tensor),
         },
@@ -56,21 +56,21 @@ class WithMethods : public tensordict::TensorClass<WithMethods> {
     return spec;
   }
 
-  const at::Tensor& x() const { return tensor_field(0); }
-  WithMethods& set_x(at::Tensor value) { return set_field(0, std::move(value)); }
+  const ::at::Tensor& x() const { return tensor_field(0); }
+  WithMethods& set_x(::at::Tensor value) { return set_field(0, ::std::move(value)); }
   // Hand-written members (declared by the schema, defined by hand in a .cpp).
   int64_t twice_numel() const;
   static WithMethods ones(int64_t n);
 
  private:
-  friend class tensordict::TensorClass<WithMethods>;
-  WithMethods(tensordict::detail::WrapTag, tensordict::TensorDict td)
-      : TensorClass(std::move(td)) {}
+  friend class ::tensordict::TensorClass<WithMethods>;
+  WithMethods(::tensordict::detail::WrapTag, ::tensordict::TensorDict td)
+      : TensorClass(::std::move(td)) {}
 
-  static std::vector<tensordict::FieldValue> field_values(Args&& args) {
-    std::vector<tensordict::FieldValue> values;
+  static ::std::vector<::tensordict::FieldValue> field_values(Args&& args) {
+    ::std::vector<::tensordict::FieldValue> values;
     values.reserve(1);
-    values.push_back(as_field(std::move(args.x)));
+    values.push_back(as_field(::std::move(args.x)));
     return values;
   }
 };

@@ -17,18 +17,18 @@ static_assert(TENSORDICT_ABI_VERSION == 2,
 
 namespace golden {
 
-class Inner : public tensordict::TensorClass<Inner> {
+class Inner : public ::tensordict::TensorClass<Inner> {
  public:
   /// Constructor arguments: one member per field, in schema order.
   struct Args {
-    at::Tensor x;
+    ::at::Tensor x;
   };
 
-  explicit Inner(Args args, tensordict::BatchSize batch_size = {},
-                 std::optional<at::Device> device = std::nullopt,
-                 std::optional<tensordict::DimNames> names = std::nullopt)
-      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
-                          std::move(names))) {}
+  explicit Inner(Args args, ::tensordict::BatchSize batch_size = {},
+                 ::std::optional<::at::Device> device = ::std::nullopt,
+                 ::std::optional<::tensordict::DimNames> names = ::std::nullopt)
+      : TensorClass(build(field_values(::std::move(args)), ::std::move(batch_size), device,
+                          ::std::move(names))) {}
   Inner(const Inner&) = default;
   Inner(Inner&&) = default;
   // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
@@ -39,13 +39,13 @@ class Inner : public tensordict::TensorClass<Inner> {
   ~Inner() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
-  static const tensordict::ClassSpec& class_spec() {
-    using Field = tensordict::FieldSpec;
-    using Kind = tensordict::FieldKind;
-    static const tensordict::ClassSpec spec{
+  static const ::tensordict::ClassSpec& class_spec() {
+    using Field = ::tensordict::FieldSpec;
+    using Kind = ::tensordict::FieldKind;
+    static const ::tensordict::ClassSpec spec{
         "Inner",
         "<class 'golden.Inner'>",
-        tensordict::ClassOptions(),
+        ::tensordict::ClassOptions(),
         {
             Field("x", Kind::Tensor),
         },
@@ -53,36 +53,37 @@ class Inner : public tensordict::TensorClass<Inner> {
     return spec;
   }
 
-  const at::Tensor& x() const { return tensor_field(0); }
-  Inner& set_x(at::Tensor value) { return set_field(0, std::move(value)); }
+  const ::at::Tensor& x() const { return tensor_field(0); }
+  Inner& set_x(::at::Tensor value) { return set_field(0, ::std::move(value)); }
 
  private:
-  friend class tensordict::TensorClass<Inner>;
-  Inner(tensordict::detail::WrapTag, tensordict::TensorDict td) : TensorClass(std::move(td)) {}
+  friend class ::tensordict::TensorClass<Inner>;
+  Inner(::tensordict::detail::WrapTag, ::tensordict::TensorDict td)
+      : TensorClass(::std::move(td)) {}
 
-  static std::vector<tensordict::FieldValue> field_values(Args&& args) {
-    std::vector<tensordict::FieldValue> values;
+  static ::std::vector<::tensordict::FieldValue> field_values(Args&& args) {
+    ::std::vector<::tensordict::FieldValue> values;
     values.reserve(1);
-    values.push_back(as_field(std::move(args.x)));
+    values.push_back(as_field(::std::move(args.x)));
     return values;
   }
 };
 
 /// Declared before the class it nests.
-class Outer : public tensordict::TensorClass<Outer> {
+class Outer : public ::tensordict::TensorClass<Outer> {
  public:
   /// Constructor arguments: one member per field, in schema order.
   struct Args {
-    std::optional<Inner> inner = std::nullopt;
-    std::optional<Inner> maybe = std::nullopt;
-    at::Tensor y;
+    ::std::optional<Inner> inner = ::std::nullopt;
+    ::std::optional<Inner> maybe = ::std::nullopt;
+    ::at::Tensor y;
   };
 
-  explicit Outer(Args args, tensordict::BatchSize batch_size = {},
-                 std::optional<at::Device> device = std::nullopt,
-                 std::optional<tensordict::DimNames> names = std::nullopt)
-      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
-                          std::move(names))) {}
+  explicit Outer(Args args, ::tensordict::BatchSize batch_size = {},
+                 ::std::optional<::at::Device> device = ::std::nullopt,
+                 ::std::optional<::tensordict::DimNames> names = ::std::nullopt)
+      : TensorClass(build(field_values(::std::move(args)), ::std::move(batch_size), device,
+                          ::std::move(names))) {}
   Outer(const Outer&) = default;
   Outer(Outer&&) = default;
   // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
@@ -93,13 +94,13 @@ class Outer : public tensordict::TensorClass<Outer> {
   ~Outer() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
-  static const tensordict::ClassSpec& class_spec() {
-    using Field = tensordict::FieldSpec;
-    using Kind = tensordict::FieldKind;
-    static const tensordict::ClassSpec spec{
+  static const ::tensordict::ClassSpec& class_spec() {
+    using Field = ::tensordict::FieldSpec;
+    using Kind = ::tensordict::FieldKind;
+    static const ::tensordict::ClassSpec spec{
         "Outer",
         "<class 'golden.Outer'>",
-        tensordict::ClassOptions(),
+        ::tensordict::ClassOptions(),
         {
             Field("inner", Kind::Class).with_class(&Inner::class_spec),
             Field("maybe", Kind::Class).nullable().with_class(&Inner::class_spec),
@@ -110,24 +111,27 @@ class Outer : public tensordict::TensorClass<Outer> {
   }
 
   Inner inner() const { return nested_field<Inner>(0); }
-  Outer& set_inner(Inner value) { return set_field(0, as_field(std::move(value))); }
+  Outer& set_inner(Inner value) { return set_field(0, as_field(::std::move(value))); }
 
-  std::optional<Inner> maybe() const { return optional_nested_field<Inner>(1); }
-  Outer& set_maybe(std::optional<Inner> value) { return set_field(1, as_field(std::move(value))); }
+  ::std::optional<Inner> maybe() const { return optional_nested_field<Inner>(1); }
+  Outer& set_maybe(::std::optional<Inner> value) {
+    return set_field(1, as_field(::std::move(value)));
+  }
 
-  const at::Tensor& y() const { return tensor_field(2); }
-  Outer& set_y(at::Tensor value) { return set_field(2, std::move(value)); }
+  const ::at::Tensor& y() const { return tensor_field(2); }
+  Outer& set_y(::at::Tensor value) { return set_field(2, ::std::move(value)); }
 
  private:
-  friend class tensordict::TensorClass<Outer>;
-  Outer(tensordict::detail::WrapTag, tensordict::TensorDict td) : TensorClass(std::move(td)) {}
+  friend class ::tensordict::TensorClass<Outer>;
+  Outer(::tensordict::detail::WrapTag, ::tensordict::TensorDict td)
+      : TensorClass(::std::move(td)) {}
 
-  static std::vector<tensordict::FieldValue> field_values(Args&& args) {
-    std::vector<tensordict::FieldValue> values;
+  static ::std::vector<::tensordict::FieldValue> field_values(Args&& args) {
+    ::std::vector<::tensordict::FieldValue> values;
     values.reserve(3);
-    values.push_back(as_field(std::move(args.inner)));
-    values.push_back(as_field(std::move(args.maybe)));
-    values.push_back(as_field(std::move(args.y)));
+    values.push_back(as_field(::std::move(args.inner)));
+    values.push_back(as_field(::std::move(args.maybe)));
+    values.push_back(as_field(::std::move(args.y)));
     return values;
   }
 };

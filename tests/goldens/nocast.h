@@ -18,22 +18,22 @@ static_assert(TENSORDICT_ABI_VERSION == 2,
 namespace golden {
 
 /// Values are stored as given.
-class NoCast : public tensordict::TensorClass<NoCast> {
+class NoCast : public ::tensordict::TensorClass<NoCast> {
  public:
   /// Constructor arguments: one member per field, in schema order.
   struct Args {
-    std::optional<int64_t> n = std::nullopt;
-    std::optional<double> f = std::nullopt;
-    std::optional<std::string> s = std::nullopt;
-    std::optional<bool> flag = std::nullopt;
-    tensordict::Json xs = nullptr;
+    ::std::optional<::std::int64_t> n = ::std::nullopt;
+    ::std::optional<double> f = ::std::nullopt;
+    ::std::optional<::std::string> s = ::std::nullopt;
+    ::std::optional<bool> flag = ::std::nullopt;
+    ::tensordict::Json xs = nullptr;
   };
 
-  explicit NoCast(Args args, tensordict::BatchSize batch_size = {},
-                  std::optional<at::Device> device = std::nullopt,
-                  std::optional<tensordict::DimNames> names = std::nullopt)
-      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
-                          std::move(names))) {}
+  explicit NoCast(Args args, ::tensordict::BatchSize batch_size = {},
+                  ::std::optional<::at::Device> device = ::std::nullopt,
+                  ::std::optional<::tensordict::DimNames> names = ::std::nullopt)
+      : TensorClass(build(field_values(::std::move(args)), ::std::move(batch_size), device,
+                          ::std::move(names))) {}
   NoCast(const NoCast&) = default;
   NoCast(NoCast&&) = default;
   // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
@@ -44,14 +44,14 @@ class NoCast : public tensordict::TensorClass<NoCast> {
   ~NoCast() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
-  static const tensordict::ClassSpec& class_spec() {
-    using Field = tensordict::FieldSpec;
-    using Kind = tensordict::FieldKind;
-    using Option = tensordict::ClassOption;
-    static const tensordict::ClassSpec spec{
+  static const ::tensordict::ClassSpec& class_spec() {
+    using Field = ::tensordict::FieldSpec;
+    using Kind = ::tensordict::FieldKind;
+    using Option = ::tensordict::ClassOption;
+    static const ::tensordict::ClassSpec spec{
         "NoCast",
         "<class 'golden.NoCast'>",
-        tensordict::ClassOptions().with(Option::nocast),
+        ::tensordict::ClassOptions().with(Option::nocast),
         {
             Field("n", Kind::Int).nullable(),
             Field("f", Kind::Float).nullable(),
@@ -63,33 +63,34 @@ class NoCast : public tensordict::TensorClass<NoCast> {
     return spec;
   }
 
-  std::optional<int64_t> n() const { return optional_value_field<int64_t>(0); }
-  NoCast& set_n(std::optional<int64_t> value) { return set_field(0, std::move(value)); }
+  ::std::optional<::std::int64_t> n() const { return optional_value_field<::std::int64_t>(0); }
+  NoCast& set_n(::std::optional<::std::int64_t> value) { return set_field(0, ::std::move(value)); }
 
-  std::optional<double> f() const { return optional_value_field<double>(1); }
-  NoCast& set_f(std::optional<double> value) { return set_field(1, std::move(value)); }
+  ::std::optional<double> f() const { return optional_value_field<double>(1); }
+  NoCast& set_f(::std::optional<double> value) { return set_field(1, ::std::move(value)); }
 
-  std::optional<std::string> s() const { return optional_value_field<std::string>(2); }
-  NoCast& set_s(std::optional<std::string> value) { return set_field(2, std::move(value)); }
+  ::std::optional<::std::string> s() const { return optional_value_field<::std::string>(2); }
+  NoCast& set_s(::std::optional<::std::string> value) { return set_field(2, ::std::move(value)); }
 
-  std::optional<bool> flag() const { return optional_value_field<bool>(3); }
-  NoCast& set_flag(std::optional<bool> value) { return set_field(3, std::move(value)); }
+  ::std::optional<bool> flag() const { return optional_value_field<bool>(3); }
+  NoCast& set_flag(::std::optional<bool> value) { return set_field(3, ::std::move(value)); }
 
-  tensordict::Json xs() const { return any_field(4); }
-  NoCast& set_xs(tensordict::Json value) { return set_field(4, std::move(value)); }
+  ::tensordict::Json xs() const { return any_field(4); }
+  NoCast& set_xs(::tensordict::Json value) { return set_field(4, ::std::move(value)); }
 
  private:
-  friend class tensordict::TensorClass<NoCast>;
-  NoCast(tensordict::detail::WrapTag, tensordict::TensorDict td) : TensorClass(std::move(td)) {}
+  friend class ::tensordict::TensorClass<NoCast>;
+  NoCast(::tensordict::detail::WrapTag, ::tensordict::TensorDict td)
+      : TensorClass(::std::move(td)) {}
 
-  static std::vector<tensordict::FieldValue> field_values(Args&& args) {
-    std::vector<tensordict::FieldValue> values;
+  static ::std::vector<::tensordict::FieldValue> field_values(Args&& args) {
+    ::std::vector<::tensordict::FieldValue> values;
     values.reserve(5);
-    values.push_back(as_field(std::move(args.n)));
-    values.push_back(as_field(std::move(args.f)));
-    values.push_back(as_field(std::move(args.s)));
-    values.push_back(as_field(std::move(args.flag)));
-    values.push_back(as_field(std::move(args.xs)));
+    values.push_back(as_field(::std::move(args.n)));
+    values.push_back(as_field(::std::move(args.f)));
+    values.push_back(as_field(::std::move(args.s)));
+    values.push_back(as_field(::std::move(args.flag)));
+    values.push_back(as_field(::std::move(args.xs)));
     return values;
   }
 };

@@ -18,24 +18,24 @@ static_assert(TENSORDICT_ABI_VERSION == 2,
 namespace golden {
 
 /// A class with no options.
-class Plain : public tensordict::TensorClass<Plain> {
+class Plain : public ::tensordict::TensorClass<Plain> {
  public:
   /// Constructor arguments: one member per field, in schema order.
   struct Args {
     /// One 3-vector per batch element.
-    at::Tensor obs;
-    std::string label = "none";
-    std::optional<int64_t> count = std::nullopt;
-    std::optional<double> score = std::nullopt;
-    tensordict::Json meta = nullptr;
-    std::optional<at::Tensor> mask = std::nullopt;
+    ::at::Tensor obs;
+    ::std::string label = "none";
+    ::std::optional<::std::int64_t> count = ::std::nullopt;
+    ::std::optional<double> score = ::std::nullopt;
+    ::tensordict::Json meta = nullptr;
+    ::std::optional<::at::Tensor> mask = ::std::nullopt;
   };
 
-  explicit Plain(Args args, tensordict::BatchSize batch_size = {},
-                 std::optional<at::Device> device = std::nullopt,
-                 std::optional<tensordict::DimNames> names = std::nullopt)
-      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
-                          std::move(names))) {}
+  explicit Plain(Args args, ::tensordict::BatchSize batch_size = {},
+                 ::std::optional<::at::Device> device = ::std::nullopt,
+                 ::std::optional<::tensordict::DimNames> names = ::std::nullopt)
+      : TensorClass(build(field_values(::std::move(args)), ::std::move(batch_size), device,
+                          ::std::move(names))) {}
   Plain(const Plain&) = default;
   Plain(Plain&&) = default;
   // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
@@ -46,76 +46,79 @@ class Plain : public tensordict::TensorClass<Plain> {
   ~Plain() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
-  static const tensordict::ClassSpec& class_spec() {
-    using Field = tensordict::FieldSpec;
-    using Kind = tensordict::FieldKind;
-    static const tensordict::ClassSpec spec{
+  static const ::tensordict::ClassSpec& class_spec() {
+    using Field = ::tensordict::FieldSpec;
+    using Kind = ::tensordict::FieldKind;
+    static const ::tensordict::ClassSpec spec{
         "Plain",
         "<class '__main__.Plain'>",
-        tensordict::ClassOptions(),
+        ::tensordict::ClassOptions(),
         {
-            Field("obs", Kind::Tensor).with_dtype(at::kFloat).with_shape({-1, 3}),
+            Field("obs", Kind::Tensor).with_dtype(::at::kFloat).with_shape({-1, 3}),
             Field("label", Kind::Str),
             Field("count", Kind::Int).nullable(),
             Field("score", Kind::Float).nullable(),
             Field("meta", Kind::Any),
-            Field("mask", Kind::Tensor).nullable().with_dtype(at::kBool),
+            Field("mask", Kind::Tensor).nullable().with_dtype(::at::kBool),
         },
     };
     return spec;
   }
 
   /// One 3-vector per batch element.
-  const at::Tensor& obs() const { return tensor_field(0); }
-  Plain& set_obs(at::Tensor value) { return set_field(0, std::move(value)); }
+  const ::at::Tensor& obs() const { return tensor_field(0); }
+  Plain& set_obs(::at::Tensor value) { return set_field(0, ::std::move(value)); }
 
-  std::string label() const { return value_field<std::string>(1); }
-  Plain& set_label(std::string value) { return set_field(1, std::move(value)); }
+  ::std::string label() const { return value_field<::std::string>(1); }
+  Plain& set_label(::std::string value) { return set_field(1, ::std::move(value)); }
 
-  std::optional<int64_t> count() const { return optional_value_field<int64_t>(2); }
-  Plain& set_count(std::optional<int64_t> value) { return set_field(2, std::move(value)); }
+  ::std::optional<::std::int64_t> count() const { return optional_value_field<::std::int64_t>(2); }
+  Plain& set_count(::std::optional<::std::int64_t> value) {
+    return set_field(2, ::std::move(value));
+  }
 
-  std::optional<double> score() const { return optional_value_field<double>(3); }
-  Plain& set_score(std::optional<double> value) { return set_field(3, std::move(value)); }
+  ::std::optional<double> score() const { return optional_value_field<double>(3); }
+  Plain& set_score(::std::optional<double> value) { return set_field(3, ::std::move(value)); }
 
-  tensordict::Json meta() const { return any_field(4); }
-  Plain& set_meta(tensordict::Json value) { return set_field(4, std::move(value)); }
+  ::tensordict::Json meta() const { return any_field(4); }
+  Plain& set_meta(::tensordict::Json value) { return set_field(4, ::std::move(value)); }
 
-  std::optional<at::Tensor> mask() const { return optional_tensor_field(5); }
-  Plain& set_mask(std::optional<at::Tensor> value) { return set_field(5, std::move(value)); }
+  ::std::optional<::at::Tensor> mask() const { return optional_tensor_field(5); }
+  Plain& set_mask(::std::optional<::at::Tensor> value) { return set_field(5, ::std::move(value)); }
 
  private:
-  friend class tensordict::TensorClass<Plain>;
-  Plain(tensordict::detail::WrapTag, tensordict::TensorDict td) : TensorClass(std::move(td)) {}
+  friend class ::tensordict::TensorClass<Plain>;
+  Plain(::tensordict::detail::WrapTag, ::tensordict::TensorDict td)
+      : TensorClass(::std::move(td)) {}
 
-  static std::vector<tensordict::FieldValue> field_values(Args&& args) {
-    std::vector<tensordict::FieldValue> values;
+  static ::std::vector<::tensordict::FieldValue> field_values(Args&& args) {
+    ::std::vector<::tensordict::FieldValue> values;
     values.reserve(6);
-    values.push_back(as_field(std::move(args.obs)));
-    values.push_back(as_field(std::move(args.label)));
-    values.push_back(as_field(std::move(args.count)));
-    values.push_back(as_field(std::move(args.score)));
-    values.push_back(as_field(std::move(args.meta)));
-    values.push_back(as_field(std::move(args.mask)));
+    values.push_back(as_field(::std::move(args.obs)));
+    values.push_back(as_field(::std::move(args.label)));
+    values.push_back(as_field(::std::move(args.count)));
+    values.push_back(as_field(::std::move(args.score)));
+    values.push_back(as_field(::std::move(args.meta)));
+    values.push_back(as_field(::std::move(args.mask)));
     return values;
   }
 };
 
 /// Default casting of values with no batch dims.
-class Scalars : public tensordict::TensorClass<Scalars> {
+class Scalars : public ::tensordict::TensorClass<Scalars> {
  public:
   /// Constructor arguments: one member per field, in schema order.
   struct Args {
-    std::optional<int64_t> n = std::nullopt;
-    std::optional<double> x = std::nullopt;
-    tensordict::Json v = nullptr;
+    ::std::optional<::std::int64_t> n = ::std::nullopt;
+    ::std::optional<double> x = ::std::nullopt;
+    ::tensordict::Json v = nullptr;
   };
 
-  explicit Scalars(Args args, tensordict::BatchSize batch_size = {},
-                   std::optional<at::Device> device = std::nullopt,
-                   std::optional<tensordict::DimNames> names = std::nullopt)
-      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
-                          std::move(names))) {}
+  explicit Scalars(Args args, ::tensordict::BatchSize batch_size = {},
+                   ::std::optional<::at::Device> device = ::std::nullopt,
+                   ::std::optional<::tensordict::DimNames> names = ::std::nullopt)
+      : TensorClass(build(field_values(::std::move(args)), ::std::move(batch_size), device,
+                          ::std::move(names))) {}
   Scalars(const Scalars&) = default;
   Scalars(Scalars&&) = default;
   // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
@@ -126,13 +129,13 @@ class Scalars : public tensordict::TensorClass<Scalars> {
   ~Scalars() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
-  static const tensordict::ClassSpec& class_spec() {
-    using Field = tensordict::FieldSpec;
-    using Kind = tensordict::FieldKind;
-    static const tensordict::ClassSpec spec{
+  static const ::tensordict::ClassSpec& class_spec() {
+    using Field = ::tensordict::FieldSpec;
+    using Kind = ::tensordict::FieldKind;
+    static const ::tensordict::ClassSpec spec{
         "Scalars",
         "<class 'golden.Scalars'>",
-        tensordict::ClassOptions(),
+        ::tensordict::ClassOptions(),
         {
             Field("n", Kind::Int).nullable(),
             Field("x", Kind::Float).nullable(),
@@ -142,25 +145,26 @@ class Scalars : public tensordict::TensorClass<Scalars> {
     return spec;
   }
 
-  std::optional<int64_t> n() const { return optional_value_field<int64_t>(0); }
-  Scalars& set_n(std::optional<int64_t> value) { return set_field(0, std::move(value)); }
+  ::std::optional<::std::int64_t> n() const { return optional_value_field<::std::int64_t>(0); }
+  Scalars& set_n(::std::optional<::std::int64_t> value) { return set_field(0, ::std::move(value)); }
 
-  std::optional<double> x() const { return optional_value_field<double>(1); }
-  Scalars& set_x(std::optional<double> value) { return set_field(1, std::move(value)); }
+  ::std::optional<double> x() const { return optional_value_field<double>(1); }
+  Scalars& set_x(::std::optional<double> value) { return set_field(1, ::std::move(value)); }
 
-  tensordict::Json v() const { return any_field(2); }
-  Scalars& set_v(tensordict::Json value) { return set_field(2, std::move(value)); }
+  ::tensordict::Json v() const { return any_field(2); }
+  Scalars& set_v(::tensordict::Json value) { return set_field(2, ::std::move(value)); }
 
  private:
-  friend class tensordict::TensorClass<Scalars>;
-  Scalars(tensordict::detail::WrapTag, tensordict::TensorDict td) : TensorClass(std::move(td)) {}
+  friend class ::tensordict::TensorClass<Scalars>;
+  Scalars(::tensordict::detail::WrapTag, ::tensordict::TensorDict td)
+      : TensorClass(::std::move(td)) {}
 
-  static std::vector<tensordict::FieldValue> field_values(Args&& args) {
-    std::vector<tensordict::FieldValue> values;
+  static ::std::vector<::tensordict::FieldValue> field_values(Args&& args) {
+    ::std::vector<::tensordict::FieldValue> values;
     values.reserve(3);
-    values.push_back(as_field(std::move(args.n)));
-    values.push_back(as_field(std::move(args.x)));
-    values.push_back(as_field(std::move(args.v)));
+    values.push_back(as_field(::std::move(args.n)));
+    values.push_back(as_field(::std::move(args.x)));
+    values.push_back(as_field(::std::move(args.v)));
     return values;
   }
 };

@@ -18,20 +18,20 @@ static_assert(TENSORDICT_ABI_VERSION == 2,
 namespace golden {
 
 /// Like TorchRL's ContentBase, fields named after TensorDict members.
-class Shadowed : public tensordict::TensorClass<Shadowed> {
+class Shadowed : public ::tensordict::TensorClass<Shadowed> {
  public:
   /// Constructor arguments: one member per field, in schema order.
   struct Args {
-    std::optional<std::string> field_type = std::nullopt;
-    std::optional<int64_t> field_size = std::nullopt;
-    std::optional<std::string> text = std::nullopt;
+    ::std::optional<::std::string> field_type = ::std::nullopt;
+    ::std::optional<::std::int64_t> field_size = ::std::nullopt;
+    ::std::optional<::std::string> text = ::std::nullopt;
   };
 
-  explicit Shadowed(Args args, tensordict::BatchSize batch_size = {},
-                    std::optional<at::Device> device = std::nullopt,
-                    std::optional<tensordict::DimNames> names = std::nullopt)
-      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
-                          std::move(names))) {}
+  explicit Shadowed(Args args, ::tensordict::BatchSize batch_size = {},
+                    ::std::optional<::at::Device> device = ::std::nullopt,
+                    ::std::optional<::tensordict::DimNames> names = ::std::nullopt)
+      : TensorClass(build(field_values(::std::move(args)), ::std::move(batch_size), device,
+                          ::std::move(names))) {}
   Shadowed(const Shadowed&) = default;
   Shadowed(Shadowed&&) = default;
   // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
@@ -42,14 +42,14 @@ class Shadowed : public tensordict::TensorClass<Shadowed> {
   ~Shadowed() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
-  static const tensordict::ClassSpec& class_spec() {
-    using Field = tensordict::FieldSpec;
-    using Kind = tensordict::FieldKind;
-    using Option = tensordict::ClassOption;
-    static const tensordict::ClassSpec spec{
+  static const ::tensordict::ClassSpec& class_spec() {
+    using Field = ::tensordict::FieldSpec;
+    using Kind = ::tensordict::FieldKind;
+    using Option = ::tensordict::ClassOption;
+    static const ::tensordict::ClassSpec spec{
         "Shadowed",
         "<class 'golden.Shadowed'>",
-        tensordict::ClassOptions().with(Option::nocast).with(Option::shadow),
+        ::tensordict::ClassOptions().with(Option::nocast).with(Option::shadow),
         {
             Field("type", Kind::Str),
             Field("size", Kind::Int).nullable(),
@@ -59,25 +59,32 @@ class Shadowed : public tensordict::TensorClass<Shadowed> {
     return spec;
   }
 
-  std::string field_type() const { return value_field<std::string>(0); }
-  Shadowed& set_field_type(std::string value) { return set_field(0, std::move(value)); }
+  ::std::string field_type() const { return value_field<::std::string>(0); }
+  Shadowed& set_field_type(::std::string value) { return set_field(0, ::std::move(value)); }
 
-  std::optional<int64_t> field_size() const { return optional_value_field<int64_t>(1); }
-  Shadowed& set_field_size(std::optional<int64_t> value) { return set_field(1, std::move(value)); }
+  ::std::optional<::std::int64_t> field_size() const {
+    return optional_value_field<::std::int64_t>(1);
+  }
+  Shadowed& set_field_size(::std::optional<::std::int64_t> value) {
+    return set_field(1, ::std::move(value));
+  }
 
-  std::optional<std::string> text() const { return optional_value_field<std::string>(2); }
-  Shadowed& set_text(std::optional<std::string> value) { return set_field(2, std::move(value)); }
+  ::std::optional<::std::string> text() const { return optional_value_field<::std::string>(2); }
+  Shadowed& set_text(::std::optional<::std::string> value) {
+    return set_field(2, ::std::move(value));
+  }
 
  private:
-  friend class tensordict::TensorClass<Shadowed>;
-  Shadowed(tensordict::detail::WrapTag, tensordict::TensorDict td) : TensorClass(std::move(td)) {}
+  friend class ::tensordict::TensorClass<Shadowed>;
+  Shadowed(::tensordict::detail::WrapTag, ::tensordict::TensorDict td)
+      : TensorClass(::std::move(td)) {}
 
-  static std::vector<tensordict::FieldValue> field_values(Args&& args) {
-    std::vector<tensordict::FieldValue> values;
+  static ::std::vector<::tensordict::FieldValue> field_values(Args&& args) {
+    ::std::vector<::tensordict::FieldValue> values;
     values.reserve(3);
-    values.push_back(as_field(std::move(args.field_type)));
-    values.push_back(as_field(std::move(args.field_size)));
-    values.push_back(as_field(std::move(args.text)));
+    values.push_back(as_field(::std::move(args.field_type)));
+    values.push_back(as_field(::std::move(args.field_size)));
+    values.push_back(as_field(::std::move(args.text)));
     return values;
   }
 };

@@ -18,19 +18,19 @@ static_assert(TENSORDICT_ABI_VERSION == 2,
 namespace golden {
 
 /// Tensors and tensorclasses only.
-class TensorOnly : public tensordict::TensorClass<TensorOnly> {
+class TensorOnly : public ::tensordict::TensorClass<TensorOnly> {
  public:
   /// Constructor arguments: one member per field, in schema order.
   struct Args {
-    at::Tensor a;
-    std::optional<at::Tensor> b = std::nullopt;
+    ::at::Tensor a;
+    ::std::optional<::at::Tensor> b = ::std::nullopt;
   };
 
-  explicit TensorOnly(Args args, tensordict::BatchSize batch_size = {},
-                      std::optional<at::Device> device = std::nullopt,
-                      std::optional<tensordict::DimNames> names = std::nullopt)
-      : TensorClass(build(field_values(std::move(args)), std::move(batch_size), device,
-                          std::move(names))) {}
+  explicit TensorOnly(Args args, ::tensordict::BatchSize batch_size = {},
+                      ::std::optional<::at::Device> device = ::std::nullopt,
+                      ::std::optional<::tensordict::DimNames> names = ::std::nullopt)
+      : TensorClass(build(field_values(::std::move(args)), ::std::move(batch_size), device,
+                          ::std::move(names))) {}
   TensorOnly(const TensorOnly&) = default;
   TensorOnly(TensorOnly&&) = default;
   // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
@@ -41,37 +41,40 @@ class TensorOnly : public tensordict::TensorClass<TensorOnly> {
   ~TensorOnly() = default;
 
   /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
-  static const tensordict::ClassSpec& class_spec() {
-    using Field = tensordict::FieldSpec;
-    using Kind = tensordict::FieldKind;
-    using Option = tensordict::ClassOption;
-    static const tensordict::ClassSpec spec{
+  static const ::tensordict::ClassSpec& class_spec() {
+    using Field = ::tensordict::FieldSpec;
+    using Kind = ::tensordict::FieldKind;
+    using Option = ::tensordict::ClassOption;
+    static const ::tensordict::ClassSpec spec{
         "TensorOnly",
         "<class 'golden.TensorOnly'>",
-        tensordict::ClassOptions().with(Option::tensor_only),
+        ::tensordict::ClassOptions().with(Option::tensor_only),
         {
-            Field("a", Kind::Tensor).with_dtype(at::kFloat),
+            Field("a", Kind::Tensor).with_dtype(::at::kFloat),
             Field("b", Kind::Tensor).nullable(),
         },
     };
     return spec;
   }
 
-  const at::Tensor& a() const { return tensor_field(0); }
-  TensorOnly& set_a(at::Tensor value) { return set_field(0, std::move(value)); }
+  const ::at::Tensor& a() const { return tensor_field(0); }
+  TensorOnly& set_a(::at::Tensor value) { return set_field(0, ::std::move(value)); }
 
-  std::optional<at::Tensor> b() const { return optional_tensor_field(1); }
-  TensorOnly& set_b(std::optional<at::Tensor> value) { return set_field(1, std::move(value)); }
+  ::std::optional<::at::Tensor> b() const { return optional_tensor_field(1); }
+  TensorOnly& set_b(::std::optional<::at::Tensor> value) {
+    return set_field(1, ::std::move(value));
+  }
 
  private:
-  friend class tensordict::TensorClass<TensorOnly>;
-  TensorOnly(tensordict::detail::WrapTag, tensordict::TensorDict td) : TensorClass(std::move(td)) {}
+  friend class ::tensordict::TensorClass<TensorOnly>;
+  TensorOnly(::tensordict::detail::WrapTag, ::tensordict::TensorDict td)
+      : TensorClass(::std::move(td)) {}
 
-  static std::vector<tensordict::FieldValue> field_values(Args&& args) {
-    std::vector<tensordict::FieldValue> values;
+  static ::std::vector<::tensordict::FieldValue> field_values(Args&& args) {
+    ::std::vector<::tensordict::FieldValue> values;
     values.reserve(2);
-    values.push_back(as_field(std::move(args.a)));
-    values.push_back(as_field(std::move(args.b)));
+    values.push_back(as_field(::std::move(args.a)));
+    values.push_back(as_field(::std::move(args.b)));
     return values;
   }
 };
