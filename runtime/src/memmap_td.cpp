@@ -1,10 +1,13 @@
 // TensorDict's memory-mapped IO members, on top of tensordict::memmap (memmap.h).
 #include <ATen/ATen.h>
 
+#include <sys/stat.h>
+
 #include <future>
 
 #include "lazy_internal.h"
 #include "memmap_internal.h"
+#include "tensordict/archive.h"
 #include "tensordict/memmap.h"
 #include "tensordict_impl.h"
 
@@ -50,6 +53,10 @@ void adopt(detail::TensorDictImpl& dst, const detail::TensorDictImpl& src, bool 
 }  // namespace
 
 TensorDict TensorDict::memmap(const std::string& prefix, const MemmapOptions& options) const {
+  // As Python 0.14: a ".tdz" prefix names a single-file archive (archive.h).
+  if (archive::has_archive_suffix(prefix)) {
+    return archive::save(*this, prefix, write_options(options, false));
+  }
   return memmap::save_tensordict(*this, prefix, write_options(options, false));
 }
 
@@ -80,6 +87,9 @@ TensorDict& TensorDict::memmap_(const std::string& prefix, const MemmapOptions& 
 }
 
 TensorDict TensorDict::memmap_like(const std::string& prefix, const MemmapOptions& options) const {
+  if (archive::has_archive_suffix(prefix)) {
+    return archive::save(*this, prefix, write_options(options, true));
+  }
   return memmap::save_tensordict(*this, prefix, write_options(options, true));
 }
 
@@ -105,7 +115,11 @@ void prefetch(const TensorDict& td, int num_threads) {
 
 TensorDict TensorDict::load_memmap(const std::string& prefix, std::optional<at::Device> device,
                                    int num_threads) {
-  memmap::Loaded loaded = memmap::load(prefix, device);
+  // A file (not a directory) is a single-file archive, whatever its suffix (as Python).
+  struct stat st {};
+  const bool is_file = ::stat(prefix.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  memmap::Loaded loaded =
+      is_file ? archive::load(prefix, {}, device) : memmap::load(prefix, device);
   if (!loaded.value.is_tensordict()) {
     throw FormatError("'" + prefix + "' holds a " + loaded.value.kind_name() + " (" + loaded.type +
                       "), not a TensorDict");
