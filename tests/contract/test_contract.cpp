@@ -27,8 +27,12 @@ std::string spelling(CXCursor cursor) {
   return out;
 }
 
-// Public and protected members of tensordict::TensorClass, read from tensorclass.h with libclang.
-std::set<std::string> tensorclass_members() {
+// Members of the class `name` defined in `header` (a class template when `is_template`), read with
+// libclang: public and protected ones, private ones too with `with_private`. Constructors are
+// spelled by the class's name; destructors are left out.
+std::set<std::string> members_of(const std::string& header, const std::string& name,
+                                 bool is_template, bool with_private,
+                                 const std::vector<std::string>& include_dirs = {}) {
   std::vector<std::string> args = {"-x",
                                    "c++",
                                    "-std=c++17",
@@ -36,6 +40,7 @@ std::set<std::string> tensorclass_members() {
                                    TC_CLANG_RESOURCE_DIR,
                                    "-I",
                                    TC_RUNTIME_INCLUDE_DIR};
+  for (const auto& dir : include_dirs) args.insert(args.end(), {"-I", dir});
   std::istringstream torch_dirs(TC_TORCH_INCLUDE_DIRS);
   // The compiler's own /usr/include must not be re-added (it breaks libstdc++'s #include_next).
   for (std::string dir; std::getline(torch_dirs, dir, '|');) {
@@ -46,7 +51,6 @@ std::set<std::string> tensorclass_members() {
   std::vector<const char*> argv;
   for (const auto& a : args) argv.push_back(a.c_str());
   CXIndex index = clang_createIndex(0, 0);
-  const std::string header = std::string(TC_RUNTIME_INCLUDE_DIR) + "/tensordict/tensorclass.h";
   CXTranslationUnit tu = clang_parseTranslationUnit(
       index, header.c_str(), argv.data(), static_cast<int>(argv.size()), nullptr, 0,
       CXTranslationUnit_SkipFunctionBodies | CXTranslationUnit_Incomplete);
@@ -60,9 +64,12 @@ std::set<std::string> tensorclass_members() {
     clang_disposeDiagnostic(d);
   }
   struct Walk {
+    std::string name;
+    CXCursorKind class_kind;
+    bool with_private;
     std::set<std::string> members;
     bool in_class = false;
-  } walk;
+  } walk{name, is_template ? CXCursor_ClassTemplate : CXCursor_ClassDecl, with_private, {}};
   clang_visitChildren(
       clang_getTranslationUnitCursor(tu),
       [](CXCursor cursor, CXCursor, CXClientData data) {
@@ -70,14 +77,17 @@ std::set<std::string> tensorclass_members() {
         const CXCursorKind kind = clang_getCursorKind(cursor);
         if (!w.in_class) {
           if (kind == CXCursor_Namespace) return CXChildVisit_Recurse;
-          if (kind == CXCursor_ClassTemplate && spelling(cursor) == "TensorClass" &&
+          if (kind == w.class_kind && spelling(cursor) == w.name &&
               clang_isCursorDefinition(cursor)) {
             w.in_class = true;
             return CXChildVisit_Recurse;
           }
           return CXChildVisit_Continue;
         }
-        if (clang_getCXXAccessSpecifier(cursor) == CX_CXXPrivate) return CXChildVisit_Continue;
+        if (!w.with_private && clang_getCXXAccessSpecifier(cursor) == CX_CXXPrivate) {
+          return CXChildVisit_Continue;
+        }
+        const std::string member = spelling(cursor);
         switch (kind) {
           case CXCursor_CXXMethod:
           case CXCursor_FunctionTemplate:
@@ -85,10 +95,12 @@ std::set<std::string> tensorclass_members() {
           case CXCursor_VarDecl:
           case CXCursor_TypeAliasDecl:
           case CXCursor_TypedefDecl:
-            w.members.insert(spelling(cursor));
+          case CXCursor_StructDecl:
+          case CXCursor_ClassDecl:
+            w.members.insert(member);
             break;
-          case CXCursor_Constructor:  // spelled `TensorClass<Derived>`
-            w.members.insert("TensorClass");
+          case CXCursor_Constructor:  // spelled `TensorClass<Derived>` in the template
+            w.members.insert(w.name);
             break;
           default:
             break;
@@ -99,6 +111,12 @@ std::set<std::string> tensorclass_members() {
   clang_disposeTranslationUnit(tu);
   clang_disposeIndex(index);
   return walk.members;
+}
+
+// Public and protected members of tensordict::TensorClass.
+std::set<std::string> tensorclass_members() {
+  return members_of(std::string(TC_RUNTIME_INCLUDE_DIR) + "/tensordict/tensorclass.h",
+                    "TensorClass", true, false);
 }
 #endif
 
@@ -120,6 +138,21 @@ TEST_CASE("every TensorClass member is a reserved name of the contract", "[contr
     INFO("kTensorClassMembers names '" << name << "', which TensorClass does not declare");
     CHECK(members.count(name) == 1);
   }
+#endif
+}
+
+TEST_CASE("kGeneratedMembers are the members every generated class declares", "[contract][clang]") {
+#if !defined(TC_HAVE_LIBCLANG) || !defined(TC_EMPTY_CLASS_HEADER)
+  TC_SKIP("libclang is not installed, or tcgen is not built");
+#else
+  // A class without fields or methods: what remains is what the template itself declares.
+  std::set<std::string> members =
+      members_of(TC_EMPTY_CLASS_HEADER, "Empty", false, true, {TC_GENERATED_DIR});
+  members.erase("Empty");      // constructors
+  members.erase("operator=");  // copy and move assignment
+  const std::set<std::string> contract(tensordict::kGeneratedMembers.begin(),
+                                       tensordict::kGeneratedMembers.end());
+  CHECK(members == contract);
 #endif
 }
 

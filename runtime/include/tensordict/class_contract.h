@@ -105,8 +105,8 @@ inline constexpr std::array<std::string_view, 77> kTensorClassMembers{
 // clang-format on
 
 /// Names a generated class declares itself; no field may take them (tcgen rejects them).
-inline constexpr std::array<std::string_view, 4> kGeneratedMembers{"Args", "class_spec",
-                                                                   "field_values", "Wrap"};
+inline constexpr std::array<std::string_view, 3> kGeneratedMembers{"Args", "class_spec",
+                                                                   "field_values"};
 
 /// Prefix of the accessor of a field whose name is reserved (`field_<name>()`, `set_field_<name>`).
 inline constexpr std::string_view kReservedFieldPrefix = "field_";
