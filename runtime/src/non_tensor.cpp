@@ -72,8 +72,7 @@ NonTensorStack NonTensorStack::filled(std::vector<int64_t> shape, const Json& va
 
 const Json& NonTensorStack::Items::at(size_t i) const {
   if (i >= n_) {
-    throw std::out_of_range("NonTensorStack: item " + std::to_string(i) + " of " +
-                            std::to_string(n_));
+    throw IndexError("NonTensorStack: item " + std::to_string(i) + " of " + std::to_string(n_));
   }
   return first_[i];
 }

@@ -19,6 +19,12 @@ class KeyError : public Error {
   using Error::Error;
 };
 
+/// An index out of range (Python's IndexError).
+class IndexError : public Error {
+ public:
+  using Error::Error;
+};
+
 /// A shape or batch-size mismatch.
 class ShapeError : public Error {
  public:

@@ -35,7 +35,7 @@ class NonTensorStack {
     size_t size() const { return n_; }
     bool empty() const { return n_ == 0; }
     const Json& operator[](size_t i) const { return first_[i]; }
-    /// Bounds-checked access (std::out_of_range).
+    /// Bounds-checked access (IndexError).
     const Json& at(size_t i) const;
     const Json& front() const { return first_[0]; }
     std::vector<Json> to_vector() const { return {begin(), end()}; }
