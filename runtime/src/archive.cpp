@@ -526,6 +526,9 @@ TensorDict save(const TensorDict& td, const std::string& archive,
   check_target(archive, options.memmap.existsok);  // before any data is staged
   memmap::WriteOptions staged = options;
   staged.durable = false;  // the archive itself is synced
+  // Leaves mapping other files are copied: the staging directory is a private temporary (Python
+  // packs a memmapped TensorDict's own directory, which holds the same bytes).
+  staged.memmap.copy_existing = true;
   write_with(
       archive, [&](const std::string& dir) { memmap::save_tensordict(td, dir, staged); }, pack);
   TensorDict out = load_memmap(archive);

@@ -286,7 +286,7 @@ TEST_CASE("C++ archives round-trip every kind of entry", "[io][tdz]") {
                  {"f64", at::randn({3, 2}, at::kDouble)},
                  {"i8", at::arange(3, at::kChar)},
                  {"bf16", at::randn({3, 5}).to(at::kBFloat16)},
-                 {"bool", at::tensor({true, false, true})},
+                 {"bool", at::tensor({1, 0, 1}).to(at::kBool)},
                  {"empty", at::zeros({3, 0})},
                  {"view", at::arange(30, at::kLong).reshape({3, 10}).slice(1, 0, 10, 3)}},
                 {3});
