@@ -5,9 +5,11 @@
 #include <ATen/core/Tensor.h>
 
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "tensordict/memmap.h"
 #include "tensordict/non_tensor.h"
 
 namespace tdtool {
@@ -18,6 +20,12 @@ int run_ls(const std::string& dir, std::ostream& out);
 int run_dump(const std::string& dir, const std::vector<std::string>& keys, std::ostream& out);
 /// Every file checked against meta.json: 0 when whole, 1 with one line per problem.
 int run_verify(const std::string& dir, std::ostream& out);
+
+/// memmap::load of a directory, archive::load of a file (a `.tdz` archive, whatever its name).
+tensordict::memmap::Loaded load_tree(const std::string& path,
+                                     std::optional<at::Device> device = std::nullopt);
+/// memmap::verify of a directory, archive::verify (zip structure and CRC-32s too) of a file.
+std::vector<std::string> verify_tree(const std::string& path);
 
 /// {"dtype": "float32", "shape": [...], "data": nested lists}; half/bfloat16 as numbers, bool as
 /// true/false, complex as [real, imag] pairs.

@@ -100,7 +100,7 @@ void mark_class(Json& json, const NestedKey& key, const std::string& type) {
 }  // namespace
 
 int run_dump(const std::string& dir, const std::vector<std::string>& keys, std::ostream& out) {
-  const auto loaded = tensordict::memmap::load(dir);
+  const auto loaded = load_tree(dir);
   if (!loaded.value.is_tensordict()) {
     out << tensordict::dumps_python(value_to_json(loaded.value)) << "\n";
     return 0;

@@ -121,10 +121,10 @@ class TreePrinter {
 }  // namespace
 
 int run_ls(const std::string& dir, std::ostream& out) {
-  const auto loaded = tensordict::memmap::load(dir, at::Device(at::kMeta));
+  const auto loaded = load_tree(dir, at::Device(at::kMeta));
   // The meta-device load reads meta.json files only; a listing of a directory that does not load
   // would mislead, so the data files are checked too (mapped, not read).
-  const auto problems = tensordict::memmap::verify(dir);
+  const auto problems = verify_tree(dir);
   if (!problems.empty()) throw tensordict::FormatError(problems.front());
   TreePrinter printer(out, loaded);
   if (!loaded.value.is_tensordict()) {

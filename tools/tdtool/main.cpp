@@ -1,4 +1,5 @@
-// tdtool: inspect memmap directories (ls), print their values (dump --json), check them (verify).
+// tdtool: inspect memmap directories and .tdz archives (ls), print their values (dump --json),
+// check them (verify).
 #include <CLI/CLI.hpp>
 
 #include <iostream>
@@ -16,14 +17,14 @@ int main(int argc, char** argv) {
   bool json = false;
   auto* ls =
       app.add_subcommand("ls", "Print the tree: keys, shapes, dtypes, bytes, non-tensor values");
-  ls->add_option("DIR", dir, "memmap directory")->required();
+  ls->add_option("DIR", dir, "memmap directory or .tdz archive")->required();
   auto* dump = app.add_subcommand("dump", "Print values");
   dump->add_flag("--json", json, "as JSON (the only format)")->required();
-  dump->add_option("DIR", dir, "memmap directory")->required();
+  dump->add_option("DIR", dir, "memmap directory or .tdz archive")->required();
   dump->add_option("KEY", keys, "keys to print (nested keys dot-separated); all when omitted");
   auto* verify =
       app.add_subcommand("verify", "Check every file against meta.json (exit 1 on problems)");
-  verify->add_option("DIR", dir, "memmap directory")->required();
+  verify->add_option("DIR", dir, "memmap directory or .tdz archive")->required();
 
   CLI11_PARSE(app, argc, argv);
   try {

@@ -1,13 +1,33 @@
 // tdtool verify: every meta.json parsed and every data file checked, all problems listed.
+#include <sys/stat.h>
+
 #include <ostream>
 
 #include "commands.h"
+#include "tensordict/archive.h"
 #include "tensordict/memmap.h"
 
 namespace tdtool {
+namespace {
+
+bool is_file(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+}  // namespace
+
+tensordict::memmap::Loaded load_tree(const std::string& path, std::optional<at::Device> device) {
+  return is_file(path) ? tensordict::archive::load(path, {}, device)
+                       : tensordict::memmap::load(path, device);
+}
+
+std::vector<std::string> verify_tree(const std::string& path) {
+  return is_file(path) ? tensordict::archive::verify(path) : tensordict::memmap::verify(path);
+}
 
 int run_verify(const std::string& dir, std::ostream& out) {
-  const auto problems = tensordict::memmap::verify(dir);
+  const auto problems = verify_tree(dir);
   for (const auto& problem : problems) out << "problem: " << problem << "\n";
   if (problems.empty()) {
     out << dir << ": OK\n";
