@@ -1,8 +1,10 @@
 // The README's run command builds and runs this program: a tour of the runtime.
 #include <ATen/ATen.h>
 
+#include <filesystem>
 #include <iostream>
 
+#include "mydata.h"
 #include "pairwise_demo.h"
 #include "tensordict/tensordict.h"
 
@@ -33,8 +35,20 @@ int main(int argc, char** argv) {
     std::cout << "locked: " << e.what() << "\n";
   }
 
+  const std::filesystem::path pairwise_dir = argc > 1 ? argv[1] : "example_data/pairwise";
+
+  // The README's schema (examples/mydata.yaml): a typed class, saved in Python's layout (Python
+  // loads it as example.MyData) and loaded back.
+  example::MyData batch({at::randn({4, 3}), "train"}, {4});
+  const std::string mydata_dir = (pairwise_dir.parent_path() / "mydata").string();
+  batch.memmap(mydata_dir);
+  const auto loaded = example::MyData::load_memmap(mydata_dir);
+  std::cout << "\nMyData (" << mydata_dir << "): label " << loaded.label() << ", obs equal "
+            << loaded.obs().equal(batch.obs()) << ", extra set " << loaded.extra().has_value()
+            << "\n";
+
   // TorchRL's PairwiseDataset: 10,000 rows x 550 tokens, memmapped, reloaded, sampled.
   std::cout << "\nPairwiseDataset\n";
-  run_pairwise_demo(argc > 1 ? argv[1] : "example_data/pairwise", 10000, 550, 64);
+  run_pairwise_demo(pairwise_dir.string(), 10000, 550, 64);
   return 0;
 }

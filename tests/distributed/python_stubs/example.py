@@ -1,4 +1,4 @@
-"""Python's side of the generated class example.MyData (schemas/mydata.yaml), so that Python
+"""Python's side of the generated class example.MyData (examples/mydata.yaml), so that Python
 tensordict can rebuild the MyData a C++ rank sends (its metadata names "example.MyData")."""
 
 import torch
