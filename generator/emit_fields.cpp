@@ -18,25 +18,9 @@ const Type& element_type(const Type& type) {
 }
 bool is_optional(const Type& type) { return type.kind == TypeKind::Optional; }
 
+// `kind` is a field's element type: optional[...] already removed.
 std::string kind_constant(TypeKind kind) {
-  switch (kind) {
-    case TypeKind::Tensor:
-      return "Kind::Tensor";
-    case TypeKind::Str:
-      return "Kind::Str";
-    case TypeKind::Int:
-      return "Kind::Int";
-    case TypeKind::Float:
-      return "Kind::Float";
-    case TypeKind::Bool:
-      return "Kind::Bool";
-    case TypeKind::List:
-      return "Kind::List";
-    case TypeKind::Class:
-      return "Kind::Class";
-    default:
-      return "Kind::Any";
-  }
+  return "Kind::" + std::string(tensordict::spelling(field_kind(kind)).enumerator);
 }
 
 std::string class_type(const Type& type, const FieldContext& ctx) {

@@ -20,7 +20,18 @@ struct SourceLoc {
   int column = 0;
 };
 
-enum class TypeKind { Tensor, Str, Int, Float, Bool, Any, List, Optional, Class };
+/// A type's kind: a field kind of the contract (the same enumerators, in the same order, so that
+/// tensordict::kFieldKinds spells them) or `optional[...]`.
+enum class TypeKind { Tensor, Str, Int, Float, Bool, Any, List, Class, Optional };
+
+static_assert(static_cast<int>(TypeKind::Class) == static_cast<int>(tensordict::FieldKind::Class) &&
+              static_cast<int>(TypeKind::Tensor) ==
+                  static_cast<int>(tensordict::FieldKind::Tensor));
+
+/// The field kind of a type that is not `optional[...]`.
+constexpr tensordict::FieldKind field_kind(TypeKind kind) {
+  return static_cast<tensordict::FieldKind>(kind);
+}
 
 /// One dim of a tensor shape: a fixed size, or a name (a batch dim of the class or a free symbol).
 struct Dim {

@@ -11,11 +11,17 @@
 namespace tcgen {
 namespace {
 
+// The contract's field kinds by their schema spelling (a class is named by its own name), and
+// optional[...].
 const std::map<std::string, TypeKind>& builtin_kinds() {
-  static const std::map<std::string, TypeKind> kinds = {
-      {"tensor", TypeKind::Tensor}, {"str", TypeKind::Str},          {"int", TypeKind::Int},
-      {"float", TypeKind::Float},   {"bool", TypeKind::Bool},        {"any", TypeKind::Any},
-      {"list", TypeKind::List},     {"optional", TypeKind::Optional}};
+  static const std::map<std::string, TypeKind> kinds = [] {
+    std::map<std::string, TypeKind> out{{"optional", TypeKind::Optional}};
+    for (const auto& k : tensordict::kFieldKinds) {
+      if (k.kind != tensordict::FieldKind::Class)
+        out.emplace(k.schema, static_cast<TypeKind>(k.kind));
+    }
+    return out;
+  }();
   return kinds;
 }
 
@@ -196,15 +202,11 @@ std::string type_to_string(const Type& type) {
       return params.empty() ? "tensor" : "tensor[" + params + "]";
     }
     case TypeKind::Str:
-      return "str";
     case TypeKind::Int:
-      return "int";
     case TypeKind::Float:
-      return "float";
     case TypeKind::Bool:
-      return "bool";
     case TypeKind::Any:
-      return "any";
+      return std::string(tensordict::spelling(field_kind(type.kind)).schema);
     case TypeKind::List:
       return "list[" + type_to_string(type.args.at(0)) + "]";
     case TypeKind::Optional:

@@ -44,27 +44,7 @@ std::string json_kind(const Json& json) {
   return "None";
 }
 
-const char* kind_name(FieldKind kind) {
-  switch (kind) {
-    case FieldKind::Tensor:
-      return "tensor";
-    case FieldKind::Str:
-      return "str";
-    case FieldKind::Int:
-      return "int";
-    case FieldKind::Float:
-      return "float";
-    case FieldKind::Bool:
-      return "bool";
-    case FieldKind::List:
-      return "list";
-    case FieldKind::Class:
-      return "class";
-    case FieldKind::Any:
-      break;
-  }
-  return "any";
-}
+std::string kind_name(FieldKind kind) { return std::string(spelling(kind).schema); }
 
 // Keys are short: an inline loop beats a call to strcmp on the accessor's hot path.
 bool same_key(const std::string& key, const char* name) {

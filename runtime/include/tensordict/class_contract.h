@@ -18,6 +18,41 @@ inline constexpr int kAbiVersion = TENSORDICT_ABI_VERSION;
 /// What a field holds (the schema type with `optional[...]` removed).
 enum class FieldKind { Tensor, Str, Int, Float, Bool, Any, List, Class };
 
+/// A FieldKind's spellings: in schemas (and in messages; a class-typed field is written with the
+/// class's name, "class" in messages) and as the enumerator generated code names.
+struct FieldKindSpelling {
+  FieldKind kind;
+  std::string_view schema;
+  std::string_view enumerator;
+};
+
+/// Every FieldKind, in enumerator order: the one table tcgen's parser and emitters and the
+/// runtime's messages read.
+inline constexpr std::array<FieldKindSpelling, 8> kFieldKinds{{
+    {FieldKind::Tensor, "tensor", "Tensor"},
+    {FieldKind::Str, "str", "Str"},
+    {FieldKind::Int, "int", "Int"},
+    {FieldKind::Float, "float", "Float"},
+    {FieldKind::Bool, "bool", "Bool"},
+    {FieldKind::Any, "any", "Any"},
+    {FieldKind::List, "list", "List"},
+    {FieldKind::Class, "class", "Class"},
+}};
+
+constexpr const FieldKindSpelling& spelling(FieldKind kind) {
+  return kFieldKinds[static_cast<std::size_t>(kind)];
+}
+
+namespace detail {
+constexpr bool field_kinds_in_order() {
+  for (std::size_t i = 0; i < kFieldKinds.size(); ++i) {
+    if (static_cast<std::size_t>(kFieldKinds[i].kind) != i) return false;
+  }
+  return true;
+}
+static_assert(field_kinds_in_order(), "kFieldKinds must list FieldKind in enumerator order");
+}  // namespace detail
+
 /// The options of Python's @tensorclass (format spec §7). Enumerators are spelled as the options
 /// are written in schemas.
 enum class ClassOption { frozen, autocast, nocast, tensor_only, shadow };
