@@ -10,8 +10,12 @@ namespace {
 
 class TensorDictIO final : public KeyIO {
  public:
-  explicit TensorDictIO(TensorDict td) : td_(std::move(td)) {}
+  explicit TensorDictIO(TensorDict& td) : td_(td) {}
   std::optional<Value> read(const NestedKey& key) const override {
+    if (!key.is_nested()) {  // one lookup for the common case (-1 for a lazy stack, below)
+      const int64_t slot = td_.slot_of(key.front());
+      if (slot >= 0) return td_.value_at(static_cast<size_t>(slot));
+    }
     if (!td_.contains(key)) return std::nullopt;
     return td_.get_value(key);
   }
@@ -22,7 +26,7 @@ class TensorDictIO final : public KeyIO {
   const BatchSize& batch_size() const override { return td_.batch_size(); }
 
  private:
-  TensorDict td_;
+  TensorDict& td_;  // the caller's handle, which outlives the run
 };
 
 std::string keys_repr(const std::vector<NestedKey>& keys) {
@@ -35,10 +39,11 @@ bool contains(const std::vector<NestedKey>& keys, const NestedKey& key) {
   return std::find(keys.begin(), keys.end(), key) != keys.end();
 }
 
-// The shape whose leading dims must be the batch size, or nullopt for values without one.
-std::optional<std::vector<int64_t>> leading_shape(const Value& value) {
-  if (value.is_tensor()) return value.tensor().sizes().vec();
-  if (value.is_tensordict()) return value.tensordict().batch_size();
+// The shape whose leading dims must be the batch size (a view: no copy), or nullopt for values
+// without one.
+std::optional<at::IntArrayRef> leading_shape(const Value& value) {
+  if (const at::Tensor* t = value.tensor_if()) return t->sizes();
+  if (value.is_tensordict()) return at::IntArrayRef(value.tensordict().batch_size());
   return std::nullopt;
 }
 
@@ -111,35 +116,38 @@ TensorDictModule::TensorDictModule(ModuleFn fn, std::vector<NestedKey> in_keys,
       fn_(std::move(fn)) {}
 
 void TensorDictModule::run(KeyIO& io) const {
-  const std::string who = "TensorDictModule '" + name() + "'";
+  // The name for messages is built on the error paths only: a call that succeeds allocates no
+  // string.
+  const auto who = [this] { return "TensorDictModule '" + name() + "'"; };
   std::vector<Value> inputs;
   inputs.reserve(in_keys().size());
   for (const auto& key : in_keys()) {
     std::optional<Value> value = io.read(key);
-    if (!value) throw KeyError(who + ": missing in_key " + key.repr());
+    if (!value) throw KeyError(who() + ": missing in_key " + key.repr());
     inputs.push_back(std::move(*value));
   }
   std::vector<Value> outputs;
   try {
     outputs = fn_(inputs, io.batch_size());
   } catch (const detail::InputNotATensor& e) {
-    throw TypeError(who + ": in_key " + in_keys()[e.index].repr() + " holds " +
+    throw TypeError(who() + ": in_key " + in_keys()[e.index].repr() + " holds " +
                     inputs[e.index].kind_name() + ", but the module takes tensors");
   } catch (const detail::WrongInputCount&) {
-    throw TypeError(who + ": the module cannot be called with " + std::to_string(inputs.size()) +
+    throw TypeError(who() + ": the module cannot be called with " + std::to_string(inputs.size()) +
                     " tensors (in_keys " + keys_repr(in_keys()) + ")");
   }
   if (outputs.size() != out_keys().size()) {
-    throw Error(who + ": the module returned " + std::to_string(outputs.size()) + " outputs for " +
-                std::to_string(out_keys().size()) + " out_keys " + keys_repr(out_keys()));
+    throw Error(who() + ": the module returned " + std::to_string(outputs.size()) +
+                " outputs for " + std::to_string(out_keys().size()) + " out_keys " +
+                keys_repr(out_keys()));
   }
   // Every output is checked before the first is written: a failure changes nothing.
   const BatchSize& batch = io.batch_size();
   for (size_t i = 0; i < outputs.size(); ++i) {
-    auto shape = leading_shape(outputs[i]);
+    const auto shape = leading_shape(outputs[i]);
     if (shape &&
         (shape->size() < batch.size() || !std::equal(batch.begin(), batch.end(), shape->begin()))) {
-      throw ShapeError(who + ": output " + out_keys()[i].repr() + " has shape " +
+      throw ShapeError(who() + ": output " + out_keys()[i].repr() + " has shape " +
                        shape_str(*shape) + ", whose leading dims are not the batch size " +
                        shape_str(batch));
     }

@@ -6,6 +6,8 @@
 #include <ATen/core/List.h>
 #include <ATen/core/jit_type.h>
 
+#include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -138,57 +140,102 @@ class ScriptModuleAccess final : public tensordict::detail::ModuleAccess {
   torch::jit::Module module_;
 };
 
-c10::impl::GenericDict empty_dict() {
-  return c10::impl::GenericDict(c10::StringType::get(), c10::AnyType::get());
+// The str IValues of a key's parts, made once: a dict lookup or insert by std::string would
+// make a new str IValue (an allocation) on every call.
+std::vector<c10::IValue> ivalue_parts(const NestedKey& key) {
+  return std::vector<c10::IValue>(key.begin(), key.end());
 }
 
 // forward(self, td: Dict[str, ...]) -> Dict[str, ...]: the in_keys go in one dict, the out_keys
-// are read from the dict it returns.
+// are read from the dict it returns. What can be is worked out once, when the module is built:
+// the forward method, the key IValues, and whether the common case applies (forward takes
+// Dict[str, Tensor] and every in_key is a plain key): then the typed dict is built straight from
+// the input tensors, and its type needs no check.
 ModuleFn dict_forward(torch::jit::Module module, c10::TypePtr arg_type,
-                      std::vector<NestedKey> in_keys, std::vector<NestedKey> out_keys) {
-  return [module = std::move(module), arg_type = std::move(arg_type), in_keys = std::move(in_keys),
-          out_keys = std::move(out_keys)](const std::vector<Value>& inputs,
-                                          const BatchSize& batch_size) mutable {
-    TensorDict td({}, batch_size);
-    for (size_t i = 0; i < inputs.size(); ++i) td.set(in_keys[i], inputs[i]);
-    c10::IValue arg = to_ivalue(td);
-    if (!arg.type()->isSubtypeOf(*arg_type)) {
-      throw TypeError("forward of " + script_name(module) + " takes " + arg_type->str() +
-                      ", but the in_keys make a " + arg.type()->str());
+                      std::vector<NestedKey> in_keys, const std::vector<NestedKey>& out_keys) {
+  const bool tensor_dict =
+      *arg_type == *c10::DictType::create(c10::StringType::get(), c10::TensorType::get());
+  const bool flat = std::none_of(in_keys.begin(), in_keys.end(),
+                                 [](const NestedKey& key) { return key.is_nested(); });
+  std::vector<c10::IValue> in_names;
+  if (tensor_dict && flat) {
+    for (const auto& key : in_keys) in_names.emplace_back(key.front());
+  }
+  std::vector<std::vector<c10::IValue>> out_paths;
+  out_paths.reserve(out_keys.size());
+  for (const auto& key : out_keys) out_paths.push_back(ivalue_parts(key));
+  torch::jit::Method method = module.get_method("forward");
+  return [module = std::move(module), method = std::move(method), arg_type = std::move(arg_type),
+          in_keys = std::move(in_keys), in_names = std::move(in_names), out_keys,
+          out_paths = std::move(out_paths)](const std::vector<Value>& inputs,
+                                            const BatchSize& batch_size) mutable {
+    const bool all_tensors =
+        !in_names.empty() && std::all_of(inputs.begin(), inputs.end(),
+                                         [](const Value& value) { return value.is_tensor(); });
+    c10::IValue arg;
+    if (all_tensors) {
+      c10::impl::GenericDict dict(c10::StringType::get(), c10::TensorType::get());
+      dict.reserve(inputs.size());
+      // insert_or_assign: a key given twice holds its last value, as TensorDict::set does.
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        dict.insert_or_assign(in_names[i], inputs[i].tensor());
+      }
+      arg = std::move(dict);
+    } else {  // nested keys, non-tensor data, or a forward taking another dict type
+      TensorDict td({}, batch_size);
+      for (size_t i = 0; i < inputs.size(); ++i) td.set(in_keys[i], inputs[i]);
+      arg = to_ivalue(td);
+      if (!arg.type()->isSubtypeOf(*arg_type)) {
+        throw TypeError("forward of " + script_name(module) + " takes " + arg_type->str() +
+                        ", but the in_keys make a " + arg.type()->str());
+      }
     }
-    c10::IValue result = module.forward({std::move(arg)});
+    // Method::run skips forward's own check of the argument against its schema (which builds the
+    // dict's type anew on every call): the type was checked above, or is Dict[str, Tensor] by
+    // construction. Room for `self`, which run() inserts in front.
+    torch::jit::Stack stack;
+    stack.reserve(2);
+    stack.push_back(std::move(arg));
+    method.run(stack);
+    const c10::IValue result = std::move(stack.front());
     if (!result.isGenericDict()) {
       throw TypeError("forward of " + script_name(module) + " returned a " + result.type()->str() +
                       ", not a dict");
     }
     std::vector<Value> outputs;
     outputs.reserve(out_keys.size());
-    for (const auto& key : out_keys) {
+    for (size_t k = 0; k < out_keys.size(); ++k) {
       c10::IValue entry = result;
-      for (const auto& part : key) {
-        auto dict = entry.isGenericDict() ? entry.toGenericDict() : empty_dict();
-        auto found = dict.find(part);
-        if (found == dict.end()) {
-          throw KeyError("forward of " + script_name(module) + " returned no out_key " +
-                         key.repr());
+      for (const c10::IValue& part : out_paths[k]) {
+        std::optional<c10::IValue> found;
+        if (entry.isGenericDict()) {
+          const auto dict = entry.toGenericDict();
+          const auto it = dict.find(part);
+          if (it != dict.end()) found = it->value();
         }
-        entry = found->value();
+        if (!found) {
+          throw KeyError("forward of " + script_name(module) + " returned no out_key " +
+                         out_keys[k].repr());
+        }
+        entry = std::move(*found);
       }
-      outputs.push_back(value_from_ivalue(entry, batch_size, key));
+      outputs.push_back(value_from_ivalue(entry, batch_size, out_keys[k]));
     }
     return outputs;
   };
 }
 
 // forward(self, a, b, ...) -> T or Tuple[...]: one argument per in_key, one result per out_key.
+// The arguments' types vary with the data, so forward's schema check stays (Method::operator()).
 ModuleFn positional_forward(torch::jit::Module module, std::vector<NestedKey> in_keys,
                             std::vector<NestedKey> out_keys) {
-  return [module = std::move(module), in_keys = std::move(in_keys), out_keys = std::move(out_keys)](
-             const std::vector<Value>& inputs, const BatchSize& batch_size) mutable {
+  torch::jit::Method method = module.get_method("forward");
+  return [method = std::move(method), in_keys = std::move(in_keys), out_keys = std::move(out_keys)](
+             const std::vector<Value>& inputs, const BatchSize& batch_size) {
     std::vector<c10::IValue> args;
-    args.reserve(inputs.size());
+    args.reserve(inputs.size() + 1);  // room for `self`, inserted in front
     for (size_t i = 0; i < inputs.size(); ++i) args.push_back(to_ivalue(inputs[i], in_keys[i]));
-    c10::IValue result = module.forward(std::move(args));
+    c10::IValue result = method(std::move(args));
     std::vector<c10::IValue> results;
     if (result.isTuple()) {
       const auto& elements = result.toTupleRef().elements();

@@ -164,6 +164,54 @@ TEST_CASE("a TorchScript dict-in/dict-out forward runs as a TensorDictModule", "
                     "make a Dict(str, Any)");
 }
 
+TEST_CASE("a dict forward reads the module's current parameters, and keys given twice once",
+          "[nn][script]") {
+  torch::jit::Module policy = dict_policy();
+  TensorDictModule actor(policy, {"obs", "obs"}, {"logits"});
+  TensorDict td({{"obs", at::randn({3, 4})}}, {3});
+  actor(td);
+  CHECK(td.get("logits").allclose(policy_logits(policy, td.get("obs"))));
+  // forward is looked up once, when the module is built; the tensors it reads are the module's
+  // attributes at each call.
+  TensorDict params =
+      from_module(policy).apply([](const at::Tensor& t) { return at::zeros_like(t); });
+  {
+    auto swap = to_module_scoped(params, policy);
+    actor(td);
+    CHECK(td.get("logits").equal(at::zeros({3, 2})));
+  }
+  actor(td);
+  CHECK(td.get("logits").allclose(policy_logits(policy, td.get("obs"))));
+}
+
+TEST_CASE("a dict forward over nested dicts takes and gives nested keys", "[nn][script]") {
+  torch::jit::Module nested("Nested");
+  nested.define(R"(
+def forward(self, td: Dict[str, Dict[str, Tensor]]) -> Dict[str, Dict[str, Tensor]]:
+    inner: Dict[str, Tensor] = {}
+    inner["double"] = td["agent"]["obs"] * 2
+    out: Dict[str, Dict[str, Tensor]] = {}
+    out["next"] = inner
+    return out
+)");
+  TensorDictModule module(nested, {{"agent", "obs"}}, {{"next", "double"}});
+  TensorDict td({}, {2});
+  td.set({"agent", "obs"}, at::arange(6, at::kFloat).reshape({2, 3}));
+  module(td);
+  CHECK(td.get({"next", "double"}).equal(at::arange(6, at::kFloat).reshape({2, 3}) * 2));
+
+  TensorDictModule missing(nested, {{"agent", "obs"}}, {{"next", "half"}});
+  CHECK_THROWS_WITH(missing(td), "forward of Nested returned no out_key ('next', 'half')");
+  TensorDictModule too_deep(nested, {{"agent", "obs"}}, {{"next", "double", "x"}});
+  CHECK_THROWS_WITH(too_deep(td), "forward of Nested returned no out_key ('next', 'double', 'x')");
+  // A plain key makes a Dict(str, Tensor), not the nested dict forward takes.
+  TensorDictModule flat(nested, {"obs"}, {{"next", "double"}});
+  td.set("obs", at::ones({2, 3}));
+  CHECK_THROWS_WITH(flat(td),
+                    "forward of Nested takes Dict(str, Dict(str, Tensor)), but the in_keys make a "
+                    "Dict(str, Tensor)");
+}
+
 TEST_CASE("a TorchScript positional forward takes the in_keys in order", "[nn][script]") {
   torch::jit::Module mlp = tuple_mlp();
   TensorDictModule module(mlp, {"x", {"params", "scale"}}, {"y", "y_sum"});
