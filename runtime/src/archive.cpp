@@ -536,6 +536,12 @@ TensorDict save(const TensorDict& td, const std::string& archive,
   return out;
 }
 
+memmap::Loaded load_any(const std::string& path, std::optional<at::Device> device) {
+  struct stat st {};
+  const bool is_file = ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  return is_file ? load(path, {}, device) : memmap::load(path, device);
+}
+
 memmap::Loaded load(const std::string& archive, const std::string& subpath,
                     std::optional<at::Device> device) {
   std::vector<std::string> parts;

@@ -1,8 +1,6 @@
 // TensorDict's memory-mapped IO members, on top of tensordict::memmap (memmap.h).
 #include <ATen/ATen.h>
 
-#include <sys/stat.h>
-
 #include <future>
 
 #include "lazy_internal.h"
@@ -115,11 +113,7 @@ void prefetch(const TensorDict& td, int num_threads) {
 
 TensorDict TensorDict::load_memmap(const std::string& prefix, std::optional<at::Device> device,
                                    int num_threads) {
-  // A file (not a directory) is a single-file archive, whatever its suffix (as Python).
-  struct stat st {};
-  const bool is_file = ::stat(prefix.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-  memmap::Loaded loaded =
-      is_file ? archive::load(prefix, {}, device) : memmap::load(prefix, device);
+  memmap::Loaded loaded = archive::load_any(prefix, device);
   if (!loaded.value.is_tensordict()) {
     throw FormatError("'" + prefix + "' holds a " + loaded.value.kind_name() + " (" + loaded.type +
                       "), not a TensorDict");

@@ -4,6 +4,7 @@
 #include <ATen/ATen.h>
 
 #include "lazy_internal.h"
+#include "tensordict/archive.h"
 #include "tensordict/memmap.h"
 #include "tensordict/tensorclass.h"
 #include "tensordict_impl.h"
@@ -98,12 +99,21 @@ TensorDict memmap(const TensorDict& td, const ClassSpec& spec, const std::string
     }
     return std::nullopt;
   };
-  return memmap::save_tensorclass(td, class_info(td, spec), prefix, write);
+  if (!archive::has_archive_suffix(prefix)) {
+    return memmap::save_tensorclass(td, class_info(td, spec), prefix, write);
+  }
+  // A ".tdz" prefix: the tensorclass directory, packed into a single-file archive (as Python).
+  archive::write_with(prefix, [&](const std::string& staging) {
+    memmap::save_tensorclass(td, class_info(td, spec), staging, write);
+  });
+  TensorDict loaded = archive::load(prefix).value.tensordict();
+  loaded.lock_();
+  return loaded;
 }
 
 TensorDict load_memmap(const ClassSpec& spec, const std::string& prefix,
                        std::optional<at::Device> device) {
-  memmap::Loaded loaded = memmap::load(prefix, device);
+  memmap::Loaded loaded = archive::load_any(prefix, device);
   if (!loaded.class_info) {
     throw FormatError("'" + prefix + "' holds " + loaded.type + ", not a tensorclass (expected " +
                       spec.python_type + ")");

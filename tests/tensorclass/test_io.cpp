@@ -2,6 +2,7 @@
 // state_dict / load_state_dict (spec §6).
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +17,7 @@
 #include "plain.h"
 #include "reward.h"
 #include "skip.h"
+#include "tensordict/archive.h"
 #include "tensordict/json.h"
 #include "tensordict/memmap.h"
 
@@ -76,6 +78,27 @@ TEST_CASE("a tensorclass over a ragged lazy stack saves and loads", "[tensorclas
   CHECK(loaded.batch_size() == tensordict::BatchSize{2, -1});
   CHECK(loaded._tensordict().tensordicts()[1].get("obs").equal(
       ragged._tensordict().tensordicts()[1].get("obs")));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("a tensorclass saves to and loads from a .tdz archive", "[tensorclass][io][tdz]") {
+  const fs::path dir = scratch("archive");
+  fs::create_directories(dir);
+  const std::string path = (dir / "plain.tdz").string();
+  Plain p({at::rand({2, 3})}, {2});
+  p.set_label("archived");
+  Plain saved = p.memmap(path);
+  CHECK(fs::is_regular_file(path));
+  CHECK(saved.is_locked());
+  std::vector<std::string> names;
+  for (const auto& entry : tensordict::archive::list(path)) names.push_back(entry.name);
+  for (const char* name : {"meta.json", "_tensordict/meta.json", "_tensordict/obs.memmap"}) {
+    CHECK(std::find(names.begin(), names.end(), name) != names.end());
+  }
+  Plain loaded = Plain::load_memmap(path);
+  CHECK(loaded == p);
+  CHECK(loaded.label() == "archived");
+  CHECK_THROWS_AS(Frozen::load_memmap(path), tensordict::FormatError);
   fs::remove_all(dir);
 }
 

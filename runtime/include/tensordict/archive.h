@@ -72,6 +72,10 @@ TensorDict save(const TensorDict& td, const std::string& archive,
 /// kept alive by the tensors; with device "meta" no payload is touched.
 memmap::Loaded load(const std::string& archive, const std::string& subpath = {},
                     std::optional<at::Device> device = std::nullopt);
+/// What TensorDict::load_memmap and tensorclasses' load_memmap read at `path`: a memmap
+/// directory, or a single-file archive when `path` is a regular file, whatever its suffix (as
+/// Python).
+memmap::Loaded load_any(const std::string& path, std::optional<at::Device> device = std::nullopt);
 /// load() of the sub-collection at a nested key (its parts may hold "/", unlike a subpath).
 memmap::Loaded load_key(const std::string& archive, const NestedKey& key,
                         std::optional<at::Device> device = std::nullopt);
