@@ -6,9 +6,10 @@
 //   - BM_call (no target): the same over a callable returning its input, the fixed cost of a call;
 //   - BM_script: a TensorDictModule over a TorchScript module whose forward takes and returns a
 //     Dict[str, Tensor] vs building the c10::Dict by hand, forward, and reading the outputs back;
-//   - BM_runner: BatchRunner throughput, 8 client threads submitting batch-1 requests, vs one
-//     caller running batch-64 forwards of the same TensorDictModule directly (rows/s counters;
-//     p50/p99 per-request latency of the runner in µs).
+//   - BM_runner/<model>: BatchRunner throughput, 8 client threads submitting batch-1 requests
+//     (1, 8 or 16 in flight each), vs one caller running batch-64 forwards of the same
+//     TensorDictModule directly (rows/s counters; p50/p99 per-request latency in µs), for a tiny
+//     MLP and a serving-sized one.
 // All under at::set_num_threads(1), the torch::nn and TorchScript models in eval mode, no grad.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -38,6 +39,7 @@ namespace {
 
 using tensordict::NestedKey;
 using tensordict::TensorDict;
+using tensordict::nn::BatchFuture;
 using tensordict::nn::BatchRunner;
 using tensordict::nn::BatchRunnerOptions;
 using tensordict::nn::TensorDictModule;
@@ -160,35 +162,42 @@ void script_raw(benchmark::State& state, int64_t batch) {
 
 // ---- 3. BatchRunner --------------------------------------------------------------------------
 
-constexpr int64_t kRunnerIn = 32;
-constexpr int64_t kRunnerHidden = 32;
 constexpr int kClients = 8;
 constexpr int64_t kMaxBatch = 64;
 
-// MLP 32-32-32-8: a batch-64 forward takes some tens of µs with the reference BLAS that Debian's
-// libtorch uses here (128-256-256-8 takes milliseconds there). Its parameters do not require grad:
-// the runner's worker thread runs the forward, and a NoGradGuard is per thread (the callers' would
-// not reach it).
-std::shared_ptr<const TensorDictModule> runner_model() {
-  static const std::shared_ptr<const TensorDictModule> model = [] {
-    torch::nn::Sequential net(torch::nn::Linear(kRunnerIn, kRunnerHidden), torch::nn::ReLU(),
-                              torch::nn::Linear(kRunnerHidden, kRunnerHidden), torch::nn::ReLU(),
-                              torch::nn::Linear(kRunnerHidden, 8));
-    net->eval();
-    for (auto& p : net->parameters()) p.requires_grad_(false);
-    return std::make_shared<const TensorDictModule>(net, std::vector<NestedKey>{"obs"},
-                                                    std::vector<NestedKey>{"logits"});
-  }();
-  return model;
+// The runner's models, MLPs on {"obs": [B, in]} writing "logits" [B, 8]:
+//   - tiny: 32-32-32-8, a batch-64 forward of some tens of µs with the reference BLAS that
+//     Debian's libtorch uses here: the per-request cost of the runner shows;
+//   - serving: 128-256-256-8, the model, a few ms per batch-64 forward there.
+// Parameters require grad, as trained ones do: the runner's forwards run under its default
+// RunnerGradMode::NoGrad, the direct ones under the caller's NoGradGuard.
+struct RunnerModel {
+  int64_t in = 0;
+  std::shared_ptr<const TensorDictModule> module;
+};
+
+RunnerModel make_runner_model(int64_t in, int64_t hidden) {
+  torch::nn::Sequential net(torch::nn::Linear(in, hidden), torch::nn::ReLU(),
+                            torch::nn::Linear(hidden, hidden), torch::nn::ReLU(),
+                            torch::nn::Linear(hidden, 8));
+  net->eval();
+  return {in, std::make_shared<const TensorDictModule>(net, std::vector<NestedKey>{"obs"},
+                                                       std::vector<NestedKey>{"logits"})};
+}
+
+const RunnerModel& runner_model(const std::string& name) {
+  static const RunnerModel tiny = make_runner_model(32, 32);
+  static const RunnerModel serving = make_runner_model(128, 256);
+  return name == "tiny" ? tiny : serving;
 }
 
 // One caller, forwards of `batch` rows.
-void runner_direct(benchmark::State& state, int64_t batch) {
+void runner_direct(benchmark::State& state, const std::string& model, int64_t batch) {
   at::NoGradGuard no_grad;
-  const auto model = runner_model();
-  TensorDict td({{"obs", at::randn({batch, kRunnerIn})}}, {batch});
+  const RunnerModel& m = runner_model(model);
+  TensorDict td({{"obs", at::randn({batch, m.in})}}, {batch});
   for (auto _ : state) {
-    TensorDict out = (*model)(td);
+    TensorDict out = (*m.module)(td);
     benchmark::DoNotOptimize(out);
   }
   state.counters["rows_per_s"] = benchmark::Counter(static_cast<double>(state.iterations() * batch),
@@ -216,39 +225,36 @@ double percentile(const std::vector<double>& sorted, double q) {
   return sorted[i];
 }
 
-// `depth` requests in flight per client: 1 is run() in a loop; more use submit() and wait for
-// the oldest before submitting the next.
-void runner_clients(benchmark::State& state, std::chrono::microseconds delay, int depth) {
+// kClients threads, each keeping `in_flight` batch-1 requests submitted: an iteration waits for
+// the client's oldest request and submits a new one (in_flight 1 is run() in a loop). Latency:
+// submit() to the result in hand. Requests still in flight when the timed loop ends are not
+// counted.
+void runner_clients(benchmark::State& state, const std::string& model, int in_flight,
+                    std::chrono::microseconds delay) {
   RunnerShared& shared = runner_shared();
+  const RunnerModel& m = runner_model(model);
   if (state.thread_index() == 0) {
     BatchRunnerOptions options;
     options.max_batch = kMaxBatch;
     options.max_delay = delay;
-    shared.runner = std::make_unique<BatchRunner>(runner_model(), options);
+    shared.runner = std::make_unique<BatchRunner>(m.module, options);
     shared.latencies_us.clear();
     shared.finished = 0;
   }
-  const TensorDict request({{"obs", at::randn({1, kRunnerIn})}}, {1});
+  const TensorDict request({{"obs", at::randn({1, m.in})}}, {1});
   std::vector<double> latencies;
-  std::deque<std::pair<Clock::time_point, std::future<TensorDict>>> in_flight;
+  std::deque<std::pair<Clock::time_point, BatchFuture>> pending;
   for (auto _ : state) {
-    if (depth == 1) {
-      const auto start = Clock::now();
-      TensorDict out = shared.runner->run(request);
-      latencies.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
-      benchmark::DoNotOptimize(out);
-      continue;
+    while (static_cast<int>(pending.size()) < in_flight) {
+      pending.emplace_back(Clock::now(), shared.runner->submit(request));
     }
-    while (static_cast<int>(in_flight.size()) < depth) {
-      in_flight.emplace_back(Clock::now(), shared.runner->submit(request));
-    }
-    TensorDict out = in_flight.front().second.get();
+    TensorDict out = pending.front().second.get();
     latencies.push_back(
-        std::chrono::duration<double, std::micro>(Clock::now() - in_flight.front().first).count());
-    in_flight.pop_front();
+        std::chrono::duration<double, std::micro>(Clock::now() - pending.front().first).count());
+    pending.pop_front();
     benchmark::DoNotOptimize(out);
   }
-  for (auto& request_in_flight : in_flight) request_in_flight.second.get();  // untimed
+  for (auto& rest : pending) rest.second.get();  // untimed
   state.counters["rows_per_s"] =
       benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
   std::lock_guard<std::mutex> lock(shared.mutex);
@@ -283,23 +289,29 @@ void register_all() {
     benchmark::RegisterBenchmark(("BM_script/raw" + suffix).c_str(),
                                  [batch](benchmark::State& s) { script_raw(s, batch); });
   }
-  for (int64_t batch : {64, 8, 1}) {
-    benchmark::RegisterBenchmark(("BM_runner/direct/" + std::to_string(batch)).c_str(),
-                                 [batch](benchmark::State& s) { runner_direct(s, batch); })
-        ->UseRealTime();
-  }
-  // run() in a loop (1 request in flight per client), and submit() with 8 in flight per client
-  // (8 clients x 8 = 64 rows can wait together: batches can fill up to max_batch).
-  for (int depth : {1, 8}) {
-    for (int delay_us : {0, 200, 1000}) {
-      const std::string name = std::string("BM_runner/") + (depth == 1 ? "run" : "submit8") +
-                               "/delay_us:" + std::to_string(delay_us);
-      benchmark::RegisterBenchmark(name.c_str(),
-                                   [delay_us, depth](benchmark::State& s) {
-                                     runner_clients(s, std::chrono::microseconds(delay_us), depth);
-                                   })
-          ->Threads(kClients)
+  for (const std::string model : {"tiny", "serving"}) {
+    for (int64_t batch : {64, 8, 1}) {
+      benchmark::RegisterBenchmark(
+          ("BM_runner/" + model + "/direct/" + std::to_string(batch)).c_str(),
+          [model, batch](benchmark::State& s) { runner_direct(s, model, batch); })
           ->UseRealTime();
+    }
+    // in_flight per client: 1 (run() in a loop: at most 8 rows ever wait), 8 (8 x 8 = 64 = one
+    // full batch: clients refill while the worker idles) and 16 (the next batch fills while one
+    // runs).
+    for (int in_flight : {1, 8, 16}) {
+      for (int delay_us : {0, 1000}) {
+        const std::string name = "BM_runner/" + model + "/clients:" + std::to_string(kClients) +
+                                 "/in_flight:" + std::to_string(in_flight) +
+                                 "/delay_us:" + std::to_string(delay_us);
+        benchmark::RegisterBenchmark(name.c_str(),
+                                     [model, in_flight, delay_us](benchmark::State& s) {
+                                       runner_clients(s, model, in_flight,
+                                                      std::chrono::microseconds(delay_us));
+                                     })
+            ->Threads(kClients)
+            ->UseRealTime();
+      }
     }
   }
 }

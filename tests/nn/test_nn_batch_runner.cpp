@@ -6,7 +6,10 @@
 #include <catch2/catch.hpp>
 #include "tensordict/nn/batch_runner.h"
 
+#include <torch/nn/modules/linear.h>
+
 #include <atomic>
+#include <deque>
 #include <future>
 #include <thread>
 
@@ -76,7 +79,7 @@ TEST_CASE("every caller gets its own rows of one batched forward", "[nn][batch_r
   gate.close();
   auto first = runner.submit(request(0));
   wait_for_first_batch(gate);
-  std::vector<std::future<TensorDict>> results;
+  std::vector<BatchFuture> results;
   for (int i = 1; i <= 10; ++i) results.push_back(runner.submit(request(float(i), i % 3 + 1)));
   gate.release();
   CHECK(first.get().get("y").equal(at::full({1, 3}, 1.0F)));
@@ -100,7 +103,7 @@ TEST_CASE("batches hold at most max_batch rows", "[nn][batch_runner]") {
   options.max_batch = 4;
   BatchRunner runner(gate.module(), options);
   gate.close();
-  std::vector<std::future<TensorDict>> results;
+  std::vector<BatchFuture> results;
   results.push_back(runner.submit(request(0)));
   wait_for_first_batch(gate);
   for (int i = 0; i < 10; ++i) results.push_back(runner.submit(request(1)));
@@ -159,8 +162,8 @@ TEST_CASE("every wait is bounded", "[nn][batch_runner]") {
 TEST_CASE("requests need a batch dim, and a destroyed runner fails what it did not run",
           "[nn][batch_runner]") {
   Gate gate;
-  std::future<TensorDict> queued;
-  std::future<TensorDict> running;
+  BatchFuture queued;
+  BatchFuture running;
   std::thread release;
   {
     BatchRunner runner(gate.module());
@@ -177,4 +180,108 @@ TEST_CASE("requests need a batch dim, and a destroyed runner fails what it did n
   release.join();
   CHECK(running.get().get("y").equal(at::ones({1, 3})));
   CHECK_THROWS_WITH(queued.get(), "BatchRunner: destroyed before the request ran");
+}
+
+TEST_CASE("callers of one batch get views of its result, and a future gives its result once",
+          "[nn][batch_runner]") {
+  Gate gate;
+  BatchRunner runner(gate.module());
+  gate.close();
+  auto first = runner.submit(request(0));
+  wait_for_first_batch(gate);
+  BatchFuture a = runner.submit(request(1));
+  BatchFuture b = runner.submit(request(2, 2));
+  CHECK(a.valid());
+  CHECK(a.wait_for(1ms) == std::future_status::timeout);  // its batch has not run
+  gate.release();
+  first.get();
+  b.wait();
+  CHECK(a.wait_for(0ms) == std::future_status::ready);  // same batch as b
+  TensorDict out_a = a.get();
+  TensorDict out_b = b.get();
+  CHECK_FALSE(a.valid());
+  CHECK_THROWS_AS(a.get(), Error);
+  CHECK_THROWS_AS(BatchFuture().get(), Error);
+  CHECK(gate.batch_rows == std::vector<int64_t>{1, 3});
+  // Rows 0 and 1-2 of the batch's output: one storage, no copy per caller.
+  CHECK(out_a.get("y").equal(at::full({1, 3}, 3.0F)));
+  CHECK(out_b.get("y").equal(at::full({2, 3}, 5.0F)));
+  CHECK(out_a.get("y").is_alias_of(out_b.get("y")));
+  CHECK(out_b.get("y").storage_offset() == 3);
+  CHECK(out_b.batch_size() == BatchSize{2});
+}
+
+TEST_CASE("forwards run without grad by default, or in the grad mode the options name",
+          "[nn][batch_runner]") {
+  auto linear = torch::nn::Linear(3, 2);  // parameters require grad
+  auto module = std::make_shared<TensorDictModule>(linear, std::vector<NestedKey>{"obs"},
+                                                   std::vector<NestedKey>{"y"});
+  const TensorDict one({{"obs", at::ones({1, 3})}}, {1});
+  const at::Tensor expected = linear->forward(at::ones({1, 3})).detach();
+
+  BatchRunner no_grad(module);
+  CHECK(no_grad.options().grad_mode == RunnerGradMode::NoGrad);
+  TensorDict out = no_grad.run(one);
+  CHECK_FALSE(out.get("y").requires_grad());
+  CHECK_FALSE(out.get("y").is_inference());
+  CHECK(out.get("y").allclose(expected));
+
+  BatchRunnerOptions options;
+  options.grad_mode = RunnerGradMode::Inference;
+  BatchRunner inference(module, options);
+  out = inference.run(one);
+  CHECK(out.get("y").is_inference());
+  CHECK(out.get("y").allclose(expected));
+
+  options.grad_mode = RunnerGradMode::Enabled;
+  BatchRunner enabled(module, options);
+  out = enabled.run(one);
+  CHECK(out.get("y").requires_grad());
+  out.get("y").sum().backward();
+  CHECK(linear->weight.grad().equal(at::ones({2, 3})));
+}
+
+TEST_CASE("many clients with several requests in flight each get their own answers",
+          "[nn][batch_runner]") {
+  auto module = std::make_shared<TensorDictModule>(
+      [](const at::Tensor& obs) { return obs * 2 + 1; }, std::vector<NestedKey>{"obs"},
+      std::vector<NestedKey>{"y"});
+  BatchRunnerOptions options;
+  options.max_batch = 16;
+  options.max_delay = 100us;
+  BatchRunner runner(module, options);
+  constexpr int kClients = 6;
+  constexpr int kRequests = 200;
+  constexpr size_t kInFlight = 5;
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> clients;
+  for (int c = 0; c < kClients; ++c) {
+    clients.emplace_back([&, c] {
+      std::deque<std::pair<float, BatchFuture>> in_flight;
+      auto check = [&](std::pair<float, BatchFuture>& oldest) {
+        TensorDict out = oldest.second.get();
+        const float v = oldest.first;
+        if (!out.get("obs").equal(at::full({1, 3}, v)) ||
+            !out.get("y").equal(at::full({1, 3}, 2 * v + 1))) {
+          ++wrong;
+        }
+      };
+      for (int i = 0; i < kRequests; ++i) {
+        const auto v = static_cast<float>(c * kRequests + i);
+        in_flight.emplace_back(v, runner.submit(request(v)));
+        if (in_flight.size() == kInFlight) {
+          check(in_flight.front());
+          in_flight.pop_front();
+        }
+      }
+      for (auto& rest : in_flight) check(rest);
+    });
+  }
+  for (auto& client : clients) client.join();
+  CHECK(wrong == 0);
+  const auto stats = runner.stats();
+  CHECK(stats.requests == kClients * kRequests);
+  CHECK(stats.rows == kClients * kRequests);
+  CHECK(stats.batches <= stats.requests);
+  CHECK(stats.rows <= stats.batches * options.max_batch);
 }

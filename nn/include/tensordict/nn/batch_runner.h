@@ -1,12 +1,14 @@
 #pragma once
 // BatchRunner: serving a module to many callers at once. Callers submit TensorDicts of batch [k]
-// (typically [1]); one worker thread takes requests in arrival order until it has max_batch rows
-// or the oldest request has waited max_delay, concatenates them along dim 0, runs the module
-// once, and hands every caller its own rows of the result.
+// (typically [1]); requests join the open batch in arrival order until it holds max_batch rows;
+// one worker thread takes the oldest batch (waiting at most max_delay for it to fill), concatenates
+// its requests along dim 0, runs the module once, and wakes the batch's callers with one notify;
+// each caller then takes its own rows of the result (views, no copy).
 //
 //   BatchRunner runner(std::make_shared<TensorDictModule>(policy, in_keys, out_keys));
 //   TensorDict out = runner.run(request);          // blocks; or runner.submit(request).get()
 //
+// A caller may keep several requests in flight: submit() returns at once with a BatchFuture.
 // Every wait is bounded: submit() waits at most `timeout` for room in the queue, run() at most
 // `timeout` for the result (TimeoutError). A request that cannot join its batch (other keys, a
 // shape that does not concatenate with the batch's first request) fails alone; an exception of the
@@ -21,21 +23,72 @@
 #include <memory>
 #include <mutex>
 #include <thread>
-#include <vector>
 
 #include "tensordict/nn/module.h"
 
 namespace tensordict::nn {
 
+/// The grad mode of a BatchRunner's forwards. Grad mode is per thread: a caller's NoGradGuard does
+/// not reach the worker thread, hence this option.
+enum class RunnerGradMode {
+  /// at::NoGradGuard: outputs do not require grad and no graph is recorded (the default).
+  NoGrad,
+  /// c10::InferenceMode: a little less work per op than NoGrad, but every tensor of the results
+  /// is an inference tensor, which cannot be modified in place or saved for backward outside
+  /// inference mode.
+  Inference,
+  /// Grad enabled, as in a new thread: outputs keep their graph back to the module's parameters.
+  Enabled,
+};
+
 struct BatchRunnerOptions {
   /// Most rows in one forward; a single request larger than this still runs, alone.
   int64_t max_batch = 64;
-  /// How long the worker waits for more requests once it has one.
+  /// How long the worker waits for the oldest batch to fill once it has taken it.
   std::chrono::microseconds max_delay{1000};
   /// Most requests waiting; submit() blocks (up to `timeout`) while it is full.
   size_t max_queue = 1024;
   /// Bound of submit()'s wait for room and run()'s wait for the result.
   std::chrono::milliseconds timeout{30000};
+  /// Grad mode of the forwards (and of the concatenation before them).
+  RunnerGradMode grad_mode = RunnerGradMode::NoGrad;
+};
+
+namespace detail {
+struct RunnerBatch;  // batch_runner.cpp
+}
+
+/// The result of a submitted request, with std::future's interface: get() once (then valid() is
+/// false), wait(), wait_for(). Callers of one batch share its state: the worker wakes them all
+/// with one notify, and each takes its own rows.
+class BatchFuture {
+ public:
+  BatchFuture() = default;
+  BatchFuture(BatchFuture&&) noexcept = default;
+  BatchFuture& operator=(BatchFuture&&) noexcept = default;
+  BatchFuture(const BatchFuture&) = delete;
+  BatchFuture& operator=(const BatchFuture&) = delete;
+  ~BatchFuture() = default;
+
+  bool valid() const { return batch_ != nullptr; }
+  /// Waits for the batch, then returns the request's entries and the module's outputs, batch
+  /// [k, ...]: views of the batch's rows. Rethrows the request's or the module's error. Error
+  /// when !valid().
+  TensorDict get();
+  void wait() const;
+  template <class Rep, class Period>
+  std::future_status wait_for(const std::chrono::duration<Rep, Period>& timeout) const {
+    return wait_for_ns(std::chrono::duration_cast<std::chrono::nanoseconds>(timeout));
+  }
+
+ private:
+  friend class BatchRunner;
+  BatchFuture(std::shared_ptr<detail::RunnerBatch> batch, size_t member)
+      : batch_(std::move(batch)), member_(member) {}
+  std::future_status wait_for_ns(std::chrono::nanoseconds timeout) const;
+
+  std::shared_ptr<detail::RunnerBatch> batch_;
+  size_t member_ = 0;
 };
 
 class BatchRunner {
@@ -49,7 +102,7 @@ class BatchRunner {
   /// Queues `request` (batch size [k, ...], k >= 1) and returns the future of its result: the
   /// request's entries plus the module's outputs, batch [k, ...]. ShapeError for a request
   /// without a batch dim; TimeoutError when the queue stays full for `timeout`.
-  std::future<TensorDict> submit(TensorDict request);
+  BatchFuture submit(TensorDict request);
   /// submit() and wait for the result, at most `timeout` (TimeoutError).
   TensorDict run(TensorDict request);
 
@@ -63,20 +116,17 @@ class BatchRunner {
   const BatchRunnerOptions& options() const { return options_; }
 
  private:
-  struct Request {
-    TensorDict td;
-    std::promise<TensorDict> result;
-  };
   void work();
-  std::vector<Request> next_batch();
-  void run_batch(std::vector<Request>& batch);
+  void run_batch(detail::RunnerBatch& batch);
 
   std::shared_ptr<const TensorDictModuleBase> module_;
   BatchRunnerOptions options_;
   mutable std::mutex mutex_;
-  std::condition_variable arrived_;
+  std::condition_variable arrived_;  // the queue became non-empty, or its oldest batch closed
   std::condition_variable room_;
-  std::deque<Request> queue_;
+  // Batches in arrival order; only the newest can be open (still taking requests).
+  std::deque<std::shared_ptr<detail::RunnerBatch>> queue_;
+  size_t queued_ = 0;  // requests in queue_
   bool stopping_ = false;
   Stats stats_;
   std::thread worker_;
