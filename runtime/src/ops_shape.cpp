@@ -432,6 +432,26 @@ TensorDict TensorDict::atleast_3d() const {
 
 namespace tensordict {
 
+namespace {
+
+// Python pads a NonTensorData that has batch dims as a NonTensorStack (None in the padding): the
+// same value in every row first.
+TensorDict non_tensor_data_as_stacks(const TensorDict& td) {
+  TensorDict out = td.clone(false);
+  const BatchSize& batch = td.batch_size();
+  for (const auto& [key, value] : td.items()) {
+    if (value.is_tensordict()) {
+      out.set(key, non_tensor_data_as_stacks(value.tensordict()));
+    } else if (value.is_non_tensor_data() && !batch.empty()) {
+      const auto n = static_cast<size_t>(detail::product(batch));
+      out.set(key, NonTensorStack(batch, std::vector<Json>(n, value.non_tensor_data().data)));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 TensorDict TensorDict::pad(at::IntArrayRef pad_size, double value) const {
   const size_t nb = nb_of(*this);
   if (pad_size.size() % 2 != 0 || pad_size.size() > 2 * nb) {
@@ -471,8 +491,9 @@ TensorDict TensorDict::pad(at::IntArrayRef pad_size, double value) const {
       out.push_back(p[k] < 0 ? Json() : items[static_cast<size_t>(p[k])]);
     return NonTensorStack(pos.sizes().vec(), std::move(out));
   };
+  const bool pads = std::any_of(pad_size.begin(), pad_size.end(), [](int64_t p) { return p != 0; });
   return map_batch(
-      *this, nb, batch,
+      pads ? non_tensor_data_as_stacks(*this) : *this, nb, batch,
       [&](const at::Tensor& t) { return at::constant_pad_nd(t, torch_pad(t.dim()), value); }, "pad",
       pad_stack, {});
 }

@@ -145,11 +145,16 @@ TEST_CASE("pad pads batch dims from the first, as Python's pad", "[shape][0.14]"
   CHECK(out.batch_size() == BatchSize{5, 5});
   CHECK(same(out.get("a"), at::constant_pad_nd(td.get("a"), {0, 0, 0, 2, 1, 0}, -1)));
   CHECK(same(out.get({"n", "c"}), at::constant_pad_nd(td.get({"n", "c"}), {0, 0, 0, 2, 1, 0}, -1)));
-  const auto items = out.get_value("s").non_tensor_stack().items();
+  const Value s = out.get_value("s");  // keeps the items alive
+  const auto items = s.non_tensor_stack().items();
   REQUIRE(items.size() == 25);
-  CHECK(items[0].is_null());                               // the padded first row
-  CHECK(items[5] == "0,0");                                // the first original item
-  CHECK(items[8].is_null());                               // padded columns of that row
+  CHECK(items[0].is_null());                     // the padded first row
+  CHECK(items[5] == "0,0");                      // the first original item
+  CHECK(items[8].is_null());                     // padded columns of that row
+  const Value txt_value = out.get_value("txt");  // as Python: a NonTensorStack now
+  const auto txt = txt_value.non_tensor_stack().items();
+  CHECK(txt[0].is_null());
+  CHECK(txt[5] == "hello");
   CHECK(td.pad({-1, 0}).batch_size() == BatchSize{3, 3});  // negative sizes crop
   CHECK_THROWS_AS(td.pad({1}), ShapeError);
   CHECK_THROWS_AS(td.pad({0, 0, 0, 0, 1, 1}), ShapeError);
