@@ -76,6 +76,7 @@ class Checker {
     for (const auto& schema : schemas) {
       for (const auto& cls : schema.classes) index_class(cls);
     }
+    check_header_names(schemas);
     for (const auto& schema : schemas) {
       check_file_name(schema);
       check_namespace(schema);
@@ -129,6 +130,10 @@ class Checker {
       diagnostics_.error(loc, what + " name '" + name + "' is not a C++ identifier");
     } else if (is_cpp_keyword(name)) {
       diagnostics_.error(loc, what + " name '" + name + "' is a C++ keyword");
+    } else if (is_macro_in_scope(name)) {
+      diagnostics_.error(loc, what + " name '" + name +
+                                  "' is a macro where the generated header is compiled (the C "
+                                  "library's, glog's or libtorch's)");
     }
   }
 
@@ -176,6 +181,19 @@ class Checker {
   }
 
   // The file name goes into a // comment, a string literal and #include "..." lines.
+  // Each schema's header is included by its name alone (`#include "common.h"`): two schemas of the
+  // same file name in different directories could not both be included.
+  void check_header_names(const std::vector<Schema>& schemas) {
+    std::map<std::string, const Schema*> seen;
+    for (const auto& schema : schemas) {
+      auto [it, inserted] = seen.emplace(header_name(schema.path), &schema);
+      if (inserted) continue;
+      diagnostics_.error(schema.loc, "schemas '" + it->second->display_path + "' and '" +
+                                         schema.display_path + "' would both generate '" +
+                                         it->first + "', which their users include by name");
+    }
+  }
+
   void check_file_name(const Schema& schema) {
     const std::string& name = schema.display_path;
     const bool ok = std::none_of(name.begin(), name.end(), [](char c) {
@@ -188,8 +206,21 @@ class Checker {
     }
   }
 
-  // A `//` comment line ending in a backslash continues onto the next line.
+  // A `//` comment line ending in a backslash continues onto the next line; a bidirectional
+  // control character makes the header display differently from what compiles ("Trojan Source").
   void check_doc(const std::string& doc, const SourceLoc& loc, const std::string& what) {
+    for (size_t at = doc.find('\xE2'); at != std::string::npos; at = doc.find('\xE2', at + 1)) {
+      if (at + 2 >= doc.size()) break;
+      const auto b1 = static_cast<unsigned char>(doc[at + 1]);
+      const auto b2 = static_cast<unsigned char>(doc[at + 2]);
+      const bool bidi = (b1 == 0x80 && ((b2 >= 0xAA && b2 <= 0xAE) || b2 == 0x8E || b2 == 0x8F)) ||
+                        (b1 == 0x81 && b2 >= 0xA6 && b2 <= 0xA9);
+      if (!bidi) continue;
+      diagnostics_.error(loc, "doc of " + what +
+                                  " holds a bidirectional control character, which would make "
+                                  "the generated header read differently from what compiles");
+      return;
+    }
     std::istringstream words(doc);
     for (std::string word; words >> word;) {
       if (word.back() != '\\') continue;
@@ -215,7 +246,14 @@ class Checker {
   // `set_x` would be both the setter of `x` and the accessor of a field `set_x`.
   void check_setter_clashes(const Class& cls) {
     std::map<std::string, const Field*> accessors;
-    for (const auto& field : cls.fields) accessors.emplace(accessor_name(field), &field);
+    for (const auto& field : cls.fields) {
+      auto [it, inserted] = accessors.emplace(accessor_name(field), &field);
+      if (inserted || field.name == it->second->name) continue;  // duplicates: reported apart
+      diagnostics_.error(field.loc, "field '" + field.name + "' would have the accessor '" +
+                                        it->first + "()' of field '" + it->second->name +
+                                        "' (a reserved name's accessor takes the 'field_' prefix)");
+      diagnostics_.note(it->second->loc, "field '" + it->second->name + "' declared here");
+    }
     for (const auto& field : cls.fields) {
       auto clash = accessors.find(setter_name(field));
       if (clash == accessors.end() || cls.options.frozen) continue;

@@ -48,16 +48,6 @@ void check_and_emit(Compilation& c, const Templates& templates, const CompileOpt
   }
   for (const Schema* schema : emitted)
     c.outputs.push_back(emit_schema(*schema, c.classes, templates, c.diagnostics));
-  // Two schemas with the same base name would write the same header.
-  std::map<std::string, const Schema*> seen;
-  for (size_t i = 0; i < c.outputs.size(); ++i) {
-    auto [it, inserted] = seen.emplace(c.outputs[i].file_name, emitted[i]);
-    if (!inserted) {
-      c.diagnostics.error(emitted[i]->loc, "output '" + c.outputs[i].file_name +
-                                               "' is also generated from " +
-                                               it->second->display_path);
-    }
-  }
   if (c.diagnostics.has_errors()) c.outputs.clear();
 }
 

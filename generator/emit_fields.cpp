@@ -1,6 +1,7 @@
 #include "emit_fields.h"
 
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "names.h"
@@ -128,6 +129,10 @@ std::string literal(const Json& value, const Type& type) {
     return std::to_string(value.get<int64_t>()) + ".0";
   }
   if (value.is_number_float()) return float_literal(value.get<double>());
+  // -9223372036854775808 would be the negation of a literal too large for int64_t (a warning).
+  if (value.is_number_integer() && value.get<int64_t>() == std::numeric_limits<int64_t>::min()) {
+    return "(-9223372036854775807 - 1)";
+  }
   return value.dump();
 }
 

@@ -415,6 +415,24 @@ bool is_identifier(const std::string& name) {
 
 bool is_cpp_keyword(const std::string& name) { return cpp_keywords().count(name) > 0; }
 
+bool is_macro_in_scope(const std::string& name) {
+  static const std::set<std::string> macros = {
+      // C library
+      "assert", "errno", "offsetof", "NULL", "EOF", "stdin", "stdout", "stderr", "INT8_MIN",
+      "INT8_MAX", "INT16_MIN", "INT16_MAX", "INT32_MIN", "INT32_MAX", "INT64_MIN", "INT64_MAX",
+      "UINT8_MAX", "UINT16_MAX", "UINT32_MAX", "UINT64_MAX", "SIZE_MAX", "PTRDIFF_MIN",
+      "PTRDIFF_MAX", "INT64_C", "UINT64_C",
+      // glog, included by libtorch
+      "CHECK", "DCHECK", "LOG", "VLOG", "LOG_IF", "CHECK_EQ", "CHECK_NE", "CHECK_LT", "CHECK_LE",
+      "CHECK_GT", "CHECK_GE", "CHECK_NOTNULL",
+      // libtorch
+      "TORCH_CHECK", "TORCH_INTERNAL_ASSERT", "TORCH_WARN", "AT_ERROR", "AT_ASSERT", "C10_API",
+      "TORCH_API", "C10_UNUSED", "C10_LIKELY", "C10_UNLIKELY",
+      // the runtime
+      "TENSORDICT_ABI_VERSION"};
+  return macros.count(name) > 0;
+}
+
 bool is_reserved_name(const std::string& name) {
   if (name == "_is_non_tensor") return false;
   return name[0] == '_' || tensordict_names().count(name) > 0;

@@ -11,6 +11,9 @@ namespace tcgen {
 
 bool is_identifier(const std::string& name);
 bool is_cpp_keyword(const std::string& name);
+/// A macro defined where a generated header is compiled (the C library's, glog's and libtorch's,
+/// the runtime's ABI macro): a member or class with that name would be macro-expanded.
+bool is_macro_in_scope(const std::string& name);
 /// A dotted Python path (pkg.mod.Name); `<locals>` parts are allowed, as Python writes them.
 bool is_python_dotted_name(const std::string& name);
 /// Names Python tensorclasses reserve (TensorDict's attributes, dunders and private names), except

@@ -20,6 +20,7 @@ TEST_CASE("escaped defaults keep their values", "[generator][accepted]") {
   CHECK(args.raw ==
         tensordict::Json::parse(R"x({"close": "a)", "delimiter": "b)tc0", "list": [")"]})x"));
   CHECK(args.mustache == "Hello {{name}} {{#x}}{{/x}}");  // user text is never a template
+  CHECK(args.int_min == std::numeric_limits<int64_t>::min());
 }
 
 TEST_CASE("names close to the generated code's names work", "[generator][accepted]") {
