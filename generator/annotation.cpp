@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "check.h"
+#include "input_checks.h"
 #include "names.h"
 #include "type_parser.h"
 
@@ -141,9 +142,21 @@ void apply_field_annotation(const Annotation& annotation, Field& field, Diagnost
     } else if (key == "doc") {
       field.doc = value;
     } else if (key == "default") {
-      // JSON, so a default reads the same in every front end: strings are quoted.
-      auto parsed = nlohmann::ordered_json::parse(value, nullptr, false);
-      if (parsed.is_discarded()) {
+      // JSON, so a default reads the same in every front end: strings are quoted. Values nested
+      // deeper than the YAML front end allows are dropped while parsing (a deep tree would
+      // overflow the stack when written or destroyed) and reported.
+      bool too_deep = false;
+      auto parsed = nlohmann::ordered_json::parse(
+          value,
+          [&too_deep](int depth, nlohmann::ordered_json::parse_event_t, nlohmann::ordered_json&) {
+            if (depth > kMaxNesting) too_deep = true;
+            return depth <= kMaxNesting;
+          },
+          false);
+      if (too_deep) {
+        diagnostics.error(field.loc, "field '" + field.name + "': default nested deeper than " +
+                                         std::to_string(kMaxNesting) + " levels");
+      } else if (parsed.is_discarded()) {
         diagnostics.error(field.loc, "field '" + field.name + "': default '" + value +
                                          "' is not a JSON value (strings are quoted: \"text\")");
       } else {

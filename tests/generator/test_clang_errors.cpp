@@ -228,3 +228,13 @@ TEST_CASE("clang: flags from compile_commands.json", "[generator][clang][cli]") 
   CHECK(run((dir / "db.h").string() + " --dump-model") == 1);
   CHECK(run((dir / "db.h").string() + " --dump-model -p " + dir.string()) == 0);
 }
+
+TEST_CASE("clang: a deeply nested default is refused, not a stack overflow", "[generator][clang]") {
+  if (!tcgen::have_libclang()) TC_SKIP("tcgen was built without libclang");
+  const std::string deep = std::string(70000, '[') + std::string(70000, ']');
+  tcgen::Compilation c = compile_snippet("struct TC_CLASS() A {\n  TC_FIELD(\"default=" + deep +
+                                         "\") tensordict::Json j;\n};\n");
+  CHECK_THAT(errors_of(c),
+             Catch::Contains("error: field 'j': default nested deeper than 64 levels"));
+  CHECK(c.outputs.empty());
+}
