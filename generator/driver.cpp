@@ -117,6 +117,12 @@ Compilation compile(const std::vector<std::string>& schema_paths, const Template
         c.schemas.push_back(read_yaml_schema(path, display, c.diagnostics));
         return;
       }
+      // Checked before libclang opens it: a FIFO would block it, a huge file be read whole.
+      const std::string problem = schema_file_problem(path);
+      if (!problem.empty()) {
+        c.diagnostics.error(SourceLoc{display, 0, 0}, "schema file " + problem);
+        return;
+      }
       std::vector<Schema> read = read_header_schemas(path, options.clang, c.diagnostics);
       if (read.empty()) return;
       c.schemas.push_back(std::move(read.front()));

@@ -339,6 +339,12 @@ std::string schema_file_problem(const std::string& path) {
   if (!fs::exists(status)) return "not found";
   if (fs::is_directory(status)) return "is a directory";
   if (!fs::is_regular_file(status)) return "is not a regular file";
+  // A schema is text of a few KB; a huge file is a mistake and would be read whole.
+  constexpr std::uintmax_t kMaxSchemaBytes = std::uintmax_t{16} << 20;
+  const std::uintmax_t size = fs::file_size(path, ec);
+  if (!ec && size > kMaxSchemaBytes) {
+    return "is " + std::to_string(size >> 20) + " MiB, more than a schema may be (16 MiB)";
+  }
   return "";
 }
 
@@ -346,11 +352,15 @@ Schema read_yaml_schema(const std::string& path, const std::string& display,
                         Diagnostics& diagnostics) {
   Schema empty;
   empty.display_path = display;
+  // Checked before opening: opening a FIFO would block until a writer comes.
   const std::string problem = schema_file_problem(path);
+  if (!problem.empty()) {
+    diagnostics.error(SourceLoc{display, 0, 0}, "schema file " + problem);
+    return empty;
+  }
   std::ifstream in(path);
-  if (!problem.empty() || !in) {
-    diagnostics.error(SourceLoc{display, 0, 0},
-                      problem.empty() ? "cannot open schema file" : "schema file " + problem);
+  if (!in) {
+    diagnostics.error(SourceLoc{display, 0, 0}, "cannot open schema file");
     return empty;
   }
   std::stringstream text;

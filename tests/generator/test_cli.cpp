@@ -1,6 +1,8 @@
 // The tcgen command line: outputs only on success, rewritten only when changed, --check,
 // --depfile, --template-dir, --version.
+#include <sys/stat.h>
 #include <catch2/catch.hpp>
+#include <fstream>
 
 #include <chrono>
 #include <cstdlib>
@@ -160,6 +162,28 @@ TEST_CASE("tcgen reports unreadable schema files and includes", "[generator][cli
                                       "levels of symbolic links\n")));
   CHECK(tcgen_stderr("sub.yaml", dir) ==
         std::make_pair(1, std::string("sub.yaml: error: schema file is a directory\n")));
+}
+
+TEST_CASE("tcgen refuses FIFOs and huge files before reading them", "[generator][cli]") {
+  fs::path dir = scratch("special");
+  ScopedCwd cwd(dir);
+  // A FIFO with no writer would block an open() forever (CTest's timeout ends a regression).
+  REQUIRE(::mkfifo("pipe.yaml", 0600) == 0);
+  REQUIRE(::mkfifo("pipe.h", 0600) == 0);
+  CHECK(tcgen_stderr("pipe.yaml", dir) ==
+        std::make_pair(1, std::string("pipe.yaml: error: schema file is not a regular file\n")));
+  CHECK(tcgen_stderr("pipe.h", dir) ==
+        std::make_pair(1, std::string("pipe.h: error: schema file is not a regular file\n")));
+  {  // a sparse 4 GiB file: no disk used, and never read
+    std::ofstream huge("huge.yaml");
+    huge.seekp((std::streamoff{1} << 32) - 1);
+    huge.put('\n');
+  }
+  write_text("top.yaml", "include: [huge.yaml]\nclasses: []\n");
+  CHECK(tcgen_stderr("top.yaml", dir) ==
+        std::make_pair(1, std::string("top.yaml:1:11: error: included schema 'huge.yaml' is 4096 "
+                                      "MiB, more than a schema may be (16 MiB)\n")));
+  fs::remove("huge.yaml");
 }
 
 TEST_CASE("an unexpected exception is a diagnostic, not std::terminate", "[generator][cli]") {
