@@ -209,3 +209,14 @@ TEST_CASE("tdtool dump --json names the class of a nested tensorclass", "[tdtool
       R"("x": {"dtype": "int64", "shape": [2], "data": [0, 0]}}, "class": "<class 'mod.Inner'>"}}})"
       "\n");
 }
+
+TEST_CASE("tdtool dump --json refuses a tensor with thousands of dims instead of crashing",
+          "[tdtool]") {
+  tc_test::TempDir tmp;
+  TensorDict({{"deep", at::zeros(std::vector<int64_t>(2000, 1))}}, {}).memmap(tmp / "td");
+  Run r = tdtool("dump --json " + (tmp / "td"));
+  CHECK(r.code == 2);
+  CHECK(
+      r.output.find("key 'deep': a tensor of 2000 dims is deeper than tdtool prints (998 dims)") !=
+      std::string::npos);
+}

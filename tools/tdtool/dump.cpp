@@ -40,7 +40,14 @@ Json td_to_json(const TensorDict& td) {
                 {"tensordicts", std::move(elements)}};
   }
   Json entries = Json::object();
-  for (size_t i = 0; i < td.size(); ++i) entries[td.key_at(i)] = value_to_json(td.value_at(i));
+  for (size_t i = 0; i < td.size(); ++i) {
+    try {
+      entries[td.key_at(i)] = value_to_json(td.value_at(i));
+    } catch (const tensordict::FormatError& e) {
+      if (!td.value_at(i).is_tensor()) throw;
+      throw tensordict::FormatError("key '" + td.key_at(i) + "': " + e.what());
+    }
+  }
   return Json{{"batch_size", td.batch_size()}, {"entries", std::move(entries)}};
 }
 

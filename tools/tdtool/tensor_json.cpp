@@ -2,6 +2,8 @@
 
 #include "commands.h"
 #include "tensordict/dtype.h"
+#include "tensordict/errors.h"
+#include "tensordict/json.h"
 
 namespace tdtool {
 namespace {
@@ -26,6 +28,12 @@ Json nested(const at::Tensor& flat, at::IntArrayRef shape) {
 }  // namespace
 
 Json tensor_to_json(const at::Tensor& t) {
+  // The data nests one JSON list per dim: bounded as the loader bounds JSON it reads.
+  if (t.dim() > tensordict::kMaxJsonDepth - 2) {
+    throw tensordict::FormatError("a tensor of " + std::to_string(t.dim()) +
+                                  " dims is deeper than tdtool prints (" +
+                                  std::to_string(tensordict::kMaxJsonDepth - 2) + " dims)");
+  }
   at::Tensor host = t.cpu();
   if (host.is_complex()) host = at::view_as_real(host.resolve_conj());
   const auto shape = host.sizes().vec();
