@@ -103,7 +103,12 @@ at::Tensor load_data_file(const std::string& path, at::ScalarType dtype, at::Int
   bool writable = false;
   const Fd fd = open_data_file(path, writable);
   check_size(fd.get(), path, dtype, shape, byte_size(shape, dtype, path), true);
-  return map_fd(fd.get(), writable, path, dtype, shape);
+  at::Tensor t = map_fd(fd.get(), writable, path, dtype, shape);
+  // A bool byte other than 0 or 1 is undefined behaviour to every reader: refuse it.
+  if (dtype == at::kBool && t.numel() > 0 && t.view(at::kByte).gt(1).any().item<bool>()) {
+    throw FormatError("bool data file '" + path + "' holds bytes other than 0 and 1");
+  }
+  return t;
 }
 
 std::optional<std::string> shared_file_of(const at::Tensor& t) {

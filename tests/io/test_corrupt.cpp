@@ -313,6 +313,18 @@ TEST_CASE("data files with a tail shorter than the data load", "[io][corrupt]") 
   CHECK_THROWS_AS(TensorDict::load_memmap(dir), tensordict::FormatError);
 }
 
+TEST_CASE("a bool data file holding bytes other than 0 and 1 is refused", "[io][corrupt]") {
+  tc_test::TempDir tmp;
+  const std::string dir = tmp / "td";
+  const at::Tensor mask = at::tensor({1, 0, 1}, at::kLong).to(at::kBool);
+  TensorDict({{"mask", mask}}, {3}).memmap(dir);
+  CHECK(at::equal(TensorDict::load_memmap(dir).get("mask"), mask));
+  tc_test::write_file(dir + "/mask.memmap", std::string("\x01\x02\x00", 3));
+  CHECK_THROWS_AS(TensorDict::load_memmap(dir), tensordict::FormatError);
+  CHECK_THROWS_WITH(TensorDict::load_memmap(dir),
+                    Catch::Contains("mask.memmap' holds bytes other than 0 and 1"));
+}
+
 TEST_CASE("a deep but allowed NonTensorData loads", "[io][corrupt]") {
   tc_test::TempDir tmp;
   const std::string dir = tmp / "td";
