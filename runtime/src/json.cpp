@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <set>
+#include <unordered_set>
 #include <vector>
 
 #include "tensordict/errors.h"
@@ -278,44 +278,102 @@ std::string dumps_python(const Json& value, JsonStyle style) {
   return out;
 }
 
+namespace {
+
+// Builds the value of a JSON text as nlohmann's parser would, in linear time: ordered_json's
+// object is a vector searched on every insertion, which made a meta.json of 200k keys take a
+// minute. Keys are checked against a set per open object instead (duplicates are refused, where
+// nlohmann keeps the last one silently), so members are appended without a search. Nesting is
+// bounded while it is still shallow: copying, dumping and destroying values recurse.
+class LinearBuilder {
+ public:
+  explicit LinearBuilder(const std::string& what) : what_(what) {}
+
+  bool null() { return add(Json(nullptr)); }
+  bool boolean(bool v) { return add(Json(v)); }
+  bool number_integer(Json::number_integer_t v) { return add(Json(v)); }
+  bool number_unsigned(Json::number_unsigned_t v) { return add(Json(v)); }
+  bool number_float(Json::number_float_t v, const Json::string_t&) { return add(Json(v)); }
+  bool string(Json::string_t& v) { return add(Json(std::move(v))); }
+  bool binary(Json::binary_t& v) { return add(Json(Json::binary_t(std::move(v)))); }
+  bool start_object(std::size_t) { return open(Json::object()); }
+  bool start_array(std::size_t) { return open(Json::array()); }
+  bool key(Json::string_t& k) {
+    if (!keys_.back().insert(k).second) {
+      throw FormatError(what_ + ": duplicate key \"" + k + "\"");
+    }
+    key_ = std::move(k);
+    return true;
+  }
+  bool end_object() {
+    keys_.pop_back();
+    open_.pop_back();
+    return true;
+  }
+  bool end_array() {
+    open_.pop_back();
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
+    throw FormatError(what_ + ": malformed JSON (" + e.what() + ")");
+  }
+
+  Json take() { return std::move(root_); }
+
+ private:
+  // Places `value` in the innermost open container (or at the root) and returns it.
+  Json* place(Json&& value) {
+    if (open_.empty()) {
+      root_ = std::move(value);
+      return &root_;
+    }
+    Json& parent = *open_.back();
+    if (parent.is_array()) {
+      auto& items = parent.get_ref<Json::array_t&>();
+      items.push_back(std::move(value));
+      return &items.back();
+    }
+    auto& members = parent.get_ref<Json::object_t&>();
+    members.Container::emplace_back(std::move(key_), std::move(value));  // no search
+    return &members.Container::back().second;
+  }
+  bool add(Json&& value) {
+    place(std::move(value));
+    return true;
+  }
+  bool open(Json&& container) {
+    if (open_.size() >= static_cast<size_t>(kMaxJsonDepth)) {  // the new container's depth
+      throw FormatError(what_ + ": JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
+                        " levels");
+    }
+    const bool object = container.is_object();
+    open_.push_back(place(std::move(container)));
+    if (object) keys_.emplace_back();
+    return true;
+  }
+
+  const std::string& what_;
+  Json root_;
+  std::vector<Json*> open_;                            // the open containers, outermost first
+  std::vector<std::unordered_set<std::string>> keys_;  // of each open object
+  std::string key_;
+};
+
+Json parse_linear(std::string_view text, const std::string& what) {
+  LinearBuilder builder(what);
+  Json::sax_parse(text, &builder);
+  return builder.take();
+}
+
+}  // namespace
+
 Json parse_json(std::string_view text, const std::string& what) {
   const bool maybe_non_finite =
       text.find("NaN") != std::string_view::npos || text.find("Infinity") != std::string_view::npos;
-  // nlohmann parses iteratively, but copying, dumping and destroying values recurse: refuse
-  // nesting that could exhaust the stack while it is still shallow. Keys of each open object are
-  // tracked to refuse duplicates (nlohmann keeps the last one silently).
-  std::vector<std::set<std::string>> open_objects;
-  const Json::parser_callback_t check = [&](int depth, Json::parse_event_t event, Json& parsed) {
-    switch (event) {
-      case Json::parse_event_t::object_start:
-      case Json::parse_event_t::array_start:
-        if (depth >= kMaxJsonDepth) {
-          throw FormatError(what + ": JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
-                            " levels");
-        }
-        if (event == Json::parse_event_t::object_start) open_objects.emplace_back();
-        break;
-      case Json::parse_event_t::object_end:
-        open_objects.pop_back();
-        break;
-      case Json::parse_event_t::key:
-        if (!open_objects.back().insert(parsed.get<std::string>()).second) {
-          throw FormatError(what + ": duplicate key \"" + parsed.get<std::string>() + "\"");
-        }
-        break;
-      default:
-        break;
-    }
-    return true;
-  };
-  try {
-    if (!maybe_non_finite) return Json::parse(text, check);
-    Json value = Json::parse(replace_non_finite_tokens(text), check);
-    restore_non_finite(value);
-    return value;
-  } catch (const Json::parse_error& e) {
-    throw FormatError(what + ": malformed JSON (" + e.what() + ")");
-  }
+  if (!maybe_non_finite) return parse_linear(text, what);
+  Json value = parse_linear(replace_non_finite_tokens(text), what);
+  restore_non_finite(value);
+  return value;
 }
 
 }  // namespace tensordict

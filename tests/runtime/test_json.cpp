@@ -79,3 +79,16 @@ TEST_CASE("parse_json bounds nesting and refuses duplicate keys", "[json]") {
   CHECK_THROWS_WITH(parse_json(R"({"a": NaN, "a": 1})", "m.json"), "m.json: duplicate key \"a\"");
   CHECK(parse_json(R"([{"a": 1}, {"a": 2}])") == Json::parse(R"([{"a": 1}, {"a": 2}])"));
 }
+
+TEST_CASE("parse_json keeps the order of 100k keys and refuses a duplicate among them", "[json]") {
+  std::string text = "{";
+  for (int i = 0; i < 100000; ++i)
+    text += (i ? ",\"k" : "\"k") + std::to_string(i) + "\":" + std::to_string(i);
+  const tensordict::Json parsed = tensordict::parse_json(text + "}");
+  REQUIRE(parsed.size() == 100000);
+  CHECK(parsed.begin().key() == "k0");
+  CHECK((--parsed.end()).key() == "k99999");
+  CHECK(parsed["k4242"] == 4242);
+  CHECK_THROWS_WITH(tensordict::parse_json(text + ",\"k7\":0}", "big.json"),
+                    "big.json: duplicate key \"k7\"");
+}
