@@ -63,14 +63,15 @@ bool writable_as_bytes(const at::Tensor& t) {
 // The data file's stat, after checking it is a regular file that holds `n` bytes. `strict`
 // (loads) also refuses a file twice as long or longer: Python leaves stale tails when it
 // rewrites a file in place, and the mmap_example artifact has 1 and 2 junk bytes, but a file that
-// long holds another dtype or shape (float64 values read as float32 ones).
+// long holds another dtype or shape (float64 values read as float32 ones); for no data (n == 0),
+// any byte is too many.
 struct stat check_size(int fd, const std::string& path, at::ScalarType dtype, at::IntArrayRef shape,
                        size_t n, bool strict) {
   struct stat st {};
   if (::fstat(fd, &st) != 0) throw_errno("cannot stat", path);
   if (!S_ISREG(st.st_mode)) throw FormatError("'" + path + "' is not a regular file");
   const auto size = static_cast<uint64_t>(st.st_size);
-  if (size < n || (strict && size / 2 >= n)) {
+  if (size < n || (strict && (n == 0 ? size > 0 : size / 2 >= n))) {
     throw FormatError("'" + path + "' is " + (size < n ? "truncated" : "too long") + ": " +
                       std::to_string(size) + " bytes, shape " + shape_str(shape) + " of " +
                       dtype_name(dtype) + " needs " + std::to_string(n));
@@ -102,7 +103,9 @@ Fd open_data_file(const std::string& filename, bool& writable) {
 at::Tensor load_data_file(const std::string& path, at::ScalarType dtype, at::IntArrayRef shape) {
   bool writable = false;
   const Fd fd = open_data_file(path, writable);
-  check_size(fd.get(), path, dtype, shape, byte_size(shape, dtype, path), true);
+  const size_t n = byte_size(shape, dtype, path);
+  check_size(fd.get(), path, dtype, shape, n, true);
+  if (n == 0) return at::empty(shape, at::TensorOptions().dtype(dtype));  // nothing to map
   at::Tensor t = map_fd(fd.get(), writable, path, dtype, shape);
   // A bool byte other than 0 or 1 is undefined behaviour to every reader: refuse it.
   if (dtype == at::kBool && t.numel() > 0 && t.view(at::kByte).gt(1).any().item<bool>()) {

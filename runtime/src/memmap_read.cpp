@@ -147,8 +147,9 @@ class Reader {
     const size_t nbytes =
         detail::byte_size(shape, *dtype, detail::join(dir, encode_key(key) + ".memmap"));
     if (device_ && device_->is_meta()) return at::empty(shape, options.device(at::kMeta));
-    if (nbytes == 0) return at::empty(shape, options);  // Python writes no file for these
     const std::string path = detail::find_entry(dir, key, ".memmap", false);
+    // Python writes no file for a leaf without data; one that holds bytes holds another shape.
+    if (nbytes == 0 && path.empty()) return at::empty(shape, options);
     if (path.empty()) {
       throw FormatError("missing data file '" + detail::join(dir, encode_key(key) + ".memmap") +
                         "' for key '" + key + "'");

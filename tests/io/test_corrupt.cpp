@@ -325,6 +325,19 @@ TEST_CASE("a bool data file holding bytes other than 0 and 1 is refused", "[io][
                     Catch::Contains("mask.memmap' holds bytes other than 0 and 1"));
 }
 
+TEST_CASE("a leaf without data beside a data file holding bytes is refused", "[io][corrupt]") {
+  tc_test::TempDir tmp;
+  const std::string dir = tmp / "td";
+  TensorDict({{"none", at::zeros({0, 3})}}, {0}).memmap(dir);
+  CHECK(TensorDict::load_memmap(dir).get("none").sizes() == at::IntArrayRef({0, 3}));
+  tc_test::write_file(dir + "/none.memmap", "");  // an empty file is no data either
+  CHECK(TensorDict::load_memmap(dir).get("none").numel() == 0);
+  tc_test::write_file(dir + "/none.memmap", std::string(48, '\0'));
+  CHECK_THROWS_WITH(TensorDict::load_memmap(dir),
+                    Catch::Contains("none.memmap' is too long: 48 bytes, shape [0, 3] of float32 "
+                                    "needs 0"));
+}
+
 TEST_CASE("a deep but allowed NonTensorData loads", "[io][corrupt]") {
   tc_test::TempDir tmp;
   const std::string dir = tmp / "td";
