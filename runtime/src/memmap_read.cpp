@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
+
 #include "memmap_internal.h"
 #include "tensordict/dtype.h"
 #include "tensordict/lazy_stack.h"
@@ -200,7 +202,13 @@ class Reader {
     std::vector<Loaded> out;
     for (size_t i = 0;; ++i) {
       const std::string path = detail::join(dir, std::to_string(i));
-      if (!is_dir(path)) return out;
+      if (!is_dir(path)) {
+        std::error_code ec;  // a file in an element's place would silently shorten the stack
+        if (std::filesystem::exists(std::filesystem::symlink_status(path, ec))) {
+          throw FormatError("'" + path + "' is not a directory (an element of the stack)");
+        }
+        return out;
+      }
       out.push_back(load_dir(path));
     }
   }

@@ -56,6 +56,18 @@ TEST_CASE("a lazy stack saves in Python's layout: meta.json bytes and element di
   CHECK(d1.batch_size() == BatchSize{3, 2});
 }
 
+TEST_CASE("a file in place of a stack element is an error, not a shorter stack", "[lazy][io]") {
+  tc_test::TempDir tmp;
+  lazy_stack({TensorDict({{"x", at::zeros({1})}}, {1}), TensorDict({{"x", at::ones({1})}}, {1}),
+              TensorDict({{"x", at::ones({1})}}, {1})})
+      .memmap(tmp / "ls");
+  std::filesystem::remove_all(tmp / "ls/1");
+  tc_test::write_file(tmp / "ls/1", "not an element");
+  CHECK_THROWS_AS(TensorDict::load_memmap(tmp / "ls"), FormatError);
+  CHECK_THROWS_WITH(TensorDict::load_memmap(tmp / "ls"),
+                    Catch::Contains("ls/1' is not a directory (an element of the stack)"));
+}
+
 TEST_CASE("lazy stacks of TensorDicts with different keys round-trip", "[lazy][io]") {
   tc_test::TempDir tmp;
   TensorDict a({{"obs", at::zeros({2})}, {"a_only", at::ones({2, 2})}}, {2});
