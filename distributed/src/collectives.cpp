@@ -12,9 +12,9 @@
 namespace tensordict::dist {
 namespace {
 
-// `flat` zero-padded to `size` bytes, as Python pads the buffers of all_gather and scatter.
-at::Tensor padded(const at::Tensor& flat, int64_t size) {
-  at::Tensor out = at::zeros({size}, at::kByte);
+// `flat` zero-padded to the size of `out`, as Python pads the buffers of all_gather and scatter.
+at::Tensor padded_into(at::Tensor out, const at::Tensor& flat) {
+  out.zero_();
   if (flat.numel() > 0) out.narrow(0, 0, flat.numel()).copy_(flat);
   return out;
 }
@@ -85,7 +85,7 @@ TensorDict broadcast(const TensorDict& td, c10d::ProcessGroup& group, int src,
     return p.td;
   }
   const auto announced = detail::read_metadata(meta, "broadcast");
-  at::Tensor data = at::empty({announced.total_bytes}, at::kByte);
+  at::Tensor data = detail::announced_buffer(announced.total_bytes, "broadcast", src);
   detail::broadcast_tensor(group, data, src, options, "broadcast (data)");
   return detail::from_metadata(announced.meta, data, "broadcast");
 }
@@ -115,13 +115,19 @@ std::vector<TensorDict> all_gather(const TensorDict& td, c10d::ProcessGroup& gro
   const detail::Packed p = detail::pack(td, "all_gather");
   std::vector<detail::Announced> announced;
   int64_t longest = 0;
+  int longest_rank = group.getRank();
   for (const auto& meta : detail::all_gather_object(group, detail::pickle_metadata(p.td, p.flat),
                                                     options, "all_gather")) {
     announced.push_back(detail::read_metadata(meta, "all_gather"));
-    longest = std::max(longest, announced.back().total_bytes);
+    if (announced.back().total_bytes > longest) {
+      longest = announced.back().total_bytes;
+      longest_rank = static_cast<int>(announced.size()) - 1;
+    }
   }
-  const auto data =
-      detail::all_gather_tensor(group, padded(p.flat, longest), options, "all_gather (data)");
+  // Every rank's buffer is padded to the longest one announced: allocated as a peer's buffer.
+  const auto data = detail::all_gather_tensor(
+      group, padded_into(detail::announced_buffer(longest, "all_gather", longest_rank), p.flat),
+      options, "all_gather (data)");
   std::vector<TensorDict> out;
   for (int r = 0; r < group.getSize(); ++r) {
     out.push_back(r == group.getRank()
@@ -153,12 +159,12 @@ TensorDict scatter(const std::vector<TensorDict>& tds, c10d::ProcessGroup& group
     for (const auto& p : packed) {
       metas.push_back(detail::pickle_metadata(
           p.td, p.flat, {{"_max_bytes", longest}, {"_storage_device", "cpu"}}));
-      parts.push_back(padded(p.flat, longest));
+      parts.push_back(padded_into(at::empty({longest}, at::kByte), p.flat));
     }
   }
   const auto announced = detail::read_metadata(
       detail::scatter_object(group, metas, src, options, "scatter"), "scatter");
-  at::Tensor data = at::empty({announced.max_bytes}, at::kByte);
+  at::Tensor data = detail::announced_buffer(announced.max_bytes, "scatter", src);
   detail::scatter_tensor(group, data, parts, src, options, "scatter (data)");
   return detail::from_metadata(announced.meta, data.narrow(0, 0, announced.total_bytes), "scatter");
 }

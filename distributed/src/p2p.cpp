@@ -77,7 +77,7 @@ void recv_consolidated(const TensorDict& td, c10d::ProcessGroup& group, int src,
     detail::recv_tensor(group, flat, src, kBufferTag, options, what);
     return;
   }
-  at::Tensor scratch = at::empty({sent->total_bytes}, at::kByte);
+  at::Tensor scratch = detail::announced_buffer(sent->total_bytes, "recv", src);
   detail::recv_tensor(group, scratch, src, kBufferTag, options, what);
   const TensorDict received = detail::from_metadata(sent->meta, scratch, "recv");
   const auto into = detail::leaves(td, "recv");
@@ -185,7 +185,7 @@ TensorDict from_remote_init(c10d::ProcessGroup& group, int src, const CommOption
   detail::check_peer(group, src, "from_remote_init");
   const auto announced = detail::read_metadata(
       detail::recv_object(group, src, 0, options, "from_remote_init"), "from_remote_init");
-  at::Tensor flat = at::empty({announced.total_bytes}, at::kByte);
+  at::Tensor flat = detail::announced_buffer(announced.total_bytes, "from_remote_init", src);
   detail::recv_tensor(group, flat, src, 0, options,
                       "from_remote_init: the consolidated buffer" + from(src));
   return detail::from_metadata(announced.meta, flat, "from_remote_init");

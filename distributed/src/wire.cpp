@@ -57,6 +57,16 @@ void send_tensor(c10d::ProcessGroup& group, const at::Tensor& t, int dst, int ta
   wait(group.send(tensors, dst, tag), options, what);
 }
 
+at::Tensor announced_buffer(int64_t bytes, const char* op, int peer) {
+  try {
+    return at::empty({bytes}, at::kByte);
+  } catch (const std::exception& e) {  // c10::Error from the allocator, or std::bad_alloc
+    throw Error(std::string(op) + ": rank " + std::to_string(peer) + " announced " +
+                std::to_string(bytes) + " bytes, which cannot be allocated here (" +
+                tensordict::detail::first_line(e.what()) + ")");
+  }
+}
+
 void recv_tensor(c10d::ProcessGroup& group, const at::Tensor& t, int src, int tag,
                  const CommOptions& options, const std::string& what) {
   Buffers buffers;

@@ -58,6 +58,10 @@ class Buffers {
   std::vector<std::vector<at::Tensor>> bufs_;
 };
 
+/// The byte buffer a peer announced: an allocation that fails (a corrupt or hostile size within
+/// the announced bound) is an Error naming `op`, the peer and the size, not an allocator error.
+at::Tensor announced_buffer(int64_t bytes, const char* op, int peer);
+
 void send_tensor(c10d::ProcessGroup& group, const at::Tensor& t, int dst, int tag,
                  const CommOptions& options, const std::string& what);
 void recv_tensor(c10d::ProcessGroup& group, const at::Tensor& t, int src, int tag,

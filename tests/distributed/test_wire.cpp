@@ -14,6 +14,7 @@
 #include "tensordict/errors.h"
 #include "tensordict/non_tensor.h"
 #include "tensordict_impl.h"
+#include "wire.h"
 
 using namespace tensordict;
 using namespace tensordict::dist::detail;
@@ -302,4 +303,14 @@ TEST_CASE("distributed pseudo_rand tags follow Python's int_generator", "[distri
   CHECK(pseudo_rand_tag(847) == 536);
   CHECK(pseudo_rand_tag(536) == 9492);
   CHECK_THROWS_AS(pseudo_rand_tag(-1), Error);
+}
+
+TEST_CASE("distributed: a buffer a peer announces that cannot be allocated is an Error",
+          "[distributed]") {
+  CHECK(announced_buffer(16, "recv", 1).numel() == 16);
+  // 2^40 bytes is within the announced bound but beyond this machine (and CI's).
+  CHECK_THROWS_AS(announced_buffer(int64_t{1} << 40, "recv", 1), Error);
+  CHECK_THROWS_WITH(announced_buffer(int64_t{1} << 40, "recv", 1),
+                    Catch::StartsWith("recv: rank 1 announced 1099511627776 bytes, which cannot be "
+                                      "allocated here ("));
 }
