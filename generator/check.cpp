@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "input_checks.h"
 #include "names.h"
 #include "type_parser.h"
 
@@ -323,7 +324,14 @@ class Checker {
   }
 
   // Returns false when the type is unusable (so later checks do not pile up on it).
-  bool check_type(const Type& type) {
+  // `depth`: of `type` in the field's type; bounded for every front end as the YAML type parser
+  // bounds it (a header's std::vector nested 100 deep generated code g++ could not compile).
+  bool check_type(const Type& type, int depth = 1) {
+    if (depth > kMaxNesting) {
+      diagnostics_.error(type.loc,
+                         "type nested deeper than " + std::to_string(kMaxNesting) + " levels");
+      return false;
+    }
     switch (type.kind) {
       case TypeKind::Class:
         if (type.class_name.empty()) return false;  // parse error, already reported
@@ -338,7 +346,7 @@ class Checker {
           diagnostics_.error(type.loc, "optional[optional[...]] is redundant");
           return false;
         }
-        return check_type(type.args[0]);
+        return check_type(type.args[0], depth + 1);
       case TypeKind::List:
         if (type.args.empty()) return false;
         if (type.args[0].kind == TypeKind::Tensor || type.args[0].kind == TypeKind::Class) {
@@ -348,7 +356,7 @@ class Checker {
                                  type_to_string(type.args[0]) + "'");
           return false;
         }
-        return check_type(type.args[0]);
+        return check_type(type.args[0], depth + 1);
       default:
         return true;
     }

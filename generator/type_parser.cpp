@@ -191,7 +191,13 @@ std::string shape_to_string(const std::vector<Dim>& shape) {
 
 bool parse_type(const std::string& text, const SourceLoc& loc, Type& out,
                 Diagnostics& diagnostics) {
-  return Parser(text, loc, diagnostics).parse(out);
+  if (Parser(text, loc, diagnostics).parse(out)) return true;
+  // What was parsed before the problem is not a type: a class without a name, which the checker
+  // knows as "already reported".
+  out = Type{};
+  out.kind = TypeKind::Class;
+  out.loc = loc;
+  return false;
 }
 
 std::string type_to_string(const Type& type) {

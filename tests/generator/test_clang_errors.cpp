@@ -238,3 +238,13 @@ TEST_CASE("clang: a deeply nested default is refused, not a stack overflow", "[g
              Catch::Contains("error: field 'j': default nested deeper than 64 levels"));
   CHECK(c.outputs.empty());
 }
+
+TEST_CASE("clang: a type nested deeper than the YAML front end allows is refused",
+          "[generator][clang]") {
+  if (!tcgen::have_libclang()) TC_SKIP("tcgen was built without libclang");
+  std::string type = "int64_t";
+  for (int i = 0; i < 100; ++i) type = "std::vector<" + type + ">";
+  tcgen::Compilation c = compile_snippet("struct TC_CLASS() A {\n  " + type + " v;\n};\n");
+  CHECK_THAT(errors_of(c), Catch::Contains("error: type nested deeper than 64 levels"));
+  CHECK(c.outputs.empty());
+}
