@@ -29,30 +29,8 @@ std::string join(const std::string& dir, std::string_view name) {
   return dir.empty() ? std::string(name) : dir + "/" + std::string(name);
 }
 
-// ---- temporaries beside the target -------------------------------------------------------------
-
-std::string temp_tag(const std::string& base) { return "." + base + ".tc-tdz-"; }
-
-// Temporaries of writes whose process is gone (killed mid-save); a live process's are left alone.
-void remove_stale(const std::string& parent, const std::string& base) {
-  const std::string tag = temp_tag(base);
-  std::error_code ec;
-  for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (name.compare(0, tag.size(), tag) != 0) continue;
-    const long pid = std::strtol(name.c_str() + tag.size(), nullptr, 10);
-    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
-      std::error_code rm;
-      fs::remove_all(it->path(), rm);
-    }
-  }
-}
-
-std::string new_temp_path(const std::string& parent, const std::string& base) {
-  static std::atomic<uint64_t> counter{0};
-  return memmap::detail::join(parent, temp_tag(base) + std::to_string(::getpid()) + "-" +
-                                          std::to_string(counter.fetch_add(1)));
-}
+// Temporaries of archive writes, told apart from directory saves' (memmap_atomic.cpp).
+constexpr const char* kArchiveTemp = ".tc-tdz-";
 
 struct Target {
   std::string path;
@@ -134,7 +112,7 @@ void collect(const std::string& dir, const std::string& rel, std::vector<FileIte
 void pack_into(const std::string& dir, const Target& target, const PackOptions& options) {
   std::vector<FileItem> items;
   collect(dir, "", items);
-  const std::string tmp = new_temp_path(target.parent, target.base);
+  const std::string tmp = memmap::detail::new_temp_path(target.parent, target.base, kArchiveTemp);
   memmap::detail::Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
   if (!fd) memmap::detail::throw_errno("cannot create", tmp);
   try {
@@ -156,37 +134,6 @@ void pack_into(const std::string& dir, const Target& target, const PackOptions& 
 }
 
 // ---- loading -----------------------------------------------------------------------------------
-
-// Python's NonTensorStack reader (memmap_read.cpp): a level is a stack dim when all its items
-// are lists of one length.
-int64_t stack_ndim(const Json& data) {
-  int64_t ndim = 1;
-  std::vector<const Json*> level;
-  for (const auto& item : data) level.push_back(&item);
-  while (!level.empty()) {
-    const size_t n = level.front()->is_array() ? level.front()->size() : 0;
-    std::vector<const Json*> next;
-    for (const Json* item : level) {
-      if (!item->is_array() || item->size() != n) return ndim;
-      for (const auto& child : *item) next.push_back(&child);
-    }
-    ++ndim;
-    level = std::move(next);
-  }
-  return ndim;
-}
-
-std::vector<int64_t> parse_shape(const Json& j, const std::string& where) {
-  if (!j.is_array()) throw FormatError(where + ": \"shape\" is not a list of integers");
-  std::vector<int64_t> shape;
-  for (const auto& d : j) {
-    if (!d.is_number_integer() || d.get<int64_t>() < 0) {
-      throw FormatError(where + ": \"shape\" " + d.dump() + " is not a non-negative integer");
-    }
-    shape.push_back(d.get<int64_t>());
-  }
-  return shape;
-}
 
 void release_view(void* ctx) { delete static_cast<std::shared_ptr<detail::Mapping>*>(ctx); }
 
@@ -255,7 +202,8 @@ class Loader {
 
   TensorDict load_td(const std::string& dir, const Json& meta, const std::string& where,
                      memmap::Loaded& acc) {
-    BatchSize batch = meta.contains("shape") ? parse_shape(meta["shape"], where) : BatchSize{};
+    BatchSize batch =
+        meta.contains("shape") ? memmap::detail::parse_shape(meta["shape"], where) : BatchSize{};
     std::optional<at::Device> device = device_;
     auto dev = meta.find("device");
     if (!device && dev != meta.end() && dev->is_string() && *dev == "cpu") device = at::kCPU;
@@ -290,7 +238,7 @@ class Loader {
     if (!dtype)
       throw FormatError(what + " has unknown dtype '" + dtype_it->get<std::string>() + "'");
     if (!entry.contains("shape")) throw FormatError(what + " has no \"shape\"");
-    const auto shape = parse_shape(entry["shape"], what);
+    const auto shape = memmap::detail::parse_shape(entry["shape"], what);
     auto nested = entry.find("is_nested");
     if (nested != entry.end() && nested->is_boolean() && nested->get<bool>()) {
       throw FormatError(what + " is a nested (jagged) tensor, which is not supported");
@@ -359,7 +307,7 @@ class Loader {
                         "' (a Python pickle) is not supported");
     }
     if (!it->is_array()) throw FormatError(where + ": NonTensorStack \"data\" is not a list");
-    return NonTensorStack::from_list(*it, stack_ndim(*it));
+    return NonTensorStack::from_list(*it, memmap::detail::stack_ndim(*it));
   }
 
   // Numbered element directories 0/, 1/, ... until the first gap.
@@ -472,7 +420,7 @@ void pack_memmap(const std::string& dir, const std::string& archive, const PackO
     throw FormatError("'" + dir + "' does not look like a memmap directory (no meta.json)");
   }
   const Target target = check_target(archive, true);
-  remove_stale(target.parent, target.base);
+  memmap::detail::remove_stale_temps(target.parent, target.base, kArchiveTemp);
   pack_into(dir, target, options);
 }
 
@@ -507,8 +455,9 @@ void write_with(const std::string& archive,
                 const std::function<void(const std::string&)>& write_dir,
                 const PackOptions& options) {
   const Target target = check_target(archive, true);
-  remove_stale(target.parent, target.base);
-  const std::string staging = new_temp_path(target.parent, target.base);
+  memmap::detail::remove_stale_temps(target.parent, target.base, kArchiveTemp);
+  const std::string staging =
+      memmap::detail::new_temp_path(target.parent, target.base, kArchiveTemp);
   memmap::detail::make_dir(staging);
   try {
     const std::string dir = memmap::detail::join(staging, "td");

@@ -26,29 +26,6 @@ namespace {
 
 std::atomic<void (*)(const char*)> g_step_hook{nullptr};
 
-std::string temp_tag(const std::string& base) { return "." + base + ".tc-"; }
-
-// Temporaries of saves whose process is gone (killed mid-save) are removed. A live process's
-// temporaries are left alone: it may be saving to the same prefix right now.
-void remove_stale(const std::string& parent, const std::string& base) {
-  const std::string tag = temp_tag(base);
-  std::error_code ec;
-  for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (name.compare(0, tag.size(), tag) != 0) continue;
-    const long pid = std::strtol(name.c_str() + tag.size(), nullptr, 10);
-    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
-      remove_tree(it->path().string());
-    }
-  }
-}
-
-std::string new_temp_path(const std::string& parent, const std::string& base) {
-  static std::atomic<uint64_t> counter{0};
-  return join(parent, temp_tag(base) + std::to_string(::getpid()) + "-" +
-                          std::to_string(counter.fetch_add(1)));
-}
-
 bool exchange(const std::string& a, const std::string& b) {
   return ::syscall(SYS_renameat2, AT_FDCWD, a.c_str(), AT_FDCWD, b.c_str(), RENAME_EXCHANGE) == 0;
 }
@@ -129,6 +106,29 @@ void check_replaceable(const std::string& p) {
 
 }  // namespace
 
+std::string temp_tag(const std::string& base, const std::string& kind) { return "." + base + kind; }
+
+void remove_stale_temps(const std::string& parent, const std::string& base,
+                        const std::string& kind) {
+  const std::string tag = temp_tag(base, kind);
+  std::error_code ec;
+  for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.compare(0, tag.size(), tag) != 0) continue;
+    const long pid = std::strtol(name.c_str() + tag.size(), nullptr, 10);
+    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+      remove_tree(it->path().string());
+    }
+  }
+}
+
+std::string new_temp_path(const std::string& parent, const std::string& base,
+                          const std::string& kind) {
+  static std::atomic<uint64_t> counter{0};
+  return join(parent, temp_tag(base, kind) + std::to_string(::getpid()) + "-" +
+                          std::to_string(counter.fetch_add(1)));
+}
+
 void set_save_step_hook(void (*hook)(const char* step)) { g_step_hook = hook; }
 
 void save_step(const char* step) {
@@ -163,8 +163,8 @@ void atomic_publish(const std::string& prefix, bool durable,
     throw FormatError("'" + p + "' exists and is not a directory");
   if (exists) check_replaceable(p);
 
-  remove_stale(parent, base);
-  const std::string tmp = new_temp_path(parent, base);
+  remove_stale_temps(parent, base, kSaveTemp);
+  const std::string tmp = new_temp_path(parent, base, kSaveTemp);
   make_dir(tmp);
   try {
     write(tmp);

@@ -104,4 +104,23 @@ std::string normalize_prefix(const std::string& prefix);
 /// first exception a job throws is rethrown once every thread has joined.
 void parallel_for(size_t n, int num_threads, const std::function<void(size_t)>& job);
 
+// ---- temporaries beside a target (memmap_atomic.cpp) -------------------------------------------
+/// A save's temporaries beside `parent/base` are named `.<base><kind><pid>-<n>`; `kind` tells
+/// directory saves (kSaveTemp) from archive writes apart.
+inline constexpr const char* kSaveTemp = ".tc-";
+std::string temp_tag(const std::string& base, const std::string& kind);
+std::string new_temp_path(const std::string& parent, const std::string& base,
+                          const std::string& kind);
+/// Removes the temporaries of `kind` whose process is gone (killed mid-save); a live process's
+/// are left alone: it may be writing to the same target now.
+void remove_stale_temps(const std::string& parent, const std::string& base,
+                        const std::string& kind);
+
+// ---- reading meta.json (memmap_read.cpp), for directories and archives alike -------------------
+/// A meta.json "shape": non-negative integers (FormatError naming `where` otherwise).
+std::vector<int64_t> parse_shape(const Json& j, const std::string& where);
+/// Python's NonTensorStack reader: a level is a stack dim when all its items are lists of one
+/// length (so equal-length list elements add a dimension, as in Python).
+int64_t stack_ndim(const Json& data);
+
 }  // namespace tensordict::memmap::detail

@@ -16,18 +16,6 @@
 namespace tensordict::memmap {
 namespace {
 
-std::vector<int64_t> parse_shape(const Json& j, const std::string& where) {
-  if (!j.is_array()) throw FormatError(where + ": \"shape\" is not a list of integers");
-  std::vector<int64_t> shape;
-  for (const auto& d : j) {
-    if (!d.is_number_integer() || d.get<int64_t>() < 0) {
-      throw FormatError(where + ": \"shape\" " + d.dump() + " is not a non-negative integer");
-    }
-    shape.push_back(d.get<int64_t>());
-  }
-  return shape;
-}
-
 // An optional field of a given JSON type: `fallback` when absent, FormatError when mistyped.
 template <class T>
 T field_or(const Json& obj, const char* name, T fallback, bool (Json::*is_type)() const noexcept,
@@ -42,25 +30,6 @@ T field_or(const Json& obj, const char* name, T fallback, bool (Json::*is_type)(
 // Child directories (nested TensorDicts, `_tensordict/`, stack elements) must lie inside the
 // tree: a symlink is refused, as for data files.
 bool is_dir(const std::string& path) { return detail::is_child_dir(path); }
-
-// Python's NonTensorStack reader: a level is a stack dim when all its items are lists of one
-// length (so equal-length list elements add a dimension, as in Python).
-int64_t stack_ndim(const Json& data) {
-  int64_t ndim = 1;
-  std::vector<const Json*> level;
-  for (const auto& item : data) level.push_back(&item);
-  while (!level.empty()) {
-    const size_t n = level.front()->is_array() ? level.front()->size() : 0;
-    std::vector<const Json*> next;
-    for (const Json* item : level) {
-      if (!item->is_array() || item->size() != n) return ndim;
-      for (const auto& child : *item) next.push_back(&child);
-    }
-    ++ndim;
-    level = std::move(next);
-  }
-  return ndim;
-}
 
 class Reader {
  public:
@@ -94,7 +63,8 @@ class Reader {
  private:
   TensorDict load_td(const std::string& dir, const Json& meta, const std::string& where,
                      Loaded& acc) {
-    BatchSize batch = meta.contains("shape") ? parse_shape(meta["shape"], where) : BatchSize{};
+    BatchSize batch =
+        meta.contains("shape") ? detail::parse_shape(meta["shape"], where) : BatchSize{};
     TensorDict td = tensordict::detail::make_tensordict(std::move(batch), td_device(meta));
     for (const auto& [key, entry] : meta.items()) {
       if (key == "shape" || key == "device" || key == "_type") continue;
@@ -140,7 +110,7 @@ class Reader {
     if (!dtype)
       throw FormatError(what + " has unknown dtype '" + dtype_it->get<std::string>() + "'");
     if (!entry.contains("shape")) throw FormatError(what + " has no \"shape\"");
-    const auto shape = parse_shape(entry["shape"], what);
+    const auto shape = detail::parse_shape(entry["shape"], what);
     if (field_or(entry, "is_nested", false, &Json::is_boolean, what)) {
       throw FormatError(what + " is a nested (jagged) tensor, which is not supported");
     }
@@ -194,7 +164,7 @@ class Reader {
                         "' (a Python pickle) is not supported");
     }
     if (!it->is_array()) throw FormatError(where + ": NonTensorStack \"data\" is not a list");
-    return NonTensorStack::from_list(*it, stack_ndim(*it));
+    return NonTensorStack::from_list(*it, detail::stack_ndim(*it));
   }
 
   // Numbered element directories 0/, 1/, ... until the first gap (spec §4).
@@ -297,3 +267,36 @@ std::vector<std::string> verify(const std::string& dir) {
 }
 
 }  // namespace tensordict::memmap
+
+namespace tensordict::memmap::detail {
+
+std::vector<int64_t> parse_shape(const Json& j, const std::string& where) {
+  if (!j.is_array()) throw FormatError(where + ": \"shape\" is not a list of integers");
+  std::vector<int64_t> shape;
+  for (const auto& d : j) {
+    if (!d.is_number_integer() || d.get<int64_t>() < 0) {
+      throw FormatError(where + ": \"shape\" " + d.dump() + " is not a non-negative integer");
+    }
+    shape.push_back(d.get<int64_t>());
+  }
+  return shape;
+}
+
+int64_t stack_ndim(const Json& data) {
+  int64_t ndim = 1;
+  std::vector<const Json*> level;
+  for (const auto& item : data) level.push_back(&item);
+  while (!level.empty()) {
+    const size_t n = level.front()->is_array() ? level.front()->size() : 0;
+    std::vector<const Json*> next;
+    for (const Json* item : level) {
+      if (!item->is_array() || item->size() != n) return ndim;
+      for (const auto& child : *item) next.push_back(&child);
+    }
+    ++ndim;
+    level = std::move(next);
+  }
+  return ndim;
+}
+
+}  // namespace tensordict::memmap::detail
