@@ -99,32 +99,51 @@ class Registry {
   size_t builtin_count_ = 0;
 };
 
-// The text transformers looks for: the content, or the last text part of ContentBase content.
-std::string_view final_text(const ChatMessage& m) {
-  if (m.content_parts.is_null()) return m.content;
+// transformers' continue_final_message (render_jinja_template since huggingface/transformers
+// #40732): a marker is appended to the final message's text, the chat is rendered, and the text is
+// cut where the marker starts, so nothing the template writes after the final content (end token,
+// next header) stays, even when that content is empty or also appears earlier.
+constexpr std::string_view kContinueTag = "CONTINUE_FINAL_MESSAGE_TAG ";
+
+// Appends the marker to the text transformers continues (the content, or the last part with a
+// "text" key) and returns that text as it was.
+std::string mark_final_message(ChatMessage& m) {
+  if (m.content_parts.is_null()) {
+    std::string text = m.content;
+    m.content += kContinueTag;
+    return text;
+  }
   for (auto it = m.content_parts.rbegin(); it != m.content_parts.rend(); ++it) {
-    if (it->is_object() && it->contains("text") && (*it)["text"].is_string()) {
-      return (*it)["text"].get_ref<const std::string&>();
+    if (!it->is_object() || !it->contains("text")) continue;
+    Json& text = (*it)["text"];
+    if (!text.is_string()) {
+      throw std::invalid_argument(
+          "continue_final_message: the final message's last text part is not a string: " +
+          text.dump());
     }
+    std::string before = text.get<std::string>();
+    text = before + std::string(kContinueTag);
+    return before;
   }
   throw std::invalid_argument(
       "continue_final_message: the final message has no text part to continue");
 }
 
-// transformers' cut: after the last occurrence of the final content (stripped); the content's
-// trailing whitespace is kept when the rendering has it and the content has no leading one.
-void cut_after_final_message(RenderedChat& r, std::string_view message) {
-  const std::string_view stripped = detail::strip(message);
-  size_t lead = 0;
-  while (lead < message.size() && detail::is_space(message[lead])) ++lead;
-  const size_t at = r.text.rfind(stripped);
-  if (at == std::string::npos) {
+// Cuts the rendering of the marked chat at the marker. When the template kept the marker's
+// trailing space the cut is exact; when it trimmed it (llama's text parts), the text before the
+// marker is stripped of trailing whitespace too, as transformers does.
+void cut_at_marker(RenderedChat& r, std::string_view final_text) {
+  const std::string_view marker = detail::strip(kContinueTag);
+  const size_t at = r.text.rfind(marker);
+  if (at == std::string::npos || r.text.find(detail::strip(final_text)) == std::string::npos) {
     throw std::invalid_argument(
         "continue_final_message: the final message does not appear in the rendered chat (the "
         "template drops or changes it)");
   }
-  const bool kept_as_is = lead == 0 && r.text.compare(at, message.size(), message) == 0;
-  const size_t end = at + (kept_as_is ? message.size() : stripped.size());
+  size_t end = at;
+  if (r.text.compare(at, kContinueTag.size(), kContinueTag) != 0) {
+    while (end > 0 && detail::is_space(r.text[end - 1])) --end;
+  }
   r.text.resize(end);
   std::vector<CharSpan> spans;
   for (auto span : r.assistant_spans) {
@@ -170,8 +189,10 @@ RenderedChat render_chat(const std::vector<ChatMessage>& messages, std::string_v
   if (options.continue_final_message && kept.empty()) {
     throw std::invalid_argument("continue_final_message needs at least one message");
   }
+  if (!options.continue_final_message) return t.render(kept, options);
+  const std::string final_text = mark_final_message(kept.back());
   RenderedChat out = t.render(kept, options);
-  if (options.continue_final_message) cut_after_final_message(out, final_text(kept.back()));
+  cut_at_marker(out, final_text);
   return out;
 }
 

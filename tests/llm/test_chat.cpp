@@ -57,22 +57,28 @@ TEST_CASE("padding messages with role <none> are dropped", "[chat]") {
 }
 
 TEST_CASE("continue_final_message stops after the last content", "[chat]") {
-  // transformers keeps the content's trailing whitespace when the template renders it and the
-  // content has no leading whitespace (then it cuts after the stripped content).
+  // transformers marks the final content, renders, and cuts where the mark starts: the content is
+  // kept as written, whitespace included (checked against jinja2 and transformers' algorithm).
   std::vector<ChatMessage> chat = {{"user", "Hi"}, {"assistant", "Once upon a time "}};
   ChatTemplateOptions options;
   options.add_generation_prompt = false;
   options.continue_final_message = true;
   RenderedChat r = render_chat(chat, "chatml_format", options);
   CHECK(r.text == "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\nOnce upon a time ");
+  CHECK(r.assistant_spans.back().end == r.text.size());
   chat.back().content = " Once upon a time ";
   CHECK(render_chat(chat, "chatml_format", options).text ==
-        "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n Once upon a time");
-  chat.back().content = "";  // nothing to find: the rendering stays whole, as in transformers
+        "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n Once upon a time ");
+  // An empty final message: the text stops where its content would start (no <|im_end|>), and
+  // no assistant token is masked.
+  chat.back().content = "";
+  RenderedChat empty = render_chat(chat, "chatml_format", options);
+  CHECK(empty.text == "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+  CHECK(empty.assistant_spans.empty());
+  // The final content also appearing earlier does not move the cut.
+  chat = {{"user", "Paris"}, {"assistant", "Paris"}};
   CHECK(render_chat(chat, "chatml_format", options).text ==
-        "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<|im_end|>\n");
-  chat.back().content = "Once upon a time ";
-  CHECK(r.assistant_spans.back().end == r.text.size());
+        "<|im_start|>user\nParis<|im_end|>\n<|im_start|>assistant\nParis");
   options.add_generation_prompt = true;
   CHECK_THROWS_AS(render_chat(chat, "chatml_format", options), std::invalid_argument);
 }

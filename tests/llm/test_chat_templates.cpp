@@ -160,9 +160,12 @@ TEST_CASE("continue_final_message keeps or drops whitespace as transformers does
     return render({{"user", "Q"}, {"assistant", std::move(content)}}, name, false, true);
   };
   CHECK(cont("France is ", "falcon") == "User: Q\n\nAssistant: France is ");
-  // Leading whitespace: transformers cuts after the stripped content.
-  CHECK(cont("  France is ", "falcon") == "User: Q\n\nAssistant:   France is");
+  // The content is kept as written, leading and trailing whitespace included.
+  CHECK(cont("  France is ", "falcon") == "User: Q\n\nAssistant:   France is ");
   CHECK(cont("France is\n", "dialogpt") == "Q<|endoftext|>France is\n");
+  // A template that trims the content (llama's system message) trims the rest too.
+  CHECK(render({{"system", " Be brief. "}}, "llama", false, true) ==
+        "<|begin_of_text|><|header_start|>system<|header_end|>\n\nBe brief.");
   // A continued user message.
   CHECK(render({{"user", "Tell me "}}, "deepseek", false, true) ==
         "<｜begin▁of▁sentence｜>User: Tell me ");
@@ -170,9 +173,53 @@ TEST_CASE("continue_final_message keeps or drops whitespace as transformers does
       render_chat({{"user", "Q"}, {"assistant", "France is "}}, "falcon", options(false, true));
   REQUIRE(r.assistant_spans.size() == 1);
   CHECK(span_text(r, 0) == " France is ");
-  // The final message must appear in the rendering: dialogpt drops system messages.
+  // The final message must appear in the rendering: dialogpt drops system messages (empty or not).
   CHECK_THROWS_WITH(render({{"user", "Q"}, {"system", "S"}}, "dialogpt", false, true),
                     Catch::Contains("the final message does not appear in the rendered chat"));
+  CHECK_THROWS_WITH(render({{"user", "Q"}, {"system", ""}}, "dialogpt", false, true),
+                    Catch::Contains("the final message does not appear in the rendered chat"));
+}
+
+TEST_CASE("continue_final_message on an empty final message stops where its content starts",
+          "[chat][templates]") {
+  // transformers' cut at its marker, for each template (jinja2 renderings of TorchRL's texts):
+  // nothing after the final message's header, no end token.
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"chatml_format", "<|im_start|>user\nQ<|im_end|>\n<|im_start|>assistant\n"},
+      {"qwen",
+       "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\nQ<|im_end|>"
+       "\n<|im_start|>assistant\n"},
+      {"dialogpt", "Q<|endoftext|>"},
+      {"falcon", "User: Q\n\nAssistant: "},
+      {"deepseek", "<｜begin▁of▁sentence｜>User: Q\n\nAssistant: "},
+      {"llama",
+       "<|begin_of_text|><|header_start|>user<|header_end|>\n\nQ<|eot|><|header_start|>assistant<|"
+       "header_end|>\n\n"},
+  };
+  for (const auto& [name, expected] : cases) {
+    INFO(name);
+    const RenderedChat r =
+        render_chat({{"user", "Q"}, {"assistant", ""}}, name, options(false, true));
+    CHECK(r.text == expected);
+    // What `{% generation %}` encloses of it: falcon's and deepseek's leading space only.
+    const bool space = name == "falcon" || name == "deepseek";
+    REQUIRE(r.assistant_spans.size() == (space ? 1u : 0u));
+    if (space) CHECK(span_text(r, 0) == " ");
+  }
+  // qwen: an empty final message with tool calls opens its content, the calls come after it.
+  std::vector<ChatMessage> calls = {{"user", "Q"}, {"assistant", ""}};
+  calls[1].tool_calls =
+      Json::array({Json{{"function", {{"name", "add"}, {"arguments", {{"a", 1}}}}}}});
+  CHECK(render(calls, "qwen", false, true) ==
+        "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\nQ<|im_end|>"
+        "\n<|im_start|>assistant\n");
+  // The last text part of a list content: llama trims each part, marker included, so transformers
+  // strips the text before the cut too, the header's "\n\n" with it.
+  ChatMessage parts{"assistant", ""};
+  parts.content_parts = Json::parse(R"([{"type": "text", "text": ""}, {"type": "image"}])");
+  CHECK(render_chat({{"user", "Q"}, parts}, "llama", options(false, true)).text ==
+        "<|begin_of_text|><|header_start|>user<|header_end|>\n\nQ<|eot|><|header_start|>assistant<|"
+        "header_end|>");
 }
 
 TEST_CASE("the plain templates parse back what they rendered", "[chat][templates][parse]") {

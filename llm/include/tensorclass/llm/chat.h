@@ -45,7 +45,8 @@ struct RenderedChat {
 struct ChatTemplateOptions {
   bool add_generation_prompt = true;
   /// Stop right after the last message's content (no end token, no generation prompt), so a
-  /// model continues it. Incompatible with add_generation_prompt, as in transformers.
+  /// model continues it; an empty final message stops where its content would start.
+  /// Incompatible with add_generation_prompt, as in transformers.
   bool continue_final_message = false;
   Json tools = nullptr;  ///< qwen: a list of tool descriptions (JSON objects)
   /// The tokenizer's special tokens the templates write (`{{ bos_token }}`, `{{ eos_token }}`);
@@ -73,7 +74,9 @@ class ChatWriter {
 
 /// A template's renderer gets the messages without History's "<none>" padding; it writes the
 /// generation prompt itself when options.add_generation_prompt is set. continue_final_message is
-/// applied to its output by render_chat (as transformers does, whatever the template).
+/// applied by render_chat as transformers applies it, whatever the template: the final text gets
+/// the marker "CONTINUE_FINAL_MESSAGE_TAG " appended, and the rendering is cut where the marker
+/// starts (so a renderer must write that text as given, or trimmed).
 using ChatRenderer =
     std::function<RenderedChat(const std::vector<ChatMessage>&, const ChatTemplateOptions&)>;
 /// A template's inverse: a rendered text back into messages (std::invalid_argument on text the
