@@ -155,11 +155,13 @@ class History : public ::tensordict::TensorClass<History> {
   struct Args {
     /// "system", "user", "assistant", "tool", or "<none>" for padding; a string or nested lists.
     ::tensordict::Json role = nullptr;
-    /// The message text: a string or nested lists of strings; or the message's ContentBase
-    /// parts, a nested ContentBase with one more batch dim.
+    /// The message text: a string or nested lists of strings; or the message's parts: a list
+    /// of part dicts (a NonTensorStack, as from_chats keeps them) or a nested ContentBase with
+    /// one more batch dim.
     ::tensordict::Json content = nullptr;
-    /// False while the message is still being generated.
-    bool is_complete = true;
+    /// False while the message is still being generated: one flag for every message, or one
+    /// per message (nested lists, one per conversation, on a batch).
+    ::tensordict::Json is_complete = ::tensordict::Json::parse(R"(true)");
     /// Tool calls requested by the message (JSON objects).
     ::std::optional<::std::vector<::tensordict::Json>> tool_calls = ::std::nullopt;
     /// Responses of the tools.
@@ -192,7 +194,7 @@ class History : public ::tensordict::TensorClass<History> {
         {
             Field("role", Kind::Any),
             Field("content", Kind::Any),
-            Field("is_complete", Kind::Bool),
+            Field("is_complete", Kind::Any),
             Field("tool_calls", Kind::List).nullable(),
             Field("tool_responses", Kind::List).nullable(),
         },
@@ -204,14 +206,16 @@ class History : public ::tensordict::TensorClass<History> {
   ::tensordict::Json role() const { return any_field(0); }
   History& set_role(::tensordict::Json value) { return set_field(0, ::std::move(value)); }
 
-  /// The message text: a string or nested lists of strings; or the message's ContentBase
-  /// parts, a nested ContentBase with one more batch dim.
+  /// The message text: a string or nested lists of strings; or the message's parts: a list
+  /// of part dicts (a NonTensorStack, as from_chats keeps them) or a nested ContentBase with
+  /// one more batch dim.
   ::tensordict::Json content() const { return any_field(1); }
   History& set_content(::tensordict::Json value) { return set_field(1, ::std::move(value)); }
 
-  /// False while the message is still being generated.
-  bool is_complete() const { return value_field<bool>(2); }
-  History& set_is_complete(bool value) { return set_field(2, value); }
+  /// False while the message is still being generated: one flag for every message, or one
+  /// per message (nested lists, one per conversation, on a batch).
+  ::tensordict::Json is_complete() const { return any_field(2); }
+  History& set_is_complete(::tensordict::Json value) { return set_field(2, ::std::move(value)); }
 
   /// Tool calls requested by the message (JSON objects).
   ::std::optional<::std::vector<::tensordict::Json>> tool_calls() const {

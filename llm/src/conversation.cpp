@@ -1,5 +1,7 @@
 #include "tensorclass/llm/conversation.h"
 
+#include <ATen/ATen.h>
+
 #include "tensordict/lazy_stack.h"
 
 #include <algorithm>
@@ -11,6 +13,19 @@ namespace {
 using tensordict::NonTensorStack;
 using tensordict::TensorDict;
 using tensordict::Value;
+
+// A tensor's values as JSON (a list of k numbers is stored as a tensor, as Python's list rule
+// stores it).
+Json tensor_json(const at::Tensor& t) {
+  if (t.dim() == 0) {
+    if (t.scalar_type() == at::kBool) return Json(t.item<bool>());
+    if (at::isIntegralType(t.scalar_type(), false)) return Json(t.item<int64_t>());
+    return Json(t.item<double>());
+  }
+  Json out = Json::array();
+  for (int64_t i = 0; i < t.size(0); ++i) out.push_back(tensor_json(t[i]));
+  return out;
+}
 
 // One entry of a conversation, looked up once (a row costs O(messages), not O(messages^2)):
 // element(i) is its value for message i.
@@ -25,14 +40,17 @@ class Column {
   Json element(int64_t i) const {
     if (!value_) return fallback_;
     if (value_->is_non_tensor_data()) return value_->non_tensor_data().data;
-    if (value_->is_non_tensor_stack())
-      return value_->non_tensor_stack().items().at(static_cast<size_t>(i));
+    if (value_->is_non_tensor_stack()) {
+      // In a 0-D message a stack is the message's own list (its parts, its tool calls); in a
+      // conversation, its first dim runs over the messages.
+      const NonTensorStack& stack = value_->non_tensor_stack();
+      if (scalar_) return stack.tolist();
+      return stack.shape().size() == 1 ? stack.items().at(static_cast<size_t>(i))
+                                       : stack.row(i).tolist();
+    }
     if (value_->is_tensor()) {
       const at::Tensor& all = value_->tensor();
-      const at::Tensor t = all.dim() == 0 ? all : all.reshape({-1})[i];
-      if (t.scalar_type() == at::kBool) return Json(t.item<bool>());
-      if (at::isIntegralType(t.scalar_type(), false)) return Json(t.item<int64_t>());
-      return Json(t.item<double>());
+      return tensor_json(scalar_ || all.dim() == 0 ? all : all[i]);
     }
     // A nested TensorDict: a message's ContentBase parts (one more batch dim than the message).
     const TensorDict& parts = value_->tensordict();
@@ -45,47 +63,6 @@ class Column {
   bool scalar_;                   // a 0-D TensorDict: one message
   const Value* value_ = nullptr;  // absent entry: the fallback
 };
-
-// Stacks one JSON value per message into a NonTensorStack of `shape`.
-NonTensorStack column(const std::vector<const ChatMessage*>& messages, std::vector<int64_t> shape,
-                      Json (*pick)(const ChatMessage&)) {
-  std::vector<Json> items;
-  items.reserve(messages.size());
-  for (const auto* m : messages) items.push_back(pick(*m));
-  return NonTensorStack(std::move(shape), std::move(items));
-}
-
-[[noreturn]] void throw_mixed_content(size_t index) {
-  throw tensordict::TypeError("message " + std::to_string(index) +
-                              ": a conversation's contents must be all strings or all ContentBase "
-                              "parts (TorchRL stacks them into one entry)");
-}
-
-TensorDict from_rows(const std::vector<const ChatMessage*>& rows,
-                     const std::vector<int64_t>& shape) {
-  TensorDict td({}, shape);
-  td.set("role", column(rows, shape, [](const ChatMessage& m) { return Json(m.role); }));
-  td.set("content", column(rows, shape, [](const ChatMessage& m) { return Json(m.content); }));
-  // One flag for the whole batch when all agree, as History's constructor stores it.
-  NonTensorStack complete =
-      column(rows, shape, [](const ChatMessage& m) { return Json(m.is_complete); });
-  if (complete.numel() > 0 && complete.all_equal()) {
-    td.set_non_tensor("is_complete", complete.items().front());
-  } else {
-    td.set("is_complete", std::move(complete));
-  }
-  const bool any_calls = std::any_of(rows.begin(), rows.end(),
-                                     [](const ChatMessage* m) { return !m->tool_calls.is_null(); });
-  const bool any_responses = std::any_of(
-      rows.begin(), rows.end(), [](const ChatMessage* m) { return !m->tool_responses.is_null(); });
-  if (any_calls)
-    td.set("tool_calls", column(rows, shape, [](const ChatMessage& m) { return m.tool_calls; }));
-  if (any_responses) {
-    td.set("tool_responses",
-           column(rows, shape, [](const ChatMessage& m) { return m.tool_responses; }));
-  }
-  return td;
-}
 
 // The messages of a dense 0-D or 1-D History; errors name the message, counting from `first`.
 std::vector<ChatMessage> dense_messages(const TensorDict& history, int64_t first) {
@@ -133,37 +110,82 @@ std::vector<ChatMessage> conversation_messages(const TensorDict& conversation) {
 
 namespace {
 
-// A 0-D History of one message whose content is ContentBase parts (batch [k]).
-TensorDict message_with_parts(const ChatMessage& m) {
-  TensorDict td({}, {});
-  td.set_non_tensor("role", m.role);
-  td.set("content", content_parts_tensordict(m.content_parts));
-  td.set_non_tensor("is_complete", m.is_complete);
-  if (!m.tool_calls.is_null()) td.set_non_tensor("tool_calls", m.tool_calls);
-  if (!m.tool_responses.is_null()) td.set_non_tensor("tool_responses", m.tool_responses);
+// A list field of a message, stored as Python's tensorclass stores a list under
+// set_list_to_stack(True): numbers (or bools) as a tensor of k values, an empty list as an
+// empty float tensor, anything else as a NonTensorStack of the k items.
+Value list_value(const Json& list) {
+  if (list.empty()) return Value(at::empty({0}, at::kFloat));
+  const auto all = [&](bool (Json::*is_kind)() const noexcept) {
+    return std::all_of(list.begin(), list.end(), [&](const Json& x) { return (x.*is_kind)(); });
+  };
+  if (all(&Json::is_boolean)) {
+    std::vector<uint8_t> flags;
+    for (const auto& x : list) flags.push_back(x.get<bool>() ? 1 : 0);
+    return Value(at::tensor(flags, at::kByte).to(at::kBool));
+  }
+  if (all(&Json::is_number_integer)) return Value(at::tensor(list.get<std::vector<int64_t>>()));
+  if (all(&Json::is_number)) {
+    return Value(at::tensor(list.get<std::vector<double>>()).to(at::kFloat));
+  }
+  return Value(NonTensorStack({static_cast<int64_t>(list.size())}, list.get<std::vector<Json>>()));
+}
+
+// Sets one field of a 0-D message as TorchRL's History(**message) stores it: None stays out of
+// the TensorDict (Python keeps it beside, in the class's non-tensor dict), a list follows the
+// list rule, anything else is NonTensorData.
+void set_message_entry(TensorDict& td, const std::string& key, const Json& value) {
+  if (value.is_null()) return;
+  if (value.is_array()) {
+    td.set(key, list_value(value));
+  } else {
+    td.set_non_tensor(key, value);
+  }
+}
+
+// The fields of `m` as JSON, in History's field order.
+std::vector<std::pair<std::string, Json>> message_fields(const ChatMessage& m) {
+  return {{"role", m.role},
+          {"content", m.content_parts.is_null() ? Json(m.content) : m.content_parts},
+          {"is_complete", m.is_complete},
+          {"tool_calls", m.tool_calls},
+          {"tool_responses", m.tool_responses}};
+}
+
+// A conversation without messages: batch [0] (TorchRL cannot build one; a C++ History may hold
+// it, e.g. after from_chats of a batch holding an empty chat).
+TensorDict empty_conversation() {
+  TensorDict td({}, {0});
+  td.set("role", NonTensorStack({0}, {}));
+  td.set("content", NonTensorStack({0}, {}));
   return td;
 }
 
 }  // namespace
 
+TensorDict message_tensordict(const ChatMessage& m) {
+  TensorDict td({}, {});
+  for (const auto& [key, value] : message_fields(m)) set_message_entry(td, key, value);
+  return td;
+}
+
+TensorDict message_tensordict(const Json& message) {
+  static_cast<void>(message_from_json(message));  // checked: errors name the field
+  // The keys in the chat's order, then the defaults it left out: Python's History(**message)
+  // sets them in that order, which its meta.json files keep.
+  TensorDict td({}, {});
+  for (const auto& [key, value] : message.items()) set_message_entry(td, key, value);
+  if (!message.contains("is_complete")) td.set_non_tensor("is_complete", true);
+  return td;
+}
+
 TensorDict conversation_tensordict(const std::vector<ChatMessage>& messages) {
-  // Messages with ContentBase parts are stacked lazily, as TorchRL's from_chats stacks them: their
-  // part counts may differ, and message i is then the 0-D History holding its parts.
-  const auto has_parts = [](const ChatMessage& m) { return !m.content_parts.is_null(); };
-  if (!messages.empty() && has_parts(messages.front())) {
-    std::vector<TensorDict> rows;
-    for (size_t i = 0; i < messages.size(); ++i) {
-      if (!has_parts(messages[i])) throw_mixed_content(i);
-      rows.push_back(message_with_parts(messages[i]));
-    }
-    return tensordict::lazy_stack(rows, 0);
-  }
-  auto first_parts = std::find_if(messages.begin(), messages.end(), has_parts);
-  if (first_parts != messages.end())
-    throw_mixed_content(static_cast<size_t>(first_parts - messages.begin()));
-  std::vector<const ChatMessage*> rows;
-  for (const auto& m : messages) rows.push_back(&m);
-  return from_rows(rows, {static_cast<int64_t>(messages.size())});
+  if (messages.empty()) return empty_conversation();
+  // TorchRL's layout: a lazy stack of 0-D messages (lazy_stack of one History per message), so
+  // messages may hold contents of different kinds and lists of different lengths.
+  std::vector<TensorDict> rows;
+  rows.reserve(messages.size());
+  for (const auto& m : messages) rows.push_back(message_tensordict(m));
+  return tensordict::lazy_stack(rows, 0);
 }
 
 TensorDict batch_tensordict(const std::vector<std::vector<ChatMessage>>& chats) {

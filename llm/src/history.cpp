@@ -120,26 +120,24 @@ History History::from_chats(const tensordict::Json& chats) {
   if (!chats.is_array() || chats.empty()) {
     throw std::invalid_argument("from_chats: expected a non-empty list of messages or of chats");
   }
+  // TorchRL's layout: one 0-D History per message, lazily stacked per chat, chats lazily stacked.
   // Errors name the message (and the chat, for a batch): "from_chats: chat 1, message 0: ...".
   auto conversation = [](const tensordict::Json& chat, const std::string& where) {
     if (!chat.is_array()) {
       throw tensordict::TypeError("from_chats: " + where +
                                   "a chat must be a list of messages, got " + chat.dump());
     }
-    std::vector<ChatMessage> messages;
+    if (chat.empty()) return tensorclass::llm::conversation_tensordict({});
+    std::vector<TensorDict> messages;
     for (size_t i = 0; i < chat.size(); ++i) {
       try {
-        messages.push_back(tensorclass::llm::message_from_json(chat[i]));
+        messages.push_back(tensorclass::llm::message_tensordict(chat[i]));
       } catch (const std::exception& e) {
         throw tensordict::TypeError("from_chats: " + where + "message " + std::to_string(i) + ": " +
                                     e.what());
       }
     }
-    try {  // a conversation mixing string and ContentBase contents
-      return tensorclass::llm::conversation_tensordict(messages);
-    } catch (const tensordict::TypeError& e) {
-      throw tensordict::TypeError("from_chats: " + where + e.what());
-    }
+    return tensordict::lazy_stack(messages, 0);
   };
   if (chats.front().is_object()) return wrap(conversation(chats, ""));
   std::vector<TensorDict> rows;

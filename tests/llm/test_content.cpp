@@ -61,13 +61,15 @@ TEST_CASE("ContentBase is a generated tensorclass with TorchRL's fields", "[cont
 TEST_CASE("a History holds ContentBase parts and renders their text", "[content]") {
   History h =
       History::from_chats(multimodal_chat(Json::parse(R"([{"type": "text", "text": "A cat. "}])")));
-  // TorchRL's layout: a lazy stack of messages, each holding its parts as a ContentBase.
+  // TorchRL's layout: a lazy stack of messages, each holding its part dicts as given, a
+  // NonTensorStack of k items (History(**message) with list_to_stack), not ContentBase parts.
   CHECK(h._tensordict().is_lazy_stack());
   CHECK(h.batch_size() == std::vector<int64_t>{2});
-  REQUIRE(h[0]._tensordict().get_value("content").is_tensordict());
-  ContentBase first = ContentBase::from_tensordict(h[0]._tensordict().get_tensordict("content"));
-  CHECK(first.batch_size() == std::vector<int64_t>{3});
-  CHECK(first.field_type() == Json::array({"text", "image", "text"}));
+  const tensordict::Value content = h[0]._tensordict().get_value("content");
+  REQUIRE(content.is_non_tensor_stack());
+  CHECK(content.non_tensor_stack().shape() == std::vector<int64_t>{3});
+  CHECK(content.non_tensor_stack().tolist() == kParts);
+  CHECK(h[0].content() == kParts);  // a message's content: its dicts, as TorchRL returns them
   // llama renders the text parts, each trimmed.
   CHECK(h.apply_chat_template(named("llama", true))[0] ==
         "<|begin_of_text|><|header_start|>user<|header_end|>\n\nDescribethis.<|eot|><|header_start|"
@@ -121,7 +123,7 @@ TEST_CASE("ContentBase parts round-trip through a History", "[content]") {
              Catch::EndsWith("<|header_start|>assistant<|header_end|>\n\nZoomed.<|eot|>"));
 }
 
-TEST_CASE("a History with ContentBase parts memmaps and loads back", "[content][memmap]") {
+TEST_CASE("a History with content parts memmaps and loads back", "[content][memmap]") {
   const Json answer = Json::parse(R"([{"type": "text", "text": "A cat."}])");
   History h = History::from_chats(
       Json::array({multimodal_chat(answer), Json::array({multimodal_chat(answer)[0]})}));
@@ -134,17 +136,31 @@ TEST_CASE("a History with ContentBase parts memmaps and loads back", "[content][
   const auto messages = tensorclass::llm::conversation_messages(back[0]._tensordict());
   REQUIRE(messages.size() == 2);
   CHECK(messages[0].content_parts == kParts);
-  // Python's layout (checked against Python tensordict 0.14 by hand): each message's parts are a
-  // ContentBase directory over a lazy stack, None listing the fields not every part has.
+  CHECK(messages[1].content_parts == answer);
+  // Python's layout (tensordict 0.14 writing TorchRL's from_chats, checked by hand): each
+  // message's content is a NonTensorStack directory whose meta.json holds the dicts as given.
   const Json meta = tensordict::memmap::read_meta((dir / "_tensordict/0/0/content").string());
-  CHECK(meta["_type"] == "<class 'torchrl.data.llm.history.ContentBase'>");
-  CHECK_FALSE(meta.contains("type"));
-  CHECK(meta["text"].is_null());
-  CHECK(meta.contains("url"));
-  CHECK(tensordict::memmap::read_meta(
-            (dir / "_tensordict/0/0/content/_tensordict").string())["_type"] ==
-        "<class 'tensordict._lazy.LazyStackedTensorDict'>");
+  Json expected = {{"_type", "<class 'tensordict.tensorclass.NonTensorStack'>"},
+                   {"stack_dim", 0},
+                   {"device", nullptr},
+                   {"data", kParts}};
+  CHECK(meta == expected);
+  CHECK(tensordict::memmap::read_meta((dir / "_tensordict/0/0").string())["content"] ==
+        Json{{"type", "NonTensorStack"}});
+  CHECK_FALSE(std::filesystem::exists(dir / "_tensordict/0/0/content/_tensordict"));
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("typed ContentBase contents are still read", "[content]") {
+  // A message whose content is a ContentBase (lazily stacked 0-D parts, as content_parts_tensordict
+  // builds them, or dense ones): its messages read as the parts' dicts.
+  tensordict::TensorDict message({}, {});
+  message.set_non_tensor("role", "user");
+  message.set("content", tensorclass::llm::content_parts_tensordict(kParts));
+  CHECK(tensorclass::llm::conversation_messages(message).at(0).content_parts == kParts);
+  History conversation = History::lazy_stack({History::from_tensordict(message)});
+  CHECK(conversation.apply_chat_template(named("llama", false))[0] ==
+        "<|begin_of_text|><|header_start|>user<|header_end|>\n\nDescribethis.<|eot|>");
 }
 
 TEST_CASE("malformed chats name the message, the part and the field", "[content][errors]") {
@@ -166,11 +182,13 @@ TEST_CASE("malformed chats name the message, the part and the field", "[content]
                     "objects, got \"add\"");
   CHECK_THROWS_WITH(from(R"([{"role": "user", "content": "a", "tool_responses": 3}])"),
                     "from_chats: message 0: field 'tool_responses' must be null or a list, got 3");
-  CHECK_THROWS_WITH(
-      from(
-          R"([{"role": "user", "content": "a"}, {"role": "user", "content": [{"type": "text"}]}])"),
-      "from_chats: message 1: a conversation's contents must be all strings or all ContentBase "
-      "parts (TorchRL stacks them into one entry)");
+  // Strings and parts may mix in a conversation: each message holds its own content.
+  History mixed = from(
+      R"([{"role": "user", "content": "a"}, {"role": "user", "content": [{"type": "text", "text": "b"}]}])");
+  const auto mixed_messages = tensorclass::llm::conversation_messages(mixed._tensordict());
+  REQUIRE(mixed_messages.size() == 2);
+  CHECK(mixed_messages[0].content == "a");
+  CHECK(mixed_messages[1].content_parts == Json::parse(R"([{"type": "text", "text": "b"}])"));
   // A History built directly, with a role that is not a string: the error names the message.
   History direct({Json::array({"user", 7}), Json::array({"a", "b"})}, {2});
   CHECK_THROWS_WITH(direct.apply_chat_template(),

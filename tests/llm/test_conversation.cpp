@@ -13,6 +13,7 @@ TEST_CASE("a conversation round-trips through its TensorDict layout", "[conversa
   CHECK(td.batch_size() == tensordict::BatchSize{3});
   CHECK(td.get_non_tensor("role") == Json::array({"system", "user", "assistant"}));
   CHECK_FALSE(td.contains("tool_calls"));
+  CHECK(conversation_tensordict({}).batch_size() == tensordict::BatchSize{0});
 
   auto back = conversation_messages(td);
   REQUIRE(back.size() == 3);
@@ -25,8 +26,11 @@ TEST_CASE("a batch of conversations is a lazy stack, unpadded", "[conversation]"
   TensorDict td = batch_tensordict({{{"user", "a"}}, {{"user", "b"}, {"assistant", "c"}}});
   CHECK(td.is_lazy_stack());
   CHECK(td.batch_size() == (tensordict::BatchSize{2, -1}));
-  CHECK(td.get_non_tensor("role") ==
-        Json::array({Json::array({"user"}), Json::array({"user", "assistant"})}));
+  // Each conversation is a lazy stack of 0-D messages, as TorchRL's from_chats makes it.
+  CHECK(td[1].is_lazy_stack());
+  CHECK(td[1].tensordicts().at(1).batch_size().empty());
+  CHECK(td[1].tensordicts().at(1).get_non_tensor("role") == "assistant");
+  CHECK(conversation_messages(td[0]).at(0).role == "user");
   CHECK(conversation_messages(td[1]).at(1).content == "c");
   CHECK_THROWS_WITH(conversation_messages(td),
                     "a conversation is a 0-D or 1-D History, got batch_size [2, -1]");
