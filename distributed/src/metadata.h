@@ -3,7 +3,9 @@
 // and scatter pickle next to a consolidated buffer. Per TensorDict level: "cls", "non_tensors"
 // (key -> (data, batch_size, device)), "leaves" (key -> (dtype, shape, start, stop, pad), byte
 // offsets into the buffer), "cls_metadata" (device, names, batch_size, is_locked), and one
-// nested dict per sub-TensorDict or NonTensorStack.
+// nested dict per sub-TensorDict or NonTensorStack. Describing and rebuilding are the runtime's
+// (runtime/src/consolidated_metadata.h, also behind consolidate(filename)); this adds the pickle,
+// the transport extras and the structure checks.
 #include <ATen/core/Tensor.h>
 
 #include <string>
