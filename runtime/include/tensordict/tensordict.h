@@ -318,6 +318,14 @@ class TensorDict {
   TensorDict unflatten_keys(const std::string& separator = ".") const;
   /// Packs every leaf into one storage per dtype; leaves become views of it.
   TensorDict consolidate() const;
+  /// Python's consolidate(filename=...): writes the buffer, then the metadata as JSON and its byte
+  /// length (int64 LE) to `filename` (atomically, through a sibling temporary), and returns a
+  /// locked TensorDict whose leaves view the file, MAP_SHARED (writes reach it).
+  TensorDict consolidate(const std::string& filename) const;
+  /// Python's TensorDict.from_consolidated(filename): the TensorDict over a file consolidate wrote
+  /// (C++ or Python), mapped copy-on-write as Python maps it (writes stay in memory). FormatError
+  /// naming the file and key when it is malformed.
+  static TensorDict from_consolidated(const std::string& filename);
   bool is_consolidated() const;
   /// Runs `fn` over chunks of dim 0 on `num_workers` threads and concatenates the results, as
   /// Python's map: `chunksize` > 0 splits into chunks of that size, 0 passes one element at a
