@@ -58,12 +58,26 @@ namespace {
 
 std::string elements_str(size_t k) { return "element " + std::to_string(k) + " of the lazy stack"; }
 
-// Wraps one entry in a TensorDict of its element's batch size, so that the dense stack() rules
-// (equal NonTensorData stay one, others become a NonTensorStack) apply to it.
+// Wraps one entry in a TensorDict of its element's batch size, so that the dense stack() rule
+// (non-tensor entries become one NonTensorStack, as tensordict 0.14) applies to it.
 TensorDict wrap_entry(const TensorDict& element, const Value& value) {
   TensorDict w = make_tensordict(element.batch_size(), element.device());
   w.impl().append("v", value);
   return w;
+}
+
+// An element's non-tensor entry as the nested lists of its batch (a NonTensorData covers the
+// whole batch of the TensorDict holding it), as Python's NonTensorStack.tolist() reads it.
+Json element_list(const TensorDict& element, const NestedKey& key) {
+  if (element.is_lazy_stack()) return get_non_tensor(element, key);
+  if (key.size() > 1) {
+    const Value parent = element.get_value(key.parent());
+    if (parent.is_tensordict()) return element_list(parent.tensordict(), NestedKey(key.back()));
+  }
+  const Value v = element.get_value(key);
+  if (v.is_non_tensor_data())
+    return NonTensorStack::filled(element.batch_size(), v.non_tensor_data().data).tolist();
+  return element.get_non_tensor(key);
 }
 
 }  // namespace
@@ -187,7 +201,7 @@ Json get_non_tensor(const TensorDict& td, const NestedKey& key) {
   } catch (const ShapeError&) {
     if (st.stack_dim != 0) throw;  // nested lists are dim-0 major
     Json out = Json::array();
-    for (const auto& e : st.tds) out.push_back(e.get_non_tensor(key));
+    for (const auto& e : st.tds) out.push_back(element_list(e, key));
     return out;
   }
 }

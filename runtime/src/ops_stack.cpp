@@ -64,13 +64,15 @@ std::vector<const Value*> gather(const std::vector<TensorDict>& tds, size_t slot
   return out;
 }
 
-// Non-tensor entries: equal NonTensorData stay one; otherwise items follow the positions.
+// Non-tensor entries: stack always builds a NonTensorStack (tensordict 0.14, whose
+// capture_non_tensor_stack is off by default); cat keeps equal NonTensorData as one, as Python.
+// Otherwise items follow the positions.
 Value combine_non_tensor(const std::vector<const Value*>& vs, const std::vector<TensorDict>& tds,
-                         const Combine& op) {
-  const bool all_data = std::all_of(vs.begin(), vs.end(), [&](const Value* v) {
+                         const std::string& key, const Combine& op) {
+  const bool all_equal_data = std::all_of(vs.begin(), vs.end(), [&](const Value* v) {
     return v->is_non_tensor_data() && v->non_tensor_data() == vs[0]->non_tensor_data();
   });
-  if (all_data) return *vs[0];
+  if (all_equal_data && !op.new_dim) return *vs[0];
   std::vector<Json> items;
   std::vector<at::Tensor> pos;
   for (size_t k = 0; k < vs.size(); ++k) {
@@ -78,6 +80,7 @@ Value combine_non_tensor(const std::vector<const Value*>& vs, const std::vector<
         vs[k]->is_non_tensor_stack()
             ? vs[k]->non_tensor_stack()
             : NonTensorStack::filled(tds[k].batch_size(), vs[k]->non_tensor_data().data);
+    if (k > 0) op.check(key, pos[0].sizes(), s.shape(), k);  // items carry their own dims
     pos.push_back(detail::positions(s.shape(), static_cast<int64_t>(items.size())));
     items.insert(items.end(), s.items().begin(), s.items().end());
   }
@@ -161,7 +164,7 @@ TensorDict combine(const std::vector<TensorDict>& tds, const Combine& op,
       for (size_t k = 0; k < vs.size(); ++k) children[k] = vs[k]->tensordict();
       values.emplace_back(combine(children, op, key));
     } else {
-      values.push_back(combine_non_tensor(vs, tds, op));
+      values.push_back(combine_non_tensor(vs, tds, key, op));
     }
   }
   detail::set_values(out.impl(), first, std::move(values));

@@ -39,7 +39,10 @@ TEST_CASE("lazy get: equal shapes stack, ragged ones throw naming key and shapes
   TensorDict even = lazy_stack({conv(3, 0), conv(3, 1)});
   at::Tensor x = even.get("x");
   CHECK(at::equal(x, at::stack({at::arange(3, at::kFloat), at::arange(3, at::kFloat) + 1})));
-  CHECK(even.get_non_tensor("s") == "text");  // equal data stays one NonTensorData
+  // Equal data stacks too, one value per element of the batch (tensordict 0.14).
+  CHECK(even.get_value("s").is_non_tensor_stack());
+  CHECK(even.get_non_tensor("s") == Json::array({Json::array({"text", "text", "text"}),
+                                                 Json::array({"text", "text", "text"})}));
 
   TensorDict ragged = lazy_stack({conv(3, 0), conv(5, 10)});
   CHECK(ragged.contains("x"));

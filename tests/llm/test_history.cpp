@@ -282,11 +282,8 @@ TEST_CASE("is_complete reads as TorchRL reads it: a bool, or one flag per messag
 }
 
 // TorchRL reads every field of a ragged batch as one list per conversation (tensordict 0.14's
-// lazy stacks always stack non-tensor values into a NonTensorStack). Until the runtime's lazy
-// stacks stop merging equal NonTensorData into one value (see docs/llm.md), conversations of one
-// message, or whose messages agree, read as bare values: expected to fail there.
-TEST_CASE("a ragged History's fields read one list per conversation, as in TorchRL",
-          "[history][!mayfail]") {
+// lazy stacks always stack non-tensor values into a NonTensorStack).
+TEST_CASE("a ragged History's fields read one list per conversation, as in TorchRL", "[history]") {
   History h = History::from_chats(Json::parse(R"([
     [{"role": "system", "content": "S"}, {"role": "user", "content": "U"}],
     [{"role": "user", "content": "Hi"}],

@@ -24,7 +24,10 @@ TEST_CASE("stack along any dim matches at::stack on every leaf", "[stack]") {
                                          dim < 0 ? dim + 3 : dim)));
     }
     CHECK(out.batch_size() == at::stack({grid(), grid(), grid()}, dim < 0 ? 2 : dim).sizes().vec());
-    CHECK(out.get_value("txt").is_non_tensor_data());  // equal values stay one NonTensorData
+    // Equal values stack into a NonTensorStack too (tensordict 0.14); cat keeps them one.
+    REQUIRE(out.get_value("txt").is_non_tensor_stack());
+    CHECK(out.get_value("txt").non_tensor_stack().shape() == out.batch_size());
+    CHECK(out.get_value("txt").non_tensor_stack().all_equal());
   }
   TensorDict out = stack(tds, 1);
   CHECK(out.get_tensordict("n").batch_size() == BatchSize{4, 3, 3, 5});
@@ -53,6 +56,8 @@ TEST_CASE("cat along an existing dim matches at::cat on every leaf", "[stack]") 
   CHECK(items.size() == 18);
   TensorDict cols = cat({a, a}, 1);
   CHECK(same(cols.get("a"), at::cat({a.get("a"), a.get("a")}, 1)));
+  REQUIRE(cols.get_value("txt").is_non_tensor_data());  // equal values stay one, as Python's cat
+  CHECK(cols.get_non_tensor("txt") == a.get_non_tensor("txt"));
 }
 
 TEST_CASE("stack and cat errors name the key and the shapes", "[stack][errors]") {

@@ -39,9 +39,14 @@ TEST_CASE("stack, cat, unbind and split", "[tensorclass][ops]") {
   Plain a = make(2), b = make(2);
   Plain stacked = Plain::stack({a, b});
   CHECK(stacked.batch_size() == tensordict::BatchSize{2, 2});
-  CHECK(stacked.label() == "none");
+  // A str field of a stack holds one value per element (Python 0.14 reads the nested list).
+  CHECK_THROWS_AS(stacked.label(), tensordict::TypeError);
+  CHECK(stacked._tensordict().get_non_tensor("label") ==
+        tensordict::Json::array({tensordict::Json::array({"none", "none"}),
+                                 tensordict::Json::array({"none", "none"})}));
   Plain joined = Plain::cat({a, b});
   CHECK(joined.batch_size() == tensordict::BatchSize{4});
+  CHECK(joined.label() == "none");
   std::vector<Plain> rows = joined.unbind(0);
   REQUIRE(rows.size() == 4);
   CHECK(rows[3].obs().equal(at::tensor({3.0f, 4.0f, 5.0f})));
