@@ -371,6 +371,24 @@ const at::Tensor& tensor(const TensorDict& td, detail::ClassToken cls, size_t i)
   return tensor_slow(td, spec, i);
 }
 
+namespace {
+
+// Python's tolist() of a TensorDict, tensors converted: a dict of the entries for batch [], else
+// one list level per batch dim (a nested tensorclass, e.g. History's ContentBase parts, reads as
+// the dicts of its fields).
+Json tensordict_to_json(const TensorDict& td) {
+  if (td.batch_size().empty()) {
+    Json out = Json::object();
+    for (const auto& key : td.keys()) out[key.front()] = to_json(td.get_value(key));
+    return out;
+  }
+  Json out = Json::array();
+  for (int64_t i = 0; i < td.batch_size()[0]; ++i) out.push_back(tensordict_to_json(td[i]));
+  return out;
+}
+
+}  // namespace
+
 Json to_json(const Value& value) {
   switch (value.kind()) {
     case Value::Kind::Tensor:
@@ -379,9 +397,10 @@ Json to_json(const Value& value) {
       return value.non_tensor_data().data;
     case Value::Kind::NonTensorStack:
       return value.non_tensor_stack().tolist();
-    default:
-      throw TypeError("a nested TensorDict has no JSON value");
+    case Value::Kind::TensorDict:
+      return tensordict_to_json(value.tensordict());
   }
+  throw TypeError("to_json: unknown value kind");
 }
 
 const Json* stored_json(const Value& value) {

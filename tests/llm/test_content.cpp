@@ -158,6 +158,7 @@ TEST_CASE("typed ContentBase contents are still read", "[content]") {
   message.set_non_tensor("role", "user");
   message.set("content", tensorclass::llm::content_parts_tensordict(kParts));
   CHECK(tensorclass::llm::conversation_messages(message).at(0).content_parts == kParts);
+  CHECK(History::from_tensordict(message).content() == kParts);
   History conversation = History::lazy_stack({History::from_tensordict(message)});
   CHECK(conversation.apply_chat_template(named("llama", false))[0] ==
         "<|begin_of_text|><|header_start|>user<|header_end|>\n\nDescribethis.<|eot|>");

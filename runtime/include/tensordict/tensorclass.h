@@ -159,7 +159,8 @@ const Value* entry(const TensorDict& td, detail::ClassToken cls, size_t field);
 const at::Tensor& tensor(const TensorDict& td, detail::ClassToken cls, size_t field);
 /// Field index of `name`; KeyError listing the fields when there is none.
 size_t index_of(const ClassSpec& spec, std::string_view name);
-/// A stored entry as JSON: NonTensorData's data, a stack's nested list, a tensor's item / list.
+/// A stored entry as JSON: NonTensorData's data, a stack's nested list, a tensor's item / list,
+/// a nested TensorDict's tolist() (dicts of its entries, one list level per batch dim).
 Json to_json(const Value& value);
 
 // Reading a non-tensor field as its C++ type. NonTensorData is read in place (no JSON copy);
