@@ -7,8 +7,8 @@
 
 #include <thread>
 
-#include "ops_util.h"
 #include "tensordict/distributed.h"
+#include "tensordict/internal.h"
 
 namespace tensordict::dist {
 

@@ -1,15 +1,15 @@
 // Python tensordict's consolidated metadata as distributed ops move it: pickled, with transport
 // extras (see metadata.h). Describing and rebuilding TensorDicts is the runtime's
-// (consolidated_metadata.h), shared with consolidate(filename) and from_consolidated.
+// (tensordict/internal.h), shared with consolidate(filename) and from_consolidated.
 #include "metadata.h"
 
 #include <ATen/ATen.h>
 
 #include <optional>
 
-#include "consolidated_metadata.h"
 #include "pickle.h"
 #include "tensordict/distributed.h"
+#include "tensordict/internal.h"
 
 namespace tensordict::dist::detail {
 namespace {

@@ -5,9 +5,8 @@
 #include <algorithm>
 
 #include "metadata.h"
-#include "ops_util.h"
 #include "tensordict/dtype.h"
-#include "tensordict_impl.h"
+#include "tensordict/internal.h"
 #include "wire.h"
 
 namespace tensordict::dist::detail {
@@ -17,10 +16,9 @@ namespace {
 std::vector<std::pair<std::string, const Value*>> entries(const TensorDict& td, const char* op,
                                                           LeafOrder order) {
   require_dense(td, op);
-  const auto& impl = td.impl();
   std::vector<std::pair<std::string, const Value*>> out;
-  out.reserve(impl.keys.size());
-  for (size_t i = 0; i < impl.keys.size(); ++i) out.emplace_back(impl.keys[i], &impl.values[i]);
+  out.reserve(td.size());
+  for (size_t i = 0; i < td.size(); ++i) out.emplace_back(td.key_at(i), &td.value_at(i));
   if (order == LeafOrder::Sorted) {
     std::sort(out.begin(), out.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "ops_util.h"
+#include "tensordict/internal.h"
 #include "wire.h"
 
 namespace tensordict::dist::detail {

@@ -12,8 +12,8 @@
 #include "pseudo_rand.h"
 #include "tensordict/distributed.h"
 #include "tensordict/errors.h"
+#include "tensordict/internal.h"
 #include "tensordict/non_tensor.h"
-#include "tensordict_impl.h"
 #include "wire.h"
 
 using namespace tensordict;
@@ -163,7 +163,7 @@ TEST_CASE("distributed metadata: a TensorDict written as Python writes it, and r
   td.set({"n", "s"}, "hi");
   td.set("stack", NonTensorStack::from_list(Json::array({"p", 1, nullptr}), 1));
   const TensorDict packed = td.consolidate();
-  const at::Tensor flat = packed.impl().consolidated;
+  const at::Tensor flat = tensordict::detail::consolidated_buffer(packed);
   Json meta =
       unpickle(pickle_metadata(packed, flat, {{"_storage_device", "cpu"}}, "ex.MyData"), "t");
   CHECK(meta.at("_total_bytes") == 64);
@@ -204,7 +204,7 @@ TEST_CASE("distributed structure check: the first differing key, layouts", "[dis
   CHECK_THROWS_WITH(check_matches(meta, here, "recv", 0), "recv: key 'c' is not on rank 0");
 
   const TensorDict packed = sent.consolidate();
-  const Json laid_out = describe(packed, packed.impl().consolidated);
+  const Json laid_out = describe(packed, tensordict::detail::consolidated_buffer(packed));
   CHECK(same_layout(laid_out, laid_out));
   CHECK_FALSE(same_layout(laid_out, meta));  // same structure, other offsets
 }

@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "io_test_util.h"
-#include "memmap_internal.h"  // the save-step hook (fault injection)
+#include "memmap/internal.h"  // the save-step hook (fault injection)
 #include "tensordict/memmap.h"
 
 using tensordict::TensorDict;

@@ -267,9 +267,9 @@ TEST_CASE("tensorclass directories: save, load, nested, and the class hook",
   // A TensorDict holding a tensorclass: the hook marks which nested TensorDict is one.
   TensorDict outer({{"data", inner}, {"plain", TensorDict({}, {2})}}, {2});
   memmap::WriteOptions options;
-  const auto* marked = &outer.get_tensordict("data").impl();
+  const at::Tensor marked = outer.get_tensordict("data").get("obs");  // shared by the handle
   options.class_of = [&](const TensorDict& td) -> std::optional<memmap::ClassInfo> {
-    if (&td.impl() == marked) return info;
+    if (td.contains("obs") && td.get("obs").is_same(marked)) return info;
     return std::nullopt;
   };
   memmap::save_tensordict(outer, tmp / "outer", options);

@@ -63,7 +63,7 @@ inline constexpr const char* kNonTensorStackType =
     "<class 'tensordict.tensorclass.NonTensorStack'>";
 inline constexpr const char* kLazyStackType = "<class 'tensordict._lazy.LazyStackedTensorDict'>";
 
-// ---- keys and paths (memmap_keys.cpp) ----------------------------------------------------------
+// ---- keys and paths (memmap/keys.cpp) ----------------------------------------------------------
 /// File-system name of a key (spec §1.6): unsafe characters as %XX, "" -> "%", "." / ".." encoded.
 std::string encode_key(std::string_view key);
 /// Inverse of encode_key (a malformed % sequence is kept verbatim).
@@ -71,13 +71,13 @@ std::string decode_key(std::string_view name);
 /// "<class 'pkg.mod.Name'>" -> "Name" (the `{"type": ...}` entry a parent writes for a child).
 std::string class_short_name(std::string_view type);
 
-// ---- meta.json (memmap_json.cpp; the JSON spelling itself is tensordict/json.h) ---------------
+// ---- meta.json (memmap/json.cpp; the JSON spelling itself is tensordict/json.h) ---------------
 /// Reads `dir/meta.json` as a JSON object; FormatError naming the path when missing or malformed.
 Json read_meta(const std::string& dir);
 /// Writes `dir/meta.json` in Python's stdlib json spelling (compact: NonTensorStack's ","/":").
 void write_meta(const std::string& dir, const Json& meta, bool compact = false);
 
-// ---- writing (memmap_write.cpp) ----------------------------------------------------------------
+// ---- writing (memmap/write.cpp) ----------------------------------------------------------------
 /// A tensorclass's identity on disk: its `_type` string and the non-tensor fields of its meta.json
 /// (for ordinary classes the fields whose value is None).
 struct ClassInfo {
@@ -111,7 +111,7 @@ TensorDict save_tensorclass(const TensorDict& inner, const ClassInfo& info,
 /// typed `any`, in a lazy stack), e.g. a lazy stack of parts as Python's ContentBase.
 void set_class_info(const TensorDict& td, ClassInfo info);
 
-// ---- reading (memmap_read.cpp) -----------------------------------------------------------------
+// ---- reading (memmap/read.cpp) -----------------------------------------------------------------
 struct Loaded {
   /// A TensorDict (a tensorclass directory gives its inner TensorDict; a lazy stack its stack),
   /// NonTensorData or a NonTensorStack.

@@ -223,7 +223,7 @@ TensorDictFuture memmap_async(const TensorDict& td, const ClassSpec& spec,
 /// Reloads a memory-mapped instance from the directory it was saved to (Error when it has none).
 void memmap_refresh(TensorDict& td, const ClassSpec& spec);
 
-// ---- the everyday API by key (tensorclass_api.cpp) ----------------------------------------------
+// ---- the everyday API by key (tensorclass/api.cpp) ----------------------------------------------
 /// Python's get(key[, default]): the entry at `key` (a field, or a path through class fields and
 /// TensorDicts); nullopt when that field is None. A key that does not resolve (no such field, a
 /// None or non-collection entry on the path, a key missing from a TensorDict) gives

@@ -42,6 +42,7 @@ struct ClassSpec;
 struct StateDict;
 namespace detail {
 struct TensorDictImpl;
+struct Access;
 struct Slots;
 /// Identifies a generated class: its `class_spec` function (an address, free to compare).
 using ClassToken = const ClassSpec& (*)();
@@ -227,7 +228,7 @@ class TensorDict {
   /// True when both handles refer to the same storage of entries.
   bool is_same(const TensorDict& other) const { return impl_ == other.impl_; }
 
-  // ---- indexing (ops_index.cpp) ----------------------------------------------------------------
+  // ---- indexing (ops/index.cpp) ----------------------------------------------------------------
   /// Indexes every entry over the batch dims (int, slice, ellipsis, None, bool mask, long tensor).
   TensorDict index(const Index& index) const;
   TensorDict operator[](int64_t i) const;
@@ -239,7 +240,7 @@ class TensorDict {
   /// Writes `value` at `index` in place; keys missing here are preallocated (lazy preallocation).
   TensorDict& index_put_(const Index& index, const TensorDict& value);
 
-  // ---- shape ops over batch dims (ops_shape.cpp) -----------------------------------------------
+  // ---- shape ops over batch dims (ops/shape.cpp) -----------------------------------------------
   TensorDict view(at::IntArrayRef shape) const;
   TensorDict reshape(at::IntArrayRef shape) const;
   TensorDict squeeze(std::optional<int64_t> dim = std::nullopt) const;
@@ -293,7 +294,7 @@ class TensorDict {
   TensorDict& pad_(at::IntArrayRef pad_size, double value = 0);
   TensorDict& contiguous_(bool canonical = false);
 
-  // ---- per-leaf ops (ops_apply.cpp) ------------------------------------------------------------
+  // ---- per-leaf ops (ops/apply.cpp) ------------------------------------------------------------
   TensorDict apply(const LeafFn& fn) const;
   TensorDict apply(const LeafFn2& fn, const TensorDict& other) const;
   TensorDict& apply_(const LeafFn& fn);
@@ -345,7 +346,7 @@ class TensorDict {
     }
   }
 
-  // ---- batch helpers (ops_batch.cpp) ------------------------------------------------------------
+  // ---- batch helpers (ops/batch.cpp) ------------------------------------------------------------
   /// Gathers along batch dim `dim` (torch.gather per leaf): `index` has one dim per batch dim;
   /// the result's batch size is index's shape.
   TensorDict gather(int64_t dim, const at::Tensor& index) const;
@@ -359,7 +360,7 @@ class TensorDict {
   /// Every leaf in page-locked memory (needs CUDA).
   TensorDict pin_memory() const;
 
-  // ---- element-wise math (ops_math.cpp) --------------------------------------------------------
+  // ---- element-wise math (ops/math.cpp) --------------------------------------------------------
   // The operand is a scalar, a tensor broadcast over the batch dims (its shape broadcasts against
   // batch_size; the leaves' feature dims are added), or a TensorDict with the same keys. Non-tensor
   // entries are carried over unchanged. In-place forms use torch's _foreach kernels where
@@ -417,7 +418,7 @@ class TensorDict {
   TensorDict reciprocal() const;
   TensorDict& reciprocal_();
 
-  // ---- reductions (ops_reduce.cpp) --------------------------------------------------------------
+  // ---- reductions (ops/reduce.cpp) --------------------------------------------------------------
   // Per leaf: a TensorDict of the results (batch dims reduced away, or kept as 1 with keepdim;
   // non-tensor entries are left out). With `reduce_all`: one tensor over every leaf, as Python's
   // reduce=True. std/var use torch's default correction (1); max/min give the values.
@@ -448,7 +449,7 @@ class TensorDict {
   TensorDict all(const ReduceDims& dims, bool keepdim = false) const;
   TensorDict any(const ReduceDims& dims, bool keepdim = false) const;
 
-  // ---- memory-mapped IO (memmap_td.cpp) --------------------------------------------------------
+  // ---- memory-mapped IO (memmap/td.cpp) --------------------------------------------------------
   /// Writes this TensorDict under `prefix` in Python tensordict's layout; returns a new, locked
   /// TensorDict whose leaves map the files.
   TensorDict memmap(const std::string& prefix, const MemmapOptions& options = {}) const;
@@ -493,7 +494,8 @@ class TensorDict {
   /// each dim) to the largest shape with `padding_value`: Python's get(key, as_padded_tensor=True).
   at::Tensor get_padded(const NestedKey& key, double padding_value = 0) const;
 
-  // ---- nn modules (module.cpp; include tensordict/module.h to call these) ---------------------
+  // ---- nn modules (ops/module.cpp; include tensordict/module.h to call these)
+  // ---------------------
   /// The parameters and buffers of `module` as a TensorDict following the module tree: each
   /// module's own parameters, then its buffers, then one nested TensorDict per child with any
   /// (keys "0", "weight", as Python nests state_dict keys). Leaves alias the module's tensors.
@@ -520,16 +522,12 @@ class TensorDict {
   template <class Holder, class = typename Holder::ContainedType>
   ModuleSwap to_module_scoped(const Holder& module) const;  // defined in module.h
 
-  // ---- state dict (tensorclass_state.cpp; spec §6.1, §6.3; StateDict is tensordict/state_dict.h)
+  // ---- state dict (tensorclass/state.cpp; spec §6.1, §6.3; StateDict is tensordict/state_dict.h)
   /// Flat dotted keys -> detached tensors, `metadata[level]` = {"batch_size", "device"}.
   StateDict state_dict() const;
   /// Loads a flat state dict: batch size from its root metadata, tensors copied in place
   /// (`assign`: replaced). `strict`: the key sets must match (Error listing the differences).
   TensorDict& load_state_dict(const StateDict& state, bool strict = true, bool assign = false);
-
-  /// Internal state shared by handles; for the runtime's own translation units.
-  detail::TensorDictImpl& impl() const { return *impl_; }
-  explicit TensorDict(std::shared_ptr<detail::TensorDictImpl> impl);
 
   /// Generated accessors' fast path: the entry in `slot` when the keys are known to be the fields
   /// of `cls` in schema order (recorded by the accessors' slow path, forgotten on any change of
@@ -537,6 +535,12 @@ class TensorDict {
   const Value* class_slot(detail::ClassToken cls, size_t slot) const noexcept;
 
  private:
+  // Internal state shared by handles. Only the runtime's own sources reach it, through
+  // detail::Access (defined in runtime/src, where TensorDictImpl is).
+  friend struct detail::Access;
+  detail::TensorDictImpl& impl() const { return *impl_; }
+  explicit TensorDict(std::shared_ptr<detail::TensorDictImpl> impl);
+
   // map's work: the results of `fn` per chunk, in order; and their concatenation (or stack).
   std::vector<TensorDict> run_chunks(const std::function<TensorDict(const TensorDict&)>& fn,
                                      int num_workers, int64_t chunksize, bool pbar) const;
@@ -678,7 +682,7 @@ class TensorDictFuture {
   /// False after get().
   bool valid() const;
 
-  struct State;  ///< the std::future (memmap_td.cpp)
+  struct State;  ///< the std::future (memmap/td.cpp)
   explicit TensorDictFuture(std::shared_ptr<State> state) : state_(std::move(state)) {}
 
  private:

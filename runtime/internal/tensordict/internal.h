@@ -1,0 +1,42 @@
+#pragma once
+// The runtime's internal API for its sibling libraries (distributed/): not installed, not for
+// users. Python tensordict's consolidated metadata: the dict that goes with a consolidated buffer,
+// pickled by distributed ops and stored as JSON at the end of consolidate(filename)'s files. Per
+// TensorDict level: "cls", "non_tensors" (key -> (data, batch_size, device)), "leaves" (key ->
+// (dtype, shape, start, stop, pad), byte offsets into the buffer), "cls_metadata" (device, names,
+// batch_size, is_locked), and one nested dict per sub-TensorDict or NonTensorStack. The one writer
+// and reader of that dict.
+#include <ATen/core/Tensor.h>
+
+#include <string>
+
+#include "tensordict/tensordict.h"
+
+namespace tensordict::detail {
+
+/// The dotted path of `key` below `prefix`, as messages name keys ("nest.b").
+std::string join_key(const std::string& prefix, const std::string& key);
+
+/// True for the keys a description level uses for itself ("cls", "leaves", ...): its other keys
+/// that hold dicts are nested TensorDicts or stacks.
+bool is_level_field(const std::string& key);
+
+/// Python's metadata of `td` (JSON: lists where Python has tuples, which Python reads alike).
+/// With `flat`, td's consolidated buffer, leaves carry their byte offsets into it; else 0.
+/// Errors name `op`.
+Json describe(const TensorDict& td, const at::Tensor& flat, const char* op);
+
+/// The TensorDict `meta` describes, viewing `flat` (a byte tensor), marked consolidated over it.
+/// FormatError naming `op` and the key on a malformed description or a leaf outside the buffer.
+TensorDict from_metadata(const Json& meta, const at::Tensor& flat, const std::string& op);
+
+/// Sets the non-tensor data `meta` describes into `here`, whose structure matches it.
+void set_non_tensor(const Json& meta, const TensorDict& here, const std::string& op);
+
+/// The flat buffer of a consolidated TensorDict, or an undefined tensor when any leaf left it.
+at::Tensor consolidated_buffer(const TensorDict& td);
+
+/// First line of a torch message (the rest is a C++ backtrace).
+std::string first_line(const char* what);
+
+}  // namespace tensordict::detail

@@ -1,0 +1,146 @@
+#pragma once
+// The state behind a TensorDict handle, shared by the runtime's translation units (not installed).
+
+#include <algorithm>
+#include <functional>
+#include <memory>
+
+#include "tensordict/memmap.h"
+#include "tensordict/tensordict.h"
+
+namespace tensordict::detail {
+
+/// Key -> slot index of a TensorDict: open addressing over one contiguous table of (hash, slot),
+/// power-of-two sized. Lookups touch one cache line in the common case and never divide, which
+/// keeps get/set in the tens of nanoseconds. Keys themselves live in TensorDictImpl::keys.
+class KeyIndex {
+ public:
+  int64_t find(const std::string& key, const std::vector<std::string>& keys) const {
+    if (table_.empty()) return -1;
+    const size_t h = std::hash<std::string>{}(key);
+    for (size_t i = h & mask_;; i = (i + 1) & mask_) {
+      const Entry& e = table_[i];
+      if (e.slot == 0) return -1;
+      if (e.hash == h && keys[e.slot - 1] == key) return static_cast<int64_t>(e.slot - 1);
+    }
+  }
+  void insert(const std::string& key, size_t slot) {
+    if ((count_ + 1) * 2 > table_.size()) grow();
+    place({std::hash<std::string>{}(key), slot + 1});
+    ++count_;
+  }
+
+ private:
+  struct Entry {
+    size_t hash = 0;
+    size_t slot = 0;  // slot + 1; 0 marks a free entry
+  };
+  void place(const Entry& e) {
+    size_t i = e.hash & mask_;
+    while (table_[i].slot != 0) i = (i + 1) & mask_;
+    table_[i] = e;
+  }
+  void grow() {
+    std::vector<Entry> old = std::move(table_);
+    table_.assign(std::max<size_t>(8, old.size() * 2), Entry{});
+    mask_ = table_.size() - 1;
+    for (const Entry& e : old)
+      if (e.slot != 0) place(e);
+  }
+  std::vector<Entry> table_;
+  size_t mask_ = 0;
+  size_t count_ = 0;
+};
+
+struct LazyState;
+
+struct TensorDictImpl : Slots {
+  BatchSize batch_size;
+  std::optional<at::Device> device;
+  std::optional<DimNames> names;
+  bool locked = false;
+  bool is_memmap = false;
+  std::optional<std::string> saved_path;
+  /// Flat byte buffer that every tensor leaf views after consolidate() (ops/consolidate.cpp);
+  /// undefined otherwise. Checked for staleness on use: a replaced leaf no longer views it.
+  at::Tensor consolidated;
+  /// Set on a lazy stack (lazy/internal.h): its elements; `keys`/`values` then stay empty.
+  std::shared_ptr<LazyState> lazy;
+  /// The tensorclass a loaded directory held (its `_type` and meta.json fields), so that a save
+  /// through the plain TensorDict API writes that class back.
+  std::shared_ptr<const memmap::ClassInfo> class_info;  // null: a plain TensorDict
+
+  // Entries in insertion order: `keys` here, `values` in Slots. The key index is private so that
+  // every change of the keys goes through the methods below, which keep it consistent and forget
+  // the class layout the accessors rely on. Ops that build a TensorDict with the same keys share
+  // the index (copy-on-write) instead of rebuilding it.
+  std::vector<std::string> keys;
+
+  /// Slot of `key` or -1.
+  int64_t find(const std::string& key) const { return index_ ? index_->find(key, keys) : -1; }
+  /// Appends an entry without any check (callers validated it).
+  void append(std::string key, Value value) {
+    if (!index_) {
+      index_ = std::make_shared<KeyIndex>();
+    } else if (index_.use_count() > 1) {
+      index_ = std::make_shared<KeyIndex>(*index_);  // copy on write
+    }
+    index_->insert(key, keys.size());
+    keys.push_back(std::move(key));
+    values.push_back(std::move(value));
+    forget_layout();
+  }
+  /// Takes `other`'s keys and (shared) index; the caller then sets one value per key, in order.
+  void share_keys(const TensorDictImpl& other) {
+    keys = other.keys;
+    index_ = other.index_;
+    forget_layout();
+  }
+  void erase(size_t slot);
+  /// Rebuilds the index after `keys` were edited in place (a rename).
+  void reindex();
+
+ private:
+  void forget_layout() { layout.store(nullptr, std::memory_order_relaxed); }
+
+  std::shared_ptr<KeyIndex> index_;  // null until the first key (saves an allocation per op)
+};
+
+/// The runtime's door to a TensorDict's private state (TensorDict befriends it; the public
+/// headers only declare it).
+struct Access {
+  static TensorDictImpl& impl(const TensorDict& td) { return td.impl(); }
+  static TensorDict wrap(std::shared_ptr<TensorDictImpl> impl) {
+    return TensorDict(std::move(impl));
+  }
+};
+inline TensorDictImpl& impl_of(const TensorDict& td) { return Access::impl(td); }
+
+/// Fills `dst` with `values`, one per key of `src` in order; an undefined tensor drops its key.
+/// When nothing is dropped the key index is shared with `src` instead of rebuilt.
+void set_values(TensorDictImpl& dst, const TensorDictImpl& src, std::vector<Value>&& values);
+
+/// Locks or unlocks `impl` and every TensorDict nested in it (lazy-stack elements included);
+/// unlocking also ends the memory-mapped state.
+void set_locked_recursive(TensorDictImpl& impl, bool locked);
+
+/// A new, empty TensorDict with the given batch size / device / names (no checks).
+TensorDict make_tensordict(BatchSize batch_size, std::optional<at::Device> device = std::nullopt,
+                           std::optional<DimNames> names = std::nullopt);
+/// A new TensorDict with the same metadata as `like` (batch size, device, names) and no entries.
+TensorDict empty_like_meta(const TensorDict& like);
+
+/// Throws ShapeError unless `shape` starts with `batch` (the message names `key`).
+void check_leading_dims(const std::string& key, const std::vector<int64_t>& shape,
+                        const BatchSize& batch);
+
+/// Applies a function to every entry recursively, building a new TensorDict with the same
+/// structure. `tensor_fn` maps tensors (undefined result: drop the leaf); `stack_fn` maps
+/// NonTensorStacks; NonTensorData is kept as is. `batch_fn` gives the new batch size of each level
+/// from the old one.
+TensorDict map_entries(const TensorDict& td,
+                       const std::function<BatchSize(const BatchSize&)>& batch_fn,
+                       const std::function<at::Tensor(const at::Tensor&)>& tensor_fn,
+                       const std::function<NonTensorStack(const NonTensorStack&)>& stack_fn);
+
+}  // namespace tensordict::detail

@@ -1,0 +1,295 @@
+// LazyStackedTensorDict: construction and entries (get / set / keys across the elements).
+#include <ATen/ATen.h>
+
+#include <algorithm>
+
+#include "lazy/internal.h"
+#include "ops/util.h"
+
+namespace tensordict {
+
+TensorDict lazy_stack(const std::vector<TensorDict>& tds, int64_t dim) {
+  if (tds.empty()) throw ShapeError("lazy_stack: expected at least one TensorDict");
+  const BatchSize& first = tds[0].batch_size();
+  BatchSize batch = first;
+  std::optional<at::Device> device = tds[0].device();
+  for (size_t k = 1; k < tds.size(); ++k) {
+    const BatchSize& b = tds[k].batch_size();
+    if (b.size() != first.size()) {
+      throw ShapeError("lazy_stack: TensorDict " + std::to_string(k) + " has batch_size " +
+                       shape_str(b) + " but TensorDict 0 has " + shape_str(first) +
+                       " (the number of batch dims must match)");
+    }
+    for (size_t d = 0; d < b.size(); ++d)
+      if (b[d] != batch[d]) batch[d] = -1;  // ragged dim, as Python
+    if (tds[k].device() != device) device.reset();
+  }
+  const auto ndim = static_cast<int64_t>(first.size()) + 1;
+  const int64_t d = detail::wrap_dim(dim, ndim, "lazy_stack", first);
+  batch.insert(batch.begin() + d, static_cast<int64_t>(tds.size()));
+  TensorDict out = detail::make_tensordict(std::move(batch), device);
+  auto state = std::make_shared<detail::LazyState>();
+  state->tds = tds;
+  state->stack_dim = d;
+  detail::impl_of(out).lazy = std::move(state);
+  return out;
+}
+
+bool TensorDict::is_lazy_stack() const { return impl_->lazy != nullptr; }
+
+const std::vector<TensorDict>& TensorDict::tensordicts() const {
+  return detail::lazy::state(*this).tds;
+}
+
+int64_t TensorDict::stack_dim() const { return detail::lazy::state(*this).stack_dim; }
+
+namespace detail {
+
+void dense_only(const TensorDictImpl& impl, const char* op) {
+  if (impl.lazy) {
+    throw TypeError(std::string(op) +
+                    ": not supported on a LazyStackedTensorDict (call densify() first, or apply "
+                    "it to each of tensordicts())");
+  }
+}
+
+namespace lazy {
+namespace {
+
+std::string elements_str(size_t k) { return "element " + std::to_string(k) + " of the lazy stack"; }
+
+// Wraps one entry in a TensorDict of its element's batch size, so that the dense stack() rule
+// (non-tensor entries become one NonTensorStack, as tensordict 0.14) applies to it.
+TensorDict wrap_entry(const TensorDict& element, const Value& value) {
+  TensorDict w = make_tensordict(element.batch_size(), element.device());
+  detail::impl_of(w).append("v", value);
+  return w;
+}
+
+// An element's non-tensor entry as the nested lists of its batch (a NonTensorData covers the
+// whole batch of the TensorDict holding it), as Python's NonTensorStack.tolist() reads it.
+Json element_list(const TensorDict& element, const NestedKey& key) {
+  if (element.is_lazy_stack()) return get_non_tensor(element, key);
+  if (key.size() > 1) {
+    const Value parent = element.get_value(key.parent());
+    if (parent.is_tensordict()) return element_list(parent.tensordict(), NestedKey(key.back()));
+  }
+  const Value v = element.get_value(key);
+  if (v.is_non_tensor_data())
+    return NonTensorStack::filled(element.batch_size(), v.non_tensor_data().data).tolist();
+  return element.get_non_tensor(key);
+}
+
+}  // namespace
+
+const LazyState& state(const TensorDict& td) {
+  if (!detail::impl_of(td).lazy)
+    throw TypeError("this TensorDict is not a lazy stack (see is_lazy_stack())");
+  return *detail::impl_of(td).lazy;
+}
+
+TensorDict per_element(const TensorDict& td,
+                       const std::function<TensorDict(const TensorDict&)>& fn) {
+  const LazyState& st = state(td);
+  std::vector<TensorDict> out;
+  out.reserve(st.tds.size());
+  for (const auto& element : st.tds) out.push_back(fn(element));
+  return restack(td, out, st.stack_dim);
+}
+
+TensorDict restack(const TensorDict& like, const std::vector<TensorDict>& tds, int64_t stack_dim) {
+  TensorDict out = lazy_stack(tds, stack_dim);
+  detail::impl_of(out).lazy->dim_name = state(like).dim_name;
+  return out;
+}
+
+void for_each(const TensorDict& td, const std::function<void(TensorDict&)>& fn) {
+  for (TensorDict element : state(td).tds) fn(element);
+}
+
+std::optional<std::pair<TensorDict, NestedKey>> on_path(const TensorDict& root,
+                                                        const NestedKey& key) {
+  if (root.is_lazy_stack()) return std::make_pair(root, key);
+  const TensorDictImpl* node = &detail::impl_of(root);
+  for (size_t i = 0; i + 1 < key.size(); ++i) {
+    const int64_t slot = node->find(key[i]);
+    if (slot < 0) return std::nullopt;
+    const Value& value = node->values[static_cast<size_t>(slot)];
+    if (!value.is_tensordict()) return std::nullopt;
+    if (value.tensordict().is_lazy_stack()) {
+      return std::make_pair(value.tensordict(),
+                            NestedKey(std::vector<std::string>(key.begin() + i + 1, key.end())));
+    }
+    node = &detail::impl_of(value.tensordict());
+  }
+  return std::nullopt;
+}
+
+std::vector<std::pair<NestedKey, Value>> items(const TensorDict& td,
+                                               const std::optional<NestedKey>& prefix) {
+  std::vector<std::pair<NestedKey, Value>> out;
+  for (const auto& key : keys(td, false, false))
+    out.emplace_back(prefix ? prefix->child(key.front()) : key, get_value(td, key));
+  return out;
+}
+
+void set_(const TensorDict& td, const NestedKey& key, const at::Tensor& value) {
+  const LazyState& st = state(td);
+  const auto parts = value.unbind(st.stack_dim);
+  if (parts.size() != st.tds.size()) {
+    throw ShapeError("set_ on key " + key.repr() + ": expected " + std::to_string(st.tds.size()) +
+                     " rows along the stack dim, got shape " + shape_str(value.sizes()));
+  }
+  for (size_t k = 0; k < parts.size(); ++k) TensorDict(st.tds[k]).set_(key, parts[k]);
+}
+
+bool contains(const TensorDict& td, const NestedKey& key) {
+  const auto& tds = state(td).tds;
+  return std::all_of(tds.begin(), tds.end(), [&](const TensorDict& e) { return e.contains(key); });
+}
+
+Value get_value(const TensorDict& td, const NestedKey& key) {
+  const LazyState& st = state(td);
+  std::vector<Value> vs;
+  vs.reserve(st.tds.size());
+  for (size_t k = 0; k < st.tds.size(); ++k) {
+    if (!st.tds[k].contains(key))
+      throw KeyError("key " + key.repr() + " not found in " + elements_str(k));
+    vs.push_back(st.tds[k].get_value(key));
+  }
+  for (size_t k = 1; k < vs.size(); ++k) {
+    const bool same =
+        vs[k].kind() == vs[0].kind() || (vs[k].is_non_tensor() && vs[0].is_non_tensor());
+    if (!same) {
+      throw TypeError("key " + key.repr() + " is a " + vs[0].kind_name() + " in " +
+                      elements_str(0) + " but a " + vs[k].kind_name() + " in " + elements_str(k));
+    }
+  }
+  if (vs[0].is_tensor()) {
+    std::vector<at::Tensor> ts;
+    for (size_t k = 0; k < vs.size(); ++k) {
+      ts.push_back(vs[k].tensor());
+      if (!ts[k].sizes().equals(ts[0].sizes())) {
+        throw ShapeError("key " + key.repr() + " has shape " + shape_str(ts[0].sizes()) + " in " +
+                         elements_str(0) + " but " + shape_str(ts[k].sizes()) + " in " +
+                         elements_str(k) + ": it cannot be stacked (use get_padded)");
+      }
+    }
+    return at::stack(ts, st.stack_dim);
+  }
+  if (vs[0].is_tensordict()) {
+    std::vector<TensorDict> children;
+    for (const auto& v : vs) children.push_back(v.tensordict());
+    return lazy_stack(children, st.stack_dim);
+  }
+  std::vector<TensorDict> wrapped;
+  for (size_t k = 0; k < vs.size(); ++k) wrapped.push_back(wrap_entry(st.tds[k], vs[k]));
+  try {
+    return stack(wrapped, st.stack_dim).get_value("v");
+  } catch (const ShapeError& e) {
+    throw ShapeError("key " + key.repr() + ": the non-tensor data of the lazy stack is ragged (" +
+                     e.what() + ")");
+  }
+}
+
+Json get_non_tensor(const TensorDict& td, const NestedKey& key) {
+  const LazyState& st = state(td);
+  try {
+    const Value v = get_value(td, key);
+    if (v.is_non_tensor_data()) return v.non_tensor_data().data;
+    if (v.is_non_tensor_stack()) return v.non_tensor_stack().tolist();
+    throw TypeError("key " + key.repr() + " holds a " + v.kind_name() + ", not non-tensor data");
+  } catch (const ShapeError&) {
+    if (st.stack_dim != 0) throw;  // nested lists are dim-0 major
+    Json out = Json::array();
+    for (const auto& e : st.tds) out.push_back(element_list(e, key));
+    return out;
+  }
+}
+
+void set(const TensorDict& td, const NestedKey& key, const Value& value) {
+  const LazyState& st = state(td);
+  if (value.is_non_tensor_data()) {
+    for_each(td, [&](TensorDict& e) { e.set(key, value); });
+    return;
+  }
+  if (value.is_tensordict() && value.tensordict().is_lazy_stack()) {
+    const LazyState& vst = state(value.tensordict());
+    if (vst.stack_dim == st.stack_dim && vst.tds.size() == st.tds.size()) {
+      for (size_t k = 0; k < st.tds.size(); ++k) TensorDict(st.tds[k]).set(key, vst.tds[k]);
+      return;
+    }
+  }
+  const BatchSize& batch = td.batch_size();
+  if (std::find(batch.begin(), batch.end(), -1) != batch.end()) {
+    throw ShapeError("set: cannot split key " + key.repr() + " over the elements of a ragged " +
+                     "lazy stack of batch_size " + shape_str(batch) +
+                     " (set it in each of tensordicts())");
+  }
+  TensorDict whole = make_tensordict(batch, td.device());
+  whole.set(key.back(), value);  // checks the batch dims, naming the key
+  const auto parts = whole.unbind(st.stack_dim);
+  for (size_t k = 0; k < st.tds.size(); ++k)
+    TensorDict(st.tds[k]).set(key, parts[k].get_value(key.back()));
+}
+
+Value pop(const TensorDict& td, const NestedKey& key) {
+  Value out = get_value(td, key);
+  for_each(td, [&](TensorDict& e) { e.del_(key); });
+  return out;
+}
+
+std::vector<NestedKey> keys(const TensorDict& td, bool include_nested, bool leaves_only) {
+  const LazyState& st = state(td);
+  std::vector<NestedKey> out;
+  for (const auto& key : st.tds[0].keys(include_nested, leaves_only)) {
+    if (contains(td, key)) out.push_back(key);
+  }
+  return out;
+}
+
+std::vector<int64_t> item_shape(const TensorDict& td, const NestedKey& key) {
+  const LazyState& st = state(td);
+  std::optional<std::vector<int64_t>> shape;
+  for (const auto& element : st.tds) {
+    const Value v = element.get_value(key);
+    std::vector<int64_t> s = v.is_tensordict() && v.tensordict().is_lazy_stack()
+                                 ? v.tensordict().batch_size()
+                                 : v.shape().value_or(element.batch_size());
+    if (!shape) {
+      shape = s;
+    } else if (shape->size() != s.size()) {
+      throw ShapeError("key " + key.repr() + " has " + std::to_string(shape->size()) + " dims in " +
+                       elements_str(0) + " but " + std::to_string(s.size()));
+    } else {
+      for (size_t d = 0; d < s.size(); ++d)
+        if ((*shape)[d] != s[d]) (*shape)[d] = -1;
+    }
+  }
+  shape->insert(shape->begin() + st.stack_dim, static_cast<int64_t>(st.tds.size()));
+  return *shape;
+}
+
+const Value& handed_out(const TensorDict& td, const std::string& key) {
+  Value v = NonTensorData{};
+  try {
+    v = get_value(td, key);
+  } catch (const ShapeError&) {
+    // Ragged non-tensor data reads as its nested lists (Python's tolist()); tensors throw.
+    if (state(td).tds[0].get_value(key).is_tensor()) throw;
+    v = NonTensorData{get_non_tensor(td, key)};
+  }
+  LazyState& lazy = *detail::impl_of(td).lazy;
+  std::lock_guard<std::mutex> lock(lazy.handed_out_mutex);
+  auto& slot = lazy.handed_out[key];
+  if (slot) {
+    *slot = std::move(v);
+  } else {
+    slot = std::make_unique<Value>(std::move(v));
+  }
+  return *slot;
+}
+
+}  // namespace lazy
+}  // namespace detail
+}  // namespace tensordict

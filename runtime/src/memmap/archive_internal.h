@@ -1,0 +1,101 @@
+#pragma once
+// The zip layer of `.tdz` archives (memmap/archive_zip.cpp), shared with archive.cpp (not
+// installed). Only what Python tensordict 0.14 writes is supported: STORED entries, zip64 where
+// Python's zipfile uses it, no encryption, no multi-disk archives.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "tensordict/archive.h"
+
+namespace tensordict::archive::detail {
+
+/// A read-only file mapped MAP_PRIVATE with PROT_WRITE: tensors viewing it are writable, their
+/// writes stay in memory (copy-on-write) and never reach the archive.
+struct Mapping {
+  unsigned char* addr = nullptr;
+  size_t size = 0;
+  Mapping() = default;
+  Mapping(const Mapping&) = delete;
+  Mapping& operator=(const Mapping&) = delete;
+  ~Mapping();
+};
+
+/// The index of an archive: every structure is bounds-checked against the file size before it is
+/// read, so a corrupt archive is a FormatError, never a read past the mapping.
+class ZipReader {
+ public:
+  /// Maps and indexes `path`; FormatError naming the archive (and entry) on any problem.
+  explicit ZipReader(const std::string& path);
+
+  const std::string& path() const { return path_; }
+  /// File entries in central-directory order.
+  const std::vector<Entry>& entries() const { return entries_; }
+  /// The file entry `name`, or null.
+  const Entry* find(const std::string& name) const;
+  /// True for "" (the root) and every directory that holds an entry (or is a directory entry).
+  bool is_dir(const std::string& name) const { return dirs_.count(name) != 0; }
+  /// Every directory (see is_dir), "" included.
+  const std::unordered_set<std::string>& dirs() const { return dirs_; }
+  /// The payload of `e` (inside the mapping).
+  std::string_view bytes(const Entry& e) const;
+  /// FormatError unless the payload's CRC-32 is the one recorded.
+  void check_crc(const Entry& e) const;
+  const std::shared_ptr<Mapping>& mapping() const { return mapping_; }
+  /// "'<archive>'" or "'<archive>' entry '<name>'", the prefix of error messages.
+  std::string where(std::string_view entry = {}) const;
+
+ private:
+  void parse();
+
+  std::string path_;
+  std::shared_ptr<Mapping> mapping_;
+  std::vector<Entry> entries_;
+  std::unordered_map<std::string, size_t> by_name_;
+  std::unordered_set<std::string> dirs_;
+};
+
+/// Writes a zip file the way Python 3.11's zipfile does under tensordict's _write_entry
+/// (force_zip64 local extra, "td" padding extra for aligned entries, 0o644 attributes, Unix
+/// creator), so the same files give the same bytes.
+class ZipWriter {
+ public:
+  /// `fd`: an empty file open for writing (not owned); `path` names it in errors.
+  ZipWriter(int fd, std::string path, const Timestamp& timestamp);
+  /// Appends the regular file `source` as entry `name`; `align` pads the local header so the
+  /// payload starts at a multiple of kAlignment.
+  void add_file(const std::string& name, const std::string& source, bool align);
+  /// Writes the central directory and the end records.
+  void finish();
+
+ private:
+  struct Record {
+    std::string name;
+    uint16_t flags;
+    uint32_t crc;
+    uint64_t size;
+    uint64_t header_offset;
+    std::string extra;  // the padding block (Python's zinfo.extra)
+  };
+  void write(const void* data, size_t n);
+
+  int fd_;
+  std::string path_;
+  uint16_t dos_time_;
+  uint16_t dos_date_;
+  uint64_t pos_ = 0;
+  std::vector<Record> records_;
+};
+
+/// Python's pathlib suffix rule: ".memmap" for "x.memmap", "" for ".memmap" itself.
+bool has_memmap_suffix(std::string_view name);
+/// The local time now, as Python's time.localtime() (clamped to the DOS range).
+Timestamp now();
+
+}  // namespace tensordict::archive::detail

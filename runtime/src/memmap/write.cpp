@@ -1,0 +1,272 @@
+// Writer of TensorDict and tensorclass directories (spec §1.4, §2, §3). The tree is built inside
+// the temporary of an atomic save: directories and meta.json contents first, then the leaf files
+// (in parallel with num_threads > 1), then the meta.json files.
+#include <ATen/ATen.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "core/tensordict_impl.h"
+#include "lazy/internal.h"
+#include "memmap/internal.h"
+#include "tensordict/dtype.h"
+
+namespace tensordict::memmap {
+namespace {
+
+// One leaf file to write, and where its mapped tensor goes in the result.
+struct LeafJob {
+  at::Tensor src;
+  std::string path;        // inside the temporary tree
+  std::string final_path;  // once published
+  tensordict::detail::TensorDictImpl* out;
+  size_t slot;
+};
+
+Json tensor_entry(const at::Tensor& t) {
+  Json e = Json::object();
+  e["device"] = t.device().str();
+  e["shape"] = t.sizes().vec();
+  e["dtype"] = "torch." + dtype_name(t.scalar_type());
+  e["is_nested"] = false;
+  return e;
+}
+
+Json type_entry(const std::string& name) { return Json{{"type", name}}; }
+
+// A leaf that already maps exactly its target file is kept (hard-linked into the new tree) instead
+// of copied: re-saving a memmapped TensorDict in place costs O(keys).
+// Only MAP_SHARED mappings of the file now at that path qualify: a copy-on-write mapping may hold
+// values the file does not, and a path re-saved by someone else names another file.
+bool maps_whole_file(const at::Tensor& t, const std::string& path) {
+  return t.is_contiguous() && t.storage_offset() == 0 && t.nbytes() == t.storage().nbytes() &&
+         detail::maps_file_at(t, path);
+}
+
+class TreeWriter {
+ public:
+  TreeWriter(const WriteOptions& options, std::string tmp_root, std::string final_root)
+      : opt_(options), tmp_(std::move(tmp_root)), final_(std::move(final_root)) {}
+
+  TensorDict write_td(const TensorDict& td, const std::string& rel) {
+    if (td.is_lazy_stack()) return write_lazy(td, rel);
+    const std::string dir = at_tmp(rel);
+    if (!rel.empty()) detail::make_dir(dir);
+    TensorDict out = tensordict::detail::make_tensordict(td.batch_size(), at::Device(at::kCPU),
+                                                         ::tensordict::detail::impl_of(td).names);
+    auto& out_impl = ::tensordict::detail::impl_of(out);
+    Json meta = Json::object();
+    const auto& src = ::tensordict::detail::impl_of(td);
+    for (size_t i = 0; i < src.keys.size(); ++i) {
+      const std::string& key = src.keys[i];
+      check_key(key, rel);
+      meta[key] = write_entry(td, key, src.values[i], join_rel(rel, encode_key(key)), out_impl);
+    }
+    meta["shape"] = td.batch_size();
+    meta["device"] = "cpu";
+    meta["_type"] = kTensorDictType;
+    metas_.push_back({dir, std::move(meta), false});
+    out_impl.locked = true;
+    out_impl.is_memmap = true;
+    out_impl.saved_path = at_final(rel);
+    return out;
+  }
+
+  // Spec §4: meta.json {"_type", "stack_dim"} and one directory per element, each written by its
+  // own rules (a loaded tensorclass element keeps its class).
+  TensorDict write_lazy(const TensorDict& td, const std::string& rel) {
+    if (!rel.empty()) detail::make_dir(at_tmp(rel));
+    Json meta = Json::object();
+    meta["_type"] = kLazyStackType;
+    meta["stack_dim"] = td.stack_dim();
+    metas_.push_back({at_tmp(rel), std::move(meta), false});
+    std::vector<TensorDict> written;
+    const auto& tds = td.tensordicts();
+    for (size_t k = 0; k < tds.size(); ++k)
+      written.push_back(write_any(tds[k], join_rel(rel, std::to_string(k))));
+    TensorDict out = lazy_stack(written, td.stack_dim());
+    ::tensordict::detail::impl_of(out).locked = true;
+    ::tensordict::detail::impl_of(out).is_memmap = true;
+    ::tensordict::detail::impl_of(out).saved_path = at_final(rel);
+    return out;
+  }
+
+  // A TensorDict as the tensorclass it holds (given by class_of, or remembered from a load), else
+  // as itself.
+  TensorDict write_any(const TensorDict& td, const std::string& rel) {
+    auto info = class_of(td);
+    return info ? write_class(td, *info, rel) : write_td(td, rel);
+  }
+
+  std::optional<ClassInfo> class_of(const TensorDict& td) const {
+    if (opt_.class_of) {
+      if (auto info = opt_.class_of(td)) return info;
+    }
+    const auto& remembered = ::tensordict::detail::impl_of(td).class_info;
+    return remembered ? std::optional<ClassInfo>(*remembered) : std::nullopt;
+  }
+
+  TensorDict write_class(const TensorDict& inner, const ClassInfo& info, const std::string& rel) {
+    if (!rel.empty()) detail::make_dir(at_tmp(rel));
+    Json meta = Json::object();
+    meta["_type"] = info.type;
+    for (const auto& [k, v] : info.fields.items()) {
+      if (k != "_type") meta[k] = v;
+    }
+    metas_.push_back({at_tmp(rel), std::move(meta), false});
+    TensorDict out = write_td(inner, join_rel(rel, "_tensordict"));
+    ::tensordict::detail::impl_of(out).class_info = std::make_shared<const ClassInfo>(info);
+    return out;
+  }
+
+  void finish() {
+    run_jobs();
+    for (const auto& m : metas_) {
+      write_meta(m.dir, m.meta, m.compact);
+      detail::save_step("meta");
+    }
+  }
+
+ private:
+  struct PendingMeta {
+    std::string dir;
+    Json meta;
+    bool compact;
+  };
+
+  static std::string join_rel(const std::string& rel, const std::string& name) {
+    return rel.empty() ? name : rel + "/" + name;
+  }
+  std::string at_tmp(const std::string& rel) const {
+    return rel.empty() ? tmp_ : detail::join(tmp_, rel);
+  }
+  std::string at_final(const std::string& rel) const {
+    return rel.empty() ? final_ : detail::join(final_, rel);
+  }
+
+  // Python silently loses these keys (the root fields overwrite them); refuse instead.
+  void check_key(const std::string& key, const std::string& rel) const {
+    if (key == "shape" || key == "device" || key == "_type") {
+      throw KeyError("cannot save key '" + key + "' under '" + at_final(rel) +
+                     "': the name is reserved by meta.json");
+    }
+  }
+
+  Json write_entry(const TensorDict& parent, const std::string& key, const Value& value,
+                   const std::string& rel, tensordict::detail::TensorDictImpl& out) {
+    switch (value.kind()) {
+      case Value::Kind::Tensor:
+        return write_tensor(key, value.tensor(), rel, out);
+      case Value::Kind::TensorDict: {
+        const TensorDict& child = value.tensordict();
+        if (auto info = class_of(child)) {
+          out.append(key, write_class(child, *info, rel));
+          return type_entry(class_short_name(info->type));
+        }
+        out.append(key, write_td(child, rel));
+        return type_entry(child.is_lazy_stack() ? "LazyStackedTensorDict" : "TensorDict");
+      }
+      case Value::Kind::NonTensorData: {
+        detail::make_dir(at_tmp(rel));
+        Json meta = Json::object();
+        meta["_type"] = kNonTensorDataType;
+        meta["data"] = value.non_tensor_data().data;
+        meta["_is_non_tensor"] = true;
+        meta["_metadata"] = nullptr;
+        metas_.push_back({at_tmp(rel), std::move(meta), false});
+        out.append(key, value);
+        return type_entry("NonTensorData");
+      }
+      case Value::Kind::NonTensorStack: {
+        detail::make_dir(at_tmp(rel));
+        const auto device = parent.device();
+        Json meta = Json::object();
+        meta["_type"] = kNonTensorStackType;
+        meta["stack_dim"] = 0;
+        meta["device"] = device ? Json(device->str()) : Json(nullptr);
+        meta["data"] = value.non_tensor_stack().tolist();
+        metas_.push_back({at_tmp(rel), std::move(meta), true});
+        out.append(key, value);
+        return type_entry("NonTensorStack");
+      }
+    }
+    return {};
+  }
+
+  Json write_tensor(const std::string& key, const at::Tensor& t, const std::string& rel,
+                    tensordict::detail::TensorDictImpl& out) {
+    if (t.is_nested() || t.layout() != at::kStrided) {
+      throw TypeError("cannot save key '" + key + "': only dense strided tensors are supported");
+    }
+    const std::string final_path = at_final(rel) + ".memmap";
+    const std::string path = at_tmp(rel) + ".memmap";
+    if (!opt_.memmap.existsok && ::access(final_path.c_str(), F_OK) == 0) {
+      throw FormatError("'" + final_path + "' already exists (existsok is false)");
+    }
+    const bool own_file = !opt_.like && maps_whole_file(t, final_path);
+    if (own_file && ::link(final_path.c_str(), path.c_str()) == 0) {
+      out.append(key, t);
+      return tensor_entry(t);
+    }
+    // Python's rule: a leaf mapping another file is only copied on request.
+    const auto other_file = detail::shared_file_of(t);
+    if (!own_file && !opt_.like && !opt_.memmap.copy_existing && other_file &&
+        maps_whole_file(t, *other_file)) {
+      throw Error("cannot save key '" + key + "': it already maps '" + *other_file +
+                  "'; pass copy_existing=true to copy it");
+    }
+    out.append(key, at::Tensor());
+    jobs_.push_back({t, path, final_path, &out, out.values.size() - 1});
+    return tensor_entry(t);
+  }
+
+  void run_job(const LeafJob& job) {
+    const at::Tensor& t = job.src;
+    at::Tensor mapped = detail::write_leaf(job.path, opt_.like ? at::Tensor() : t, t.sizes(),
+                                           t.scalar_type(), true, job.final_path);
+    job.out->values[job.slot] = Value(std::move(mapped));
+    detail::save_step("leaf");
+  }
+
+  void run_jobs() {
+    detail::parallel_for(jobs_.size(), opt_.memmap.num_threads,
+                         [this](size_t i) { run_job(jobs_[i]); });
+  }
+
+  const WriteOptions& opt_;
+  std::string tmp_;
+  std::string final_;
+  std::vector<LeafJob> jobs_;
+  std::vector<PendingMeta> metas_;
+};
+
+template <class WriteFn>
+TensorDict publish(const std::string& prefix, const WriteOptions& options, WriteFn&& write) {
+  const std::string final_root = detail::normalize_prefix(prefix);
+  TensorDict out;
+  detail::atomic_publish(final_root, options.durable, [&](const std::string& tmp) {
+    TreeWriter writer(options, tmp, final_root);
+    out = write(writer);
+    writer.finish();
+  });
+  return out;
+}
+
+}  // namespace
+
+TensorDict save_tensordict(const TensorDict& td, const std::string& prefix,
+                           const WriteOptions& options) {
+  return publish(prefix, options, [&](TreeWriter& w) { return w.write_any(td, ""); });
+}
+
+TensorDict save_tensorclass(const TensorDict& inner, const ClassInfo& info,
+                            const std::string& prefix, const WriteOptions& options) {
+  return publish(prefix, options, [&](TreeWriter& w) { return w.write_class(inner, info, ""); });
+}
+
+void set_class_info(const TensorDict& td, ClassInfo info) {
+  ::tensordict::detail::impl_of(td).class_info = std::make_shared<const ClassInfo>(std::move(info));
+}
+
+}  // namespace tensordict::memmap

@@ -1,0 +1,225 @@
+// Per-leaf ops: apply, casts and copies, in-place fills, masked_fill and where.
+#include <ATen/ATen.h>
+
+#include "lazy/internal.h"
+#include "ops/util.h"
+
+namespace tensordict {
+
+using detail::map_leaves;
+
+TensorDict TensorDict::apply(const LeafFn& fn) const { return map_leaves(*this, fn, "apply"); }
+
+namespace {
+
+// The entry of `other` matching `key` in `self`'s walk; KeyError/TypeError naming the key.
+const Value& partner(const TensorDict& other, const std::string& name, const std::string& key,
+                     const Value& mine, const char* op) {
+  const int64_t slot = detail::impl_of(other).find(name);
+  if (slot < 0) {
+    throw KeyError(std::string(op) + ": key '" + key + "' is missing from the other TensorDict");
+  }
+  const Value& theirs = detail::impl_of(other).values[static_cast<size_t>(slot)];
+  if (theirs.kind() != mine.kind() && !(theirs.is_non_tensor() && mine.is_non_tensor())) {
+    throw TypeError(std::string(op) + ": key '" + key + "' is a " + mine.kind_name() +
+                    " here but a " + theirs.kind_name() + " in the other TensorDict");
+  }
+  return theirs;
+}
+
+// Walks `a` and `b` together; tensors go through `tensor_fn`, non-tensors through `other_fn`.
+TensorDict zip(const TensorDict& a, const TensorDict& b, const std::string& prefix, const char* op,
+               const LeafFn2& tensor_fn,
+               const std::function<Value(const Value&, const Value&, const BatchSize&)>& other_fn) {
+  const auto& src = detail::impl_of(a);
+  TensorDict out = detail::make_tensordict(src.batch_size, src.device, src.names);
+  std::vector<Value> values;
+  values.reserve(src.keys.size());
+  for (size_t i = 0; i < src.keys.size(); ++i) {
+    const std::string key = prefix.empty() ? src.keys[i] : prefix + "." + src.keys[i];
+    const Value& mine = src.values[i];
+    const Value& theirs = partner(b, src.keys[i], key, mine, op);
+    if (mine.is_tensor()) {
+      at::Tensor r;
+      try {
+        r = tensor_fn(mine.tensor(), theirs.tensor());
+      } catch (const c10::Error& e) {
+        detail::rethrow_torch(op, key, mine.tensor().sizes(), e);
+      }
+      values.emplace_back(std::move(r));  // undefined: dropped
+    } else if (mine.is_tensordict()) {
+      values.emplace_back(
+          zip(mine.tensordict(), theirs.tensordict(), key, op, tensor_fn, other_fn));
+    } else {
+      values.push_back(other_fn(mine, theirs, src.batch_size));
+    }
+  }
+  detail::set_values(detail::impl_of(out), src, std::move(values));
+  return out;
+}
+
+Value keep_first(const Value& a, const Value&, const BatchSize&) { return a; }
+
+}  // namespace
+
+TensorDict TensorDict::apply(const LeafFn2& fn, const TensorDict& other) const {
+  detail::dense_only(*this, "apply");
+  detail::dense_only(other, "apply");
+  return zip(*this, other, "", "apply", fn, keep_first);
+}
+
+TensorDict& TensorDict::apply_(const LeafFn& fn) {
+  detail::for_each_leaf(*this, [&](const NestedKey& key, at::Tensor& t) {
+    at::Tensor r = fn(t);
+    if (!r.defined() || r.is_same(t)) return;  // fn already wrote in place
+    if (r.sizes() != t.sizes()) {
+      throw ShapeError("apply_: the result for key " + key.repr() + " has shape " +
+                       shape_str(r.sizes()) + ", expected " + shape_str(t.sizes()));
+    }
+    t.copy_(r);
+  });
+  return *this;
+}
+
+TensorDict TensorDict::to(at::Device device, bool non_blocking) const {
+  const at::Tensor flat = detail::consolidated_buffer(*this);
+  if (flat.defined()) return detail::rebuild_over(*this, flat.to(device, non_blocking), device);
+  return map_leaves(
+      *this, [device, non_blocking](const at::Tensor& t) { return t.to(device, non_blocking); },
+      "to", device);
+}
+
+TensorDict TensorDict::to(at::ScalarType dtype) const {
+  return map_leaves(
+      *this, [dtype](const at::Tensor& t) { return t.to(dtype); }, "to");
+}
+
+namespace {
+
+// Row-major strides of `t`'s shape: is_contiguous() also accepts other strides on size-1 dims.
+bool has_canonical_strides(const at::Tensor& t) {
+  int64_t expected = 1;
+  for (int64_t d = t.dim() - 1; d >= 0; --d) {
+    if (t.stride(d) != expected) return false;
+    expected *= t.size(d);
+  }
+  return true;
+}
+
+}  // namespace
+
+TensorDict TensorDict::contiguous(bool canonical) const {
+  TensorDict out = map_leaves(
+      *this,
+      [canonical](const at::Tensor& t) {
+        if (canonical && !has_canonical_strides(t)) return t.clone(at::MemoryFormat::Contiguous);
+        return t.contiguous();
+      },
+      "contiguous");
+  detail::inherit_consolidated(*this, out);
+  return out;
+}
+
+TensorDict& TensorDict::contiguous_(bool canonical) {
+  return detail::adopt(*this, contiguous(canonical), "contiguous_");
+}
+
+TensorDict TensorDict::detach() const {
+  TensorDict out = map_leaves(
+      *this, [](const at::Tensor& t) { return t.detach(); }, "detach");
+  detail::inherit_consolidated(*this, out);
+  return out;
+}
+
+TensorDict& TensorDict::zero_() {
+  const at::Tensor flat = detail::consolidated_buffer(*this);
+  if (flat.defined()) {  // one memset for the whole TensorDict
+    flat.zero_();
+    return *this;
+  }
+  detail::for_each_leaf(*this, [](const NestedKey&, at::Tensor& t) { t.zero_(); });
+  return *this;
+}
+
+TensorDict& TensorDict::fill_(const NestedKey& key, const at::Scalar& value) {
+  const Value entry = get_value(key);
+  if (entry.is_tensor()) {
+    entry.tensor().fill_(value);
+  } else if (entry.is_tensordict()) {
+    detail::for_each_leaf(entry.tensordict(),
+                          [&](const NestedKey&, at::Tensor& t) { t.fill_(value); });
+  } else {
+    throw TypeError("fill_: key " + key.repr() + " holds a " + entry.kind_name() +
+                    ", not a Tensor or TensorDict");
+  }
+  return *this;
+}
+
+namespace {
+
+// A batch mask viewed with trailing singleton dims so that it broadcasts over `t`'s feature dims.
+at::Tensor broadcast_mask(const at::Tensor& mask, const at::Tensor& t) {
+  detail::Shape shape(mask.sizes().begin(), mask.sizes().end());
+  shape.resize(static_cast<size_t>(std::max(t.dim(), mask.dim())), 1);
+  return mask.view(shape);
+}
+
+void check_mask(const at::Tensor& mask, const BatchSize& batch, const char* op) {
+  const auto covered = at::IntArrayRef(batch).slice(0, std::min(batch.size(), mask.sizes().size()));
+  if (mask.scalar_type() != at::kBool) {
+    throw TypeError(std::string(op) + ": the mask must be a bool tensor, got " +
+                    std::string(c10::toString(mask.scalar_type())));
+  }
+  if (mask.dim() > static_cast<int64_t>(batch.size()) || mask.sizes() != covered) {
+    throw ShapeError(std::string(op) + ": mask of shape " + shape_str(mask.sizes()) +
+                     " does not match the leading dims of batch_size " + shape_str(batch));
+  }
+}
+
+}  // namespace
+
+TensorDict TensorDict::masked_fill(const at::Tensor& mask, const at::Scalar& value) const {
+  detail::dense_only(*this, "masked_fill");
+  check_mask(mask, batch_size(), "masked_fill");
+  return map_leaves(
+      *this, [&](const at::Tensor& t) { return t.masked_fill(broadcast_mask(mask, t), value); },
+      "masked_fill");
+}
+
+TensorDict& TensorDict::masked_fill_(const at::Tensor& mask, const at::Scalar& value) {
+  detail::dense_only(*this, "masked_fill_");
+  check_mask(mask, batch_size(), "masked_fill_");
+  detail::for_each_leaf(*this, [&](const NestedKey&, at::Tensor& t) {
+    t.masked_fill_(broadcast_mask(mask, t), value);
+  });
+  return *this;
+}
+
+TensorDict TensorDict::where(const at::Tensor& condition, const TensorDict& other) const {
+  detail::dense_only(*this, "where");
+  check_mask(condition, batch_size(), "where");
+  auto tensors = [&](const at::Tensor& a, const at::Tensor& b) {
+    return at::where(broadcast_mask(condition, a), a, b);
+  };
+  // Non-tensor entries: pick items by position from the concatenation of both.
+  auto non_tensors = [&](const Value& a, const Value& b, const BatchSize& batch) -> Value {
+    if (a.is_non_tensor_data() && b.is_non_tensor_data() &&
+        a.non_tensor_data() == b.non_tensor_data()) {
+      return a;
+    }
+    auto as_stack = [&](const Value& v) {
+      return v.is_non_tensor_stack() ? v.non_tensor_stack()
+                                     : NonTensorStack::filled(batch, v.non_tensor_data().data);
+    };
+    const NonTensorStack sa = as_stack(a);
+    const NonTensorStack sb = as_stack(b);
+    std::vector<Json> items = sa.items().to_vector();
+    items.insert(items.end(), sb.items().begin(), sb.items().end());
+    const at::Tensor pa = detail::positions(sa.shape());
+    const at::Tensor pos = at::where(broadcast_mask(condition, pa), pa, pa + sa.numel());
+    return detail::gather_items(items, pos);
+  };
+  return zip(*this, other, "", "where", tensors, non_tensors);
+}
+
+}  // namespace tensordict

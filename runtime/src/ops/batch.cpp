@@ -1,0 +1,86 @@
+// Helpers over the batch dims: gather, split_keys, auto_batch_size_, pin_memory.
+#include <ATen/ATen.h>
+
+#include <algorithm>
+
+#include "ops/util.h"
+
+namespace tensordict {
+
+TensorDict TensorDict::gather(int64_t dim, const at::Tensor& index) const {
+  const int64_t d = detail::wrap_dim(dim, ndim(), "gather", batch_size());
+  if (index.dim() != ndim()) {
+    throw ShapeError("gather: the index has " + std::to_string(index.dim()) +
+                     " dims, expected one per batch dim (batch_size " + shape_str(batch_size()) +
+                     ")");
+  }
+  // Each leaf: the index extended over its feature dims, so that every feature follows its row.
+  return detail::map_batch(
+      *this, batch_size().size(), index.sizes().vec(),
+      [&](const at::Tensor& t) {
+        std::vector<int64_t> view = index.sizes().vec(), full = view;
+        for (int64_t k = index.dim(); k < t.dim(); ++k) {
+          view.push_back(1);
+          full.push_back(t.size(k));
+        }
+        return t.gather(d, index.view(view).expand(full));
+      },
+      "gather", {}, detail::same_names());
+}
+
+std::vector<TensorDict> TensorDict::split_keys(const std::vector<std::vector<NestedKey>>& key_sets,
+                                               bool inplace, bool strict) {
+  TensorDict rest = clone(false);  // structure copy sharing the tensors
+  std::vector<TensorDict> out;
+  out.reserve(key_sets.size() + 1);
+  for (const auto& keys : key_sets) {
+    TensorDict part = empty();
+    for (const auto& key : keys) {
+      if (!rest.contains(key)) {
+        if (strict) throw KeyError("split_keys: key " + key.repr() + " not found");
+        continue;
+      }
+      part.set(key, rest.pop(key));
+      if (inplace) del_(key);
+    }
+    out.push_back(std::move(part));
+  }
+  out.push_back(std::move(rest));
+  return out;
+}
+
+namespace {
+
+// Leading dims every entry shares (at most `limit` when set); nested levels adjust first.
+BatchSize common_leading(TensorDict& td, std::optional<int64_t> limit) {
+  std::optional<std::vector<int64_t>> common;
+  for (size_t i = 0; i < td.size(); ++i) {
+    const Value& value = td.value_at(i);
+    if (value.is_non_tensor_data()) continue;  // takes any batch size
+    if (value.is_tensordict()) TensorDict(value.tensordict()).auto_batch_size_(limit);
+    const std::vector<int64_t> shape = value.shape().value_or(std::vector<int64_t>{});
+    if (!common) {
+      common = shape;
+      continue;
+    }
+    const auto mismatch = std::mismatch(common->begin(), common->end(), shape.begin(), shape.end());
+    common->erase(mismatch.first, common->end());
+  }
+  BatchSize out = common.value_or(td.batch_size());
+  if (limit && static_cast<int64_t>(out.size()) > *limit) out.resize(static_cast<size_t>(*limit));
+  return out;
+}
+
+}  // namespace
+
+TensorDict& TensorDict::auto_batch_size_(std::optional<int64_t> batch_dims) {
+  set_batch_size(common_leading(*this, batch_dims));
+  return *this;
+}
+
+TensorDict TensorDict::pin_memory() const {
+  return detail::map_leaves(
+      *this, [](const at::Tensor& t) { return t.pin_memory(); }, "pin_memory");
+}
+
+}  // namespace tensordict

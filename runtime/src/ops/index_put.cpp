@@ -1,0 +1,103 @@
+// Index assignment `td[index] = other`: in-place writes, with lazy preallocation of the keys this
+// TensorDict lacks (the `data = TensorDict({}, {N}); data[i] = sample` pattern).
+#include <ATen/ATen.h>
+
+#include "lazy/internal.h"
+#include "ops/util.h"
+
+namespace tensordict {
+namespace {
+
+using detail::IndexPlan;
+
+// A freshly allocated entry for `key` of `dst`, shaped like `src`'s entry past `src`'s batch dims.
+Value preallocate(const TensorDict& dst, const TensorDict& src, const Value& value) {
+  const auto& batch = dst.batch_size();
+  const size_t src_nb = src.batch_size().size();
+  switch (value.kind()) {
+    case Value::Kind::Tensor: {
+      const at::Tensor& t = value.tensor();
+      return at::zeros(detail::join_shape(batch, t.sizes(), src_nb), t.options());
+    }
+    case Value::Kind::TensorDict: {
+      const auto shape = detail::join_shape(batch, value.tensordict().batch_size(), src_nb);
+      return detail::make_tensordict(BatchSize(shape.begin(), shape.end()), dst.device());
+    }
+    default:  // items not written yet stay null
+      return NonTensorStack::filled(batch, Json());
+  }
+}
+
+// Writes a non-tensor `value` at `plan` into the non-tensor entry `slot`.
+void put_non_tensor(Value& slot, const IndexPlan& plan, const Value& value, const BatchSize& batch,
+                    const std::string& key) {
+  if (slot.is_non_tensor_data() && value.is_non_tensor_data() &&
+      slot.non_tensor_data() == value.non_tensor_data()) {
+    return;
+  }
+  NonTensorStack stack = slot.is_non_tensor_stack()
+                             ? slot.non_tensor_stack()
+                             : NonTensorStack::filled(batch, slot.non_tensor_data().data);
+  const at::Tensor pos = detail::apply_index(detail::positions(stack.shape()), plan).contiguous();
+  const int64_t* p = pos.data_ptr<int64_t>();
+  if (value.is_non_tensor_stack() && value.non_tensor_stack().shape() != pos.sizes().vec()) {
+    throw ShapeError("index_put_: key '" + key + "': cannot write a NonTensorStack of shape " +
+                     shape_str(value.non_tensor_stack().shape()) + " into the indexed shape " +
+                     shape_str(pos.sizes()));
+  }
+  for (int64_t k = 0; k < pos.numel(); ++k) {
+    stack.items()[static_cast<size_t>(p[k])] =
+        value.is_non_tensor_data() ? value.non_tensor_data().data
+                                   : value.non_tensor_stack().items()[static_cast<size_t>(k)];
+  }
+  const bool uniform = stack.all_equal() && stack.numel() > 0 && !stack.items()[0].is_null();
+  slot = uniform ? Value(NonTensorData{stack.items()[0]}) : Value(std::move(stack));
+}
+
+void put_tensor(at::Tensor& dst, const IndexPlan& plan, const at::Tensor& value,
+                const std::string& key) {
+  try {
+    dst.index_put_(plan.expanded, value);
+  } catch (const c10::Error& e) {
+    throw ShapeError("index_put_: key '" + key + "': cannot write a value of shape " +
+                     shape_str(value.sizes()) + " into an entry of shape " +
+                     shape_str(dst.sizes()) + " at the index: " + detail::first_line(e.what()));
+  }
+}
+
+void put_level(TensorDict& dst, const IndexPlan& plan, const TensorDict& src,
+               const std::string& prefix) {
+  const auto& s = detail::impl_of(src);
+  for (size_t i = 0; i < s.keys.size(); ++i) {
+    const std::string& name = s.keys[i];
+    const std::string key = prefix.empty() ? name : prefix + "." + name;
+    const Value& value = s.values[i];
+    if (detail::impl_of(dst).find(name) < 0) dst.set(name, preallocate(dst, src, value));
+    Value& slot = detail::impl_of(dst).values[static_cast<size_t>(detail::impl_of(dst).find(name))];
+    const bool same_kind =
+        slot.kind() == value.kind() || (slot.is_non_tensor() && value.is_non_tensor());
+    if (!same_kind) {
+      throw TypeError("index_put_: key '" + key + "' holds a " + slot.kind_name() +
+                      ", cannot write a " + value.kind_name() + " into it");
+    }
+    if (value.is_tensor()) {
+      put_tensor(slot.tensor(), plan, value.tensor(), key);
+    } else if (value.is_tensordict()) {
+      TensorDict child = slot.tensordict();
+      put_level(child, plan, value.tensordict(), key);
+    } else {
+      put_non_tensor(slot, plan, value, dst.batch_size(), key);
+    }
+  }
+}
+
+}  // namespace
+
+TensorDict& TensorDict::index_put_(const Index& index, const TensorDict& value) {
+  detail::dense_only(*this, "index_put_");
+  const IndexPlan plan = detail::plan_index(index, impl_->batch_size);
+  put_level(*this, plan, value, "");
+  return *this;
+}
+
+}  // namespace tensordict

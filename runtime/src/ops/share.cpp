@@ -1,0 +1,60 @@
+// share_memory_(): CPU leaves move to anonymous shared mappings, which child processes created by
+// fork() see and write through. Leaves are switched in place (set_), so existing handles follow.
+#include <ATen/ATen.h>
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "lazy/internal.h"
+#include "ops/util.h"
+
+namespace tensordict {
+namespace {
+
+at::Tensor shared_bytes(int64_t nbytes) {
+  if (nbytes == 0) return at::empty({0}, at::kByte);
+  const auto n = static_cast<size_t>(nbytes);
+  void* ptr = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (ptr == MAP_FAILED) {
+    throw Error("share_memory_: cannot map " + std::to_string(nbytes) +
+                " bytes of shared memory: " + std::strerror(errno));
+  }
+  return at::from_blob(
+      ptr, {nbytes}, [n](void* p) { munmap(p, n); }, at::TensorOptions().dtype(at::kByte));
+}
+
+// Moves `t` onto a fresh shared buffer (same dtype and shape, contiguous).
+void share(at::Tensor& t) {
+  if (!t.device().is_cpu()) return;  // device memory is already shareable
+  const at::Tensor flat = shared_bytes(static_cast<int64_t>(t.nbytes()));
+  at::Tensor dst = at::empty({0}, t.options())
+                       .set_(flat.storage(), 0, t.sizes(), c10::contiguous_strides(t.sizes()));
+  dst.copy_(t);
+  t.set_(dst);
+}
+
+}  // namespace
+
+TensorDict& TensorDict::share_memory_() {
+  if (impl_->lazy) {
+    detail::lazy::for_each(*this, [](TensorDict& e) { e.share_memory_(); });
+    return *this;
+  }
+  const at::Tensor flat = detail::consolidated_buffer(*this);
+  if (flat.defined() && flat.device().is_cpu()) {  // one mapping, leaves keep their offsets
+    const at::Tensor shared = shared_bytes(flat.numel());
+    shared.copy_(flat);
+    detail::for_each_leaf(*this, [&](const NestedKey&, at::Tensor& t) {
+      const auto sizes = t.sizes().vec();  // copies: set_ rewrites what t.sizes() points to
+      const auto strides = t.strides().vec();
+      t.set_(shared.storage(), t.storage_offset(), sizes, strides);
+    });
+    impl_->consolidated = shared;
+    return *this;
+  }
+  detail::for_each_leaf(*this, [](const NestedKey&, at::Tensor& t) { share(t); });
+  return *this;
+}
+
+}  // namespace tensordict

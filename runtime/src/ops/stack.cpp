@@ -1,0 +1,192 @@
+// stack and cat: one recursive walk; they differ only in the tensor op and the shape rule.
+#include <ATen/ATen.h>
+
+#include <algorithm>
+
+#include "lazy/internal.h"
+#include "ops/util.h"
+
+namespace tensordict {
+namespace {
+
+struct Combine {
+  const char* name;  // "stack" or "cat"
+  bool new_dim;      // stack inserts a dim; cat grows an existing one
+  int64_t dim;
+
+  at::Tensor tensors(at::TensorList ts) const {
+    return new_dim ? at::stack(ts, dim) : at::cat(ts, dim);
+  }
+  // stack needs equal shapes; cat equal shapes except at `dim`.
+  bool compatible(at::IntArrayRef a, at::IntArrayRef b) const {
+    if (a.size() != b.size()) return false;
+    for (size_t d = 0; d < a.size(); ++d)
+      if (a[d] != b[d] && (new_dim || static_cast<int64_t>(d) != dim)) return false;
+    return true;
+  }
+  void check(const std::string& key, at::IntArrayRef a, at::IntArrayRef b, size_t k) const {
+    if (!compatible(a, b)) {
+      throw ShapeError(std::string(name) + ": key '" + key + "' has shape " + shape_str(a) +
+                       " in TensorDict 0 but " + shape_str(b) + " in TensorDict " +
+                       std::to_string(k));
+    }
+  }
+};
+
+std::string join_key(const std::string& prefix, const std::string& name) {
+  return prefix.empty() ? name : prefix + "." + name;
+}
+
+// The entry `name` of every TensorDict (same slot in the common case of equal key order).
+std::vector<const Value*> gather(const std::vector<TensorDict>& tds, size_t slot,
+                                 const std::string& key, const Combine& op) {
+  const std::string& name = detail::impl_of(tds[0]).keys[slot];
+  std::vector<const Value*> out;
+  out.reserve(tds.size());
+  for (size_t k = 0; k < tds.size(); ++k) {
+    const auto& impl = detail::impl_of(tds[k]);
+    int64_t at = slot < impl.keys.size() && impl.keys[slot] == name ? static_cast<int64_t>(slot)
+                                                                    : impl.find(name);
+    if (at < 0) {
+      throw KeyError(std::string(op.name) + ": key '" + key + "' is in TensorDict 0 but not in " +
+                     "TensorDict " + std::to_string(k));
+    }
+    const Value& v = impl.values[static_cast<size_t>(at)];
+    const bool same =
+        out.empty() || v.kind() == out[0]->kind() || (v.is_non_tensor() && out[0]->is_non_tensor());
+    if (!same) {
+      throw TypeError(std::string(op.name) + ": key '" + key + "' is a " + out[0]->kind_name() +
+                      " in TensorDict 0 but a " + v.kind_name() + " in TensorDict " +
+                      std::to_string(k));
+    }
+    out.push_back(&v);
+  }
+  return out;
+}
+
+// Non-tensor entries: stack always builds a NonTensorStack (tensordict 0.14, whose
+// capture_non_tensor_stack is off by default); cat keeps equal NonTensorData as one, as Python.
+// Otherwise items follow the positions.
+Value combine_non_tensor(const std::vector<const Value*>& vs, const std::vector<TensorDict>& tds,
+                         const std::string& key, const Combine& op) {
+  const bool all_equal_data = std::all_of(vs.begin(), vs.end(), [&](const Value* v) {
+    return v->is_non_tensor_data() && v->non_tensor_data() == vs[0]->non_tensor_data();
+  });
+  if (all_equal_data && !op.new_dim) return *vs[0];
+  std::vector<Json> items;
+  std::vector<at::Tensor> pos;
+  for (size_t k = 0; k < vs.size(); ++k) {
+    const NonTensorStack s =
+        vs[k]->is_non_tensor_stack()
+            ? vs[k]->non_tensor_stack()
+            : NonTensorStack::filled(tds[k].batch_size(), vs[k]->non_tensor_data().data);
+    if (k > 0) op.check(key, pos[0].sizes(), s.shape(), k);  // items carry their own dims
+    pos.push_back(detail::positions(s.shape(), static_cast<int64_t>(items.size())));
+    items.insert(items.end(), s.items().begin(), s.items().end());
+  }
+  return detail::gather_items(items, op.tensors(pos));
+}
+
+BatchSize combined_batch(const std::vector<TensorDict>& tds, const Combine& op) {
+  BatchSize batch = tds[0].batch_size();
+  const auto d = static_cast<size_t>(op.dim);
+  if (op.new_dim) {
+    batch.insert(batch.begin() + op.dim, static_cast<int64_t>(tds.size()));
+  } else {
+    batch[d] = 0;
+    for (const auto& td : tds) batch[d] += td.batch_size()[d];
+  }
+  return batch;
+}
+
+// Python's names: cat keeps the first TensorDict's; stack inserts an unnamed dim when every
+// input has the same names, and drops them otherwise.
+std::optional<DimNames> combined_names(const std::vector<TensorDict>& tds, const Combine& op) {
+  std::optional<DimNames> names = detail::impl_of(tds[0]).names;
+  if (!op.new_dim || !names) return names;
+  for (const auto& td : tds)
+    if (detail::impl_of(td).names != names) return std::nullopt;
+  names->insert(names->begin() + op.dim, std::nullopt);
+  return names;
+}
+
+// Names a key that TensorDict 0 (keys `first`) and TensorDict k (`other`) do not share.
+std::string key_difference(const std::vector<std::string>& first, const TensorDict& other,
+                           size_t k) {
+  const std::string td_k = "TensorDict " + std::to_string(k);
+  for (const auto& key : first) {
+    if (other.slot_of(key) < 0) return td_k + " lacks key '" + key + "' of TensorDict 0";
+  }
+  for (size_t i = 0; i < other.size(); ++i) {
+    const std::string& key = other.key_at(i);
+    if (std::find(first.begin(), first.end(), key) == first.end()) {
+      return td_k + " has key '" + key + "' that TensorDict 0 lacks";
+    }
+  }
+  return td_k + " has other keys than TensorDict 0";
+}
+
+TensorDict combine(const std::vector<TensorDict>& tds, const Combine& op,
+                   const std::string& prefix) {
+  // A lazy stack anywhere keeps the result lazy (Python's stack of lazy stacks).
+  if (std::any_of(tds.begin(), tds.end(), [](const TensorDict& td) { return td.is_lazy_stack(); }))
+    return op.new_dim ? detail::lazy::stack_any(tds, op.dim) : detail::lazy::cat_any(tds, op.dim);
+  const auto& first = detail::impl_of(tds[0]);
+  for (size_t k = 1; k < tds.size(); ++k) {
+    const std::string where = prefix.empty() ? "" : " at key '" + prefix + "'";
+    if (!op.compatible(first.batch_size, tds[k].batch_size())) {
+      throw ShapeError(std::string(op.name) + ": batch_size " + shape_str(first.batch_size) +
+                       " of TensorDict 0" + where + " does not match batch_size " +
+                       shape_str(tds[k].batch_size()) + " of TensorDict " + std::to_string(k));
+    }
+    if (tds[k].size() != first.keys.size()) {
+      throw KeyError(std::string(op.name) + ": " + key_difference(first.keys, tds[k], k) + where +
+                     " (" + std::to_string(first.keys.size()) + " keys vs " +
+                     std::to_string(tds[k].size()) + ")");
+    }
+  }
+  TensorDict out =
+      detail::make_tensordict(combined_batch(tds, op), first.device, combined_names(tds, op));
+  std::vector<Value> values;
+  values.reserve(first.keys.size());
+  std::vector<at::Tensor> ts(tds.size());
+  std::vector<TensorDict> children(tds.size());
+  for (size_t i = 0; i < first.keys.size(); ++i) {
+    const std::string key = join_key(prefix, first.keys[i]);
+    const auto vs = gather(tds, i, key, op);
+    if (vs[0]->is_tensor()) {
+      for (size_t k = 0; k < vs.size(); ++k) {
+        ts[k] = vs[k]->tensor();
+        op.check(key, ts[0].sizes(), ts[k].sizes(), k);
+      }
+      values.emplace_back(op.tensors(ts));
+    } else if (vs[0]->is_tensordict()) {
+      for (size_t k = 0; k < vs.size(); ++k) children[k] = vs[k]->tensordict();
+      values.emplace_back(combine(children, op, key));
+    } else {
+      values.push_back(combine_non_tensor(vs, tds, key, op));
+    }
+  }
+  detail::set_values(detail::impl_of(out), first, std::move(values));
+  return out;
+}
+
+TensorDict run(const std::vector<TensorDict>& tds, int64_t dim, bool new_dim, const char* name) {
+  if (tds.empty()) throw ShapeError(std::string(name) + ": expected at least one TensorDict");
+  const auto& batch = tds[0].batch_size();
+  const auto ndim = static_cast<int64_t>(batch.size()) + (new_dim ? 1 : 0);
+  const Combine op{name, new_dim, detail::wrap_dim(dim, ndim, name, batch)};
+  return combine(tds, op, "");
+}
+
+}  // namespace
+
+TensorDict stack(const std::vector<TensorDict>& tds, int64_t dim) {
+  return run(tds, dim, true, "stack");
+}
+
+TensorDict cat(const std::vector<TensorDict>& tds, int64_t dim) {
+  return run(tds, dim, false, "cat");
+}
+
+}  // namespace tensordict

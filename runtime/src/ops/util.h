@@ -1,0 +1,108 @@
+#pragma once
+// Helpers shared by the ops_*.cpp files (private to the runtime).
+
+#include <ATen/TensorIndexing.h>
+#include <c10/util/SmallVector.h>
+
+#include <functional>
+#include <string>
+
+#include "core/dim_names.h"
+#include "core/tensordict_impl.h"
+#include "tensordict/internal.h"
+
+namespace tensordict::detail {
+
+/// A batch-dim op: maps a tensor whose first `nb` dims are the batch dims of the TensorDict the
+/// op was called on; trailing (feature) dims must pass through untouched.
+using TensorOp = std::function<at::Tensor(const at::Tensor&)>;
+using Shape = c10::SmallVector<int64_t, 8>;
+
+/// libtorch 1.x returns int64_t from TensorIndex accessors, 2.x returns c10::SymInt.
+inline int64_t to_int(int64_t v) { return v; }
+template <class T>
+int64_t to_int(const T& v) {
+  return v.expect_int();
+}
+
+/// `dim` wrapped into [0, ndim); ShapeError naming the op and the batch size otherwise.
+int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op, const BatchSize& batch);
+/// `head` followed by `full[from:]` (a new batch shape followed by a leaf's feature dims).
+Shape join_shape(at::IntArrayRef head, at::IntArrayRef full, size_t from);
+/// Resolves one -1 in `shape` so that it holds `numel` elements; ShapeError otherwise.
+BatchSize infer_shape(at::IntArrayRef shape, int64_t numel, const char* op, const BatchSize& batch);
+int64_t product(at::IntArrayRef shape);
+
+/// Positions 0..numel-1 viewed as `shape`: applying a batch op to it tells where every item of a
+/// NonTensorStack goes, so stacks follow every op through one code path.
+at::Tensor positions(at::IntArrayRef shape, int64_t offset = 0);
+/// A stack of `pos`'s shape whose items are `items[pos[i]]`.
+NonTensorStack gather_items(const NonTensorStack::Items& items, const at::Tensor& pos);
+inline NonTensorStack gather_items(const std::vector<Json>& items, const at::Tensor& pos) {
+  return gather_items(NonTensorStack::Items(items.data(), items.size()), pos);
+}
+NonTensorStack apply_to_stack(const NonTensorStack& stack, const TensorOp& op);
+/// The same op on a stack's items directly, for ops whose cost must follow the items they touch
+/// (a row of a stack of N rows: O(row), not the O(N) position grid of apply_to_stack).
+using StackOp = std::function<NonTensorStack(const NonTensorStack&)>;
+/// select(dim, i) of a stack: the items of row `i` along `dim` (dim 0: shared, O(1); other dims:
+/// copied, O(row)).
+NonTensorStack select_items(const NonTensorStack& stack, int64_t dim, int64_t i);
+
+/// Applies a batch op to every entry (tensors, stacks through positions; NonTensorData kept). Each
+/// level's new batch size is `new_batch` followed by its own dims past the first `nb`. Torch errors
+/// become ShapeErrors naming `op_name`, the key and its shape.
+/// `stack_op`, when given, replaces the positions trick for NonTensorStacks; `names` moves the dim
+/// names of every level (without it the result has none).
+TensorDict map_batch(const TensorDict& td, size_t nb, const BatchSize& new_batch,
+                     const TensorOp& op, const char* op_name, const StackOp& stack_op = {},
+                     const NamesOp& names = {});
+/// Same, when the new batch size is only known from a result: it is read from the first
+/// top-level tensor's result (or from a stand-in tensor of the batch shape when there is none).
+TensorDict map_batch_infer(const TensorDict& td, const TensorOp& op, const char* op_name,
+                           const NamesOp& names = {});
+
+/// Applies `fn` to every tensor leaf keeping the batch size (an undefined result drops the leaf).
+/// A result that lost the batch dims is a ShapeError naming the key. `device` replaces the
+/// device of every level when set.
+TensorDict map_leaves(const TensorDict& td, const std::function<at::Tensor(const at::Tensor&)>& fn,
+                      const char* op_name, std::optional<at::Device> device = std::nullopt);
+/// The in-place form of an op (Python's inplace=True): `td` and its nested TensorDicts keep their
+/// identity and keys and take `result`'s batch sizes, names and entries. `result` has `td`'s keys
+/// in `td`'s order (the ops that change batch dims keep them). Throws LockedError when locked.
+TensorDict& adopt(TensorDict& td, const TensorDict& result, const char* op_name);
+/// Calls `fn(key, tensor)` on every tensor leaf, depth first.
+void for_each_leaf(const TensorDict& td,
+                   const std::function<void(const NestedKey&, at::Tensor&)>& fn);
+
+/// Rethrows a torch error as ShapeError naming the op, the key and the shape involved.
+[[noreturn]] void rethrow_torch(const char* op, const std::string& key, at::IntArrayRef shape,
+                                const std::exception& e);
+
+// ---- consolidation (ops/consolidate.cpp) ---------------------------------------------------
+/// A tensor of `like`'s dtype, sizes, strides and storage offset over `flat`'s storage.
+at::Tensor view_in(const at::Tensor& flat, const at::Tensor& like);
+/// Rebuilds `td`'s structure over `flat` (a copy of its consolidated buffer, maybe elsewhere).
+TensorDict rebuild_over(const TensorDict& td, const at::Tensor& flat,
+                        std::optional<at::Device> device);
+/// Byte copy between consolidated buffers (memcpy on the host), and a copy of one.
+void copy_flat(const at::Tensor& dst, const at::Tensor& src);
+at::Tensor clone_flat(const at::Tensor& flat);
+/// Marks `out` consolidated when every leaf of it still views `src`'s buffer.
+void inherit_consolidated(const TensorDict& src, TensorDict& out);
+/// True when `a` and `b` have the same keys, kinds and tensor layouts (dtype, sizes, strides,
+/// storage offsets): a copy between their consolidated buffers is then a copy of every leaf.
+bool same_layout(const TensorDict& a, const TensorDict& b);
+
+// ---- indexing (ops/index.cpp) ----------------------------------------------------------------
+/// An index checked against a batch size, with its ellipsis spelled out as full slices so that it
+/// applies unchanged to leaves that have feature dims after the batch dims.
+struct IndexPlan {
+  std::vector<at::indexing::TensorIndex> expanded;
+  bool basic = true;         ///< ints, slices and None only: every result is a view
+  bool single_long = false;  ///< one 1-D long tensor on dim 0: index_select
+};
+IndexPlan plan_index(const Index& index, const BatchSize& batch);
+at::Tensor apply_index(const at::Tensor& t, const IndexPlan& plan);
+
+}  // namespace tensordict::detail

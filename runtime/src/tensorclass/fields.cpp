@@ -1,0 +1,554 @@
+// Casting, construction and field access of generated tensorclasses (format spec §7).
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "core/tensordict_impl.h"
+#include "lazy/internal.h"
+#include "tensordict/dtype.h"
+#include "tensordict/json.h"
+#include "tensordict/tensorclass.h"
+
+namespace tensordict {
+
+int64_t ClassSpec::field_index(std::string_view name) const {
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (name == fields[i].name) return static_cast<int64_t>(i);
+  }
+  return -1;
+}
+
+const at::Tensor& StateDict::at(const std::string& key) const {
+  for (const auto& [k, t] : tensors) {
+    if (k == key) return t;
+  }
+  throw KeyError("state dict has no key '" + key + "'");
+}
+
+namespace tc {
+namespace {
+
+std::string where(const ClassSpec& spec, const FieldSpec& field) {
+  return std::string(spec.name) + "." + field.name;
+}
+
+// Python's name of a JSON value's type, for messages.
+std::string json_kind(const Json& json) {
+  if (json.is_string()) return "str";
+  if (json.is_boolean()) return "bool";
+  if (json.is_number_integer()) return "int";
+  if (json.is_number()) return "float";
+  if (json.is_array()) return "list";
+  if (json.is_object()) return "dict";
+  return "None";
+}
+
+std::string kind_name(FieldKind kind) { return std::string(spelling(kind).schema); }
+
+// Keys are short: an inline loop beats a call to strcmp on the accessor's hot path.
+bool same_key(const std::string& key, const char* name) {
+  const size_t n = key.size();
+  for (size_t k = 0; k < n; ++k) {
+    if (key[k] != name[k]) return false;
+  }
+  return name[n] == '\0';
+}
+
+// ---- JSON -> tensor (torch.as_tensor of numbers / nested lists of numbers) ----------------------
+
+bool is_numeric_tree(const Json& json) {
+  if (json.is_number() || json.is_boolean()) return true;
+  if (!json.is_array() || json.empty()) return false;
+  return std::all_of(json.begin(), json.end(), is_numeric_tree);
+}
+
+void flatten_numbers(const Json& json, std::vector<double>& out, bool& any_float, bool& all_bool) {
+  if (json.is_array()) {
+    for (const auto& item : json) flatten_numbers(item, out, any_float, all_bool);
+    return;
+  }
+  any_float = any_float || json.is_number_float();
+  all_bool = all_bool && json.is_boolean();
+  out.push_back(json.is_boolean() ? (json.get<bool>() ? 1.0 : 0.0) : json.get<double>());
+}
+
+at::Tensor numbers_to_tensor(const Json& json) {
+  std::vector<int64_t> shape;
+  for (const Json* level = &json; level->is_array(); level = &level->front()) {
+    shape.push_back(static_cast<int64_t>(level->size()));
+    if (level->empty()) break;
+  }
+  std::vector<double> flat;
+  bool any_float = false, all_bool = true;
+  flatten_numbers(json, flat, any_float, all_bool);
+  auto dtype = all_bool ? at::kBool : any_float ? at::kFloat : at::kLong;
+  at::Tensor t = at::tensor(flat, at::kDouble);
+  if (t.numel() != c10::multiply_integers(shape)) {
+    throw ShapeError("cannot make a tensor of a ragged list " + json.dump());
+  }
+  return t.reshape(shape).to(dtype);
+}
+
+Json tensor_to_json(const at::Tensor& t) {
+  if (t.dim() == 0) {
+    if (t.scalar_type() == at::kBool) return t.item<bool>();
+    if (at::isFloatingType(t.scalar_type())) return t.item<double>();
+    return t.item<int64_t>();
+  }
+  Json list = Json::array();
+  for (int64_t i = 0; i < t.size(0); ++i) list.push_back(tensor_to_json(t[i]));
+  return list;
+}
+
+// ---- the casting table (spec §7.1)
+// ---------------------------------------------------------------
+
+enum class Hint { Tensor, Str, Int, Float, Bool, Class, Any };
+
+// Autocast casts by annotation; only plain types count (optional / list / any act as Any).
+Hint hint_of(const FieldSpec& field) {
+  if (field.optional) return Hint::Any;
+  switch (field.kind) {
+    case FieldKind::Tensor:
+      return Hint::Tensor;
+    case FieldKind::Str:
+      return Hint::Str;
+    case FieldKind::Int:
+      return Hint::Int;
+    case FieldKind::Float:
+      return Hint::Float;
+    case FieldKind::Bool:
+      return Hint::Bool;
+    case FieldKind::Class:
+      return Hint::Class;
+    default:
+      return Hint::Any;
+  }
+}
+
+Value list_value(const Json& list, const BatchSize& batch) {
+  if (list.empty()) return Value(at::empty({0}));
+  if (is_numeric_tree(list)) return Value(numbers_to_tensor(list));
+  return Value(NonTensorStack::from_list(list, std::max<int64_t>(1, batch.size())));
+}
+
+// Python's str(v), int(v), float(v), bool(v) of JSON-like values.
+std::string py_str(const Json& v) { return v.is_string() ? v.get<std::string>() : python_repr(v); }
+bool py_truth(const Json& v) {
+  if (v.is_boolean()) return v.get<bool>();
+  if (v.is_number()) return v.get<double>() != 0.0;
+  if (v.is_string() || v.is_array() || v.is_object()) return !v.empty();
+  return false;
+}
+Json convert(const Json& v, Hint hint, const std::string& where) {
+  try {
+    switch (hint) {
+      case Hint::Str:
+        return py_str(v);
+      case Hint::Bool:
+        return py_truth(v);
+      case Hint::Int:
+        if (v.is_string()) return static_cast<int64_t>(std::stoll(v.get<std::string>()));
+        if (v.is_boolean()) return static_cast<int64_t>(v.get<bool>());
+        return static_cast<int64_t>(v.get<double>());
+      case Hint::Float:
+        if (v.is_string()) return std::stod(v.get<std::string>());
+        if (v.is_boolean()) return v.get<bool>() ? 1.0 : 0.0;
+        return v.get<double>();
+      default:
+        return v;
+    }
+  } catch (const std::exception&) {
+    throw TypeError("Failed to cast " + v.dump() + " for field " + where);
+  }
+}
+
+std::optional<Value> autocast_json(const ClassSpec& spec, const FieldSpec& field, const Json& v,
+                                   const BatchSize& batch, std::optional<at::Device> device) {
+  const Hint hint = hint_of(field);
+  switch (hint) {
+    case Hint::Tensor:
+      if (!is_numeric_tree(v)) {
+        throw TypeError("Failed to cast " + v.dump() + " to a tensor for field " +
+                        where(spec, field));
+      }
+      return Value(numbers_to_tensor(v));
+    case Hint::Class: {
+      if (!v.is_object()) break;
+      const ClassSpec& nested = field.nested();
+      std::vector<FieldValue> values(nested.fields.size());
+      for (const auto& [key, item] : v.items()) values.at(index_of(nested, key)) = FieldValue(item);
+      return Value(build(nested, values, batch, device));
+    }
+    case Hint::Any:
+      if (v.is_number() || v.is_boolean()) return Value(numbers_to_tensor(v));
+      return Value(NonTensorData{v});
+    default:
+      return Value(NonTensorData{convert(v, hint, where(spec, field))});
+  }
+  return Value(NonTensorData{v});
+}
+
+std::optional<Value> default_json(const Json& v, const BatchSize& batch, bool numbers_as_data) {
+  if (v.is_array()) return list_value(v, batch);
+  if ((v.is_number() || v.is_boolean()) && !numbers_as_data) return Value(numbers_to_tensor(v));
+  return Value(NonTensorData{v});
+}
+
+void check_tensor(const ClassSpec& spec, const FieldSpec& field, const at::Tensor& t) {
+  if (field.dtype && t.scalar_type() != *field.dtype) {
+    throw TypeError("field " + where(spec, field) + " expects dtype " + dtype_name(*field.dtype) +
+                    ", got " + dtype_name(t.scalar_type()));
+  }
+  if (!field.shape) return;
+  const auto& shape = *field.shape;
+  bool ok = static_cast<int64_t>(shape.size()) == t.dim();
+  for (size_t d = 0; ok && d < shape.size(); ++d) ok = shape[d] < 0 || shape[d] == t.size(d);
+  if (!ok) {
+    std::string expected = "[";
+    for (size_t d = 0; d < shape.size(); ++d) {
+      expected += (d ? ", " : "") + (shape[d] < 0 ? std::string("*") : std::to_string(shape[d]));
+    }
+    throw ShapeError("field " + where(spec, field) + " expects shape " + expected + "], got " +
+                     shape_str(t.sizes()));
+  }
+}
+
+}  // namespace
+
+size_t index_of(const ClassSpec& spec, std::string_view name) {
+  int64_t i = spec.field_index(name);
+  if (i >= 0) return static_cast<size_t>(i);
+  std::string names;
+  for (const auto& f : spec.fields) names += (names.empty() ? "" : ", ") + std::string(f.name);
+  throw KeyError(std::string(spec.name) + " has no field '" + std::string(name) +
+                 "' (fields: " + names + ")");
+}
+
+std::optional<Value> cast(const ClassSpec& spec, size_t i, const FieldValue& value,
+                          const BatchSize& batch, std::optional<at::Device> device) {
+  const FieldSpec& field = spec.fields.at(i);
+  const ClassOptions& o = spec.options;
+  if (value.is_none()) return std::nullopt;
+  if (const at::Tensor* t = value.tensor()) {
+    if (!t->defined()) throw TypeError("field " + where(spec, field) + " got an undefined tensor");
+    const Hint hint = hint_of(field);
+    if (o.autocast && hint != Hint::Tensor && hint != Hint::Any && hint != Hint::Class) {
+      return Value(NonTensorData{convert(tensor_to_json(*t), hint, where(spec, field))});
+    }
+    // Python stores it, but the typed accessor could never read it back: refuse it now.
+    if (field.kind == FieldKind::Str) {
+      throw TypeError("field " + where(spec, field) + " expects a str, got a Tensor of shape " +
+                      shape_str(t->sizes()));
+    }
+    check_tensor(spec, field, *t);
+    return Value(*t);
+  }
+  if (const TensorDict* td = value.tensordict()) return Value(*td);
+  const Json& json = *value.json();
+  if (json.is_null()) return std::nullopt;
+  if (o.tensor_only && field.kind == FieldKind::Tensor && !is_numeric_tree(json)) {
+    throw TypeError("field " + where(spec, field) + " of tensor_only class expects a tensor, got " +
+                    json_kind(json) + " " + json.dump());
+  }
+  if (o.autocast) return autocast_json(spec, field, json, batch, device);
+  std::optional<Value> stored = default_json(json, batch, o.nocast);
+  if (stored->is_tensor()) check_tensor(spec, field, stored->tensor());
+  return stored;
+}
+
+void check_settable(const TensorDict& td, const ClassSpec& spec, size_t i) {
+  // As Python: setting a field of a locked instance (frozen, or memmapped) raises, even when the
+  // field exists; in-place tensor updates remain possible.
+  if (td.is_locked()) {
+    throw LockedError("cannot set field '" + std::string(spec.fields.at(i).name) +
+                      "' of a locked " + spec.name +
+                      " (frozen or memory-mapped; update its tensors in place, or unlock_())");
+  }
+}
+
+void set(TensorDict& td, const ClassSpec& spec, size_t i, const FieldValue& value) {
+  const char* key = spec.fields.at(i).name;
+  check_settable(td, spec, i);
+  std::optional<Value> stored = cast(spec, i, value, td.batch_size(), td.device());
+  if (stored) {
+    td.set(key, std::move(*stored));
+  } else if (td.contains(key)) {
+    td.del_(key);
+  }
+}
+
+TensorDict build(const ClassSpec& spec, const std::vector<FieldValue>& values, BatchSize batch_size,
+                 std::optional<at::Device> device, std::optional<DimNames> names) {
+  TensorDict td = detail::make_tensordict(std::move(batch_size), device);
+  // Named before the fields are set, so that nested values take the names, as in Python.
+  if (names) td.set_names(std::move(names));
+  for (size_t i = 0; i < spec.fields.size(); ++i) {
+    const FieldValue& value = i < values.size() ? values[i] : FieldValue();
+    const FieldSpec& field = spec.fields[i];
+    // `any` includes None; every other non-optional field needs a value (defaults were applied
+    // by the generated Args).
+    if (value.is_none() && !field.optional && field.kind != FieldKind::Any) {
+      throw KeyError(std::string(spec.name) + ": missing required field '" + field.name + "'");
+    }
+    set(td, spec, i, value);
+  }
+  if (spec.options.frozen) td.lock_();
+  return td;
+}
+
+const Value* find(const TensorDict& td, const ClassSpec& spec, size_t i) {
+  const auto& impl = detail::impl_of(td);
+  const char* name = spec.fields[i].name;
+  if (impl.lazy) {  // the elements' entries stacked (tensors: ShapeError naming a ragged field)
+    return detail::lazy::contains(td, name) ? &detail::lazy::handed_out(td, name) : nullptr;
+  }
+  if (i < impl.keys.size() && same_key(impl.keys[i], name)) {
+    return &impl.values[i];
+  }
+  int64_t slot = impl.find(name);
+  return slot < 0 ? nullptr : &impl.values[static_cast<size_t>(slot)];
+}
+
+const Value& require(const TensorDict& td, const ClassSpec& spec, size_t i) {
+  const Value* v = find(td, spec, i);
+  if (!v) {
+    throw KeyError(std::string(spec.name) + "." + spec.fields[i].name +
+                   " is None (the field holds no value)");
+  }
+  return *v;
+}
+
+namespace {
+
+const at::Tensor* tensor_of(const Value& value) {
+  return value.visit([](const auto& entry) -> const at::Tensor* {
+    if constexpr (std::is_same_v<std::decay_t<decltype(entry)>, at::Tensor>) {
+      return &entry;
+    } else {
+      return nullptr;
+    }
+  });
+}
+
+// Lookup and error reporting, kept out of the accessor's fast path.
+[[gnu::noinline]] const at::Tensor& tensor_slow(const TensorDict& td, const ClassSpec& spec,
+                                                size_t i) {
+  const Value& value = require(td, spec, i);
+  if (const at::Tensor* t = tensor_of(value)) return *t;
+  throw TypeError(std::string(spec.name) + "." + spec.fields[i].name + " holds a " +
+                  value.kind_name() + ", not a tensor");
+}
+
+// Records, when td's keys are exactly the fields of `cls` in schema order, that its slots can be
+// read by field index (TensorDict::class_slot) until its keys change. A relaxed atomic store:
+// concurrent readers of one instance may both record it.
+void note_layout(const TensorDict& td, detail::ClassToken cls) {
+  detail::TensorDictImpl& impl = detail::impl_of(td);
+  const ClassSpec& spec = cls();
+  if (impl.lazy || impl.keys.size() != spec.fields.size()) return;
+  for (size_t i = 0; i < impl.keys.size(); ++i) {
+    if (!same_key(impl.keys[i], spec.fields[i].name)) return;
+  }
+  impl.layout.store(cls, std::memory_order_relaxed);
+}
+
+}  // namespace
+
+const Value* entry(const TensorDict& td, detail::ClassToken cls, size_t i) {
+  note_layout(td, cls);
+  return find(td, cls(), i);
+}
+
+const at::Tensor& tensor(const TensorDict& td, detail::ClassToken cls, size_t i) {
+  note_layout(td, cls);
+  const auto& impl = detail::impl_of(td);
+  const ClassSpec& spec = cls();
+  if (i < impl.keys.size() && same_key(impl.keys[i], spec.fields[i].name)) {
+    if (const at::Tensor* t = tensor_of(impl.values[i])) return *t;
+  }
+  return tensor_slow(td, spec, i);
+}
+
+namespace {
+
+// Python's tolist() of a TensorDict, tensors converted: a dict of the entries for batch [], else
+// one list level per batch dim (a nested tensorclass, e.g. History's ContentBase parts, reads as
+// the dicts of its fields).
+Json tensordict_to_json(const TensorDict& td) {
+  if (td.batch_size().empty()) {
+    Json out = Json::object();
+    for (const auto& key : td.keys()) out[key.front()] = to_json(td.get_value(key));
+    return out;
+  }
+  Json out = Json::array();
+  for (int64_t i = 0; i < td.batch_size()[0]; ++i) out.push_back(tensordict_to_json(td[i]));
+  return out;
+}
+
+}  // namespace
+
+Json to_json(const Value& value) {
+  switch (value.kind()) {
+    case Value::Kind::Tensor:
+      return tensor_to_json(value.tensor());
+    case Value::Kind::NonTensorData:
+      return value.non_tensor_data().data;
+    case Value::Kind::NonTensorStack:
+      return value.non_tensor_stack().tolist();
+    case Value::Kind::TensorDict:
+      return tensordict_to_json(value.tensordict());
+  }
+  throw TypeError("to_json: unknown value kind");
+}
+
+const Json* stored_json(const Value& value) {
+  return value.is_non_tensor_data() ? &value.non_tensor_data().data : nullptr;
+}
+
+void wrong_kind(const ClassSpec& spec, size_t i, const Json& actual) {
+  const FieldSpec& field = spec.fields.at(i);
+  std::string text = actual.dump();
+  if (text.size() > 60) text = text.substr(0, 57) + "...";
+  throw TypeError(where(spec, field) + " expects " + kind_name(field.kind) + ", got " +
+                  json_kind(actual) + " " + text +
+                  (actual.is_array() ? " (one value per batch element after stacking? read it "
+                                       "with get(\"" +
+                                           std::string(field.name) + "\"))"
+                                     : ""));
+}
+
+namespace {
+
+// Scalars stored as 0-dim tensors (numbers without nocast) read without a JSON detour.
+template <class T, class Check>
+void read_scalar(const Value& value, const ClassSpec& spec, size_t i, T& out, Check is_kind) {
+  if (const Json* json = stored_json(value)) {
+    if (!is_kind(*json)) wrong_kind(spec, i, *json);
+    out = json->get<T>();
+  } else if (value.is_tensor() && value.tensor().dim() == 0) {
+    out = value.tensor().item<T>();
+  } else {
+    wrong_kind(spec, i, to_json(value));
+  }
+}
+
+template <class T>
+void read_number_list(const Value& value, const ClassSpec& spec, size_t i, std::vector<T>& out) {
+  if (value.is_tensor() && value.tensor().dim() == 1) {
+    const at::Tensor t =
+        value.tensor().to(at::kCPU, c10::CppTypeToScalarType<T>::value).contiguous();
+    out.assign(t.data_ptr<T>(), t.data_ptr<T>() + t.numel());
+    return;
+  }
+  const Json* stored = stored_json(value);
+  const Json converted = stored ? Json() : to_json(value);
+  const Json& json = stored ? *stored : converted;
+  if (!json.is_array() ||
+      !std::all_of(json.begin(), json.end(), [](const Json& x) { return x.is_number(); })) {
+    wrong_kind(spec, i, json);
+  }
+  out = json.get<std::vector<T>>();
+}
+
+}  // namespace
+
+void read(const Value& value, const ClassSpec& spec, size_t i, std::string& out) {
+  const Json* json = stored_json(value);
+  if (!json || !json->is_string()) wrong_kind(spec, i, json ? *json : to_json(value));
+  out = json->get_ref<const std::string&>();
+}
+void read(const Value& value, const ClassSpec& spec, size_t i, int64_t& out) {
+  read_scalar(value, spec, i, out, [](const Json& j) { return j.is_number_integer(); });
+}
+void read(const Value& value, const ClassSpec& spec, size_t i, double& out) {
+  read_scalar(value, spec, i, out, [](const Json& j) { return j.is_number(); });
+}
+void read(const Value& value, const ClassSpec& spec, size_t i, bool& out) {
+  read_scalar(value, spec, i, out, [](const Json& j) { return j.is_boolean(); });
+}
+void read(const Value& value, const ClassSpec&, size_t, Json& out) {
+  const Json* json = stored_json(value);
+  out = json ? *json : to_json(value);
+}
+void read(const Value& value, const ClassSpec& spec, size_t i, std::vector<int64_t>& out) {
+  read_number_list(value, spec, i, out);
+}
+void read(const Value& value, const ClassSpec& spec, size_t i, std::vector<double>& out) {
+  read_number_list(value, spec, i, out);
+}
+
+void check_fields(const TensorDict& td, const ClassSpec& spec) {
+  if (td.is_lazy_stack()) {  // element by element: ragged entries cannot be stacked
+    for (const auto& element : td.tensordicts()) check_fields(element, spec);
+    return;
+  }
+  for (const auto& key : td.keys()) {
+    size_t i = index_of(spec, key.front());
+    const FieldSpec& field = spec.fields[i];
+    const Value value = td.get_value(key);
+    if (field.kind == FieldKind::Class) {
+      if (!value.is_tensordict()) {
+        throw TypeError("field " + where(spec, field) + " expects a " + field.nested().name +
+                        ", got " + value.kind_name());
+      }
+      check_fields(value.tensordict(), field.nested());
+    }
+  }
+}
+
+TensorDict to_tensordict(const TensorDict& td, const ClassSpec& spec, bool retain_none) {
+  TensorDict out = detail::empty_like_meta(td);
+  std::vector<const char*> none_fields;  // Python adds them after the stored entries
+  for (size_t i = 0; i < spec.fields.size(); ++i) {
+    const FieldSpec& field = spec.fields[i];
+    const Value* v = find(td, spec, i);
+    if (!v) {
+      none_fields.push_back(field.name);
+    } else if (v->is_tensor()) {
+      out.set(field.name, v->tensor().clone());
+    } else if (v->is_tensordict() && field.kind == FieldKind::Class) {
+      out.set(field.name, to_tensordict(v->tensordict(), field.nested(), retain_none));
+    } else if (v->is_tensordict()) {
+      out.set(field.name, v->tensordict().clone());
+    } else {
+      out.set(field.name, *v);
+    }
+  }
+  if (retain_none) {
+    for (const char* name : none_fields) out.set(name, NonTensorData{nullptr});
+  }
+  return out;
+}
+
+bool equal(const TensorDict& a, const TensorDict& b) {
+  if (a.batch_size() != b.batch_size() || a.size() != b.size()) return false;
+  for (const auto& key : a.keys()) {
+    if (!b.contains(key)) return false;
+    const Value va = a.get_value(key), vb = b.get_value(key);
+    if (va.kind() != vb.kind()) return false;
+    switch (va.kind()) {
+      case Value::Kind::Tensor:
+        if (va.tensor().scalar_type() != vb.tensor().scalar_type() ||
+            !va.tensor().sizes().equals(vb.tensor().sizes()) ||
+            !at::equal(va.tensor(), vb.tensor().to(va.tensor().device()))) {
+          return false;
+        }
+        break;
+      case Value::Kind::TensorDict:
+        if (!equal(va.tensordict(), vb.tensordict())) return false;
+        break;
+      case Value::Kind::NonTensorData:
+        if (!(va.non_tensor_data() == vb.non_tensor_data())) return false;
+        break;
+      case Value::Kind::NonTensorStack:
+        if (!(va.non_tensor_stack() == vb.non_tensor_stack())) return false;
+        break;
+    }
+  }
+  return true;
+}
+
+}  // namespace tc
+}  // namespace tensordict
