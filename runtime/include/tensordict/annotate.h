@@ -1,18 +1,21 @@
 #pragma once
-// Annotations that turn a plain C++ struct into a tensorclass schema, read by `tcgen` through
-// libclang (docs/schema.md, "Schemas written in C++"). Torch-free and without effect on the
-// compiled program:
-//
-//   struct TC_CLASS("options=frozen", "python=mypkg.sim.Particles", "batch_dims=N") Particles {
-//     /// Positions.
-//     TC_FIELD("dtype=float32", "shape=(N, 3)") at::Tensor pos;
-//     TC_FIELD("default=\"unnamed\"") std::string label;
-//   };
-//
-// Each argument is one `key=value` string. Under clang they become one
-// `[[clang::annotate("tensorclass:class\x1f" "key=value" ...)]]` (entries separated by the unit
-// separator, which no value contains); other compilers see nothing, since GCC warns (-Wattributes)
-// on attributes of scopes it does not know, which would break users' -Werror builds.
+/// \file
+/// Annotations that turn a plain C++ struct into a tensorclass schema, read by `tcgen` through
+/// libclang (docs/schema.md, "Schemas written in C++"). Torch-free and without effect on the
+/// compiled program:
+///
+/// \code
+///   struct TC_CLASS("options=frozen", "python=mypkg.sim.Particles", "batch_dims=N") Particles {
+///     /// Positions.
+///     TC_FIELD("dtype=float32", "shape=(N, 3)") at::Tensor pos;
+///     TC_FIELD("default=\"unnamed\"") std::string label;
+///   };
+/// \endcode
+///
+/// Each argument is one `key=value` string. Under clang they become one
+/// `[[clang::annotate("tensorclass:class\x1f" "key=value" ...)]]` (entries separated by the unit
+/// separator, which no value contains); other compilers see nothing, since GCC warns (-Wattributes)
+/// on attributes of scopes it does not know, which would break users' -Werror builds.
 
 #define TC_DETAIL_SEP "\x1f"
 #define TC_DETAIL_J1(a) TC_DETAIL_SEP a

@@ -1,14 +1,15 @@
 #pragma once
-// Single-file `.tdz` archives, as Python tensordict 0.14 writes them (tensordict/_archive.py): a
-// zip file whose entries are the files of a memmap directory (same relative paths, same bytes),
-// all STORED (uncompressed), the payload of every `*.memmap` entry starting at a 64-byte aligned
-// offset so that a reader maps the archive once and views each leaf in place. See docs/format.md,
-// "Single-file archives (.tdz)".
-//
-// Loading maps the archive read-only and copy-on-write (Python's mode="r"): in-place writes to the
-// leaves stay in memory. Every malformed archive (truncated, compressed or encrypted entries,
-// offsets past the end, bad signatures, unsafe entry names) is a FormatError naming the archive
-// and the entry.
+/// \file
+/// Single-file `.tdz` archives, as Python tensordict 0.14 writes them (tensordict/_archive.py): a
+/// zip file whose entries are the files of a memmap directory (same relative paths, same bytes),
+/// all STORED (uncompressed), the payload of every `*.memmap` entry starting at a 64-byte aligned
+/// offset so that a reader maps the archive once and views each leaf in place. See docs/format.md,
+/// "Single-file archives (.tdz)".
+///
+/// Loading maps the archive read-only and copy-on-write (Python's mode="r"): in-place writes to the
+/// leaves stay in memory. Every malformed archive (truncated, compressed or encrypted entries,
+/// offsets past the end, bad signatures, unsafe entry names) is a FormatError naming the archive
+/// and the entry.
 
 #include <cstdint>
 #include <functional>
@@ -34,9 +35,13 @@ bool is_memmap_archive(const std::string& path);
 
 /// A zip entry's local-header time stamp (DOS resolution: even seconds, years 1980..2107).
 struct Timestamp {
+  /// Calendar date and time of day, as written (no time zone: zip stamps are local times).
+  ///@{
   int year = 1980, month = 1, day = 1, hour = 0, minute = 0, second = 0;
+  ///@}
 };
 
+/// How pack_memmap, write_with and save write an archive.
 struct PackOptions {
   /// Time stamp of every entry. Python stamps entries with the local time of the write; set this
   /// for reproducible archives (they are then byte-identical to Python's with the same stamp).

@@ -1,7 +1,8 @@
 #pragma once
-// The contract between tcgen and the runtime: every fact that generated code and the
-// TensorClass<Derived> base must agree on, written once. It is torch-free, so tcgen (which does not
-// link libtorch) includes it too; generated headers reach it through tensorclass.h.
+/// \file
+/// The contract between tcgen and the runtime: every fact that generated code and the
+/// TensorClass<Derived> base must agree on, written once. It is torch-free, so tcgen (which does
+/// not link libtorch) includes it too; generated headers reach it through tensorclass.h.
 
 #include <array>
 #include <cstddef>
@@ -13,6 +14,7 @@
 
 namespace tensordict {
 
+/// TENSORDICT_ABI_VERSION as a C++ constant.
 inline constexpr int kAbiVersion = TENSORDICT_ABI_VERSION;
 
 /// What a field holds (the schema type with `optional[...]` removed).
@@ -21,8 +23,11 @@ enum class FieldKind { Tensor, Str, Int, Float, Bool, Any, List, Class };
 /// A FieldKind's spellings: in schemas (and in messages; a class-typed field is written with the
 /// class's name, "class" in messages) and as the enumerator generated code names.
 struct FieldKindSpelling {
+  /// The kind spelled.
   FieldKind kind;
+  /// Its schema spelling: "tensor", "str", "int", ...
   std::string_view schema;
+  /// Its enumerator's name: "Tensor", "Str", "Int", ...
   std::string_view enumerator;
 };
 
@@ -39,6 +44,7 @@ inline constexpr std::array<FieldKindSpelling, 8> kFieldKinds{{
     {FieldKind::Class, "class", "Class"},
 }};
 
+/// The spellings of `kind` (its entry of kFieldKinds).
 constexpr const FieldKindSpelling& spelling(FieldKind kind) {
   return kFieldKinds[static_cast<std::size_t>(kind)];
 }
@@ -53,7 +59,7 @@ constexpr bool field_kinds_in_order() {
 static_assert(field_kinds_in_order(), "kFieldKinds must list FieldKind in enumerator order");
 }  // namespace detail
 
-/// The options of Python's @tensorclass (format spec §7). Enumerators are spelled as the options
+/// The options of Python's `@tensorclass` (format spec §7). Enumerators are spelled as the options
 /// are written in schemas.
 enum class ClassOption { frozen, autocast, nocast, tensor_only, shadow };
 
@@ -64,17 +70,24 @@ inline constexpr std::array<std::string_view, 5> kClassOptionNames{"frozen", "au
 /// A set of ClassOptions. Generated code names what it sets:
 /// `ClassOptions().with(ClassOption::nocast)`.
 struct ClassOptions {
+  /// No setters; instances are locked (in-place tensor updates still work).
   bool frozen = false;
+  /// Values are converted to the declared field type.
   bool autocast = false;
+  /// Values are stored as given (numbers and strings as non-tensor data).
   bool nocast = false;
+  /// Only tensor and class fields.
   bool tensor_only = false;
+  /// Field names that TensorDict reserves are allowed (their accessors are `field_<name>`).
   bool shadow = false;
 
+  /// A copy with `option` set.
   constexpr ClassOptions with(ClassOption option) const {
     ClassOptions out = *this;
     out.*member(option) = true;
     return out;
   }
+  /// Whether `option` is set.
   constexpr bool has(ClassOption option) const { return this->*member(option); }
 
  private:
@@ -98,11 +111,16 @@ struct ClassOptions {
 /// A dtype as Python names it ("float32"; on disk "torch.float32") and as its at::ScalarType
 /// enumerator is spelled ("Float"). `in_schemas`: a schema's `tensor[...]` may name it.
 struct DtypeSpelling {
+  /// Python's name: "float32".
   std::string_view name;
+  /// The at::ScalarType enumerator: "Float".
   std::string_view scalar_type;
+  /// Whether a schema's `tensor[...]` may name it.
   bool in_schemas;
 };
 
+/// The dtypes the runtime and tcgen name: the one table behind dtype_name, dtype_from_name and
+/// the dtypes of schemas' `tensor[...]`.
 inline constexpr std::array<DtypeSpelling, 15> kDtypes{{
     {"bool", "Bool", true},
     {"uint8", "Byte", true},

@@ -1,5 +1,6 @@
 #pragma once
-// dtype names as Python spells them ("float32"; on disk "torch.float32").
+/// \file
+/// dtype names as Python spells them ("float32"; on disk "torch.float32").
 
 #include <c10/core/ScalarType.h>
 

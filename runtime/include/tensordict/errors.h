@@ -1,6 +1,7 @@
 #pragma once
-// Exception types of the runtime. Every message names the key (or path) involved and, for shape or
-// dtype problems, the expected and the actual value, so a user can act on it without a debugger.
+/// \file
+/// Exception types of the runtime. Every message names the key (or path) involved and, for shape or
+/// dtype problems, the expected and the actual value, so a user can act on it without a debugger.
 
 #include <stdexcept>
 #include <string>

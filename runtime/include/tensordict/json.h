@@ -1,7 +1,8 @@
 #pragma once
-// JSON text as Python writes and reads it. Python tensordict writes meta.json with the stdlib json
-// module, whose spelling differs from nlohmann's (", " separators, \uXXXX escapes, float repr,
-// NaN/Infinity tokens); byte-compatible files need that spelling.
+/// \file
+/// JSON text as Python writes and reads it. Python tensordict writes meta.json with the stdlib json
+/// module, whose spelling differs from nlohmann's (", " separators, `\uXXXX` escapes, float repr,
+/// NaN/Infinity tokens); byte-compatible files need that spelling.
 
 #include <string>
 #include <string_view>
@@ -10,8 +11,9 @@
 
 namespace tensordict {
 
+/// The json.dumps arguments dumps_python takes.
 struct JsonStyle {
-  bool ensure_ascii = true;  ///< escape every non-ASCII character as \uXXXX (surrogate pairs)
+  bool ensure_ascii = true;  ///< escape every non-ASCII character as `\uXXXX` (surrogate pairs)
   bool compact = false;      ///< "," and ":" separators instead of ", " and ": "
 };
 

@@ -1,14 +1,15 @@
 #pragma once
-// LazyStackedTensorDict: a stack of TensorDicts that is never materialised (Python tensordict's
-// lazy_stack / LazyStackedTensorDict). It keeps ragged data: elements whose shapes differ along
-// some dim (the batch size shows -1 there) or whose key sets differ.
-//
-// A lazy stack is a TensorDict handle (TensorDict::is_lazy_stack()); its elements are aliased:
-// td[i] along the stack dim is element i itself, and writes through the stack reach the elements.
-// get() of a key stacks the elements' tensors (ShapeError naming the key and the differing shapes
-// when they are ragged; get_padded() pads them instead); densify() gives a dense TensorDict.
-// On disk (spec §4): meta.json {"_type": "<class 'tensordict._lazy.LazyStackedTensorDict'>",
-// "stack_dim": d} and one directory per element, 0/, 1/, ...
+/// \file
+/// LazyStackedTensorDict: a stack of TensorDicts that is never materialised (Python tensordict's
+/// lazy_stack / LazyStackedTensorDict). It keeps ragged data: elements whose shapes differ along
+/// some dim (the batch size shows -1 there) or whose key sets differ.
+///
+/// A lazy stack is a TensorDict handle (TensorDict::is_lazy_stack()); its elements are aliased:
+/// td[i] along the stack dim is element i itself, and writes through the stack reach the elements.
+/// get() of a key stacks the elements' tensors (ShapeError naming the key and the differing shapes
+/// when they are ragged; get_padded() pads them instead); densify() gives a dense TensorDict.
+/// On disk (spec §4): meta.json {"_type": "<class 'tensordict._lazy.LazyStackedTensorDict'>",
+/// "stack_dim": d} and one directory per element, 0/, 1/, ...
 
 #include <vector>
 

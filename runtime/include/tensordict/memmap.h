@@ -1,11 +1,12 @@
 #pragma once
-// Memory-mapped IO in Python tensordict's on-disk layout (see docs/format.md).
-//
-// Two levels:
-//  - MemoryMappedTensor: tensors whose storage is a MAP_SHARED mapping of a file;
-//  - tensordict::memmap: the directory format (key encoding, meta.json in Python's JSON style, the
-//    TensorDict / tensorclass writers and the reader), used by TensorDict::memmap / load_memmap and
-//    by the tensorclass layer.
+/// \file
+/// Memory-mapped IO in Python tensordict's on-disk layout (see docs/format.md).
+///
+/// Two levels:
+///  - MemoryMappedTensor: tensors whose storage is a MAP_SHARED mapping of a file;
+///  - tensordict::memmap: the directory format (key encoding, meta.json in Python's JSON style,
+///    the TensorDict / tensorclass writers and the reader), used by TensorDict::memmap /
+///    load_memmap and by the tensorclass layer.
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
@@ -33,12 +34,16 @@ class MemoryMappedTensor {
   /// A file sized for `shape` × `dtype`; an existing file keeps its bytes (and any longer tail).
   static at::Tensor empty(at::IntArrayRef shape, at::ScalarType dtype, const std::string& filename,
                           bool existsok = true);
+  /// empty(), then every element set to 0, 1 or `value` (Python's MemoryMappedTensor.zeros,
+  /// ones, full).
+  ///@{
   static at::Tensor zeros(at::IntArrayRef shape, at::ScalarType dtype, const std::string& filename,
                           bool existsok = true);
   static at::Tensor ones(at::IntArrayRef shape, at::ScalarType dtype, const std::string& filename,
                          bool existsok = true);
   static at::Tensor full(at::IntArrayRef shape, const at::Scalar& value, at::ScalarType dtype,
                          const std::string& filename, bool existsok = true);
+  ///@}
   /// Maps an existing file (only its first numel × itemsize bytes). FormatError when the file is
   /// missing, not a regular file, or too short. A read-only file is mapped copy-on-write.
   static at::Tensor from_filename(const std::string& filename, at::ScalarType dtype,
@@ -57,14 +62,19 @@ inline constexpr const char* kTensorDictType = "<class 'tensordict._td.TensorDic
 /// What Python writes when saving a sub-tensordict (td.get_sub_tensordict(...)); the layout is a
 /// TensorDict's, and Python loads it as one.
 inline constexpr const char* kSubTensorDictType = "<class 'tensordict._td._SubTensorDict'>";
+/// NonTensorData.
 inline constexpr const char* kNonTensorDataType = "<class 'tensordict.tensorclass.NonTensorData'>";
+/// Python's MetaData, a NonTensorData subclass; read as NonTensorData.
 inline constexpr const char* kMetaDataType = "<class 'tensordict.tensorclass.MetaData'>";
+/// NonTensorStack.
 inline constexpr const char* kNonTensorStackType =
     "<class 'tensordict.tensorclass.NonTensorStack'>";
+/// A lazy stack (tensordict/lazy_stack.h).
 inline constexpr const char* kLazyStackType = "<class 'tensordict._lazy.LazyStackedTensorDict'>";
 
 // ---- keys and paths (memmap/keys.cpp) ----------------------------------------------------------
-/// File-system name of a key (spec §1.6): unsafe characters as %XX, "" -> "%", "." / ".." encoded.
+/// File-system name of a key (spec §1.6): unsafe characters as `%XX`, "" -> `"%"`, "." / ".."
+/// encoded.
 std::string encode_key(std::string_view key);
 /// Inverse of encode_key (a malformed % sequence is kept verbatim).
 std::string decode_key(std::string_view name);
@@ -81,11 +91,15 @@ void write_meta(const std::string& dir, const Json& meta, bool compact = false);
 /// A tensorclass's identity on disk: its `_type` string and the non-tensor fields of its meta.json
 /// (for ordinary classes the fields whose value is None).
 struct ClassInfo {
+  /// The `_type` string: "<class 'module.Name'>".
   std::string type;
+  /// meta.json's other entries, in order.
   Json fields = Json::object();
 };
 
+/// How save_tensordict and save_tensorclass write.
 struct WriteOptions {
+  /// TensorDict::memmap's options (threads, existsok, copy_existing).
   MemmapOptions memmap;
   /// memmap_like: size the files, copy no tensor data.
   bool like = false;
@@ -112,6 +126,7 @@ TensorDict save_tensorclass(const TensorDict& inner, const ClassInfo& info,
 void set_class_info(const TensorDict& td, ClassInfo info);
 
 // ---- reading (memmap/read.cpp) -----------------------------------------------------------------
+/// What load() found in a directory.
 struct Loaded {
   /// A TensorDict (a tensorclass directory gives its inner TensorDict; a lazy stack its stack),
   /// NonTensorData or a NonTensorStack.

@@ -1,15 +1,18 @@
 #pragma once
-// TensorDict and torch::nn::Module: parameters as a TensorDict (TensorDict::from_module), put
-// back into a module (to_module), swapped in for a scope (to_module_scoped), and ensembles of
-// modules that share one structure. The only runtime header that includes <torch/nn/module.h>.
-//
-//   TensorDict params = TensorDict::from_module(model);     // {"0": {"weight", "bias"}, ...}
-//   params.memmap("ckpt", {4});                             // checkpoint
-//   TensorDict::load_memmap("ckpt").to_module(model, true); // restore (copied into the model)
-//   {
-//     auto swap = other.to_module_scoped(model);            // model runs with `other`
-//     model->forward(x);
-//   }                                                       // model has its own tensors again
+/// \file
+/// TensorDict and torch::nn::Module: parameters as a TensorDict (TensorDict::from_module), put
+/// back into a module (to_module), swapped in for a scope (to_module_scoped), and ensembles of
+/// modules that share one structure. The only runtime header that includes <torch/nn/module.h>.
+///
+/// \code
+///   TensorDict params = TensorDict::from_module(model);     // {"0": {"weight", "bias"}, ...}
+///   params.memmap("ckpt", {4});                             // checkpoint
+///   TensorDict::load_memmap("ckpt").to_module(model, true); // restore (copied into the model)
+///   {
+///     auto swap = other.to_module_scoped(model);            // model runs with `other`
+///     model->forward(x);
+///   }                                                       // model has its own tensors again
+/// \endcode
 
 #include <torch/nn/module.h>
 
@@ -50,11 +53,13 @@ std::unique_ptr<ModuleAccess> access(torch::nn::Module& module);
 /// (or at restore()). Movable, not copyable.
 class ModuleSwap {
  public:
+  /// Owns `module`; `originals` are the tensors to put back.
   ModuleSwap(std::unique_ptr<detail::ModuleAccess> module, TensorDict originals)
       : owned_(std::move(module)), module_(owned_.get()), originals_(std::move(originals)) {}
   /// Borrows `module`, which must outlive the guard.
   ModuleSwap(detail::ModuleAccess& module, TensorDict originals)
       : module_(&module), originals_(std::move(originals)) {}
+  /// Takes over `other`'s swap; `other` then restores nothing.
   ModuleSwap(ModuleSwap&& other) noexcept
       : owned_(std::move(other.owned_)),
         module_(std::exchange(other.module_, nullptr)),
@@ -82,16 +87,20 @@ class ModuleSwap {
 std::vector<at::Tensor> ensemble_apply(const TensorDict& params, torch::nn::Module& module,
                                        const std::function<at::Tensor(int64_t)>& fn);
 
+/// ensemble_apply for a module holder (torch::nn::Linear, torch::nn::Sequential, ...).
 template <class Holder, class = typename Holder::ContainedType>
 std::vector<at::Tensor> ensemble_apply(const TensorDict& params, const Holder& module,
                                        const std::function<at::Tensor(int64_t)>& fn) {
   return ensemble_apply(params, static_cast<torch::nn::Module&>(*module.ptr()), fn);
 }
 
+/// \cond
+// The definition of a member documented in tensordict.h.
 template <class Holder, class>
 ModuleSwap TensorDict::to_module_scoped(const Holder& module) const {
   return to_module_scoped(static_cast<torch::nn::Module&>(*module.ptr()));
 }
+/// \endcond
 
 namespace detail {
 /// ensemble_apply over any ModuleAccess.

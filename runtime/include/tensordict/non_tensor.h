@@ -1,8 +1,9 @@
 #pragma once
-// Non-tensor entries of a TensorDict, as in Python tensordict:
-//  - NonTensorData: one JSON-like value shared by the whole batch (its batch size is always the
-//    batch size of the TensorDict holding it);
-//  - NonTensorStack: one value per batch element (shape = the batch dims it covers).
+/// \file
+/// Non-tensor entries of a TensorDict, as in Python tensordict:
+///  - NonTensorData: one JSON-like value shared by the whole batch (its batch size is always the
+///    batch size of the TensorDict holding it);
+///  - NonTensorStack: one value per batch element (shape = the batch dims it covers).
 
 #include <nlohmann/json.hpp>
 
@@ -15,29 +16,40 @@ namespace tensordict {
 /// JSON-like value (string, number, bool, null, list, object); objects keep insertion order.
 using Json = nlohmann::ordered_json;
 
+/// Python's NonTensorData: one value for every element of the batch.
 struct NonTensorData {
+  /// The value.
   Json data;
 
+  /// Equal values (JSON equality).
   friend bool operator==(const NonTensorData& a, const NonTensorData& b) {
     return a.data == b.data;
   }
 };
 
+/// Python's NonTensorStack: one value per element of `shape()`. Copies and rows share the items
+/// until one of them is modified (copy-on-write).
 class NonTensorStack {
  public:
   /// Read-only view of the items in row-major order (a range of a storage that stacks sharing
   /// it, such as the rows made by td[i] or unbind, do not copy).
   class Items {
    public:
+    /// The `n` items from `first`.
     Items(const Json* first, size_t n) : first_(first), n_(n) {}
+    /// Iteration, size and unchecked access, as a std::span (C++20) has them.
+    ///@{
     const Json* begin() const { return first_; }
     const Json* end() const { return first_ + n_; }
     size_t size() const { return n_; }
     bool empty() const { return n_ == 0; }
     const Json& operator[](size_t i) const { return first_[i]; }
+    ///@}
     /// Bounds-checked access (IndexError).
     const Json& at(size_t i) const;
+    /// The first item (unchecked).
     const Json& front() const { return first_[0]; }
+    /// A copy of the items.
     std::vector<Json> to_vector() const { return {begin(), end()}; }
 
    private:
@@ -55,16 +67,20 @@ class NonTensorStack {
   /// Row `i` of dim 0 (shape without its first dim): shares this stack's storage, O(1).
   NonTensorStack row(int64_t i) const;
 
+  /// The batch dims the stack covers.
   const std::vector<int64_t>& shape() const { return shape_; }
+  /// The items in row-major order, read-only.
   Items items() const { return {data_ ? data_->data() + offset_ : nullptr, count_}; }
   /// Mutable items; a stack sharing its storage (copies, rows) first takes a copy of its own.
   std::vector<Json>& items();
+  /// Number of items (the product of shape()).
   int64_t numel() const { return static_cast<int64_t>(count_); }
   /// Nested list in row-major order, as Python's NonTensorStack.tolist().
   Json tolist() const;
   /// True when every item is equal (such a stack can collapse into one NonTensorData).
   bool all_equal() const;
 
+  /// Same shape and equal items.
   friend bool operator==(const NonTensorStack& a, const NonTensorStack& b);
 
  private:
