@@ -1,19 +1,22 @@
 #pragma once
-// BatchRunner: serving a module to many callers at once. Callers submit TensorDicts of batch [k]
-// (typically [1]); requests join the open batch in arrival order until it holds max_batch rows;
-// one worker thread takes the oldest batch (waiting at most max_delay for it to fill), concatenates
-// its requests along dim 0, runs the module once, and wakes the batch's callers with one notify;
-// each caller then takes its own rows of the result (views, no copy).
-//
-//   BatchRunner runner(std::make_shared<TensorDictModule>(policy, in_keys, out_keys));
-//   TensorDict out = runner.run(request);          // blocks; or runner.submit(request).get()
-//
-// A caller may keep several requests in flight: submit() returns at once with a BatchFuture.
-// Every wait is bounded: submit() waits at most `timeout` for room in the queue, run() at most
-// `timeout` for the result (TimeoutError). A request that cannot join its batch (other keys, a
-// shape that does not concatenate with the batch's first request) fails alone; an exception of the
-// module reaches every caller of that batch. Destroying the runner fails the requests still queued
-// (Error) after the batch in flight ends.
+/// \file
+/// BatchRunner: serving a module to many callers at once. Callers submit TensorDicts of batch [k]
+/// (typically [1]); requests join the open batch in arrival order until it holds max_batch rows;
+/// one worker thread takes the oldest batch (waiting at most max_delay for it to fill),
+/// concatenates its requests along dim 0, runs the module once, and wakes the batch's callers with
+/// one notify; each caller then takes its own rows of the result (views, no copy).
+///
+/// \code
+///   BatchRunner runner(std::make_shared<TensorDictModule>(policy, in_keys, out_keys));
+///   TensorDict out = runner.run(request);          // blocks; or runner.submit(request).get()
+/// \endcode
+///
+/// A caller may keep several requests in flight: submit() returns at once with a BatchFuture.
+/// Every wait is bounded: submit() waits at most `timeout` for room in the queue, run() at most
+/// `timeout` for the result (TimeoutError). A request that cannot join its batch (other keys, a
+/// shape that does not concatenate with the batch's first request) fails alone; an exception of the
+/// module reaches every caller of that batch. Destroying the runner fails the requests still queued
+/// (Error) after the batch in flight ends.
 
 #include <chrono>
 #include <condition_variable>
@@ -41,6 +44,7 @@ enum class RunnerGradMode {
   Enabled,
 };
 
+/// How a BatchRunner forms batches and bounds its waits.
 struct BatchRunnerOptions {
   /// Most rows in one forward; a single request larger than this still runs, alone.
   int64_t max_batch = 64;
@@ -64,18 +68,24 @@ struct RunnerBatch;  // batch_runner.cpp
 class BatchFuture {
  public:
   BatchFuture() = default;
+  /// Movable, not copyable: one owner gets the result.
+  ///@{
   BatchFuture(BatchFuture&&) noexcept = default;
   BatchFuture& operator=(BatchFuture&&) noexcept = default;
+  ///@}
   BatchFuture(const BatchFuture&) = delete;
   BatchFuture& operator=(const BatchFuture&) = delete;
   ~BatchFuture() = default;
 
+  /// True until get() has taken the result (false for a default-constructed future).
   bool valid() const { return batch_ != nullptr; }
   /// Waits for the batch, then returns the request's entries and the module's outputs, batch
   /// [k, ...]: views of the batch's rows. Rethrows the request's or the module's error. Error
   /// when !valid().
   TensorDict get();
+  /// Waits for the batch to finish, without a bound. Error when !valid().
   void wait() const;
+  /// Waits at most `timeout`: std::future_status::ready or timeout. Error when !valid().
   template <class Rep, class Period>
   std::future_status wait_for(const std::chrono::duration<Rep, Period>& timeout) const {
     return wait_for_ns(std::chrono::duration_cast<std::chrono::nanoseconds>(timeout));
@@ -91,8 +101,10 @@ class BatchFuture {
   size_t member_ = 0;
 };
 
+/// Serves `module` to many threads at once, batching their requests (see the file comment).
 class BatchRunner {
  public:
+  /// Starts the worker thread. Error when `module` is null or an option is out of range.
   explicit BatchRunner(std::shared_ptr<const TensorDictModuleBase> module,
                        BatchRunnerOptions options = {});
   ~BatchRunner();
@@ -108,11 +120,16 @@ class BatchRunner {
 
   /// What the worker did so far.
   struct Stats {
+    /// Forwards run (one per batch).
     int64_t batches = 0;
+    /// Requests that went into a forward (not those that failed to join their batch).
     int64_t requests = 0;
+    /// Rows of those requests.
     int64_t rows = 0;
   };
+  /// A snapshot of the counters.
   Stats stats() const;
+  /// The options the runner was built with.
   const BatchRunnerOptions& options() const { return options_; }
 
  private:

@@ -1,21 +1,24 @@
 #pragma once
-// Models on TensorDicts (Python's tensordict.nn): TensorDictModule runs a module on the entries at
-// its in_keys and writes what it returns at its out_keys; TensorDictSequential chains modules.
-//
-//   TensorDictModule actor(torch::nn::Linear(4, 2), {"obs"}, {"action"});
-//   TensorDictModule loss([](const at::Tensor& a, const at::Tensor& t) { return (a - t).pow(2); },
-//                         {"action", "target"}, {"loss"}, "mse");
-//   TensorDictSequential both(actor, loss);           // in_keys obs, target; out_keys action, loss
-//   both(data);                                        // writes into `data`, returns it
-//
-// A module is any callable over tensors (positional, up to kMaxModuleInputs), a torch::nn
-// ModuleHolder (torch::nn::Linear, torch::nn::Sequential, ...), a torch::nn::AnyModule, or a
-// TorchScript torch::jit::Module (see script.h for its forms). It returns one tensor, a tuple or a
-// std::vector of tensors, mapped in order onto the out_keys.
-//
-// Generated tensorclasses run too: `module(obj)` reads and writes the fields through the class's
-// own get/set (so its casting and field checks apply), and `module.forward_as<Out>(in)` runs on a
-// copy of `in`'s structure and returns the outputs as an `Out` instance.
+/// \file
+/// Models on TensorDicts (Python's tensordict.nn): TensorDictModule runs a module on the entries at
+/// its in_keys and writes what it returns at its out_keys; TensorDictSequential chains modules.
+///
+/// \code
+///   TensorDictModule actor(torch::nn::Linear(4, 2), {"obs"}, {"action"});
+///   TensorDictModule loss([](const at::Tensor& a, const at::Tensor& t) { return (a - t).pow(2); },
+///                         {"action", "target"}, {"loss"}, "mse");
+///   TensorDictSequential both(actor, loss);          // in_keys obs, target; out_keys action, loss
+///   both(data);                                      // writes into `data`, returns it
+/// \endcode
+///
+/// A module is any callable over tensors (positional, up to kMaxModuleInputs), a torch::nn
+/// ModuleHolder (torch::nn::Linear, torch::nn::Sequential, ...), a torch::nn::AnyModule, or a
+/// TorchScript torch::jit::Module (see script.h for its forms). It returns one tensor, a tuple or a
+/// std::vector of tensors, mapped in order onto the out_keys.
+///
+/// Generated tensorclasses run too: `module(obj)` reads and writes the fields through the class's
+/// own get/set (so its casting and field checks apply), and `module.forward_as<Out>(in)` runs on a
+/// copy of `in`'s structure and returns the outputs as an `Out` instance.
 
 #include <torch/nn/modules/container/any.h>
 #include <torch/nn/pimpl.h>
@@ -47,9 +50,11 @@ class KeyIO {
   virtual ~KeyIO() = default;
   /// The entry at `key`, or nullopt when there is none (a missing key, a None field).
   virtual std::optional<Value> read(const NestedKey& key) const = 0;
+  /// Sets `key` to `value` (a TensorDict's set, a tensorclass's own set with its checks).
   virtual void write(const NestedKey& key, Value value) = 0;
   /// Removes `key` when present (TensorDictSequential::select_out_keys).
   virtual void remove(const NestedKey& key) = 0;
+  /// The batch size of the data (that of outputs written as nested TensorDicts).
   virtual const BatchSize& batch_size() const = 0;
 };
 
@@ -58,13 +63,16 @@ class TensorDictModuleBase {
  public:
   virtual ~TensorDictModuleBase() = default;
 
+  /// The keys read, in the order the module takes its inputs.
   const std::vector<NestedKey>& in_keys() const { return in_keys_; }
+  /// The keys written, in the order the module returns its outputs.
   const std::vector<NestedKey>& out_keys() const { return out_keys_; }
   /// The name used in error messages.
   const std::string& name() const { return name_; }
 
   /// Runs on `td` in place and returns it (a handle to the same TensorDict).
   TensorDict forward(TensorDict td) const;
+  /// forward(td): Python's `module(td)`.
   TensorDict operator()(TensorDict td) const { return forward(std::move(td)); }
 
   /// Runs on a tensorclass instance in place, through its fields, and returns it.
@@ -80,9 +88,11 @@ class TensorDictModuleBase {
   virtual void run(KeyIO& io) const = 0;
 
  protected:
+  /// The keys a subclass reads and writes, and its name for error messages.
   TensorDictModuleBase(std::vector<NestedKey> in_keys, std::vector<NestedKey> out_keys,
                        std::string name)
       : in_keys_(std::move(in_keys)), out_keys_(std::move(out_keys)), name_(std::move(name)) {}
+  /// Replaces the out_keys (TensorDictSequential::select_out_keys).
   void set_out_keys(std::vector<NestedKey> out_keys) { out_keys_ = std::move(out_keys); }
 
  private:
@@ -240,6 +250,7 @@ class TensorDictModule : public TensorDictModuleBase {
       : TensorDictModule(detail::positional(detail::callable(module)), std::move(in_keys),
                          std::move(out_keys), name.empty() ? default_name(module) : std::move(name),
                          Tag{}) {}
+  /// A torch::nn::AnyModule (its any_forward); `name` defaults to the module's name.
   TensorDictModule(torch::nn::AnyModule module, std::vector<NestedKey> in_keys,
                    std::vector<NestedKey> out_keys, std::string name = "")
       : TensorDictModule(detail::positional([module](auto&&... inputs) mutable {
@@ -276,7 +287,9 @@ class TensorDictModule : public TensorDictModuleBase {
 /// a module reads that no earlier module writes; out_keys: every key written, in order.
 class TensorDictSequential : public TensorDictModuleBase {
  public:
+  /// Runs `modules` in order; Error when one is null.
   explicit TensorDictSequential(std::vector<std::shared_ptr<const TensorDictModuleBase>> modules);
+  /// Runs copies of `modules` in order: `TensorDictSequential(actor, critic)`.
   template <class... M,
             std::enable_if_t<(std::is_base_of_v<TensorDictModuleBase, M> && ...), int> = 0>
   explicit TensorDictSequential(M... modules)
@@ -288,6 +301,7 @@ class TensorDictSequential : public TensorDictModuleBase {
   TensorDictSequential& select_out_keys(const std::vector<NestedKey>& keys);
   /// Undoes select_out_keys: every out_key stays.
   TensorDictSequential& reset_out_keys();
+  /// The modules, in running order.
   const std::vector<std::shared_ptr<const TensorDictModuleBase>>& modules() const {
     return modules_;
   }

@@ -1,22 +1,27 @@
 #pragma once
-// TorchScript modules and TensorDicts: IValue conversions both ways, and parameters as TensorDicts
-// (from_module / to_module, scoped swaps and ensembles, as tensordict/module.h does for
-// torch::nn::Module).
-//
-//   torch::jit::Module policy = torch::jit::load("policy.pt");
-//   TensorDictModule actor(policy, {"observation"}, {"action"});  // dict or positional forward
-//   TensorDict params = nn::from_module(policy);                  // {"body": {"0": {...}}}
-//   params.memmap("ckpt");
-//
-// IValue conversion (to_ivalue / from_ivalue):
-//   tensor                       <-> Tensor
-//   nested TensorDict            <-> Dict[str, ...] (nested dicts)
-//   str, int, float, bool        <-> str, int, float, bool (NonTensorData)
-//   lists of those, nested lists <-> List[...] (NonTensorData; a NonTensorStack goes as its
-//                                    nested list and comes back as one NonTensorData)
-//   None                         <-> None (NonTensorData null)
-// Anything else (a JSON object as non-tensor data, a mixed list, a tuple, a list of tensors, an
-// object) is a TypeError naming the key.
+/// \file
+/// TorchScript modules and TensorDicts: IValue conversions both ways, and parameters as TensorDicts
+/// (from_module / to_module, scoped swaps and ensembles, as tensordict/module.h does for
+/// torch::nn::Module).
+///
+/// \code
+///   torch::jit::Module policy = torch::jit::load("policy.pt");
+///   TensorDictModule actor(policy, {"observation"}, {"action"});  // dict or positional forward
+///   TensorDict params = nn::from_module(policy);                  // {"body": {"0": {...}}}
+///   params.memmap("ckpt");
+/// \endcode
+///
+/// IValue conversion (to_ivalue / from_ivalue):
+/// \verbatim
+///   tensor                       <-> Tensor
+///   nested TensorDict            <-> Dict[str, ...] (nested dicts)
+///   str, int, float, bool        <-> str, int, float, bool (NonTensorData)
+///   lists of those, nested lists <-> List[...] (NonTensorData; a NonTensorStack goes as its
+///                                    nested list and comes back as one NonTensorData)
+///   None                         <-> None (NonTensorData null)
+/// \endverbatim
+/// Anything else (a JSON object as non-tensor data, a mixed list, a tuple, a list of tensors, an
+/// object) is a TypeError naming the key.
 
 #include <ATen/core/ivalue.h>
 #include <torch/csrc/jit/api/module.h>
