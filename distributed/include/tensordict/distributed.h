@@ -1,21 +1,24 @@
 #pragma once
-// TensorDicts over PyTorch's distributed engine (c10d): point to point (send, recv, isend, irecv,
-// init_remote / from_remote_init) and collectives (broadcast, all_reduce, all_gather, scatter)
-// over any c10d::ProcessGroup, and a Group that builds a Gloo one on a TCP or file store.
-// Link TensorClass::distributed. This header only names c10d::ProcessGroup, so includers need
-// neither the c10d headers nor USE_C10D_GLOO.
-//
-//   auto group = tensordict::dist::Group::tcp("127.0.0.1", 29500, rank, 2);
-//   if (rank == 0) tensordict::dist::send(td, group.pg(), 1);
-//   else tensordict::dist::recv(td, group.pg(), 0);  // td: same keys and shapes, filled in place
-//
-// Wire protocol (docs/distributed.md): Python tensordict's. Tensor leaves go one message each,
-// keys sorted at every level and walked depth first, tags counting up from `init_tag`; the
-// consolidated path sends one byte buffer; init_remote and the collectives send Python's pickled
-// metadata first. With `check` (the default) send/recv first exchange that description (keys,
-// dtypes, shapes, non-tensor data) and the receiver answers before any tensor moves, so a
-// mismatch throws on the receiver, naming the key, and on the sender; `check = false` sends
-// exactly Python's messages (no check: the peer must expect the same structure).
+/// \file
+/// TensorDicts over PyTorch's distributed engine (c10d): point to point (send, recv, isend, irecv,
+/// init_remote / from_remote_init) and collectives (broadcast, all_reduce, all_gather, scatter)
+/// over any c10d::ProcessGroup, and a Group that builds a Gloo one on a TCP or file store.
+/// Link TensorClass::distributed. This header only names c10d::ProcessGroup, so includers need
+/// neither the c10d headers nor USE_C10D_GLOO.
+///
+/// \code
+///   auto group = tensordict::dist::Group::tcp("127.0.0.1", 29500, rank, 2);
+///   if (rank == 0) tensordict::dist::send(td, group.pg(), 1);
+///   else tensordict::dist::recv(td, group.pg(), 0);  // td: same keys and shapes, filled in place
+/// \endcode
+///
+/// Wire protocol (docs/distributed.md): Python tensordict's. Tensor leaves go one message each,
+/// keys sorted at every level and walked depth first, tags counting up from `init_tag`; the
+/// consolidated path sends one byte buffer; init_remote and the collectives send Python's pickled
+/// metadata first. With `check` (the default) send/recv first exchange that description (keys,
+/// dtypes, shapes, non-tensor data) and the receiver answers before any tensor moves, so a
+/// mismatch throws on the receiver, naming the key, and on the sender; `check = false` sends
+/// exactly Python's messages (no check: the peer must expect the same structure).
 
 #include <chrono>
 #include <cstdint>
@@ -42,6 +45,7 @@ using TimeoutError = tensordict::TimeoutError;
 /// Element-wise reduction of all_reduce.
 enum class ReduceOp { Sum, Product, Min, Max };
 
+/// Options of the operations below (each reads those it names).
 struct CommOptions {
   /// Bound of every wait (each message, each collective).
   std::chrono::milliseconds timeout{30000};
@@ -72,10 +76,14 @@ void recv(const TensorDict& td, c10d::ProcessGroup& group, int src,
 /// An operation under way (isend, irecv); wait() rethrows its error. The destructor waits.
 class Handle {
  public:
+  /// Waits for the operation to end and rethrows its error; once per handle.
   void wait();
+  /// True when the operation has ended (or was waited for), without waiting.
   bool is_completed() const;
 
+  /// The library's own state of the operation.
   struct State;
+  /// Made by isend and irecv.
   explicit Handle(std::shared_ptr<State> state) : state_(std::move(state)) {}
 
  private:
@@ -84,15 +92,19 @@ class Handle {
 
 /// send / recv returning at once. Operations under way at the same time with the same peer need
 /// disjoint tag ranges (as in Python).
+///@{
 Handle isend(const TensorDict& td, c10d::ProcessGroup& group, int dst,
              const CommOptions& options = {});
 Handle irecv(const TensorDict& td, c10d::ProcessGroup& group, int src,
              const CommOptions& options = {});
+///@}
 
 /// Sends structure and content to `dst`, which does not know the structure yet and calls
 /// from_remote_init (the result is consolidated, non-tensor data included).
 void init_remote(const TensorDict& td, c10d::ProcessGroup& group, int dst,
                  const CommOptions& options = {});
+/// Receives what `src`'s init_remote sends: a new TensorDict with the sender's structure and
+/// content.
 TensorDict from_remote_init(c10d::ProcessGroup& group, int src, const CommOptions& options = {});
 
 /// Every rank calls it; returns `src`'s TensorDict on every rank (`td` is read on `src` only).
@@ -122,6 +134,7 @@ using IfTensorClass = std::enable_if_t<std::is_base_of_v<TensorClassTag, C>, int
 std::string python_class_name(const char* python_type);
 }  // namespace detail
 
+/// send of a tensorclass instance's fields.
 template <class C, detail::IfTensorClass<C> = 0>
 void send(const C& obj, c10d::ProcessGroup& group, int dst, const CommOptions& options = {}) {
   send(obj._tensordict(), group, dst, options);
@@ -131,6 +144,7 @@ template <class C, detail::IfTensorClass<C> = 0>
 void recv(const C& obj, c10d::ProcessGroup& group, int src, const CommOptions& options = {}) {
   recv(obj._tensordict(), group, src, options);
 }
+/// init_remote of a tensorclass instance, with its Python class for a Python receiver.
 template <class C, detail::IfTensorClass<C> = 0>
 void init_remote(const C& obj, c10d::ProcessGroup& group, int dst, CommOptions options = {}) {
   options.tensorclass_type = detail::python_class_name(C::class_spec().python_type);
@@ -141,6 +155,8 @@ template <class C, detail::IfTensorClass<C> = 0>
 C from_remote_init(c10d::ProcessGroup& group, int src, const CommOptions& options = {}) {
   return C::from_tensordict(from_remote_init(group, src, options));
 }
+/// broadcast of a tensorclass instance, with its Python class for Python ranks; returns `src`'s
+/// instance as a C on every rank.
 template <class C, detail::IfTensorClass<C> = 0>
 C broadcast(const C& obj, c10d::ProcessGroup& group, int src, CommOptions options = {}) {
   options.tensorclass_type = detail::python_class_name(C::class_spec().python_type);
@@ -158,11 +174,16 @@ class Group {
   static Group file(const std::string& path, int rank, int size,
                     std::chrono::milliseconds timeout = std::chrono::milliseconds(30000));
 
+  /// The process group, for the operations above; valid while a copy of this Group lives.
   c10d::ProcessGroup& pg() const;
+  /// This process's rank.
   int rank() const;
+  /// The number of ranks.
   int size() const;
 
+  /// The library's own state: the store and the process group.
   struct State;
+  /// Made by tcp() and file().
   explicit Group(std::shared_ptr<State> state) : state_(std::move(state)) {}
 
  private:
