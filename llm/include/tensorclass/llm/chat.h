@@ -1,8 +1,9 @@
 #pragma once
-// Chat templates of TorchRL's History, without Jinja: TorchRL's six templates (`chatml_format`,
-// `qwen`, `dialogpt`, `falcon`, `deepseek`, `llama`) rendered byte-exactly as transformers renders
-// them, their inverse (text -> messages), templates users register (add_chat_template), and the
-// assistant-token mask computed from character spans.
+/// \file
+/// Chat templates of TorchRL's History, without Jinja: TorchRL's six templates (`chatml_format`,
+/// `qwen`, `dialogpt`, `falcon`, `deepseek`, `llama`) rendered byte-exactly as transformers renders
+/// them, their inverse (text -> messages), templates users register (add_chat_template), and the
+/// assistant-token mask computed from character spans.
 
 #include <cstdint>
 #include <functional>
@@ -19,7 +20,9 @@ using tensordict::Json;
 
 /// One chat message, as a History element holds it.
 struct ChatMessage {
+  /// "system", "user", "assistant", "tool", ..., or History's padding role kPaddingRole.
   std::string role;
+  /// The text (unused when content_parts is set).
   std::string content;
   Json tool_calls = nullptr;      ///< null, or a list of {"name", "arguments"} / {"function": ...}
   Json tool_responses = nullptr;  ///< null, or a list of responses (rendered with Python's str())
@@ -32,17 +35,23 @@ struct ChatMessage {
 
 /// Half-open character range [begin, end) in a rendered text.
 struct CharSpan {
+  /// Offset of the first character.
   size_t begin = 0;
+  /// Offset one past the last character.
   size_t end = 0;
 };
 
+/// A rendered conversation, with the parts the model generates.
 struct RenderedChat {
+  /// The rendered text.
   std::string text;
   /// What the template's `{% generation %}` blocks enclose (assistant contents, qwen tool calls).
   std::vector<CharSpan> assistant_spans;
 };
 
+/// Options of render_chat: transformers' apply_chat_template keyword arguments.
 struct ChatTemplateOptions {
+  /// End with the template's prompt for the assistant's next message.
   bool add_generation_prompt = true;
   /// Stop right after the last message's content (no end token, no generation prompt), so a
   /// model continues it; an empty final message stops where its content would start.
@@ -51,20 +60,25 @@ struct ChatTemplateOptions {
   Json tools = nullptr;  ///< qwen: a list of tool descriptions (JSON objects)
   /// The tokenizer's special tokens the templates write (`{{ bos_token }}`, `{{ eos_token }}`);
   /// unset: the model family's own (see docs/llm.md), e.g. "<|endoftext|>" for dialogpt.
+  ///@{
   std::optional<std::string> bos_token = std::nullopt;
   std::optional<std::string> eos_token = std::nullopt;
+  ///@}
 };
 
 /// Builds a rendering: template text, and text a template's `{% generation %}` block encloses.
 class ChatWriter {
  public:
+  /// Template text (outside the assistant mask).
   void put(std::string_view s) { text_ += s; }
   /// Text the model generates (marked in the assistant mask).
   void generated(std::string_view s) {
     spans_.push_back({text_.size(), text_.size() + s.size()});
     text_ += s;
   }
+  /// The text written so far.
   const std::string& text() const { return text_; }
+  /// The rendering, moved out of the writer (call it last).
   RenderedChat finish() { return {std::move(text_), std::move(spans_)}; }
 
  private:
@@ -113,9 +127,12 @@ std::vector<ChatMessage> parse_chat(std::string_view text, std::string_view temp
 /// Token ids with the character span each token covers, as a user's tokenizer reports them
 /// (transformers: `return_offsets_mapping=True`; see docs/llm.md for wiring a tokenizer library).
 struct Encoding {
+  /// Token ids, in text order.
   std::vector<int64_t> ids;
+  /// The span of each token (same length as ids).
   std::vector<CharSpan> offsets;
 };
+/// A user's tokenizer wrapped as a callback (none is bundled; docs/llm.md wires SentencePiece).
 using Tokenizer = std::function<Encoding(std::string_view text)>;
 
 /// 1 for every token overlapping an assistant span, else 0.

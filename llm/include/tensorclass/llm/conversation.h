@@ -1,11 +1,12 @@
 #pragma once
-// Conversions between chat messages and the TensorDict layout of a TorchRL History: entries
-// `role`, `content`, `is_complete`, `tool_calls`, `tool_responses`. As TorchRL's
-// History.from_chats builds it, a message is a 0-D TensorDict, a conversation a lazy stack of its
-// messages (batch [n]) and a batch of conversations a lazy stack of those (batch [B, n], or
-// [B, -1] when their lengths differ). Dense 1-D and 2-D layouts (one NonTensorStack per field, as
-// History's constructor or stack() make them) are read too; they may hold padding messages of
-// role "<none>".
+/// \file
+/// Conversions between chat messages and the TensorDict layout of a TorchRL History: entries
+/// `role`, `content`, `is_complete`, `tool_calls`, `tool_responses`. As TorchRL's
+/// History.from_chats builds it, a message is a 0-D TensorDict, a conversation a lazy stack of its
+/// messages (batch [n]) and a batch of conversations a lazy stack of those (batch [B, n], or
+/// [B, -1] when their lengths differ). Dense 1-D and 2-D layouts (one NonTensorStack per field, as
+/// History's constructor or stack() make them) are read too; they may hold padding messages of
+/// role "<none>".
 
 #include <vector>
 

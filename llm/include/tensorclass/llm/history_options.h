@@ -1,5 +1,6 @@
 #pragma once
-// Options of History::apply_chat_template (TorchRL's keyword arguments, typed).
+/// \file
+/// Options of History::apply_chat_template (TorchRL's keyword arguments, typed).
 
 #include <iosfwd>
 #include <string>
@@ -10,6 +11,8 @@
 
 namespace tensorclass::llm {
 
+/// Options of History's apply_chat_template and apply_chat_template_tokens: the template, the
+/// tokenizer and what to return, besides render_chat's options.
 struct HistoryTemplateOptions : ChatTemplateOptions {
   /// A template name (chat_template_names()); empty: detected from `tokenizer_name` by
   /// detect_chat_template (chatml_format when that is empty).
@@ -26,8 +29,10 @@ struct HistoryTemplateOptions : ChatTemplateOptions {
 
 /// Description of one field of History::default_spec (a TorchRL NonTensor spec).
 struct NonTensorFieldSpec {
+  /// The field's name: "role", "content", ...
   std::string name;
   std::vector<int64_t> shape;  ///< -1 for a variable dim
+  /// TorchRL's example value (null when TorchRL has none).
   Json example_data;
 };
 
@@ -35,6 +40,7 @@ struct NonTensorFieldSpec {
 /// as TorchRL prints it.
 struct HistorySpec {
   std::vector<int64_t> shape;  ///< the Composite's shape: the History shape without its last dim
+  /// One spec per History field, in schema order.
   std::vector<NonTensorFieldSpec> fields;
   std::string data_cls;  ///< Python's str() of the class: "<class '...History'>"
 
@@ -44,6 +50,7 @@ struct HistorySpec {
   tensordict::TensorDict zero() const;
 };
 
+/// Prints `spec` as TorchRL prints a Composite (`Composite(\n    role: NonTensor(...`).
 std::ostream& operator<<(std::ostream& os, const HistorySpec& spec);
 
 }  // namespace tensorclass::llm
