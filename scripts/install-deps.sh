@@ -7,6 +7,7 @@ packages=(
   cmake g++ make python3
   libtorch-dev libgloo-dev libyaml-cpp-dev catch2 libclang-dev libkainjow-mustache-dev
   nlohmann-json3-dev libcli11-dev libbenchmark-dev
+  doxygen  # the `docs` target (API reference)
 )
 
 missing=()
