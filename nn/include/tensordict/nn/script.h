@@ -12,14 +12,14 @@
 /// \endcode
 ///
 /// IValue conversion (to_ivalue / from_ivalue):
-/// \verbatim
+/// \code{.unparsed}
 ///   tensor                       <-> Tensor
 ///   nested TensorDict            <-> Dict[str, ...] (nested dicts)
 ///   str, int, float, bool        <-> str, int, float, bool (NonTensorData)
 ///   lists of those, nested lists <-> List[...] (NonTensorData; a NonTensorStack goes as its
 ///                                    nested list and comes back as one NonTensorData)
 ///   None                         <-> None (NonTensorData null)
-/// \endverbatim
+/// \endcode
 /// Anything else (a JSON object as non-tensor data, a mixed list, a tuple, a list of tensors, an
 /// object) is a TypeError naming the key.
 
