@@ -8,6 +8,7 @@
 
 #include "history.h"
 #include "tensorclass/llm/conversation.h"
+#include "tensordict/errors.h"
 #include "tensordict/json.h"
 #include "tensordict/lazy_stack.h"
 
@@ -72,12 +73,12 @@ History History::append(const History& message, bool inplace, int64_t dim) {
                      tensordict::shape_str(message.batch_size()));
   }
   const int64_t d = normalize_dim(dim, ndim(), "append");
-  Rows rows = rows_of(td_);
-  const Rows added = rows_of(message.td_);
+  Rows rows = rows_of(_tensordict());
+  const Rows added = rows_of(message._tensordict());
   if (ndim() == 1) {
     rows.front().push_back(added.front().front());
   } else if (d == 1) {  // one new message per conversation
-    const auto per_row = tensorclass::llm::conversation_messages(message.td_);
+    const auto per_row = tensorclass::llm::conversation_messages(message._tensordict());
     if (per_row.size() != rows.size()) {
       throw ShapeError("append: " + std::to_string(per_row.size()) + " messages for " +
                        std::to_string(rows.size()) + " conversations");
@@ -87,7 +88,7 @@ History History::append(const History& message, bool inplace, int64_t dim) {
     rows.push_back(added.front());
   }
   History out = wrap(tensordict_of(rows, ndim()));
-  if (inplace) td_ = out.td_;
+  if (inplace) rebind(out._tensordict());
   return out;
 }
 
@@ -98,8 +99,8 @@ History History::extend(const History& other, bool inplace, int64_t dim) {
                      tensordict::shape_str(other.batch_size()));
   }
   const int64_t d = normalize_dim(dim, std::max<int64_t>(ndim(), 1), "extend");
-  Rows rows = rows_of(td_);
-  const Rows more = rows_of(other.td_);
+  Rows rows = rows_of(_tensordict());
+  const Rows more = rows_of(other._tensordict());
   if (ndim() <= 1 || d == 1) {  // longer conversations
     if (more.size() != rows.size()) {
       throw ShapeError("extend: " + std::to_string(more.size()) + " conversations for " +
@@ -112,13 +113,13 @@ History History::extend(const History& other, bool inplace, int64_t dim) {
     rows.insert(rows.end(), more.begin(), more.end());
   }
   History out = wrap(tensordict_of(rows, std::max<int64_t>(ndim(), 1)));
-  if (inplace) td_ = out.td_;
+  if (inplace) rebind(out._tensordict());
   return out;
 }
 
 History History::from_chats(const tensordict::Json& chats) {
   if (!chats.is_array() || chats.empty()) {
-    throw std::invalid_argument("from_chats: expected a non-empty list of messages or of chats");
+    throw ::tensordict::ValueError("from_chats: expected a non-empty list of messages or of chats");
   }
   // TorchRL's layout: one 0-D History per message, lazily stacked per chat, chats lazily stacked.
   // Errors name the message (and the chat, for a batch): "from_chats: chat 1, message 0: ...".
@@ -149,13 +150,13 @@ History History::from_chats(const tensordict::Json& chats) {
 
 History History::from_text(std::string_view text, std::string_view template_name) {
   auto messages = tensorclass::llm::parse_chat(text, template_name);
-  if (messages.empty()) throw std::invalid_argument("from_text: the text holds no message");
+  if (messages.empty()) throw ::tensordict::ValueError("from_text: the text holds no message");
   return wrap(tensorclass::llm::conversation_tensordict(messages));
 }
 
 std::vector<std::string> History::apply_chat_template(const HistoryTemplateOptions& options) const {
   std::vector<std::string> texts;
-  for (const auto& row : rows_of(td_)) {
+  for (const auto& row : rows_of(_tensordict())) {
     texts.push_back(tensorclass::llm::render_chat(row, template_of(options), options).text);
   }
   return texts;
@@ -163,12 +164,12 @@ std::vector<std::string> History::apply_chat_template(const HistoryTemplateOptio
 
 TensorDict History::apply_chat_template_tokens(const HistoryTemplateOptions& options) const {
   if (!options.tokenizer) {
-    throw std::invalid_argument("apply_chat_template_tokens: options.tokenizer is not set");
+    throw ::tensordict::ValueError("apply_chat_template_tokens: options.tokenizer is not set");
   }
   std::vector<tensorclass::llm::Encoding> encodings;
   std::vector<std::vector<int64_t>> masks;
   size_t longest = 0;
-  for (const auto& row : rows_of(td_)) {
+  for (const auto& row : rows_of(_tensordict())) {
     auto rendered = tensorclass::llm::render_chat(row, template_of(options), options);
     encodings.push_back(options.tokenizer(rendered.text));
     if (options.return_assistant_tokens_mask) {

@@ -150,10 +150,10 @@ inline constexpr std::array<std::string_view, 77> kTensorClassMembers{
     "is_memmap", "lazy_stack", "load", "load_", "load_memmap", "load_memmap_", "load_state_dict",
     "lock_", "memmap", "memmap_", "memmap_async", "memmap_like", "memmap_refresh_", "names", "ndim",
     "nested_field", "numel", "operator[]", "optional_nested_field", "optional_tensor_field",
-    "optional_value_field", "permute", "refine_names", "rename", "rename_", "required_entry",
+    "optional_value_field", "permute", "rebind", "refine_names", "rename", "rename_", "required_entry",
     "reshape", "save",
     "saved_path", "set", "set_batch_size", "set_field", "set_names", "spec", "split", "squeeze",
-    "stack", "state_dict", "td_", "tensor_field", "to", "to_tensordict", "transpose", "unbind",
+    "stack", "state_dict", "tensor_field", "to", "to_tensordict", "transpose", "unbind",
     "unflatten", "unlock_", "unsqueeze", "update", "update_", "value_field", "view", "wrap"};
 // clang-format on
 

@@ -7,10 +7,10 @@
 // TensorDict forgets that fact whenever its keys change). A field whose value is None is absent
 // from the TensorDict, as in Python (it lives in `_non_tensordict` there).
 //
-// Everything that does not depend on the field types lives here and in tensorclass*.cpp, tested
-// once: casting per the class options (format spec §7), construction, get/set by name, repr,
-// state_dict, equality, the TensorDict ops returning the typed class, and the memmap layout of
-// tensorclasses (spec §3).
+// Everything that does not depend on the field types lives here and in runtime/src/tensorclass/
+// (declared in detail/tensorclass_support.h), tested once: casting per the class options (format
+// spec §7), construction, get/set by name, repr, state_dict, equality, the TensorDict ops returning
+// the typed class, and the memmap layout of tensorclasses (spec §3).
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
@@ -25,245 +25,14 @@
 #include <vector>
 
 #include "tensordict/class_contract.h"
+#include "tensordict/class_spec.h"
+#include "tensordict/detail/tensorclass_support.h"
 #include "tensordict/lazy_stack.h"
 #include "tensordict/state_dict.h"
+#include "tensordict/tensorclass_future.h"
 #include "tensordict/tensordict.h"
 
 namespace tensordict {
-
-// ---- the static description of a class ---------------------------------------------------------
-
-struct ClassSpec;
-
-/// One field of a class. Generated code builds it by name:
-/// `FieldSpec("obs", FieldKind::Tensor).with_dtype(at::ScalarType::Float).with_shape({-1, 3})`.
-struct FieldSpec {
-  const char* name;
-  FieldKind kind;
-  bool optional = false;
-  /// Class fields: the nested class's spec.
-  const ClassSpec& (*nested)() = nullptr;
-  /// Tensor fields: required dtype, and shape (-1 = any size) when the schema gives one.
-  std::optional<at::ScalarType> dtype = std::nullopt;
-  std::optional<std::vector<int64_t>> shape = std::nullopt;
-
-  FieldSpec(const char* field_name, FieldKind field_kind) : name(field_name), kind(field_kind) {}
-  /// The field may be None (`optional[...]` in the schema).
-  FieldSpec& nullable() { return optional = true, *this; }
-  FieldSpec& with_class(const ClassSpec& (*spec)()) { return nested = spec, *this; }
-  FieldSpec& with_dtype(at::ScalarType required) { return dtype = required, *this; }
-  FieldSpec& with_shape(std::vector<int64_t> required) {
-    return shape = std::move(required), *this;
-  }
-};
-
-struct ClassSpec {
-  const char* name;         ///< C++ / Python class name, e.g. "RewardData"
-  const char* python_type;  ///< `_type` on disk, e.g. "<class 'torchrl...RewardData'>"
-  ClassOptions options;
-  std::vector<FieldSpec> fields;
-
-  /// Index of the field called `name`, or -1.
-  int64_t field_index(std::string_view name) const;
-};
-
-struct TensorClassTag;
-
-/// A value given to a field: None, a tensor, a nested collection (a TensorDict or an instance of a
-/// generated class) or JSON-like data. Which kind is stored then depends on the class options
-/// (spec §7.1).
-class FieldValue {
- public:
-  FieldValue() = default;        // None
-  FieldValue(std::nullopt_t) {}  // NOLINT: None
-  /// An undefined tensor (a default-constructed Args member) means None.
-  FieldValue(at::Tensor t) {  // NOLINT
-    if (t.defined()) v_ = std::move(t);
-  }
-  FieldValue(TensorDict td) : v_(std::move(td)) {}  // NOLINT
-  template <class T, class = std::enable_if_t<std::is_base_of_v<TensorClassTag, T>>>
-  FieldValue(const T& instance) : v_(instance._tensordict()) {}  // NOLINT
-  FieldValue(Json json) : v_(std::move(json)) {}                 // NOLINT
-  FieldValue(const char* s) : v_(Json(s)) {}                     // NOLINT
-  FieldValue(std::string s) : v_(Json(std::move(s))) {}          // NOLINT
-  FieldValue(bool b) : v_(Json(b)) {}                            // NOLINT
-  FieldValue(int v) : v_(Json(static_cast<int64_t>(v))) {}       // NOLINT
-  FieldValue(int64_t v) : v_(Json(v)) {}                         // NOLINT
-  FieldValue(double v) : v_(Json(v)) {}                          // NOLINT
-  template <class T>
-  FieldValue(std::optional<T> v) {  // NOLINT
-    if (v) *this = FieldValue(std::move(*v));
-  }
-  template <class T>
-  FieldValue(const std::vector<T>& items) : v_(Json(items)) {}  // NOLINT
-
-  bool is_none() const { return std::holds_alternative<std::monostate>(v_); }
-  const at::Tensor* tensor() const { return std::get_if<at::Tensor>(&v_); }
-  const TensorDict* tensordict() const { return std::get_if<TensorDict>(&v_); }
-  const Json* json() const { return std::get_if<Json>(&v_); }
-
- private:
-  std::variant<std::monostate, at::Tensor, TensorDict, Json> v_;
-};
-
-/// What an autocast class's constructor and setters take for an int, float, bool or str field: a
-/// `T`, None, or a tensor, which the class casts to `T` as Python's autocast does (`int(t)`).
-template <class T>
-class Autocast : public FieldValue {
- public:
-  Autocast() = default;
-  Autocast(std::nullopt_t) {}                                         // NOLINT: None
-  Autocast(T value) : FieldValue(std::move(value)) {}                 // NOLINT
-  Autocast(std::optional<T> value) : FieldValue(std::move(value)) {}  // NOLINT
-  Autocast(at::Tensor t) : FieldValue(std::move(t)) {}                // NOLINT
-  /// A string literal for a str field (one user-defined conversion, not two).
-  template <class U = T, class = std::enable_if_t<std::is_same_v<U, std::string>>>
-  Autocast(const char* s) : FieldValue(s) {}  // NOLINT
-};
-
-/// Field values by name: Python's `non_tensordict` argument of from_tensordict.
-using FieldValues = std::vector<std::pair<std::string, FieldValue>>;
-
-/// Options of TensorClass::state_dict, with Python's meaning.
-struct StateDictOptions {
-  std::string prefix;      ///< prepended to every key as is ("model." gives "model.x")
-  bool keep_vars = false;  ///< tensors as stored (not detached)
-  bool flatten = true;     ///< false: nested levels as nested StateDicts (StateDict::nested)
-};
-
-// ---- type-erased machinery (tensorclass*.cpp) ---------------------------------------------------
-namespace tc {
-
-/// The value to store for `value` in field `field` per the class options, or nullopt for None.
-/// Checks the declared dtype/shape (TypeError / ShapeError naming the field).
-std::optional<Value> cast(const ClassSpec& spec, size_t field, const FieldValue& value,
-                          const BatchSize& batch_size, std::optional<at::Device> device);
-/// Builds the inner TensorDict from one value per field (in field order), its dims named `names`
-/// (Python's `names=`); locked when frozen.
-TensorDict build(const ClassSpec& spec, const std::vector<FieldValue>& values, BatchSize batch_size,
-                 std::optional<at::Device> device, std::optional<DimNames> names = std::nullopt);
-/// LockedError naming the field when `td` is locked (a frozen or memory-mapped instance).
-void check_settable(const TensorDict& td, const ClassSpec& spec, size_t field);
-/// Stores `value` in field `field` (None removes it).
-void set(TensorDict& td, const ClassSpec& spec, size_t field, const FieldValue& value);
-/// The stored entry of field `field` (slot `field` when its key matches, else a lookup), or
-/// nullptr when the field is None.
-const Value* find(const TensorDict& td, const ClassSpec& spec, size_t field);
-/// Same, throwing KeyError naming the class and field when the field is None.
-const Value& require(const TensorDict& td, const ClassSpec& spec, size_t field);
-// The generated accessors' slow path (their fast path is TensorDict::class_slot): like find, and
-// records the class layout when the keys are the fields of `cls` in order, so that the next reads
-// are inline.
-const Value* entry(const TensorDict& td, detail::ClassToken cls, size_t field);
-/// The tensor of field `field`; KeyError when None, TypeError when the entry is not a tensor.
-const at::Tensor& tensor(const TensorDict& td, detail::ClassToken cls, size_t field);
-/// Field index of `name`; KeyError listing the fields when there is none.
-size_t index_of(const ClassSpec& spec, std::string_view name);
-/// A stored entry as JSON: NonTensorData's data, a stack's nested list, a tensor's item / list,
-/// a nested TensorDict's tolist() (dicts of its entries, one list level per batch dim).
-Json to_json(const Value& value);
-
-// Reading a non-tensor field as its C++ type. NonTensorData is read in place (no JSON copy);
-// tensors (numbers stored as tensors) convert directly. A value of another kind (e.g. one string
-// per element after stacking) throws TypeError naming `Class.field`, the expected and actual kind.
-void read(const Value& value, const ClassSpec& spec, size_t field, std::string& out);
-void read(const Value& value, const ClassSpec& spec, size_t field, int64_t& out);
-void read(const Value& value, const ClassSpec& spec, size_t field, double& out);
-void read(const Value& value, const ClassSpec& spec, size_t field, bool& out);
-void read(const Value& value, const ClassSpec& spec, size_t field, Json& out);
-void read(const Value& value, const ClassSpec& spec, size_t field, std::vector<int64_t>& out);
-void read(const Value& value, const ClassSpec& spec, size_t field, std::vector<double>& out);
-/// The stored JSON of NonTensorData (no copy), else nullptr.
-const Json* stored_json(const Value& value);
-[[noreturn]] void wrong_kind(const ClassSpec& spec, size_t field, const Json& actual);
-/// Any other (list) type: through nlohmann's conversion, with the same TypeError.
-template <class T>
-void read(const Value& value, const ClassSpec& spec, size_t field, T& out) {
-  const Json* stored = stored_json(value);
-  const Json converted = stored ? Json() : to_json(value);
-  const Json& json = stored ? *stored : converted;
-  try {
-    out = json.template get<T>();
-  } catch (const nlohmann::json::exception&) {
-    wrong_kind(spec, field, json);
-  }
-}
-
-/// Checks that `td` only holds fields of `spec` (KeyError otherwise) and recursively that nested
-/// class fields hold TensorDicts.
-void check_fields(const TensorDict& td, const ClassSpec& spec);
-TensorDict to_tensordict(const TensorDict& td, const ClassSpec& spec, bool retain_none);
-void print(std::ostream& os, const TensorDict& td, const ClassSpec& spec);
-/// True when both hold the same fields with equal values (None fields included).
-bool equal(const TensorDict& a, const TensorDict& b);
-
-StateDict state_dict(const TensorDict& td, const ClassSpec& spec,
-                     const StateDictOptions& options = {});
-void load_state_dict(TensorDict& td, const ClassSpec& spec, const StateDict& state, bool strict,
-                     bool assign, std::optional<bool> from_flatten);
-
-/// Writes the tensorclass directory (meta.json with `_type` first and the None fields, the
-/// entries under `_tensordict/`); nested class fields become tensorclass directories. Returns the
-/// memory-mapped inner TensorDict. `like`: memmap_like.
-TensorDict memmap(const TensorDict& td, const ClassSpec& spec, const std::string& prefix,
-                  const MemmapOptions& options, bool like);
-/// memmap_: writes like `memmap`, then points `td` (and every handle sharing it, nested levels
-/// included) at the mapped files.
-void memmap_in_place(TensorDict& td, const ClassSpec& spec, const std::string& prefix,
-                     const MemmapOptions& options);
-/// load_memmap_: refills `td` (every handle sharing it sees the loaded fields) from `prefix`.
-void load_memmap_in_place(TensorDict& td, const ClassSpec& spec, const std::string& prefix);
-/// Loads a tensorclass directory; FormatError unless its `_type` is `spec.python_type` and its
-/// keys are fields of the class.
-TensorDict load_memmap(const ClassSpec& spec, const std::string& prefix,
-                       std::optional<at::Device> device);
-/// `memmap` on a background thread.
-TensorDictFuture memmap_async(const TensorDict& td, const ClassSpec& spec,
-                              const std::string& prefix, const MemmapOptions& options);
-/// Reloads a memory-mapped instance from the directory it was saved to (Error when it has none).
-void memmap_refresh(TensorDict& td, const ClassSpec& spec);
-
-// ---- the everyday API by key (tensorclass/api.cpp) ----------------------------------------------
-/// Python's get(key[, default]): the entry at `key` (a field, or a path through class fields and
-/// TensorDicts); nullopt when that field is None. A key that does not resolve (no such field, a
-/// None or non-collection entry on the path, a key missing from a TensorDict) gives
-/// `*default_value`, or a KeyError naming the key when `default_value` is null.
-std::optional<Value> get_path(const TensorDict& td, const ClassSpec& spec, const NestedKey& key,
-                              const std::optional<Value>* default_value);
-/// Python's set(key, value, inplace): a field (cast per the class options) or a path into a
-/// nested class field or TensorDict. `inplace` copies a tensor into the stored tensor (a nested
-/// instance or TensorDict: update_) and refuses to replace a stored entry with a value of another
-/// kind (TypeError); a missing entry is simply set.
-void set_path(TensorDict& td, const ClassSpec& spec, const NestedKey& key, const FieldValue& value,
-              bool inplace);
-/// The TensorDict an instance built by from_tensordict(td, non_tensordict, safe) wraps: `td`
-/// itself, or with `non_tensordict` a structure copy of it (tensors shared) holding those fields
-/// too. `safe` checks that the keys are fields of the class (KeyError) and nested classes hold
-/// TensorDicts; a key both in `td` and in `non_tensordict` with a value other than None is a
-/// KeyError.
-TensorDict from_tensordict(const TensorDict& td, const ClassSpec& spec,
-                           const FieldValues& non_tensordict, bool safe);
-
-}  // namespace tc
-
-namespace detail {
-/// Passed to a generated class's private constructor that wraps an existing TensorDict.
-struct WrapTag {};
-}  // namespace detail
-
-/// The instance a background memmap will give (Python's memmap(return_early=True)): get() waits
-/// and returns it (or rethrows the write's error), once.
-template <class T>
-class TensorClassFuture {
- public:
-  explicit TensorClassFuture(TensorDictFuture inner) : inner_(std::move(inner)) {}
-  T get() { return T::from_tensordict(inner_.get(), {}, false); }
-  void wait() const { inner_.wait(); }
-  bool valid() const { return inner_.valid(); }
-
- private:
-  TensorDictFuture inner_;
-};
 
 // ---- the CRTP base
 // -------------------------------------------------------------------------------
@@ -290,16 +59,16 @@ class TensorClass : public TensorClassTag {
   static Derived from_tensordict(TensorDict td, const FieldValues& non_tensordict = {},
                                  bool safe = true) {
     if (non_tensordict.empty()) {
-      if (safe) tc::check_fields(td, spec());
+      if (safe) detail::tc::check_fields(td, spec());
       return wrap(std::move(td));
     }
-    return wrap(tc::from_tensordict(td, spec(), non_tensordict, safe));
+    return wrap(detail::tc::from_tensordict(td, spec(), non_tensordict, safe));
   }
   /// A new TensorDict with the fields (tensors cloned, nested classes converted); None fields
   /// are dropped unless `retain_none`, which keeps them as NonTensorData(None). The default is
   /// what Python 0.14 does (its docstring says True, its code drops them).
   TensorDict to_tensordict(bool retain_none = false) const {
-    return tc::to_tensordict(td_, spec(), retain_none);
+    return detail::tc::to_tensordict(td_, spec(), retain_none);
   }
   /// The inner TensorDict (Python's `_tensordict`), aliasing this instance.
   const TensorDict& _tensordict() const { return td_; }
@@ -308,17 +77,17 @@ class TensorClass : public TensorClassTag {
   /// The stored entry at `key` (a field name, or a path into nested class fields and TensorDicts:
   /// `{"inner", "x"}`), or nullopt when that field is None. KeyError when `key` does not resolve.
   std::optional<Value> get(const NestedKey& key) const {
-    return tc::get_path(td_, spec(), key, nullptr);
+    return detail::tc::get_path(td_, spec(), key, nullptr);
   }
   /// Python's get(key, default): `default_value` when `key` does not resolve; a None field still
   /// gives nullopt. `get(key, std::nullopt)` is Python's `get(key)`.
   std::optional<Value> get(const NestedKey& key, const std::optional<Value>& default_value) const {
-    return tc::get_path(td_, spec(), key, &default_value);
+    return detail::tc::get_path(td_, spec(), key, &default_value);
   }
   /// Python's set(key, value, inplace): sets a field through the class's casting rules, or an
   /// entry of a nested class field / TensorDict. `inplace` writes into the stored tensor.
   Derived& set(const NestedKey& key, const FieldValue& value, bool inplace = false) {
-    tc::set_path(td_, spec(), key, value, inplace);
+    detail::tc::set_path(td_, spec(), key, value, inplace);
     return self();
   }
 
@@ -417,18 +186,18 @@ class TensorClass : public TensorClassTag {
 
   // ---- memmap family (spec §3) ------------------------------------------------------------------
   Derived memmap(const std::string& prefix, const MemmapOptions& options = {}) const {
-    return wrap(tc::memmap(td_, spec(), prefix, options, false));
+    return wrap(detail::tc::memmap(td_, spec(), prefix, options, false));
   }
   Derived memmap_like(const std::string& prefix, const MemmapOptions& options = {}) const {
-    return wrap(tc::memmap(td_, spec(), prefix, options, true));
+    return wrap(detail::tc::memmap(td_, spec(), prefix, options, true));
   }
   /// Python's memmap(return_early=True): the write runs on a background thread.
   TensorClassFuture<Derived> memmap_async(const std::string& prefix,
                                           const MemmapOptions& options = {}) const {
-    return TensorClassFuture<Derived>(tc::memmap_async(td_, spec(), prefix, options));
+    return TensorClassFuture<Derived>(detail::tc::memmap_async(td_, spec(), prefix, options));
   }
   Derived& memmap_(const std::string& prefix, const MemmapOptions& options = {}) {
-    tc::memmap_in_place(td_, spec(), prefix, options);
+    detail::tc::memmap_in_place(td_, spec(), prefix, options);
     return self();
   }
   Derived save(const std::string& prefix, const MemmapOptions& options = {}) const {
@@ -440,19 +209,19 @@ class TensorClass : public TensorClassTag {
   /// Loads a directory written for this class (by C++ or by its Python counterpart).
   static Derived load_memmap(const std::string& prefix,
                              std::optional<at::Device> device = std::nullopt) {
-    return wrap(tc::load_memmap(spec(), prefix, device));
+    return wrap(detail::tc::load_memmap(spec(), prefix, device));
   }
   static Derived load(const std::string& prefix, std::optional<at::Device> device = std::nullopt) {
     return load_memmap(prefix, device);
   }
   Derived& load_memmap_(const std::string& prefix) {
-    tc::load_memmap_in_place(td_, spec(), prefix);
+    detail::tc::load_memmap_in_place(td_, spec(), prefix);
     return self();
   }
   Derived& load_(const std::string& prefix) { return load_memmap_(prefix); }
   /// Reloads every field from the directory this instance is memory-mapped to.
   Derived& memmap_refresh_() {
-    tc::memmap_refresh(td_, spec());
+    detail::tc::memmap_refresh(td_, spec());
     return self();
   }
   bool is_memmap() const { return td_.is_memmap(); }
@@ -461,21 +230,23 @@ class TensorClass : public TensorClassTag {
   // ---- state dict, comparison, printing --------------------------------------------------------
   /// Python's state_dict(prefix=, keep_vars=, flatten=): `state_dict({"model."})`.
   StateDict state_dict(const StateDictOptions& options = {}) const {
-    return tc::state_dict(td_, spec(), options);
+    return detail::tc::state_dict(td_, spec(), options);
   }
   Derived& load_state_dict(const StateDict& state, bool strict = true, bool assign = false,
                            std::optional<bool> from_flatten = std::nullopt) {
-    tc::load_state_dict(td_, spec(), state, strict, assign, from_flatten);
+    detail::tc::load_state_dict(td_, spec(), state, strict, assign, from_flatten);
     return self();
   }
   /// Element-wise comparison of every tensor field (a TensorDict of bool tensors).
   TensorDict eq(const Derived& other) const { return td_ == other.td_; }
   /// True when every field (None included) holds equal values.
-  friend bool operator==(const Derived& a, const Derived& b) { return tc::equal(a.td_, b.td_); }
+  friend bool operator==(const Derived& a, const Derived& b) {
+    return detail::tc::equal(a.td_, b.td_);
+  }
   friend bool operator!=(const Derived& a, const Derived& b) { return !(a == b); }
   /// Python's repr layout: `Name(\n    field=...,\n    batch_size=..., device=..., is_shared=...)`.
   friend std::ostream& operator<<(std::ostream& os, const Derived& obj) {
-    tc::print(os, obj.td_, spec());
+    detail::tc::print(os, obj.td_, spec());
     return os;
   }
 
@@ -483,27 +254,29 @@ class TensorClass : public TensorClassTag {
   explicit TensorClass(TensorDict td) : td_(std::move(td)) {}
 
   static Derived wrap(TensorDict td) { return Derived(detail::WrapTag{}, std::move(td)); }
+  /// Points this instance at `td` (hand-written methods' inplace=True, e.g. History::append).
+  void rebind(TensorDict td) { td_ = std::move(td); }
   static TensorDict build(const std::vector<FieldValue>& values, BatchSize batch_size,
                           std::optional<at::Device> device,
                           std::optional<DimNames> names = std::nullopt) {
-    return tc::build(spec(), values, std::move(batch_size), device, std::move(names));
+    return detail::tc::build(spec(), values, std::move(batch_size), device, std::move(names));
   }
 
   // Typed field access for the generated accessors. Inline while the keys are known to be the
   // fields in schema order (TensorDict::class_slot), through the runtime otherwise.
   const Value* field_entry(size_t i) const {
     if (const Value* v = td_.class_slot(&Derived::class_spec, i)) return v;
-    return tc::entry(td_, &Derived::class_spec, i);
+    return detail::tc::entry(td_, &Derived::class_spec, i);
   }
   const Value& required_entry(size_t i) const {
     const Value* v = field_entry(i);
-    return v ? *v : tc::require(td_, spec(), i);  // KeyError naming the field
+    return v ? *v : detail::tc::require(td_, spec(), i);  // KeyError naming the field
   }
   const at::Tensor& tensor_field(size_t i) const {
     if (const Value* v = td_.class_slot(&Derived::class_spec, i)) {
       if (const at::Tensor* t = v->tensor_if()) return *t;
     }
-    return tc::tensor(td_, &Derived::class_spec, i);
+    return detail::tc::tensor(td_, &Derived::class_spec, i);
   }
   std::optional<at::Tensor> optional_tensor_field(size_t i) const {
     const Value* v = field_entry(i);
@@ -512,24 +285,24 @@ class TensorClass : public TensorClassTag {
   template <class T>
   T value_field(size_t i) const {
     T out{};
-    tc::read(required_entry(i), spec(), i, out);
+    detail::tc::read(required_entry(i), spec(), i, out);
     return out;
   }
   template <class T>
   std::optional<T> optional_value_field(size_t i) const {
     const Value* v = field_entry(i);
     if (!v) return std::nullopt;
-    const Json* json = tc::stored_json(*v);
+    const Json* json = detail::tc::stored_json(*v);
     if (json && json->is_null()) return std::nullopt;
     T out{};
-    tc::read(*v, spec(), i, out);
+    detail::tc::read(*v, spec(), i, out);
     return out;
   }
   /// An `any` field: its JSON value, null when the field is None (Python returns None).
   Json any_field(size_t i) const {
     const Value* v = field_entry(i);
     Json out;
-    if (v) tc::read(*v, spec(), i, out);
+    if (v) detail::tc::read(*v, spec(), i, out);
     return out;
   }
   template <class Nested>
@@ -542,7 +315,7 @@ class TensorClass : public TensorClassTag {
     return v ? std::optional<Nested>(Nested::wrap(v->tensordict())) : std::nullopt;
   }
   Derived& set_field(size_t i, FieldValue value) {
-    tc::set(td_, spec(), i, value);
+    detail::tc::set(td_, spec(), i, value);
     return self();
   }
 
@@ -561,9 +334,9 @@ class TensorClass : public TensorClassTag {
     return value ? as_field(std::move(*value)) : FieldValue();
   }
 
+ private:
   TensorDict td_;
 
- private:
   template <class Other>
   friend class TensorClass;
 

@@ -7,7 +7,7 @@
 #include "memmap/internal.h"
 #include "tensordict/tensorclass.h"
 
-namespace tensordict::tc {
+namespace tensordict::detail::tc {
 namespace {
 
 NestedKey rest_of(const NestedKey& key) {
@@ -168,4 +168,4 @@ void memmap_refresh(TensorDict& td, const ClassSpec& spec) {
   memmap_in_place(td, spec, prefix, options);
 }
 
-}  // namespace tensordict::tc
+}  // namespace tensordict::detail::tc

@@ -26,7 +26,7 @@ const at::Tensor& StateDict::at(const std::string& key) const {
   throw KeyError("state dict has no key '" + key + "'");
 }
 
-namespace tc {
+namespace detail::tc {
 namespace {
 
 std::string where(const ClassSpec& spec, const FieldSpec& field) {
@@ -550,5 +550,5 @@ bool equal(const TensorDict& a, const TensorDict& b) {
   return true;
 }
 
-}  // namespace tc
+}  // namespace detail::tc
 }  // namespace tensordict

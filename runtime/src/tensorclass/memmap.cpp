@@ -9,7 +9,7 @@
 #include "tensordict/memmap.h"
 #include "tensordict/tensorclass.h"
 
-namespace tensordict::tc {
+namespace tensordict::detail::tc {
 namespace {
 
 // Presence only: reading a field of a ragged lazy stack would stack it (and fail).
@@ -138,9 +138,9 @@ TensorDict load_memmap(const ClassSpec& spec, const std::string& prefix,
   return td;
 }
 
-}  // namespace tensordict::tc
+}  // namespace tensordict::detail::tc
 
-namespace tensordict::tc {
+namespace tensordict::detail::tc {
 
 void load_memmap_in_place(TensorDict& td, const ClassSpec& spec, const std::string& prefix) {
   TensorDict loaded = load_memmap(spec, prefix, td.device());
@@ -156,4 +156,4 @@ void load_memmap_in_place(TensorDict& td, const ClassSpec& spec, const std::stri
   dst.saved_path = src.saved_path;
 }
 
-}  // namespace tensordict::tc
+}  // namespace tensordict::detail::tc

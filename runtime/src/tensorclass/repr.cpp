@@ -11,7 +11,7 @@
 #include "tensordict/json.h"
 #include "tensordict/tensorclass.h"
 
-namespace tensordict::tc {
+namespace tensordict::detail::tc {
 namespace {
 
 std::string torch_size(at::IntArrayRef shape) { return "torch.Size(" + shape_str(shape) + ")"; }
@@ -86,4 +86,4 @@ void print(std::ostream& os, const TensorDict& td, const ClassSpec& spec) {
      << indent << "is_shared=False)";
 }
 
-}  // namespace tensordict::tc
+}  // namespace tensordict::detail::tc

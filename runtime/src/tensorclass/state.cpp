@@ -8,7 +8,7 @@
 #include "lazy/internal.h"
 #include "tensordict/tensorclass.h"
 
-namespace tensordict::tc {
+namespace tensordict::detail::tc {
 namespace {
 
 std::string join_key(const std::string& prefix, const std::string& key) {
@@ -276,18 +276,18 @@ void load_state_dict(TensorDict& td, const ClassSpec& spec, const StateDict& sta
   Loader(state, strict, assign, from_flatten.value_or(true)).load(td, &spec, "");
 }
 
-}  // namespace tensordict::tc
+}  // namespace tensordict::detail::tc
 
 namespace tensordict {
 
 StateDict TensorDict::state_dict() const {
   StateDict out;
-  tc::Collector({}, out).collect_td(*this, "");
+  detail::tc::Collector({}, out).collect_td(*this, "");
   return out;
 }
 
 TensorDict& TensorDict::load_state_dict(const StateDict& state, bool strict, bool assign) {
-  tc::Loader loader(state, strict, assign, true);
+  detail::tc::Loader loader(state, strict, assign, true);
   if (strict) loader.check_keys(*this);
   loader.load(*this, nullptr, "");
   return *this;

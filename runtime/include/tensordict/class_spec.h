@@ -1,0 +1,147 @@
+#pragma once
+/// \file
+/// The static description of a generated class (ClassSpec, FieldSpec) and the values its fields
+/// take (FieldValue, Autocast): what tcgen emits and the runtime's tensorclass code reads.
+
+#include <ATen/core/Tensor.h>
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "tensordict/class_contract.h"
+#include "tensordict/tensordict.h"
+
+namespace tensordict {
+
+struct ClassSpec;
+
+/// One field of a class. Generated code builds it by name:
+/// `FieldSpec("obs", FieldKind::Tensor).with_dtype(at::ScalarType::Float).with_shape({-1, 3})`.
+struct FieldSpec {
+  const char* name;       ///< the field's name in the schema, in Python and on disk
+  FieldKind kind;         ///< what the field holds (tensor, str, nested class...)
+  bool optional = false;  ///< whether the field may be None
+  /// Class fields: the nested class's spec.
+  const ClassSpec& (*nested)() = nullptr;
+  /// Tensor fields: the required dtype, when the schema gives one.
+  std::optional<at::ScalarType> dtype = std::nullopt;
+  /// Tensor fields: the required shape (-1 = any size), when the schema gives one.
+  std::optional<std::vector<int64_t>> shape = std::nullopt;
+
+  /// A required field of `field_kind`, no dtype or shape constraint.
+  FieldSpec(const char* field_name, FieldKind field_kind) : name(field_name), kind(field_kind) {}
+  /// The field may be None (`optional[...]` in the schema).
+  FieldSpec& nullable() { return optional = true, *this; }
+  /// A class field: `spec` gives the nested class's spec.
+  FieldSpec& with_class(const ClassSpec& (*spec)()) { return nested = spec, *this; }
+  /// A tensor field that must hold `required`.
+  FieldSpec& with_dtype(at::ScalarType required) { return dtype = required, *this; }
+  /// A tensor field whose shape must match `required` (-1: any size).
+  FieldSpec& with_shape(std::vector<int64_t> required) {
+    return shape = std::move(required), *this;
+  }
+};
+
+/// A generated class: its names, options and fields in schema order (the order of its entries).
+struct ClassSpec {
+  const char* name;               ///< C++ / Python class name, e.g. "RewardData"
+  const char* python_type;        ///< `_type` on disk, e.g. "<class 'torchrl...RewardData'>"
+  ClassOptions options;           ///< frozen, autocast, nocast, tensor_only, shadow
+  std::vector<FieldSpec> fields;  ///< in schema order
+
+  /// Index of the field called `name`, or -1.
+  int64_t field_index(std::string_view name) const;
+};
+
+struct TensorClassTag;
+
+/// A value given to a field: None, a tensor, a nested collection (a TensorDict or an instance of a
+/// generated class) or JSON-like data. Which kind is stored then depends on the class options
+/// (spec §7.1).
+class FieldValue {
+ public:
+  /// None.
+  FieldValue() = default;
+  /// None.
+  FieldValue(std::nullopt_t) {}  // NOLINT
+  /// An undefined tensor (a default-constructed Args member) means None.
+  FieldValue(at::Tensor t) {  // NOLINT
+    if (t.defined()) v_ = std::move(t);
+  }
+  /// A nested collection (a TensorDict; for a class field, the nested instance's).
+  FieldValue(TensorDict td) : v_(std::move(td)) {}  // NOLINT
+  /// An instance of a generated class: its TensorDict.
+  template <class T, class = std::enable_if_t<std::is_base_of_v<TensorClassTag, T>>>
+  FieldValue(const T& instance) : v_(instance._tensordict()) {}  // NOLINT
+  /// JSON-like data (str, numbers, bools, lists, dicts).
+  FieldValue(Json json) : v_(std::move(json)) {}  // NOLINT
+  /// A string.
+  FieldValue(const char* s) : v_(Json(s)) {}  // NOLINT
+  /// A string.
+  FieldValue(std::string s) : v_(Json(std::move(s))) {}  // NOLINT
+  /// A bool.
+  FieldValue(bool b) : v_(Json(b)) {}  // NOLINT
+  /// An integer.
+  FieldValue(int v) : v_(Json(static_cast<int64_t>(v))) {}  // NOLINT
+  /// An integer.
+  FieldValue(int64_t v) : v_(Json(v)) {}  // NOLINT
+  /// A float.
+  FieldValue(double v) : v_(Json(v)) {}  // NOLINT
+  /// The value, or None when empty.
+  template <class T>
+  FieldValue(std::optional<T> v) {  // NOLINT
+    if (v) *this = FieldValue(std::move(*v));
+  }
+  /// A list (JSON; the class options decide whether numbers become a tensor).
+  template <class T>
+  FieldValue(const std::vector<T>& items) : v_(Json(items)) {}  // NOLINT
+
+  /// True for None.
+  bool is_none() const { return std::holds_alternative<std::monostate>(v_); }
+  /// The tensor, or nullptr when the value is not one.
+  const at::Tensor* tensor() const { return std::get_if<at::Tensor>(&v_); }
+  /// The TensorDict, or nullptr when the value is not one.
+  const TensorDict* tensordict() const { return std::get_if<TensorDict>(&v_); }
+  /// The JSON-like data, or nullptr when the value is not such data.
+  const Json* json() const { return std::get_if<Json>(&v_); }
+
+ private:
+  std::variant<std::monostate, at::Tensor, TensorDict, Json> v_;
+};
+
+/// What an autocast class's constructor and setters take for an int, float, bool or str field: a
+/// `T`, None, or a tensor, which the class casts to `T` as Python's autocast does (`int(t)`).
+template <class T>
+class Autocast : public FieldValue {
+ public:
+  /// None.
+  Autocast() = default;
+  /// None.
+  Autocast(std::nullopt_t) {}  // NOLINT
+  /// The value itself.
+  Autocast(T value) : FieldValue(std::move(value)) {}  // NOLINT
+  /// The value, or None when empty.
+  Autocast(std::optional<T> value) : FieldValue(std::move(value)) {}  // NOLINT
+  /// A tensor, cast to `T` when stored.
+  Autocast(at::Tensor t) : FieldValue(std::move(t)) {}  // NOLINT
+  /// A string literal for a str field (one user-defined conversion, not two).
+  template <class U = T, class = std::enable_if_t<std::is_same_v<U, std::string>>>
+  Autocast(const char* s) : FieldValue(s) {}  // NOLINT
+};
+
+/// Field values by name: Python's `non_tensordict` argument of from_tensordict.
+using FieldValues = std::vector<std::pair<std::string, FieldValue>>;
+
+/// Options of TensorClass::state_dict, with Python's meaning.
+struct StateDictOptions {
+  std::string prefix;      ///< prepended to every key as is ("model." gives "model.x")
+  bool keep_vars = false;  ///< tensors as stored (not detached)
+  bool flatten = true;     ///< false: nested levels as nested StateDicts (StateDict::nested)
+};
+
+}  // namespace tensordict
