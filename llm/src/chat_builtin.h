@@ -45,7 +45,7 @@ const std::string& text_content(const ChatMessage& m, size_t index, std::string_
 bool is_space(char c);
 std::string_view strip(std::string_view s);
 
-/// std::invalid_argument "parse_chat(<template>): at character <pos>: <what>".
+/// ::tensordict::ValueError "parse_chat(<template>): at character <pos>: <what>".
 [[noreturn]] void bad_text(std::string_view template_name, size_t pos, const std::string& what);
 
 /// The first occurrence of `end` at or after `from` that is followed by one of `next` or by the

@@ -2,10 +2,10 @@
 // transformers' continue_final_message cut, and the assistant-token mask.
 #include <algorithm>
 #include <mutex>
-#include <stdexcept>
 
 #include "chat_builtin.h"
 #include "tensorclass/llm/chat.h"
+#include "tensordict/errors.h"
 
 namespace tensorclass::llm {
 namespace {
@@ -38,8 +38,8 @@ class Registry {
     if (it == templates_.end()) {
       templates_.push_back(std::move(t));
     } else if (static_cast<size_t>(it - templates_.begin()) < builtin_count_) {
-      throw std::invalid_argument("add_chat_template: '" + t.name +
-                                  "' is a built-in template and cannot be replaced");
+      throw ::tensordict::ValueError("add_chat_template: '" + t.name +
+                                     "' is a built-in template and cannot be replaced");
     } else {
       *it = std::move(t);
     }
@@ -52,8 +52,8 @@ class Registry {
     }
     std::string known;
     for (const auto& t : templates_) known += (known.empty() ? "" : ", ") + t.name;
-    throw std::invalid_argument("unknown chat template '" + std::string(name) +
-                                "' (known: " + known + "; add_chat_template registers others)");
+    throw ::tensordict::ValueError("unknown chat template '" + std::string(name) +
+                                   "' (known: " + known + "; add_chat_template registers others)");
   }
 
   std::vector<std::string> names() const {
@@ -117,7 +117,7 @@ std::string mark_final_message(ChatMessage& m) {
     if (!it->is_object() || !it->contains("text")) continue;
     Json& text = (*it)["text"];
     if (!text.is_string()) {
-      throw std::invalid_argument(
+      throw ::tensordict::ValueError(
           "continue_final_message: the final message's last text part is not a string: " +
           text.dump());
     }
@@ -125,7 +125,7 @@ std::string mark_final_message(ChatMessage& m) {
     text = before + std::string(kContinueTag);
     return before;
   }
-  throw std::invalid_argument(
+  throw ::tensordict::ValueError(
       "continue_final_message: the final message has no text part to continue");
 }
 
@@ -136,7 +136,7 @@ void cut_at_marker(RenderedChat& r, std::string_view final_text) {
   const std::string_view marker = detail::strip(kContinueTag);
   const size_t at = r.text.rfind(marker);
   if (at == std::string::npos || r.text.find(detail::strip(final_text)) == std::string::npos) {
-    throw std::invalid_argument(
+    throw ::tensordict::ValueError(
         "continue_final_message: the final message does not appear in the rendered chat (the "
         "template drops or changes it)");
   }
@@ -157,13 +157,13 @@ void cut_at_marker(RenderedChat& r, std::string_view final_text) {
 
 void add_chat_template(const std::string& name, ChatRenderer render, ChatParser parse,
                        std::vector<std::string> model_family_keywords) {
-  if (name.empty()) throw std::invalid_argument("add_chat_template: the name is empty");
+  if (name.empty()) throw ::tensordict::ValueError("add_chat_template: the name is empty");
   if (!render || !parse) {
-    throw std::invalid_argument("add_chat_template: template '" + name +
-                                "' needs both a renderer and a parser");
+    throw ::tensordict::ValueError("add_chat_template: template '" + name +
+                                   "' needs both a renderer and a parser");
   }
   for (auto& k : model_family_keywords) {
-    if (k.empty()) throw std::invalid_argument("add_chat_template: an empty model keyword");
+    if (k.empty()) throw ::tensordict::ValueError("add_chat_template: an empty model keyword");
     k = lower(k);
   }
   Registry::instance().add({name, std::move(render), std::move(parse), model_family_keywords});
@@ -179,7 +179,7 @@ RenderedChat render_chat(const std::vector<ChatMessage>& messages, std::string_v
                          const ChatTemplateOptions& options) {
   const Template t = Registry::instance().find(template_name);
   if (options.continue_final_message && options.add_generation_prompt) {
-    throw std::invalid_argument(
+    throw ::tensordict::ValueError(
         "continue_final_message and add_generation_prompt cannot both be set: the first continues "
         "the last message, the second opens a new one");
   }
@@ -187,7 +187,7 @@ RenderedChat render_chat(const std::vector<ChatMessage>& messages, std::string_v
   std::copy_if(messages.begin(), messages.end(), std::back_inserter(kept),
                [](const ChatMessage& m) { return m.role != "<none>"; });
   if (options.continue_final_message && kept.empty()) {
-    throw std::invalid_argument("continue_final_message needs at least one message");
+    throw ::tensordict::ValueError("continue_final_message needs at least one message");
   }
   if (!options.continue_final_message) return t.render(kept, options);
   const std::string final_text = mark_final_message(kept.back());
@@ -203,8 +203,9 @@ std::vector<ChatMessage> parse_chat(std::string_view text, std::string_view temp
 std::vector<int64_t> assistant_token_mask(const Encoding& encoding,
                                           const std::vector<CharSpan>& assistant_spans) {
   if (encoding.offsets.size() != encoding.ids.size()) {
-    throw std::invalid_argument("tokenizer returned " + std::to_string(encoding.ids.size()) +
-                                " ids but " + std::to_string(encoding.offsets.size()) + " offsets");
+    throw ::tensordict::ValueError("tokenizer returned " + std::to_string(encoding.ids.size()) +
+                                   " ids but " + std::to_string(encoding.offsets.size()) +
+                                   " offsets");
   }
   std::vector<int64_t> mask(encoding.ids.size(), 0);
   for (size_t t = 0; t < mask.size(); ++t) {
@@ -235,16 +236,16 @@ std::string_view strip(std::string_view s) {
 const std::string& text_content(const ChatMessage& m, size_t index,
                                 std::string_view template_name) {
   if (!m.content_parts.is_null()) {
-    throw std::invalid_argument("template '" + std::string(template_name) +
-                                "' renders content as a string; message " + std::to_string(index) +
-                                " has ContentBase parts (the llama template renders their text)");
+    throw ::tensordict::ValueError(
+        "template '" + std::string(template_name) + "' renders content as a string; message " +
+        std::to_string(index) + " has ContentBase parts (the llama template renders their text)");
   }
   return m.content;
 }
 
 void bad_text(std::string_view template_name, size_t pos, const std::string& what) {
-  throw std::invalid_argument("parse_chat(" + std::string(template_name) + "): at character " +
-                              std::to_string(pos) + ": " + what);
+  throw ::tensordict::ValueError("parse_chat(" + std::string(template_name) + "): at character " +
+                                 std::to_string(pos) + ": " + what);
 }
 
 size_t find_message_end(std::string_view text, size_t from, std::string_view end,

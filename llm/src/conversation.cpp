@@ -2,10 +2,10 @@
 
 #include <ATen/ATen.h>
 
+#include "tensordict/errors.h"
 #include "tensordict/lazy_stack.h"
 
 #include <algorithm>
-#include <stdexcept>
 
 namespace tensorclass::llm {
 namespace {
@@ -248,9 +248,9 @@ void set_message_field(ChatMessage& m, const std::string& key, const Json& value
     }
     m.tool_responses = value;
   } else {
-    throw std::invalid_argument("unknown chat message key '" + key +
-                                "' (known: role, content, is_complete, tool_calls, "
-                                "tool_responses)");
+    throw ::tensordict::ValueError("unknown chat message key '" + key +
+                                   "' (known: role, content, is_complete, tool_calls, "
+                                   "tool_responses)");
   }
 }
 
@@ -260,7 +260,8 @@ ChatMessage message_from_json(const Json& message) {
   }
   ChatMessage m;
   for (const auto& [key, value] : message.items()) set_message_field(m, key, value);
-  if (m.role.empty()) throw std::invalid_argument("chat message without a role: " + message.dump());
+  if (m.role.empty())
+    throw ::tensordict::ValueError("chat message without a role: " + message.dump());
   return m;
 }
 

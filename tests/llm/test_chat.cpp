@@ -80,7 +80,7 @@ TEST_CASE("continue_final_message stops after the last content", "[chat]") {
   CHECK(render_chat(chat, "chatml_format", options).text ==
         "<|im_start|>user\nParis<|im_end|>\n<|im_start|>assistant\nParis");
   options.add_generation_prompt = true;
-  CHECK_THROWS_AS(render_chat(chat, "chatml_format", options), std::invalid_argument);
+  CHECK_THROWS_AS(render_chat(chat, "chatml_format", options), tensordict::ValueError);
 }
 
 TEST_CASE("qwen renders tools, tool calls and grouped tool responses", "[chat]") {

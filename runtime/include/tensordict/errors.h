@@ -38,6 +38,13 @@ class TypeError : public Error {
   using Error::Error;
 };
 
+/// An argument of the right type whose value the operation cannot take (Python's ValueError):
+/// an unknown name, an empty list where items are needed, text a parser cannot read.
+class ValueError : public Error {
+ public:
+  using Error::Error;
+};
+
 /// A modification of a locked TensorDict (adding, removing or renaming keys).
 class LockedError : public Error {
  public:

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tensordict/errors.h"  // ValueError, what these functions throw
 #include "tensordict/non_tensor.h"
 
 namespace tensorclass::llm {
@@ -93,7 +94,7 @@ class ChatWriter {
 /// starts (so a renderer must write that text as given, or trimmed).
 using ChatRenderer =
     std::function<RenderedChat(const std::vector<ChatMessage>&, const ChatTemplateOptions&)>;
-/// A template's inverse: a rendered text back into messages (std::invalid_argument on text the
+/// A template's inverse: a rendered text back into messages (tensordict::ValueError on text the
 /// template cannot have rendered).
 using ChatParser = std::function<std::vector<ChatMessage>(std::string_view text)>;
 
@@ -101,7 +102,7 @@ using ChatParser = std::function<std::vector<ChatMessage>(std::string_view text)
 /// (text, tokens, assistant masks) and from_text. `model_family_keywords` (case-insensitive) make
 /// detect_chat_template pick it for model names containing one of them, before the built-in
 /// families. Registering a name again replaces that template; a built-in name is
-/// std::invalid_argument, as is a missing renderer or parser.
+/// tensordict::ValueError, as is a missing renderer or parser.
 void add_chat_template(const std::string& name, ChatRenderer render, ChatParser parse,
                        std::vector<std::string> model_family_keywords = {});
 
@@ -114,13 +115,13 @@ std::vector<std::string> chat_template_names();
 std::string detect_chat_template(std::string_view model_name);
 
 /// Renders messages with the template `template_name`; messages whose role is "<none>"
-/// (History's padding) are skipped. std::invalid_argument for an unknown name (listing the known
+/// (History's padding) are skipped. tensordict::ValueError for an unknown name (listing the known
 /// ones) or a final message that continue_final_message cannot find in the rendering.
 RenderedChat render_chat(const std::vector<ChatMessage>& messages, std::string_view template_name,
                          const ChatTemplateOptions& options = {});
 
 /// Parses a rendered text back into messages. A trailing open message becomes an incomplete one;
-/// a trailing generation prompt is dropped. std::invalid_argument, naming the character, on text
+/// a trailing generation prompt is dropped. tensordict::ValueError, naming the character, on text
 /// the template cannot have rendered.
 std::vector<ChatMessage> parse_chat(std::string_view text, std::string_view template_name);
 

@@ -38,7 +38,7 @@ tensordict::TensorDict conversation_tensordict(const std::vector<ChatMessage>& m
 tensordict::TensorDict batch_tensordict(const std::vector<std::vector<ChatMessage>>& chats);
 
 /// One message from a JSON object {"role", "content", ["is_complete", "tool_calls",
-/// "tool_responses"]}; std::invalid_argument naming an unknown key, tensordict::TypeError naming
+/// "tool_responses"]}; tensordict::ValueError naming an unknown key, tensordict::TypeError naming
 /// a field of the wrong kind.
 ChatMessage message_from_json(const Json& message);
 
