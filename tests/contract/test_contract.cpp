@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "lazy_forms.h"
 #include "skip.h"
 #include "tensordict/class_contract.h"
 #include "tensordict/dtype.h"
@@ -68,44 +69,44 @@ std::set<std::string> members_of(const std::string& header, const std::string& n
     CXCursorKind class_kind;
     bool with_private;
     std::set<std::string> members;
-    bool in_class = false;
   } walk{name, is_template ? CXCursor_ClassTemplate : CXCursor_ClassDecl, with_private, {}};
+  // Finds the class's definition through the namespaces, then collects its own members only.
   clang_visitChildren(
       clang_getTranslationUnitCursor(tu),
       [](CXCursor cursor, CXCursor, CXClientData data) {
         auto& w = *static_cast<Walk*>(data);
         const CXCursorKind kind = clang_getCursorKind(cursor);
-        if (!w.in_class) {
-          if (kind == CXCursor_Namespace) return CXChildVisit_Recurse;
-          if (kind == w.class_kind && spelling(cursor) == w.name &&
-              clang_isCursorDefinition(cursor)) {
-            w.in_class = true;
-            return CXChildVisit_Recurse;
-          }
+        if (kind == CXCursor_Namespace) return CXChildVisit_Recurse;
+        if (kind != w.class_kind || spelling(cursor) != w.name || !clang_isCursorDefinition(cursor))
           return CXChildVisit_Continue;
-        }
-        if (!w.with_private && clang_getCXXAccessSpecifier(cursor) == CX_CXXPrivate) {
-          return CXChildVisit_Continue;
-        }
-        const std::string member = spelling(cursor);
-        switch (kind) {
-          case CXCursor_CXXMethod:
-          case CXCursor_FunctionTemplate:
-          case CXCursor_FieldDecl:
-          case CXCursor_VarDecl:
-          case CXCursor_TypeAliasDecl:
-          case CXCursor_TypedefDecl:
-          case CXCursor_StructDecl:
-          case CXCursor_ClassDecl:
-            w.members.insert(member);
-            break;
-          case CXCursor_Constructor:  // spelled `TensorClass<Derived>` in the template
-            w.members.insert(w.name);
-            break;
-          default:
-            break;
-        }
-        return CXChildVisit_Continue;
+        clang_visitChildren(
+            cursor,
+            [](CXCursor member_cursor, CXCursor, CXClientData member_data) {
+              auto& m = *static_cast<Walk*>(member_data);
+              if (!m.with_private && clang_getCXXAccessSpecifier(member_cursor) == CX_CXXPrivate) {
+                return CXChildVisit_Continue;
+              }
+              switch (clang_getCursorKind(member_cursor)) {
+                case CXCursor_CXXMethod:
+                case CXCursor_FunctionTemplate:
+                case CXCursor_FieldDecl:
+                case CXCursor_VarDecl:
+                case CXCursor_TypeAliasDecl:
+                case CXCursor_TypedefDecl:
+                case CXCursor_StructDecl:
+                case CXCursor_ClassDecl:
+                  m.members.insert(spelling(member_cursor));
+                  break;
+                case CXCursor_Constructor:  // spelled `TensorClass<Derived>` in the template
+                  m.members.insert(m.name);
+                  break;
+                default:
+                  break;
+              }
+              return CXChildVisit_Continue;
+            },
+            data);
+        return CXChildVisit_Break;
       },
       &walk);
   clang_disposeTranslationUnit(tu);
@@ -136,6 +137,27 @@ TEST_CASE("every TensorClass member is a reserved name of the contract", "[contr
   }
   for (const auto& name : reserved) {
     INFO("kTensorClassMembers names '" << name << "', which TensorClass does not declare");
+    CHECK(members.count(name) == 1);
+  }
+#endif
+}
+
+TEST_CASE("every public TensorDict member has its lazy form in tests/lazy/lazy_forms.cpp",
+          "[contract][clang][lazy]") {
+#ifndef TC_HAVE_LIBCLANG
+  TC_SKIP("libclang is not installed");
+#else
+  const std::set<std::string> members = members_of(
+      std::string(TC_RUNTIME_INCLUDE_DIR) + "/tensordict/tensordict.h", "TensorDict", false, false);
+  REQUIRE(members.size() > 100);
+  std::set<std::string> listed;
+  for (const auto& entry : lazy_forms::entries()) listed.insert(entry.member);
+  for (const auto& name : members) {
+    INFO("TensorDict::" << name << " has no entry in lazy_forms::entries(): give it its lazy form");
+    CHECK(listed.count(name) == 1);
+  }
+  for (const auto& name : listed) {
+    INFO("lazy_forms::entries() lists '" << name << "', which TensorDict does not declare");
     CHECK(members.count(name) == 1);
   }
 #endif

@@ -33,6 +33,8 @@ void dense_only(const TensorDictImpl& impl, const char* op);
 inline void dense_only(const TensorDict& td, const char* op) {
   dense_only(detail::impl_of(td), op);
 }
+/// The same refusal when `td` holds a lazy stack at any level.
+void dense_only_deep(const TensorDict& td, const char* op);
 
 namespace lazy {
 

@@ -53,6 +53,13 @@ void dense_only(const TensorDictImpl& impl, const char* op) {
   }
 }
 
+void dense_only_deep(const TensorDict& td, const char* op) {
+  const TensorDictImpl& impl = impl_of(td);
+  dense_only(impl, op);
+  for (const Value& value : impl.values)
+    if (value.is_tensordict()) dense_only_deep(value.tensordict(), op);
+}
+
 namespace lazy {
 namespace {
 

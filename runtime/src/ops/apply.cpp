@@ -142,6 +142,11 @@ TensorDict& TensorDict::zero_() {
 }
 
 TensorDict& TensorDict::fill_(const NestedKey& key, const at::Scalar& value) {
+  // Through a lazy stack, each element fills its own entry (reading it would stack a copy).
+  if (const auto lazy = detail::lazy::on_path(*this, key)) {
+    detail::lazy::for_each(lazy->first, [&](TensorDict& e) { e.fill_(lazy->second, value); });
+    return *this;
+  }
   const Value entry = get_value(key);
   if (entry.is_tensor()) {
     entry.tensor().fill_(value);

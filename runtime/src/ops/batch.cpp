@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "lazy/internal.h"
 #include "ops/util.h"
 
 namespace tensordict {
@@ -74,6 +75,7 @@ BatchSize common_leading(TensorDict& td, std::optional<int64_t> limit) {
 }  // namespace
 
 TensorDict& TensorDict::auto_batch_size_(std::optional<int64_t> batch_dims) {
+  detail::dense_only(*this, "auto_batch_size_");
   set_batch_size(common_leading(*this, batch_dims));
   return *this;
 }

@@ -2,6 +2,7 @@
 // another TensorDict; comparisons; point-wise functions; their in-place forms.
 #include <ATen/ATen.h>
 
+#include "lazy/internal.h"
 #include "ops/util.h"
 #include "tensordict/dtype.h"
 
@@ -85,8 +86,11 @@ struct InPlace {
 };
 
 TensorDict& apply_in_place(TensorDict& td, const Operand& other, const InPlace& op) {
-  std::vector<at::Tensor> mine = leaves(td);
   const at::Scalar* s = other.scalar();
+  // A tensor or TensorDict operand is matched leaf by leaf to the dense layout; the leaves of a
+  // lazy stack's elements lack its stack dim (the out-of-place ops refuse lazy stacks alike).
+  if (!s) detail::dense_only_deep(td, op.name);
+  std::vector<at::Tensor> mine = leaves(td);
   const at::Tensor* o = other.tensor();
   if (o) check_batch_operand(*o, td.batch_size(), op.name);
   const std::vector<at::Tensor> theirs = other.tensordict()

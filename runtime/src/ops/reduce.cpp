@@ -207,12 +207,16 @@ at::Tensor reduce_to_tensor(const TensorDict& td, const Plan& plan) {
 
 }  // namespace
 
+// Lazy stacks (at any level) reduce as their dense form, densify() (itself when there are none):
+// the elements' leaves do not carry the stack dim the reduction may run over.
 #define TC_REDUCTION(NAME, KIND)                                                           \
   TensorDict TensorDict::NAME(const ReduceDims& dims, bool keepdim) const {                \
-    return reduce_tensordict(*this, make_plan(*this, Reduction::KIND, dims, keepdim), ""); \
+    const TensorDict dense = densify();                                                    \
+    return reduce_tensordict(dense, make_plan(dense, Reduction::KIND, dims, keepdim), ""); \
   }                                                                                        \
   at::Tensor TensorDict::NAME(ReduceAll, const ReduceDims& dims, bool keepdim) const {     \
-    return reduce_to_tensor(*this, make_plan(*this, Reduction::KIND, dims, keepdim));      \
+    const TensorDict dense = densify();                                                    \
+    return reduce_to_tensor(dense, make_plan(dense, Reduction::KIND, dims, keepdim));      \
   }
 TC_REDUCTION(sum, Sum)
 TC_REDUCTION(mean, Mean)
@@ -226,24 +230,28 @@ TC_REDUCTION(norm, Norm)
 
 TensorDict TensorDict::quantile(double q, const ReduceDims& dims, bool keepdim,
                                 const std::string& interpolation) const {
-  Plan plan = make_plan(*this, Reduction::Quantile, dims, keepdim);
+  const TensorDict dense = densify();
+  Plan plan = make_plan(dense, Reduction::Quantile, dims, keepdim);
   plan.q = q;
   plan.interpolation = interpolation;
-  return reduce_tensordict(*this, plan, "");
+  return reduce_tensordict(dense, plan, "");
 }
 at::Tensor TensorDict::quantile(ReduceAll, double q, const ReduceDims& dims, bool keepdim,
                                 const std::string& interpolation) const {
-  Plan plan = make_plan(*this, Reduction::Quantile, dims, keepdim);
+  const TensorDict dense = densify();
+  Plan plan = make_plan(dense, Reduction::Quantile, dims, keepdim);
   plan.q = q;
   plan.interpolation = interpolation;
-  return reduce_to_tensor(*this, plan);
+  return reduce_to_tensor(dense, plan);
 }
 
 TensorDict TensorDict::all(const ReduceDims& dims, bool keepdim) const {
-  return reduce_tensordict(*this, make_plan(*this, Reduction::All, dims, keepdim), "");
+  const TensorDict dense = densify();
+  return reduce_tensordict(dense, make_plan(dense, Reduction::All, dims, keepdim), "");
 }
 TensorDict TensorDict::any(const ReduceDims& dims, bool keepdim) const {
-  return reduce_tensordict(*this, make_plan(*this, Reduction::Any, dims, keepdim), "");
+  const TensorDict dense = densify();
+  return reduce_tensordict(dense, make_plan(dense, Reduction::Any, dims, keepdim), "");
 }
 
 }  // namespace tensordict
