@@ -68,6 +68,15 @@ void wait_for_first_batch(Gate& gate) {
   }
 }
 
+// Closes the gate and submits a first request, returning once the worker holds it inside the
+// module: requests submitted next queue behind it.
+BatchFuture hold_first_batch(BatchRunner& runner, Gate& gate) {
+  gate.close();
+  BatchFuture first = runner.submit(request(0));
+  wait_for_first_batch(gate);
+  return first;
+}
+
 }  // namespace
 
 TEST_CASE("every caller gets its own rows of one batched forward", "[nn][batch_runner]") {
@@ -76,9 +85,7 @@ TEST_CASE("every caller gets its own rows of one batched forward", "[nn][batch_r
   options.max_batch = 64;
   options.max_delay = 1000us;
   BatchRunner runner(gate.module(), options);
-  gate.close();
-  auto first = runner.submit(request(0));
-  wait_for_first_batch(gate);
+  auto first = hold_first_batch(runner, gate);
   std::vector<BatchFuture> results;
   for (int i = 1; i <= 10; ++i) results.push_back(runner.submit(request(float(i), i % 3 + 1)));
   gate.release();
@@ -117,9 +124,7 @@ TEST_CASE("a request that does not fit its batch fails alone, a module error fai
           "[nn][batch_runner]") {
   Gate gate;
   BatchRunner runner(gate.module());
-  gate.close();
-  auto first = runner.submit(request(0));
-  wait_for_first_batch(gate);
+  auto first = hold_first_batch(runner, gate);
   auto good = runner.submit(request(1));
   auto odd = runner.submit(TensorDict({{"obs", at::ones({1, 5})}}, {1}));
   auto also_good = runner.submit(request(2));
@@ -129,9 +134,7 @@ TEST_CASE("a request that does not fit its batch fails alone, a module error fai
   CHECK(also_good.get().get("y").equal(at::full({1, 3}, 5.0F)));
   CHECK_THROWS_AS(odd.get(), ShapeError);
 
-  gate.close();
-  auto blocker = runner.submit(request(0));
-  wait_for_first_batch(gate);
+  auto blocker = hold_first_batch(runner, gate);
   auto bad = runner.submit(request(std::nanf("")));
   auto victim = runner.submit(request(3));
   gate.release();
@@ -147,9 +150,7 @@ TEST_CASE("every wait is bounded", "[nn][batch_runner]") {
   options.max_queue = 1;
   options.timeout = 50ms;
   BatchRunner runner(gate.module(), options);
-  gate.close();
-  auto running = runner.submit(request(0));
-  wait_for_first_batch(gate);
+  auto running = hold_first_batch(runner, gate);
   CHECK_THROWS_AS(runner.run(request(1)), TimeoutError);  // queued, but never run in time
   CHECK_THROWS_AS(runner.submit(request(2)), TimeoutError);
   CHECK_THROWS_WITH(runner.submit(request(2)),
@@ -168,9 +169,7 @@ TEST_CASE("requests need a batch dim, and a destroyed runner fails what it did n
   {
     BatchRunner runner(gate.module());
     CHECK_THROWS_AS(runner.submit(TensorDict({{"obs", at::ones({3})}}, {})), ShapeError);
-    gate.close();
-    running = runner.submit(request(0));
-    wait_for_first_batch(gate);
+    running = hold_first_batch(runner, gate);
     queued = runner.submit(request(1));
     release = std::thread([&] {
       std::this_thread::sleep_for(20ms);
@@ -186,9 +185,7 @@ TEST_CASE("callers of one batch get views of its result, and a future gives its 
           "[nn][batch_runner]") {
   Gate gate;
   BatchRunner runner(gate.module());
-  gate.close();
-  auto first = runner.submit(request(0));
-  wait_for_first_batch(gate);
+  auto first = hold_first_batch(runner, gate);
   BatchFuture a = runner.submit(request(1));
   BatchFuture b = runner.submit(request(2, 2));
   CHECK(a.valid());
