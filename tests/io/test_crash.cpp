@@ -93,6 +93,7 @@ TEST_CASE("a save killed at any point leaves the old or the new directory", "[io
   old_td.memmap(dir);
   for (const auto& e : fs::directory_iterator(tmp.path())) {
     const std::string name = e.path().filename().string();
+    INFO(name);
     CHECK((name == "td" || name == "probe"));
   }
 }
@@ -165,4 +166,51 @@ TEST_CASE("a save killed after each of its steps leaves the old or the new direc
                                  << " the new one");
   CHECK(outcomes[0] == 13 + 3 + 2);  // killed before the exchange: old
   CHECK(outcomes[1] == 3);           // after it ("published", "cleaned") or not killed: new
+}
+
+TEST_CASE("a save killed after each of its steps keeps the files a user put in the old one",
+          "[io][crash][overwrite]") {
+  tc_test::TempDir tmp;
+  const std::string dir = tmp / "td";
+  const TensorDict old_td = make_generation(0);
+  const TensorDict new_td = make_generation(1);
+  // Beside the saved tree (one named like its files), in a nested directory, a directory.
+  const std::vector<std::string> user = {"notes.txt", "nested/extra.memmap", "leaf7.memmap.bak",
+                                         "results/meta.json"};
+  int steps = 0;
+  for (int step = 1;; ++step) {
+    old_td.memmap(dir);
+    for (const auto& rel : user) {
+      fs::create_directories(fs::path(dir + "/" + rel).parent_path());
+      tc_test::write_file(dir + "/" + rel, "kept: " + rel);
+    }
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      g_kill_at = step;
+      tensordict::memmap::detail::set_save_step_hook(&kill_at_step);
+      new_td.memmap(dir);
+      ::_exit(0);
+    }
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    INFO("killed after step " << step);
+    const int gen = loaded_generation(dir);
+    // The next save puts back what the killed one had moved aside, then keeps it in turn.
+    (gen == 0 ? new_td : old_td).memmap(dir);
+    for (const auto& rel : user) {
+      INFO(rel);
+      CHECK(tc_test::read_file(dir + "/" + rel) == "kept: " + rel);
+    }
+    std::vector<std::string> beside;
+    for (const auto& e : fs::directory_iterator(tmp.path())) beside.push_back(e.path().filename());
+    CHECK(beside == std::vector<std::string>{"td"});
+    if (WIFEXITED(status)) {
+      steps = step;
+      break;
+    }
+    REQUIRE(WIFSIGNALED(status));
+  }
+  // 13 leaves, 3 meta.json, 4 publication steps, one step per entry moved into the new tree.
+  CHECK(steps == 13 + 3 + 4 + static_cast<int>(user.size()) + 1);
 }

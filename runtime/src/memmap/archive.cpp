@@ -4,15 +4,15 @@
 // Reader over archive entries instead of files.
 #include <ATen/ATen.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <map>
+#include <set>
 
 #include "core/tensordict_impl.h"
 #include "memmap/archive_internal.h"
@@ -29,17 +29,82 @@ std::string join(const std::string& dir, std::string_view name) {
   return dir.empty() ? std::string(name) : dir + "/" + std::string(name);
 }
 
-// Temporaries of archive writes, told apart from directory saves' (memmap/atomic.cpp).
-constexpr const char* kArchiveTemp = ".tc-tdz-";
-
 struct Target {
   std::string path;
   std::string parent;
   std::string base;
 };
 
-// A write replaces `archive` only when it is a previous archive: a directory, a symlink or any
-// other file would be lost with it.
+// An archive's entries as a tree, for the ownership walk of memmap/owned.cpp.
+class ZipView : public memmap::detail::TreeView {
+ public:
+  explicit ZipView(const detail::ZipReader& zip) : zip_(zip) {
+    auto add = [this](const std::string& path) {
+      const size_t slash = path.rfind('/');
+      children_[slash == std::string::npos ? "" : path.substr(0, slash)].insert(
+          slash == std::string::npos ? path : path.substr(slash + 1));
+    };
+    for (const Entry& e : zip.entries()) add(e.name);
+    for (const std::string& d : zip.dirs()) {
+      if (!d.empty()) add(d);
+    }
+  }
+
+  Kind kind(const std::string& rel) const override {
+    if (zip_.find(rel)) return Kind::File;
+    return zip_.is_dir(rel) ? Kind::Dir : Kind::None;
+  }
+
+  std::vector<std::string> list(const std::string& rel) const override {
+    auto it = children_.find(rel);
+    return it == children_.end() ? std::vector<std::string>()
+                                 : std::vector<std::string>(it->second.begin(), it->second.end());
+  }
+
+  std::optional<std::string> text(const std::string& rel) const override {
+    const Entry* e = zip_.find(rel);
+    if (!e) return std::nullopt;
+    return std::string(zip_.bytes(*e));
+  }
+
+ private:
+  const detail::ZipReader& zip_;
+  std::map<std::string, std::set<std::string>> children_;
+};
+
+// A write replaces `archive` only when a save wrote it: a zip whose top-level meta.json is a saved
+// TensorDict's (it has a "_type") and whose every entry is a file of that save (meta.json files
+// and the entries they name, as the ownership walk of directory saves finds them). A directory, a
+// symlink, any other file, or an archive someone added a file to would be lost with it.
+void check_replaceable(const std::string& archive) {
+  const std::string refusing = "refusing to replace '" + archive + "': ";
+  std::optional<detail::ZipReader> zip;
+  try {
+    zip.emplace(archive);
+  } catch (const FormatError& e) {
+    throw FormatError(refusing + "it is not a memmap archive (" + e.what() + ")");
+  }
+  const Entry* meta = zip->find("meta.json");
+  bool saved = false;
+  if (meta) {
+    try {
+      const Json json = parse_json(zip->bytes(*meta), zip->where("meta.json"));
+      saved = json.is_object() && json.contains("_type") && json["_type"].is_string();
+    } catch (const FormatError&) {
+    }
+  }
+  if (!saved) {
+    throw FormatError(refusing +
+                      "it is not a memmap archive (a zip file whose top-level meta.json has a "
+                      "\"_type\")");
+  }
+  const std::vector<std::string> foreign = memmap::detail::foreign_entries(ZipView(*zip));
+  if (!foreign.empty()) {
+    throw FormatError(refusing + "it holds the entry '" + foreign.front() +
+                      "', which a save does not write; move the archive away or save elsewhere");
+  }
+}
+
 Target check_target(const std::string& archive, bool existsok) {
   const fs::path p(archive);
   Target t{archive, p.has_parent_path() ? p.parent_path().string() : ".", p.filename().string()};
@@ -57,10 +122,7 @@ Target check_target(const std::string& archive, bool existsok) {
     if (!existsok) {
       throw FormatError("'" + archive + "' already exists (existsok is false)");
     }
-    if (!is_memmap_archive(archive)) {
-      throw FormatError("refusing to replace '" + archive +
-                        "': it is not a memmap archive (a zip file with a top-level meta.json)");
-    }
+    check_replaceable(archive);
   }
   std::error_code ec;
   fs::create_directories(t.parent, ec);
@@ -108,29 +170,36 @@ void collect(const std::string& dir, const std::string& rel, std::vector<FileIte
   for (const auto& name : dirs) collect(memmap::detail::join(dir, name), join(rel, name), out);
 }
 
-// Writes the archive of `dir` to a temporary beside `target`, then renames it into place.
-void pack_into(const std::string& dir, const Target& target, const PackOptions& options) {
+// Writes the archive of `dir` into the temporary `tmp` beside `target`, then renames it into
+// place.
+void pack_into(const std::string& dir, const Target& target, const PackOptions& options,
+               const memmap::detail::Temporary& tmp) {
   std::vector<FileItem> items;
   collect(dir, "", items);
-  const std::string tmp = memmap::detail::new_temp_path(target.parent, target.base, kArchiveTemp);
-  memmap::detail::Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
-  if (!fd) memmap::detail::throw_errno("cannot create", tmp);
-  try {
-    detail::ZipWriter zip(fd.get(), target.path, options.timestamp.value_or(detail::now()));
-    for (const auto& item : items) {
-      zip.add_file(item.arcname, item.source, detail::has_memmap_suffix(item.arcname));
-    }
-    zip.finish();
-    if (options.durable && ::fsync(fd.get()) != 0) memmap::detail::throw_errno("cannot sync", tmp);
-    fd = memmap::detail::Fd();
-    if (::rename(tmp.c_str(), target.path.c_str()) != 0) {
-      memmap::detail::throw_errno("cannot rename '" + tmp + "' to", target.path);
-    }
-  } catch (...) {
-    ::unlink(tmp.c_str());
-    throw;
+  const std::string packed = memmap::detail::join(tmp.work(), "packed.tdz");
+  memmap::detail::Fd fd(::open(packed.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
+  if (!fd) memmap::detail::throw_errno("cannot create", packed);
+  detail::ZipWriter zip(fd.get(), target.path, options.timestamp.value_or(detail::now()));
+  for (const auto& item : items) {
+    zip.add_file(item.arcname, item.source, detail::has_memmap_suffix(item.arcname));
+  }
+  zip.finish();
+  if (options.durable && ::fsync(fd.get()) != 0) memmap::detail::throw_errno("cannot sync", packed);
+  fd = memmap::detail::Fd();
+  if (::rename(packed.c_str(), target.path.c_str()) != 0) {
+    memmap::detail::throw_errno("cannot rename '" + packed + "' to", target.path);
   }
   if (options.durable) memmap::detail::sync_dir(target.parent);
+}
+
+// Packs the directory `stage(work)` returns (`work`: a fresh temporary beside the archive, removed
+// on every path) into `archive`.
+void publish_archive(const std::string& archive, const PackOptions& options,
+                     const std::function<std::string(const std::string& work)>& stage) {
+  const Target target = check_target(archive, true);
+  memmap::detail::SaveLock lock(target.parent, target.base, memmap::detail::kArchiveTemp);
+  const memmap::detail::Temporary tmp(lock, memmap::detail::kArchiveTemp, false);
+  pack_into(stage(tmp.work()), target, options, tmp);
 }
 
 // ---- loading -----------------------------------------------------------------------------------
@@ -419,9 +488,7 @@ void pack_memmap(const std::string& dir, const std::string& archive, const PackO
   if (::stat(meta.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
     throw FormatError("'" + dir + "' does not look like a memmap directory (no meta.json)");
   }
-  const Target target = check_target(archive, true);
-  memmap::detail::remove_stale_temps(target.parent, target.base, kArchiveTemp);
-  pack_into(dir, target, options);
+  publish_archive(archive, options, [&dir](const std::string&) { return dir; });
 }
 
 void unpack_memmap(const std::string& archive, const std::string& dir, bool durable) {
@@ -454,20 +521,11 @@ void unpack_memmap(const std::string& archive, const std::string& dir, bool dura
 void write_with(const std::string& archive,
                 const std::function<void(const std::string&)>& write_dir,
                 const PackOptions& options) {
-  const Target target = check_target(archive, true);
-  memmap::detail::remove_stale_temps(target.parent, target.base, kArchiveTemp);
-  const std::string staging =
-      memmap::detail::new_temp_path(target.parent, target.base, kArchiveTemp);
-  memmap::detail::make_dir(staging);
-  try {
-    const std::string dir = memmap::detail::join(staging, "td");
+  publish_archive(archive, options, [&write_dir](const std::string& work) {
+    const std::string dir = memmap::detail::join(work, "td");
     write_dir(dir);
-    pack_into(dir, target, options);
-  } catch (...) {
-    memmap::detail::remove_tree(staging);
-    throw;
-  }
-  memmap::detail::remove_tree(staging);
+    return dir;
+  });
 }
 
 TensorDict save(const TensorDict& td, const std::string& archive,

@@ -1,9 +1,10 @@
 // Atomic save: the new tree is written into a hidden sibling of the prefix, made durable, then
 // swapped in with one renameat2(RENAME_EXCHANGE) (or rename() when the prefix is new). Any crash
 // leaves `prefix` naming either the complete old tree or the complete new one; leftovers are
-// hidden siblings that the next save removes. docs/format.md has the full argument.
+// marked temporaries that the next save removes (memmap/temporary.cpp). Entries of the previous
+// save that it did not write (a user's files) are moved into the new tree, never deleted; saves
+// to one prefix take turns. docs/format.md has the full argument.
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -34,54 +35,35 @@ void rename_or_throw(const std::string& from, const std::string& to) {
   if (::rename(from.c_str(), to.c_str()) != 0) throw_errno("cannot rename '" + from + "' to", to);
 }
 
-// Puts `tmp` at `prefix`; what was at `prefix` ends up at a path that is returned for removal.
-std::string swap_in(const std::string& tmp, const std::string& prefix, bool prefix_exists) {
+// Puts the new tree `tmp.work()` at `prefix`; returns where the previous tree went (inside the
+// temporary, for removal), empty when there was none.
+std::string swap_in(Temporary& tmp, const std::string& prefix, bool prefix_exists) {
   if (!prefix_exists) {
-    rename_or_throw(tmp, prefix);
+    rename_or_throw(tmp.work(), prefix);
     return {};
   }
-  if (exchange(tmp, prefix)) return tmp;
-  if (errno != EINVAL && errno != ENOSYS) throw_errno("cannot exchange '" + tmp + "' with", prefix);
+  if (exchange(tmp.work(), prefix)) return tmp.work();
+  if (errno != EINVAL && errno != ENOSYS)
+    throw_errno("cannot exchange '" + tmp.work() + "' with", prefix);
   // No RENAME_EXCHANGE on this file system: two renames; between them `prefix` is briefly absent
   // (never half-written). Documented in docs/format.md.
-  const std::string old = tmp + ".old";
+  const std::string old = join(tmp.dir(), "old");
   rename_or_throw(prefix, old);
-  rename_or_throw(tmp, prefix);
+  if (::rename(tmp.work().c_str(), prefix.c_str()) != 0) {
+    const int error = errno;
+    if (::rename(old.c_str(), prefix.c_str()) != 0) tmp.keep();  // the previous tree is in it
+    errno = error;
+    throw_errno("cannot rename '" + tmp.work() + "' to", prefix);
+  }
   return old;
 }
 
-// Files a save of this format writes (Python's pickles included, so a directory Python saved
-// can be replaced too).
-bool is_format_file(const std::string& name) {
-  const std::string suffix = ".memmap";
-  return name == "meta.json" || name == "other.pickle" || name == "pickle.pkl" ||
-         (name.size() > suffix.size() &&
-          name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0);
-}
-
-// The first entry under `dir` that a save does not write: a symlink, a special file, a file not
-// named like a data file or meta.json, or a directory without a meta.json. Empty when none.
-std::string foreign_entry(const std::string& dir) {
-  std::error_code ec;
-  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    const fs::file_status status = it->symlink_status(ec);
-    const std::string path = it->path().string();
-    if (fs::is_directory(status)) {
-      if (!fs::is_regular_file(fs::symlink_status(join(path, "meta.json"), ec))) return path;
-    } else if (!fs::is_regular_file(status) || !is_format_file(it->path().filename().string())) {
-      return path;
-    }
-  }
-  if (ec) throw FormatError("cannot walk '" + dir + "': " + ec.message());
-  return {};
-}
-
 // A save replaces the whole directory, so only a previous save may be replaced: an empty
-// directory, or one whose meta.json is a memmap meta.json and which holds nothing a save does not
-// write. Anything else would be deleted with it.
-void check_replaceable(const std::string& p) {
+// directory, or one whose meta.json is a memmap meta.json. Returns the entries of the previous
+// save that it did not write (a user's files), which the new tree takes over.
+std::vector<std::string> entries_to_keep(const std::string& p) {
   std::error_code ec;
-  if (fs::is_empty(p, ec) && !ec) return;
+  if (fs::is_empty(p, ec) && !ec) return {};
   const std::string meta = join(p, "meta.json");
   if (::access(meta.c_str(), F_OK) != 0) {
     throw FormatError("refusing to replace '" + p +
@@ -96,38 +78,45 @@ void check_replaceable(const std::string& p) {
     throw FormatError("refusing to replace '" + p +
                       "': its meta.json is not a saved TensorDict's (" + e.what() + ")");
   }
-  const std::string foreign = foreign_entry(p);
-  if (!foreign.empty()) {
-    throw FormatError("refusing to replace '" + p + "': it holds '" + foreign +
-                      "', which a save does not write (only meta.json, *.memmap and child "
-                      "directories with a meta.json); move it away or save elsewhere");
+  std::vector<std::string> keep = foreign_entries(*directory_view(p));
+  struct stat root {};
+  if (::stat(p.c_str(), &root) != 0) throw_errno("cannot stat", p);
+  for (const std::string& rel : keep) {  // a rename cannot carry a mount point along
+    struct stat st {};
+    if (::lstat(join(p, rel).c_str(), &st) == 0 && st.st_dev != root.st_dev) {
+      throw FormatError("refusing to replace '" + p + "': it holds '" + join(p, rel) +
+                        "', which the previous save did not write and which is on another file "
+                        "system (a mount point); move it away or save elsewhere");
+    }
   }
+  return keep;
 }
 
-}  // namespace
-
-std::string temp_tag(const std::string& base, const std::string& kind) { return "." + base + kind; }
-
-void remove_stale_temps(const std::string& parent, const std::string& base,
-                        const std::string& kind) {
-  const std::string tag = temp_tag(base, kind);
-  std::error_code ec;
-  for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (name.compare(0, tag.size(), tag) != 0) continue;
-    const long pid = std::strtol(name.c_str() + tag.size(), nullptr, 10);
-    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
-      remove_tree(it->path().string());
+// The entries kept from the previous save go to the same relative paths in the new tree (a
+// directory the new tree has too is merged): refused, before anything is touched, where the new
+// save writes a file in their place (or above them).
+void refuse_collisions(const std::string& p, const std::string& tree, const std::string& rel) {
+  for (size_t end = rel.find('/');; end = rel.find('/', end + 1)) {
+    const bool last = end == std::string::npos;
+    struct stat written {};
+    if (::lstat(join(tree, rel.substr(0, end)).c_str(), &written) != 0) return;
+    struct stat kept {};
+    if (last && S_ISDIR(written.st_mode) && ::lstat(join(p, rel).c_str(), &kept) == 0 &&
+        S_ISDIR(kept.st_mode)) {
+      for (const std::string& name : directory_view(join(p, rel))->list("")) {
+        refuse_collisions(p, tree, rel + "/" + name);
+      }
+      return;
+    }
+    if (last || !S_ISDIR(written.st_mode)) {
+      throw FormatError("refusing to replace '" + p + "': it holds '" + join(p, rel) +
+                        "', which the previous save did not write, and the new save writes '" +
+                        join(p, rel.substr(0, end)) + "'; move it away or save elsewhere");
     }
   }
 }
 
-std::string new_temp_path(const std::string& parent, const std::string& base,
-                          const std::string& kind) {
-  static std::atomic<uint64_t> counter{0};
-  return join(parent, temp_tag(base, kind) + std::to_string(::getpid()) + "-" +
-                          std::to_string(counter.fetch_add(1)));
-}
+}  // namespace
 
 void set_save_step_hook(void (*hook)(const char* step)) { g_step_hook = hook; }
 
@@ -155,30 +144,38 @@ void atomic_publish(const std::string& prefix, bool durable,
   fs::create_directories(parent, ec);
   if (ec) throw FormatError("cannot create directory '" + parent + "': " + ec.message());
 
+  // One save at a time per prefix: each finds a whole previous save and ends with a whole one.
+  SaveLock lock(parent, base, kSaveTemp);
   struct stat st {};
   const bool exists = ::lstat(p.c_str(), &st) == 0;
   if (exists && S_ISLNK(st.st_mode))
     throw FormatError("refusing to save through symlink '" + p + "'");
   if (exists && !S_ISDIR(st.st_mode))
     throw FormatError("'" + p + "' exists and is not a directory");
-  if (exists) check_replaceable(p);
+  const std::vector<std::string> keep = exists ? entries_to_keep(p) : std::vector<std::string>();
 
-  remove_stale_temps(parent, base, kSaveTemp);
-  const std::string tmp = new_temp_path(parent, base, kSaveTemp);
-  make_dir(tmp);
-  try {
-    write(tmp);
-    save_step("written");
-    if (durable) sync_tree(tmp);
-    save_step("synced");
-  } catch (...) {
-    remove_tree(tmp);
-    throw;
-  }
+  Temporary tmp(lock, kSaveTemp, durable);
+  write(tmp.work());
+  save_step("written");
+  for (const std::string& rel : keep) refuse_collisions(p, tmp.work(), rel);
+  if (durable) sync_tree(tmp.work());
+  save_step("synced");
   const std::string old = swap_in(tmp, p, exists);
+  tmp.keep();  // it holds the previous tree: removed below, once nothing of a user's is left in it
   save_step("published");
   if (durable) sync_dir(parent);
-  if (!old.empty()) remove_tree(old);
+  if (!old.empty()) {
+    // The user's entries follow the save; the previous tree is then only the library's files.
+    const std::vector<std::string> failed = move_entries(old, p, keep, durable);
+    if (!failed.empty()) {
+      throw FormatError("saved '" + p + "', but could not move " + failed.front() +
+                        " (the previous save's entries that it did not write stay in '" +
+                        tmp.dir() + "')");
+    }
+    // Marks the temporary as holding nothing of a user's, should the removal be interrupted.
+    rename_or_throw(old, join(tmp.dir(), "done"));
+  }
+  remove_temporary(tmp.dir());
   save_step("cleaned");
 }
 

@@ -21,11 +21,6 @@ void make_dir(const std::string& path) {
   throw_errno("cannot create directory", path);
 }
 
-void remove_tree(const std::string& path) {
-  std::error_code ec;
-  fs::remove_all(path, ec);  // does not follow symlinks
-}
-
 namespace {
 
 void sync_path(const std::string& path, int flags) {
@@ -84,12 +79,15 @@ std::string read_text(const std::string& path) {
 void write_text(const std::string& path, std::string_view text) {
   Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0666));
   if (!fd) throw_errno("cannot create", path);
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd.get(), text.data() + done, text.size() - done);
+  write_fd(fd.get(), text, path);
+}
+
+void write_fd(int fd, std::string_view text, const std::string& path) {
+  while (!text.empty()) {
+    const ssize_t n = ::write(fd, text.data(), text.size());
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) throw_errno("cannot write", path);
-    done += static_cast<size_t>(n);
+    text.remove_prefix(static_cast<size_t>(n));
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -63,6 +64,11 @@ std::string absolute_path(const std::string& path);
 
 /// `dir + "/" + name`.
 std::string join(const std::string& dir, std::string_view name);
+/// The names the leaf file or child directory of `key` may have in its directory, in lookup order:
+/// the encoded name, then the raw key for directories written without key encoding when that is
+/// safe.
+std::vector<std::string> entry_names(const std::string& key, std::string_view suffix,
+                                     bool directory);
 /// The existing path of the leaf file or child directory for `key` in `dir`: the encoded name, or
 /// the raw key for directories written without key encoding when that is safe. Empty when neither
 /// exists. FormatError when the entry is a symlink.
@@ -77,8 +83,6 @@ bool is_child_dir(const std::string& path);
 at::Tensor load_data_file(const std::string& path, at::ScalarType dtype, at::IntArrayRef shape);
 /// mkdir that fails (FormatError) when `path` exists already.
 void make_dir(const std::string& path);
-/// Removes a directory tree (best effort; used for temporaries).
-void remove_tree(const std::string& path);
 /// fsync of every file and directory under `path`, and `path` itself.
 void sync_tree(const std::string& path);
 /// fsync of one directory (after a rename in it).
@@ -87,9 +91,12 @@ void sync_dir(const std::string& path);
 std::string read_text(const std::string& path);
 /// Writes a whole small file, replacing it.
 void write_text(const std::string& path, std::string_view text);
+/// Writes all of `text` to the open file `fd` (`path` names it in errors).
+void write_fd(int fd, std::string_view text, const std::string& path);
 
 /// Fault injection for the crash tests: `hook(step)` runs after each step of a save ("leaf",
-/// "meta", "written", "synced", "published", "cleaned"). Null (the default) costs one load.
+/// "meta", "written", "synced", "published", "moved" (each entry of the previous save that it did
+/// not write, moved into the new tree), "cleaned"). Null (the default) costs one load.
 void set_save_step_hook(void (*hook)(const char* step));
 void save_step(const char* step);
 
@@ -104,17 +111,98 @@ std::string normalize_prefix(const std::string& prefix);
 /// first exception a job throws is rethrown once every thread has joined.
 void parallel_for(size_t n, int num_threads, const std::function<void(size_t)>& job);
 
-// ---- temporaries beside a target (memmap/atomic.cpp) -------------------------------------------
+// ---- temporaries beside a target (memmap/temporary.cpp) -----------------------------------------
 /// A save's temporaries beside `parent/base` are named `.<base><kind><pid>-<n>`; `kind` tells
-/// directory saves (kSaveTemp) from archive writes apart.
+/// directory saves, archive writes and consolidated files apart.
 inline constexpr const char* kSaveTemp = ".tc-";
-std::string temp_tag(const std::string& base, const std::string& kind);
-std::string new_temp_path(const std::string& parent, const std::string& base,
-                          const std::string& kind);
-/// Removes the temporaries of `kind` whose process is gone (killed mid-save); a live process's
-/// are left alone: it may be writing to the same target now.
-void remove_stale_temps(const std::string& parent, const std::string& base,
-                        const std::string& kind);
+inline constexpr const char* kArchiveTemp = ".tc-tdz-";
+inline constexpr const char* kConsolidateTemp = ".tc-cons-";
+
+/// The lock a writer holds on a target (`<parent>/<base>`) while it writes it: an exclusive flock
+/// on `<parent>/.<base>.tc-lock`, so that saves to one prefix take turns. The lock file is created
+/// with its content (O_TMPFILE), says it is the library's, and records the temporary its holder is
+/// creating or removing, so that a holder killed before the temporary's marker is written (or
+/// after it is removed) leaves nothing the next holder does not recognise. The holder removes the
+/// file when it releases the lock if the library wrote it (a user's file of that name is locked but
+/// left alone); a waiter then locks the file now at that path, so no lock file outlives the saves.
+class SaveLock {
+ public:
+  /// Blocks until this process holds the lock; then cleans up the temporaries of `kind` that a
+  /// killed writer left: the one a killed holder recorded, and every one whose marker names this
+  /// target and a process that is gone (a save's previous tree still holding entries a user put in
+  /// it gets them moved back into the target first). A live process's temporaries are left alone.
+  SaveLock(const std::string& parent, const std::string& base, const std::string& kind);
+  ~SaveLock();
+  SaveLock(const SaveLock&) = delete;
+  SaveLock& operator=(const SaveLock&) = delete;
+  const std::string& parent() const { return parent_; }
+  const std::string& base() const { return base_; }
+  /// Records `name` (a temporary beside the target) in the lock file.
+  void record(const std::string& name);
+
+ private:
+  std::string parent_;
+  std::string base_;
+  std::string path_;
+  Fd fd_;
+  bool ours_ = false;  // the library wrote the file: it may be rewritten and removed
+};
+
+/// A temporary beside a target: the directory `<parent>/.<base><kind><pid>-<n>/` holding the
+/// marker file kTemporaryMarker (the library's signature, the writer's pid, the target and the
+/// identity of `work/`) and `work/`, which the writer fills. Only a directory holding a valid
+/// marker (or the one a killed holder's lock file records) is ever taken for a temporary: a user's
+/// file or directory with such a name is never touched. Removed (marker last) when destroyed,
+/// unless keep() was called.
+class Temporary {
+ public:
+  /// Creates the directory, the marker (fsynced when `durable`) and `work/`, beside the target of
+  /// `lock`.
+  Temporary(SaveLock& lock, const std::string& kind, bool durable);
+  ~Temporary();
+  Temporary(const Temporary&) = delete;
+  Temporary& operator=(const Temporary&) = delete;
+  const std::string& dir() const { return dir_; }
+  const std::string& work() const { return work_; }
+  /// Leaves the temporary in place (it holds what could not be put back).
+  void keep() { kept_ = true; }
+
+ private:
+  std::string dir_;
+  std::string work_;
+  bool kept_ = false;
+};
+inline constexpr const char* kTemporaryMarker = ".tc-temporary";
+/// Removes a temporary's content, then its marker, then the directory (best effort).
+void remove_temporary(const std::string& dir);
+
+// ---- what a save owns (memmap/owned.cpp) --------------------------------------------------------
+/// A read-only view of a saved tree, a directory or an archive's entries. Paths are relative to
+/// the root ("" is the root itself).
+class TreeView {
+ public:
+  enum class Kind { None, File, Dir, Other };
+  virtual ~TreeView() = default;
+  /// What `rel` is, symlinks not followed (a symlink or a special file is Other).
+  virtual Kind kind(const std::string& rel) const = 0;
+  /// The names directly inside the directory `rel`, sorted.
+  virtual std::vector<std::string> list(const std::string& rel) const = 0;
+  /// The content of the file `rel` (a meta.json); nullopt when it cannot be read.
+  virtual std::optional<std::string> text(const std::string& rel) const = 0;
+};
+/// A directory on disk as a TreeView (listing errors are FormatErrors naming the directory).
+std::unique_ptr<TreeView> directory_view(const std::string& root);
+/// The top-most entries of a saved tree that its save did not write (a level's own, sorted, then
+/// those of its directories): at each level, everything but meta.json and the files and directories
+/// its meta.json names (a TensorDict's keys, a tensorclass's `_tensordict/` and `other.pickle`, a
+/// stack's elements `0/`, `1/`, ... up to the first gap, a NonTensorStack's `pickle.pkl`). A level
+/// whose meta.json does not parse owns nothing.
+std::vector<std::string> foreign_entries(const TreeView& tree);
+/// Moves the entries `rels` of the tree `from` to the same relative paths in `to`, creating the
+/// directories above them, never replacing anything: a directory that `to` has too is merged
+/// entry by entry. Returns the entries it could not move, each with the reason.
+std::vector<std::string> move_entries(const std::string& from, const std::string& to,
+                                      const std::vector<std::string>& rels, bool durable);
 
 // ---- reading meta.json (memmap/read.cpp), for directories and archives alike -------------------
 /// A meta.json "shape": non-negative integers (FormatError naming `where` otherwise).

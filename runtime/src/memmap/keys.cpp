@@ -106,21 +106,25 @@ std::string join(const std::string& dir, std::string_view name) {
   return out;
 }
 
+std::vector<std::string> entry_names(const std::string& key, std::string_view suffix,
+                                     bool directory) {
+  std::vector<std::string> names{encode_key(key) + std::string(suffix)};
+  if (raw_name_is_safe(key, directory) && key + std::string(suffix) != names[0]) {
+    names.push_back(key + std::string(suffix));
+  }
+  return names;
+}
+
 std::string find_entry(const std::string& dir, const std::string& key, std::string_view suffix,
                        bool directory) {
-  auto probe = [&](const std::string& path) {
+  for (const std::string& name : entry_names(key, suffix, directory)) {
+    const std::string path = join(dir, name);
     struct stat st {};
-    if (::lstat(path.c_str(), &st) != 0) return false;
+    if (::lstat(path.c_str(), &st) != 0) continue;
     if (S_ISLNK(st.st_mode)) {
       throw FormatError("refusing to follow symlink '" + path + "' for key '" + key + "'");
     }
-    return true;
-  };
-  std::string path = join(dir, encode_key(key) + std::string(suffix));
-  if (probe(path)) return path;
-  if (raw_name_is_safe(key, directory)) {
-    std::string raw = join(dir, key + std::string(suffix));
-    if (raw != path && probe(raw)) return raw;
+    return path;
   }
   return {};
 }

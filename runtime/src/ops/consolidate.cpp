@@ -174,9 +174,6 @@ using memmap::detail::Fd;
 using memmap::detail::throw_errno;
 
 constexpr int64_t kLengthBytes = 8;
-// Temporaries beside the target: ".<name>.tc-cons-<pid>-<n>" (memmap/atomic.cpp's naming).
-constexpr const char* kFileTemp = ".tc-cons-";
-
 void read_at(int fd, char* out, size_t n, uint64_t offset, const std::string& path) {
   size_t done = 0;
   while (done < n) {
@@ -325,42 +322,36 @@ TensorDict TensorDict::consolidate(const std::string& filename) const {
   std::vector<Leaf> leaves;
   collect(*this, "", leaves);
   const int64_t total = lay_out(leaves);
-  memmap::detail::remove_stale_temps(target.parent, target.base, kFileTemp);
-  const std::string tmp = memmap::detail::new_temp_path(target.parent, target.base, kFileTemp);
+  // Written in a marked temporary beside the target (memmap/temporary.cpp), then renamed over it.
+  memmap::detail::SaveLock lock(target.parent, target.base, memmap::detail::kConsolidateTemp);
+  const memmap::detail::Temporary temporary(lock, memmap::detail::kConsolidateTemp, false);
+  const std::string tmp = memmap::detail::join(temporary.work(), "consolidated");
   Fd fd(::open(tmp.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666));
   if (!fd) throw_errno("consolidate: cannot create a temporary beside", filename);
-  bool published = false;
-  try {
-    if (::ftruncate(fd.get(), static_cast<off_t>(total)) != 0) throw_errno("cannot size", tmp);
-    // Mapped before the copies so that the leaves are copied once, straight into the file
-    // (zero-filled by ftruncate: the padding is Python's zeros). Recorded under its final name.
-    const at::Tensor flat =
-        memmap::detail::map_fd(fd.get(), true, tmp, at::kByte, {total}, filename);
-    // Python's result is on the CPU (the metadata keeps the source's device).
-    TensorDict out = pack(*this, leaves, flat, at::Device(at::kCPU));
-    Json meta = detail::describe(*this, at::Tensor(), op);
-    {
-      // The offsets are the packed leaves'; the rest of the description is this TensorDict's
-      // (its device and lock state, as Python describes the source before locking the result).
-      const Json laid_out = detail::describe(out, flat, op);
-      copy_offsets(meta, laid_out);
-    }
-    std::string tail = dumps_python(meta);
-    const auto length = static_cast<uint64_t>(tail.size());
-    for (int i = 0; i < kLengthBytes; ++i) tail.push_back(static_cast<char>(length >> (8 * i)));
-    write_at(fd.get(), tail, static_cast<uint64_t>(total), tmp);
-    if (::fsync(fd.get()) != 0) throw_errno("cannot sync", tmp);
-    if (::rename(tmp.c_str(), filename.c_str()) != 0) {
-      throw_errno("consolidate: cannot rename '" + tmp + "' to", filename);
-    }
-    published = true;
-    memmap::detail::sync_dir(target.parent);
-    out.lock_();
-    return out;
-  } catch (...) {
-    if (!published) ::unlink(tmp.c_str());
-    throw;
+  if (::ftruncate(fd.get(), static_cast<off_t>(total)) != 0) throw_errno("cannot size", tmp);
+  // Mapped before the copies so that the leaves are copied once, straight into the file
+  // (zero-filled by ftruncate: the padding is Python's zeros). Recorded under its final name.
+  const at::Tensor flat = memmap::detail::map_fd(fd.get(), true, tmp, at::kByte, {total}, filename);
+  // Python's result is on the CPU (the metadata keeps the source's device).
+  TensorDict out = pack(*this, leaves, flat, at::Device(at::kCPU));
+  Json meta = detail::describe(*this, at::Tensor(), op);
+  {
+    // The offsets are the packed leaves'; the rest of the description is this TensorDict's
+    // (its device and lock state, as Python describes the source before locking the result).
+    const Json laid_out = detail::describe(out, flat, op);
+    copy_offsets(meta, laid_out);
   }
+  std::string tail = dumps_python(meta);
+  const auto length = static_cast<uint64_t>(tail.size());
+  for (int i = 0; i < kLengthBytes; ++i) tail.push_back(static_cast<char>(length >> (8 * i)));
+  write_at(fd.get(), tail, static_cast<uint64_t>(total), tmp);
+  if (::fsync(fd.get()) != 0) throw_errno("cannot sync", tmp);
+  if (::rename(tmp.c_str(), filename.c_str()) != 0) {
+    throw_errno("consolidate: cannot rename '" + tmp + "' to", filename);
+  }
+  memmap::detail::sync_dir(target.parent);
+  out.lock_();
+  return out;
 }
 
 TensorDict TensorDict::from_consolidated(const std::string& filename) {

@@ -1,0 +1,257 @@
+// What a save owns in a tree, read from its meta.json files, so that a save replacing it keeps
+// everything else (a user's files beside or inside the saved tree); and the move that keeps them.
+// Shared by directory saves (memmap/atomic.cpp), the recovery of killed saves
+// (memmap/temporary.cpp) and archive writes (memmap/archive.cpp, over a zip's entries).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "memmap/internal.h"
+#include "tensordict/json.h"
+
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
+
+namespace tensordict::memmap::detail {
+namespace fs = std::filesystem;
+namespace {
+
+std::string join_rel(const std::string& rel, const std::string& name) {
+  return rel.empty() ? name : rel + "/" + name;
+}
+
+class DirectoryView : public TreeView {
+ public:
+  explicit DirectoryView(std::string root) : root_(std::move(root)) {}
+
+  Kind kind(const std::string& rel) const override {
+    struct stat st {};
+    if (::lstat(at(rel).c_str(), &st) != 0) return Kind::None;
+    if (S_ISREG(st.st_mode)) return Kind::File;
+    return S_ISDIR(st.st_mode) ? Kind::Dir : Kind::Other;
+  }
+
+  std::vector<std::string> list(const std::string& rel) const override {
+    std::vector<std::string> names;
+    std::error_code ec;
+    for (fs::directory_iterator it(at(rel), ec), end; !ec && it != end; it.increment(ec)) {
+      names.push_back(it->path().filename().string());
+    }
+    // An unreadable directory would be deleted whole with the tree: refuse instead.
+    if (ec) throw FormatError("cannot list '" + at(rel) + "': " + ec.message());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+
+  std::optional<std::string> text(const std::string& rel) const override {
+    try {
+      return read_text(at(rel));
+    } catch (const Error&) {
+      return std::nullopt;
+    }
+  }
+
+ private:
+  std::string at(const std::string& rel) const { return rel.empty() ? root_ : join(root_, rel); }
+  std::string root_;
+};
+
+// One level of the walk: the names its meta.json gives to its files and directories.
+class OwnershipWalk {
+ public:
+  explicit OwnershipWalk(const TreeView& tree) : tree_(tree) {}
+
+  void level(const std::string& rel) {
+    std::set<std::string> owned;
+    const std::optional<Json> meta = read_meta(rel);
+    if (meta) {
+      owned.insert("meta.json");
+      const auto type_it = meta->find("_type");
+      const std::string type = type_it != meta->end() && type_it->is_string()
+                                   ? type_it->get<std::string>()
+                                   : std::string();
+      if (type == kTensorDictType || type == kSubTensorDictType) {
+        tensordict_level(rel, *meta, owned);
+      } else if (type == kNonTensorDataType || type == kMetaDataType) {
+        own_file(rel, "other.pickle", owned);
+      } else if (type == kNonTensorStackType) {
+        own_file(rel, "pickle.pkl", owned);
+        if (!meta->contains("data")) own_elements(rel, owned);
+      } else if (type == kLazyStackType) {
+        own_elements(rel, owned);
+      } else {  // a tensorclass (Python's lazy views keep their source in `_source/`)
+        own_file(rel, "other.pickle", owned);
+        own_dir(rel, "_tensordict", owned);
+        own_dir(rel, "_source", owned);
+      }
+    }
+    for (const std::string& name : tree_.list(rel)) {
+      if (!owned.count(name)) foreign.push_back(join_rel(rel, name));
+    }
+    for (const std::string& name : dirs_of(rel)) level(join_rel(rel, name));
+  }
+
+  std::vector<std::string> foreign;
+
+ private:
+  std::optional<Json> read_meta(const std::string& rel) {
+    const std::string path = join_rel(rel, "meta.json");
+    if (tree_.kind(path) != TreeView::Kind::File) return std::nullopt;
+    const auto text = tree_.text(path);
+    if (!text) return std::nullopt;
+    try {
+      Json meta = parse_json(*text, "'" + path + "'");
+      if (meta.is_object()) return meta;
+    } catch (const Error&) {
+    } catch (const Json::exception&) {
+    }
+    return std::nullopt;
+  }
+
+  void tensordict_level(const std::string& rel, const Json& meta, std::set<std::string>& owned) {
+    for (const auto& [key, entry] : meta.items()) {
+      if (key == "shape" || key == "device" || key == "_type" || !entry.is_object()) continue;
+      if (entry.contains("type")) {
+        own_first(rel, entry_names(key, "", true), TreeView::Kind::Dir, owned);
+        continue;
+      }
+      own_first(rel, entry_names(key, ".memmap", false), TreeView::Kind::File, owned);
+      const auto nested = entry.find("is_nested");
+      if (nested != entry.end() && nested->is_boolean() && nested->get<bool>()) {
+        own_file(rel, encode_key(key) + ".shape.memmap", owned);  // Python's jagged layout
+      }
+    }
+  }
+
+  // As the reader: the first of the names that exists is the entry's, and it is the save's only
+  // when it has the kind the save writes (a symlink in its place is someone else's).
+  void own_first(const std::string& rel, const std::vector<std::string>& names, TreeView::Kind kind,
+                 std::set<std::string>& owned) {
+    for (const std::string& name : names) {
+      const TreeView::Kind found = tree_.kind(join_rel(rel, name));
+      if (found == TreeView::Kind::None) continue;
+      if (found == kind) own(rel, name, kind, owned);
+      return;
+    }
+  }
+
+  void own_file(const std::string& rel, const std::string& name, std::set<std::string>& owned) {
+    own_first(rel, {name}, TreeView::Kind::File, owned);
+  }
+  void own_dir(const std::string& rel, const std::string& name, std::set<std::string>& owned) {
+    own_first(rel, {name}, TreeView::Kind::Dir, owned);
+  }
+
+  // Stack elements 0/, 1/, ... up to the first gap, as the reader reads them.
+  void own_elements(const std::string& rel, std::set<std::string>& owned) {
+    for (size_t i = 0;; ++i) {
+      const std::string name = std::to_string(i);
+      if (tree_.kind(join_rel(rel, name)) != TreeView::Kind::Dir) return;
+      own(rel, name, TreeView::Kind::Dir, owned);
+    }
+  }
+
+  void own(const std::string& rel, const std::string& name, TreeView::Kind kind,
+           std::set<std::string>& owned) {
+    owned.insert(name);
+    if (kind == TreeView::Kind::Dir) child_dirs_[rel].insert(name);
+  }
+
+  std::set<std::string> dirs_of(const std::string& rel) {
+    auto it = child_dirs_.find(rel);
+    return it == child_dirs_.end() ? std::set<std::string>() : std::move(it->second);
+  }
+
+  const TreeView& tree_;
+  std::map<std::string, std::set<std::string>> child_dirs_;
+};
+
+// rename() that never replaces `to` (renameat2 RENAME_NOREPLACE, else a check before rename).
+bool rename_noreplace(const std::string& from, const std::string& to) {
+  if (::syscall(SYS_renameat2, AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE) == 0)
+    return true;
+  if (errno != EINVAL && errno != ENOSYS) return false;
+  struct stat st {};
+  if (::lstat(to.c_str(), &st) == 0) {
+    errno = EEXIST;
+    return false;
+  }
+  return ::rename(from.c_str(), to.c_str()) == 0;
+}
+
+std::string parent_of(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+// Creates the directories of `rel` above its last component under `root` (their parents go to
+// `made`); false (errno set) when one of them exists and is not a directory.
+bool make_parents(const std::string& root, const std::string& rel, std::set<std::string>& made) {
+  for (size_t slash = rel.find('/'); slash != std::string::npos; slash = rel.find('/', slash + 1)) {
+    const std::string dir = join(root, rel.substr(0, slash));
+    struct stat st {};
+    if (::lstat(dir.c_str(), &st) == 0) {
+      if (S_ISDIR(st.st_mode)) continue;
+      errno = ENOTDIR;
+      return false;
+    }
+    if (::mkdir(dir.c_str(), 0777) != 0) return false;
+    made.insert(parent_of(dir));
+  }
+  return true;
+}
+
+}  // namespace
+
+std::unique_ptr<TreeView> directory_view(const std::string& root) {
+  return std::make_unique<DirectoryView>(root);
+}
+
+std::vector<std::string> foreign_entries(const TreeView& tree) {
+  OwnershipWalk walk(tree);
+  walk.level("");
+  return std::move(walk.foreign);
+}
+
+std::vector<std::string> move_entries(const std::string& from, const std::string& to,
+                                      const std::vector<std::string>& rels, bool durable) {
+  std::vector<std::string> failed;
+  std::set<std::string> touched;  // directories whose entries changed, synced when durable
+  std::function<void(const std::string&)> move = [&](const std::string& rel) {
+    const std::string src = join(from, rel);
+    const std::string dst = join(to, rel);
+    if (make_parents(to, rel, touched) && rename_noreplace(src, dst)) {
+      touched.insert(parent_of(src));
+      touched.insert(parent_of(dst));
+      save_step("moved");
+      return;
+    }
+    const int error = errno;
+    struct stat src_st {
+    }, dst_st{};
+    if (error == EEXIST && ::lstat(src.c_str(), &src_st) == 0 && S_ISDIR(src_st.st_mode) &&
+        ::lstat(dst.c_str(), &dst_st) == 0 && S_ISDIR(dst_st.st_mode)) {
+      // A directory of the user's where the new tree has one too: merged, entry by entry.
+      for (const std::string& name : directory_view(src)->list("")) move(join_rel(rel, name));
+      return;
+    }
+    failed.push_back("'" + src + "' to '" + dst + "': " + std::strerror(error));
+  };
+  for (const std::string& rel : rels) move(rel);
+  if (durable) {
+    for (const std::string& dir : touched) sync_dir(dir);
+  }
+  return failed;
+}
+
+}  // namespace tensordict::memmap::detail
