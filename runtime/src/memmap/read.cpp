@@ -3,6 +3,7 @@
 // and entries it cannot parse, every problem is a FormatError naming the path: a load either
 // returns exactly what was saved or fails.
 #include <ATen/ATen.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -244,26 +245,70 @@ class Reader {
   std::vector<std::string>* problems_;
 };
 
-}  // namespace
+// A save swaps its new tree in and then deletes the previous one, so a load that overlaps a save
+// may read meta.json of one tree and data of the other, or a half-deleted tree (a shorter stack, a
+// "missing" file). The root is held open for the whole load (its inode cannot be reused) and the
+// load counts only if `dir` still names it at the end: a tree that left `dir` never comes back,
+// so everything read came from that one tree. Otherwise the load is retried, a bounded number of
+// times.
+constexpr int kLoadAttempts = 100;
 
-Loaded load(const std::string& dir, std::optional<at::Device> device) {
-  try {
-    return Reader(device, nullptr).load_dir(detail::normalize_prefix(dir));
-  } catch (const Json::exception& e) {  // a JSON value of an unexpected type somewhere
-    throw FormatError("'" + dir + "': unexpected meta.json content: " + e.what());
+bool still_at(const detail::Fd& root, const std::string& dir) {
+  struct stat held {};
+  struct stat now {};
+  return ::fstat(root.get(), &held) == 0 && ::stat(dir.c_str(), &now) == 0 &&
+         held.st_dev == now.st_dev && held.st_ino == now.st_ino;
+}
+
+template <class Load>
+auto load_whole(const std::string& dir, Load&& load_once) -> decltype(load_once()) {
+  for (int attempt = 1;; ++attempt) {
+    const detail::Fd root(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NONBLOCK));
+    if (!root) return load_once();  // not a directory (or none): the load reports it
+    try {
+      auto loaded = load_once();
+      if (still_at(root, dir)) return loaded;
+    } catch (...) {
+      if (still_at(root, dir)) throw;
+    }
+    if (attempt == kLoadAttempts) {
+      throw FormatError("'" + dir + "' was replaced by another save during each of " +
+                        std::to_string(kLoadAttempts) + " attempts to load it");
+    }
   }
 }
 
+}  // namespace
+
+Loaded load(const std::string& dir, std::optional<at::Device> device) {
+  const std::string root = detail::normalize_prefix(dir);
+  return load_whole(root, [&] {
+    try {
+      return Reader(device, nullptr).load_dir(root);
+    } catch (const Json::exception& e) {  // a JSON value of an unexpected type somewhere
+      throw FormatError("'" + dir + "': unexpected meta.json content: " + e.what());
+    }
+  });
+}
+
 std::vector<std::string> verify(const std::string& dir) {
-  std::vector<std::string> problems;
+  std::string root;
   try {
-    Reader(at::Device(at::kCPU), &problems).load_dir(detail::normalize_prefix(dir));
+    root = detail::normalize_prefix(dir);
   } catch (const Error& e) {
-    problems.push_back(e.what());
-  } catch (const Json::exception& e) {
-    problems.push_back("'" + dir + "': unexpected meta.json content: " + e.what());
+    return {e.what()};
   }
-  return problems;
+  return load_whole(root, [&] {
+    std::vector<std::string> problems;
+    try {
+      Reader(at::Device(at::kCPU), &problems).load_dir(root);
+    } catch (const Error& e) {
+      problems.push_back(e.what());
+    } catch (const Json::exception& e) {
+      problems.push_back("'" + dir + "': unexpected meta.json content: " + e.what());
+    }
+    return problems;
+  });
 }
 
 }  // namespace tensordict::memmap
