@@ -52,12 +52,14 @@ struct PackOptions {
 
 /// Packs the memmap directory `dir` (it must hold a meta.json) into the archive `archive`, with
 /// Python's entry order and layout. The archive is written beside the target and renamed over
-/// it; an existing `archive` is replaced only when it is a memmap archive itself.
+/// it; an existing `archive` is replaced only when a save wrote it (a memmap archive holding only
+/// the files its meta.json files name).
 void pack_memmap(const std::string& dir, const std::string& archive,
                  const PackOptions& options = {});
 
 /// Extracts `archive` into the directory `dir` (every entry's CRC-32 checked). Like a memmap save,
-/// `dir` is published atomically and replaces only a previous memmap directory.
+/// `dir` is published atomically, replaces only a previous memmap directory and keeps what a user
+/// put in it.
 void unpack_memmap(const std::string& archive, const std::string& dir, bool durable = true);
 
 /// Writes an archive through a staging directory: `write_dir(staging)` writes a memmap directory

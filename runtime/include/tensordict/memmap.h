@@ -110,9 +110,12 @@ struct WriteOptions {
   std::function<std::optional<ClassInfo>(const TensorDict&)> class_of;
 };
 
-/// Writes `td` as a TensorDict directory at `prefix`, atomically: the previous content of `prefix`
-/// (if any) is replaced as a whole, a crash leaves either the old or the new directory. Returns a
-/// locked TensorDict whose leaves map the new files.
+/// Writes `td` as a TensorDict directory at `prefix`, atomically: the previous save at `prefix`
+/// (if any) is replaced as a whole, a crash leaves either the old or the new directory. Entries of
+/// the previous save that it did not write (a user's files) are kept, moved into the new tree;
+/// one where the new save writes a file is a FormatError, before anything is touched (see
+/// docs/format.md, "What a save keeps"). Saves to one prefix take turns. Returns a locked
+/// TensorDict whose leaves map the new files.
 TensorDict save_tensordict(const TensorDict& td, const std::string& prefix,
                            const WriteOptions& options = {});
 /// Same, as a tensorclass directory: `prefix/meta.json` = {"_type": info.type, fields...} and the
