@@ -1,9 +1,23 @@
 #pragma once
-// TensorDict: a dictionary of tensors (and nested TensorDicts and non-tensor data) sharing leading
-// "batch" dimensions, with Python tensordict's names and semantics.
-//
-// A TensorDict is a handle, like at::Tensor: copying it aliases the same entries, and a nested
-// TensorDict fetched from its parent writes through to the parent. clone() copies data.
+/// \file
+/// TensorDict: a dictionary of tensors (and nested TensorDicts and non-tensor data) sharing leading
+/// "batch" dimensions, with Python tensordict's names and semantics (docs/runtime.md).
+///
+/// A TensorDict is a handle, like at::Tensor: copying it aliases the same entries, and a nested
+/// TensorDict fetched from its parent writes through to the parent. clone() copies data.
+///
+/// \code
+///   TensorDict td({{"obs", at::zeros({4, 3})}, {"reward", at::zeros({4})}}, {4});
+///   td.set({"next", "obs"}, at::ones({4, 3}));   // creates the nested TensorDict "next"
+///   at::Tensor obs = td[{"next", "obs"}];         // Python's td["next", "obs"]
+///   TensorDict rows = td.index({Slice(0, 2)});    // batch size [2]; views of the leaves
+///   TensorDict sums = td.sum(0);                  // every leaf reduced over batch dim 0
+///   td += 1;                                      // element-wise math on every leaf
+/// \endcode
+///
+/// Also here: Value (one entry), Operand (the right-hand side of TensorDict math), ReduceDims (the
+/// dims of a reduction), TensorDictFuture, stack() and cat(). Lazy stacks are TensorDicts too
+/// (lazy_stack.h). Errors derive from tensordict::Error (errors.h).
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
@@ -48,6 +62,7 @@ struct Slots;
 using ClassToken = const ClassSpec& (*)();
 }  // namespace detail
 
+/// Sizes of the leading dims every entry of a TensorDict shares (Python's `batch_size`).
 using BatchSize = std::vector<int64_t>;
 /// Optional name per batch dim (Python's `names`).
 using DimNames = std::vector<std::optional<std::string>>;
@@ -55,6 +70,8 @@ using DimNames = std::vector<std::optional<std::string>>;
 using DimRenames = std::vector<std::pair<std::string, std::optional<std::string>>>;
 /// Function applied to every tensor leaf; returning an undefined tensor drops the leaf.
 using LeafFn = std::function<at::Tensor(const at::Tensor&)>;
+/// Function applied to the tensor leaves of two TensorDicts at the same key (apply(fn, other));
+/// returning an undefined tensor drops the leaf.
 using LeafFn2 = std::function<at::Tensor(const at::Tensor&, const at::Tensor&)>;
 
 /// The dims a reduction covers (Python's `dim`): every element of each leaf (the default), some
@@ -62,17 +79,26 @@ using LeafFn2 = std::function<at::Tensor(const at::Tensor&, const at::Tensor&)>;
 /// (`ReduceDims::feature()`, Python's dim="feature").
 class ReduceDims {
  public:
+  /// Every element of each leaf (Python's dim=None).
   ReduceDims() = default;
+  /// One batch dim or several (`{0, 1}`); negative dims count from the last batch dim.
+  ///@{
   ReduceDims(int64_t dim) : dims_{dim} {}                           // NOLINT
   ReduceDims(int dim) : dims_{dim} {}                               // NOLINT
   ReduceDims(std::initializer_list<int64_t> dims) : dims_(dims) {}  // NOLINT
+  ///@}
+  /// Every feature dim of each leaf, the batch dims kept (Python's dim="feature"); not with
+  /// keepdim (TypeError).
   static ReduceDims feature() {
     ReduceDims out;
     out.feature_ = true;
     return out;
   }
+  /// True for the default: every element of each leaf.
   bool is_all() const { return dims_.empty() && !feature_; }
+  /// True for feature().
   bool is_feature() const { return feature_; }
+  /// The batch dims given (empty for the default and for feature()).
   const std::vector<int64_t>& dims() const { return dims_; }
 
  private:
@@ -83,6 +109,7 @@ class ReduceDims {
 /// Tag of the reductions that return one tensor over every leaf (Python's `reduce=True`):
 /// `td.sum(reduce_all)`.
 struct ReduceAll {};
+/// The ReduceAll tag: `td.sum(reduce_all)`, `td.max(reduce_all, 0)`.
 inline constexpr ReduceAll reduce_all{};
 
 /// Options of the memmap family, with Python's meaning.
@@ -92,43 +119,61 @@ struct MemmapOptions {
   bool copy_existing = false;  ///< copy leaves already mapped from another file.
 };
 
+/// Python tensordict's TensorDict: entries (tensors, nested TensorDicts, NonTensorData,
+/// NonTensorStack) keyed by strings in insertion order, sharing the leading batch dims. A handle:
+/// copies alias the same entries, clone() copies the data. A lazy stack (lazy_stack.h, Python's
+/// LazyStackedTensorDict) is a TensorDict too; ops it does not support throw TypeError.
 class TensorDict {
  public:
   /// An empty TensorDict with no batch dims.
   TensorDict();
+  /// Another handle to the same entries (no data is copied).
+  ///@{
   TensorDict(const TensorDict&) = default;
   TensorDict(TensorDict&&) noexcept = default;
+  ///@}
   /// Assignment rebinds a handle. Assigning to a temporary (`td[i] = other`, which would rebind
   /// the temporary and write nothing) does not compile: Python's `td[i] = other` is
   /// `td.index_put_({i}, other)`.
+  ///@{
   TensorDict& operator=(const TensorDict&) & = default;
   TensorDict& operator=(TensorDict&&) & noexcept = default;
   TensorDict& operator=(const TensorDict&) && = delete;
   TensorDict& operator=(TensorDict&&) && = delete;
+  ///@}
+  /// Drops this handle; the entries live on while another handle refers to them.
   ~TensorDict() = default;
-  /// From key/value pairs. Every entry's leading dims must equal `batch_size` (ShapeError naming
-  /// the key otherwise). With a `device`, tensors are moved to it.
+  /// From key/value pairs (a nested key creates the intermediate TensorDicts). Every entry's
+  /// leading dims must equal `batch_size` (ShapeError naming the key otherwise). With a `device`,
+  /// tensors are moved to it; `names` names the batch dims (Python's `names=`).
+  ///@{
   TensorDict(std::initializer_list<std::pair<NestedKey, Value>> items, BatchSize batch_size = {},
              std::optional<at::Device> device = std::nullopt,
              std::optional<DimNames> names = std::nullopt);
   TensorDict(const std::vector<std::pair<NestedKey, Value>>& items, BatchSize batch_size = {},
              std::optional<at::Device> device = std::nullopt,
              std::optional<DimNames> names = std::nullopt);
+  ///@}
   /// A TensorDict whose leaves are `keys`, each a copy of `value` (Python's fromkeys; a number
   /// becomes a 0-dim tensor, as Python's fromkeys(keys, 0)).
   static TensorDict fromkeys(const std::vector<NestedKey>& keys, const Value& value,
                              BatchSize batch_size = {});
 
   // ---- shape and device --------------------------------------------------------------------
+  /// The leading dims every entry shares (Python's `batch_size`).
   const BatchSize& batch_size() const;
   /// Changes the batch size; every entry must have the new leading dims (ShapeError otherwise).
   void set_batch_size(BatchSize batch_size);
+  /// Number of batch dims (Python's `ndim` and `batch_dims`).
+  ///@{
   int64_t ndim() const;
   int64_t batch_dims() const { return ndim(); }
+  ///@}
   /// Product of the batch dims.
   int64_t numel() const;
   /// True when the TensorDict has no entries.
   bool is_empty() const;
+  /// The device every leaf is on, when one is set (Python's `device`; None otherwise).
   std::optional<at::Device> device() const;
   /// Sets the device and moves every leaf there; std::nullopt only clears it (Python's
   /// clear_device_).
@@ -143,15 +188,20 @@ class TensorDict {
   /// One "..." entry (Python's `...`) stands for the dims it covers, which keep their names.
   TensorDict& refine_names(const DimNames& names);
   /// Python's rename(*names): a shallow copy (clone(false)) whose dims are named `names`
-  /// (nullopt: unnamed). rename_ renames in place.
+  /// (nullopt: unnamed). rename_ renames in place and returns this TensorDict.
+  ///@{
   TensorDict rename(std::optional<DimNames> names) const;
   TensorDict& rename_(std::optional<DimNames> names);
+  ///@}
   /// Python's rename(**rename_map): dims named like a `from` take its `to` (nullopt: unnamed);
-  /// Error naming a `from` that names no dim.
+  /// Error naming a `from` that names no dim. rename_ renames in place.
+  ///@{
   TensorDict rename(const DimRenames& rename_map) const;
   TensorDict& rename_(const DimRenames& rename_map);
+  ///@}
 
   // ---- entries -------------------------------------------------------------------------------
+  /// True when `key` (a top-level key or a path) has an entry (Python's `key in td`).
   bool contains(const NestedKey& key) const;
   /// The tensor at `key`; KeyError when missing, TypeError when the entry is not a tensor.
   at::Tensor get(const NestedKey& key) const;
@@ -195,12 +245,15 @@ class TensorDict {
   /// A new TensorDict (sharing tensors) without `keys`.
   TensorDict exclude(const std::vector<NestedKey>& keys) const;
 
-  /// Keys in insertion order; include_nested walks nested TensorDicts depth first, leaves_only
-  /// skips the nested TensorDicts themselves.
+  /// Python's keys, values and items, in insertion order. `include_nested` walks nested
+  /// TensorDicts depth first (a nested TensorDict's entries before the TensorDict itself, as
+  /// Python); `leaves_only` skips the nested TensorDicts themselves.
+  ///@{
   std::vector<NestedKey> keys(bool include_nested = false, bool leaves_only = false) const;
   std::vector<Value> values(bool include_nested = false, bool leaves_only = false) const;
   std::vector<std::pair<NestedKey, Value>> items(bool include_nested = false,
                                                  bool leaves_only = false) const;
+  ///@}
   /// Number of top-level entries.
   size_t size() const;
 
@@ -208,7 +261,9 @@ class TensorDict {
   /// Locks this TensorDict and its nested TensorDicts: keys can no longer be added, removed or
   /// renamed (LockedError); in-place writes still work.
   TensorDict& lock_();
+  /// Unlocks this TensorDict and its nested TensorDicts; returns it.
   TensorDict& unlock_();
+  /// True when locked (lock_, memmap, a frozen tensorclass).
   bool is_locked() const;
 
   // ---- copies and structure -------------------------------------------------------------------
@@ -218,58 +273,94 @@ class TensorDict {
   TensorDict empty(bool recurse = false) const;
 
   // ---- comparison -----------------------------------------------------------------------------
-  /// Element-wise equality over every leaf: a TensorDict of bool tensors with the same structure.
+  /// Element-wise equality / inequality over every leaf: a TensorDict of bool tensors with the
+  /// same structure. KeyError naming a key that only one side has.
+  ///@{
   TensorDict operator==(const TensorDict& other) const;
   TensorDict operator!=(const TensorDict& other) const;
+  ///@}
+  /// Every tensor leaf compared with `other`: a TensorDict of bool tensors.
   TensorDict operator==(const at::Scalar& other) const;
   /// True when every leaf is all-true / any leaf has a true element.
+  ///@{
   bool all() const;
   bool any() const;
+  ///@}
   /// True when both handles refer to the same storage of entries.
   bool is_same(const TensorDict& other) const { return impl_ == other.impl_; }
 
   // ---- indexing (ops/index.cpp) ----------------------------------------------------------------
-  /// Indexes every entry over the batch dims (int, slice, ellipsis, None, bool mask, long tensor).
+  /// Python's td[index]: every entry indexed over the batch dims (int, Slice, Ellipsis, None,
+  /// bool mask, long tensor; index.h); views wherever torch gives views.
   TensorDict index(const Index& index) const;
+  /// Python's td[i]: row `i` of batch dim 0 (`index({i})`), a view.
   TensorDict operator[](int64_t i) const;
-  /// Python's `for row in td`: td[0], td[1], ... along batch dim 0 (ShapeError without batch
-  /// dims).
   class RowIterator;
+  /// Python's `for row in td`: iterates the rows td[0], td[1], ... of batch dim 0 (ShapeError
+  /// when there are no batch dims).
+  ///@{
   RowIterator begin() const;
   RowIterator end() const;
+  ///@}
   /// Writes `value` at `index` in place; keys missing here are preallocated (lazy preallocation).
   TensorDict& index_put_(const Index& index, const TensorDict& value);
 
   // ---- shape ops over batch dims (ops/shape.cpp) -----------------------------------------------
+  // As torch's ops on the batch dims of every entry; the leaves' feature dims follow. Dim names
+  // move as Python moves them (docs/runtime.md, "Dim names").
+  /// The batch dims reshaped to `shape` (one -1 is inferred): a view (view; torch's error when
+  /// the strides do not allow one) or a view where possible (reshape).
+  ///@{
   TensorDict view(at::IntArrayRef shape) const;
   TensorDict reshape(at::IntArrayRef shape) const;
+  ///@}
+  /// Removes batch dim `dim` when its size is 1 (without `dim`: every batch dim of size 1).
   TensorDict squeeze(std::optional<int64_t> dim = std::nullopt) const;
+  /// Inserts a batch dim of size 1 at `dim` (negative counts from the end of the new batch size).
   TensorDict unsqueeze(int64_t dim) const;
+  /// Reorders the batch dims: `dims` is a permutation of them.
   TensorDict permute(at::IntArrayRef dims) const;
+  /// Swaps batch dims `dim0` and `dim1`.
   TensorDict transpose(int64_t dim0, int64_t dim1) const;
+  /// Merges batch dims `start_dim` to `end_dim` (inclusive) into one.
   TensorDict flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  /// Splits batch dim `dim` into the dims `sizes`.
   TensorDict unflatten(int64_t dim, at::IntArrayRef sizes) const;
+  /// Broadcasts the batch dims to `shape` (size-1 dims expand, new dims lead), a view.
   TensorDict expand(at::IntArrayRef shape) const;
+  /// torch.split along batch dim `dim`: pieces of `split_size` (the last may be shorter) or of
+  /// the sizes `split_sizes`; views.
+  ///@{
   std::vector<TensorDict> split(int64_t split_size, int64_t dim = 0) const;
   std::vector<TensorDict> split(at::IntArrayRef split_sizes, int64_t dim = 0) const;
+  ///@}
+  /// torch.chunk: `chunks` pieces of batch dim `dim` of equal size (the last may be shorter).
   std::vector<TensorDict> chunk(int64_t chunks, int64_t dim = 0) const;
+  /// The rows along batch dim `dim`, that dim removed (views).
   std::vector<TensorDict> unbind(int64_t dim = 0) const;
   /// Python's tensor_split: `sections` pieces (the first size % sections one longer), or pieces
   /// cut at `indices`; views.
+  ///@{
   std::vector<TensorDict> tensor_split(int64_t sections, int64_t dim = 0) const;
   std::vector<TensorDict> tensor_split(at::IntArrayRef indices, int64_t dim = 0) const;
+  ///@}
   /// Python's movedim / moveaxis: batch dims `source` go to `destination`, the others keep their
   /// order.
   TensorDict movedim(at::IntArrayRef source, at::IntArrayRef destination) const;
+  /// Python's swapaxes / swapdims: transpose(dim0, dim1).
+  ///@{
   TensorDict swapaxes(int64_t dim0, int64_t dim1) const { return transpose(dim0, dim1); }
   TensorDict swapdims(int64_t dim0, int64_t dim1) const { return transpose(dim0, dim1); }
+  ///@}
   /// Python's flip, fliplr (batch dim 1), flipud (batch dim 0), rot90 and roll over batch dims.
   /// roll without dims rolls each leaf flattened, as Python does.
+  ///@{
   TensorDict flip(at::IntArrayRef dims) const;
   TensorDict fliplr() const;
   TensorDict flipud() const;
   TensorDict rot90(int64_t k = 1, at::IntArrayRef dims = {0, 1}) const;
   TensorDict roll(at::IntArrayRef shifts, at::IntArrayRef dims = {}) const;
+  ///@}
   /// Batch dim `dim` from `start` to `start + length` (a view).
   TensorDict narrow(int64_t dim, int64_t start, int64_t length) const;
   /// Repeats the batch dims `reps` times each (reps shorter than the batch dims are padded with
@@ -278,45 +369,75 @@ class TensorDict {
   /// Python's broadcast_to: expand to `shape` (names dropped, as Python).
   TensorDict broadcast_to(at::IntArrayRef shape) const;
   /// At least 1, 2 or 3 batch dims: leading dims of size 1 are added.
+  ///@{
   TensorDict atleast_1d() const;
   TensorDict atleast_2d() const;
   TensorDict atleast_3d() const;
+  ///@}
   /// Python's pad: pads the batch dims with `value`, `pad_size` as (dim0_left, dim0_right,
   /// dim1_left, ...) from the first batch dim (negative sizes crop); NonTensorStack items added by
   /// the padding are None.
   TensorDict pad(at::IntArrayRef pad_size, double value = 0) const;
 
-  // In-place forms (Python's inplace=True): this TensorDict, and every nested one, keeps its
-  // identity and key set and takes the result's batch size, names and leaves.
+  /// reshape, flatten, gather, pad and contiguous in place (Python's inplace=True): this
+  /// TensorDict, and every nested one, keeps its identity and key set and takes the result's
+  /// batch size, names and leaves. Returns this TensorDict; LockedError when it is locked.
+  ///@{
   TensorDict& reshape_(at::IntArrayRef shape);
   TensorDict& flatten_(int64_t start_dim = 0, int64_t end_dim = -1);
   TensorDict& gather_(int64_t dim, const at::Tensor& index);
   TensorDict& pad_(at::IntArrayRef pad_size, double value = 0);
   TensorDict& contiguous_(bool canonical = false);
+  ///@}
 
   // ---- per-leaf ops (ops/apply.cpp) ------------------------------------------------------------
+  /// Python's apply: a TensorDict of `fn(leaf)` for every tensor leaf (a leaf for which `fn`
+  /// returns an undefined tensor is dropped); non-tensor entries are kept.
   TensorDict apply(const LeafFn& fn) const;
+  /// Python's apply(fn, other): `fn(leaf, other's leaf at the same key)` for every tensor leaf;
+  /// KeyError / TypeError naming a key `other` lacks or holds as another kind.
   TensorDict apply(const LeafFn2& fn, const TensorDict& other) const;
+  /// Python's apply_: `fn(leaf)` copied into every tensor leaf (ShapeError when its shape
+  /// differs; an undefined result, or the leaf itself, leaves the leaf as `fn` left it).
   TensorDict& apply_(const LeafFn& fn);
+  /// Python's to: every tensor leaf moved to `device` (the result's device) or cast to `dtype`.
+  ///@{
   TensorDict to(at::Device device, bool non_blocking = false) const;
   TensorDict to(at::ScalarType dtype) const;
-  /// `canonical`: also copies leaves that are contiguous but whose strides differ from the
-  /// row-major ones of their shape (size-1 dims), as Python's contiguous(canonical=True).
+  ///@}
+  /// Every leaf contiguous (Python's contiguous). `canonical`: also copies leaves that are
+  /// contiguous but whose strides differ from the row-major ones of their shape (size-1 dims), as
+  /// Python's contiguous(canonical=True).
   TensorDict contiguous(bool canonical = false) const;
+  /// Every tensor leaf detached from autograd (Python's detach).
   TensorDict detach() const;
+  /// Python's share_memory_: CPU leaves move, in place, to shared memory that processes forked
+  /// afterwards see and write through; returns this TensorDict.
   TensorDict& share_memory_();
+  /// Sets every tensor leaf to 0 in place (Python's zero_); returns this TensorDict.
   TensorDict& zero_();
+  /// Fills the tensor at `key` (every leaf of a nested TensorDict there) with `value` in place
+  /// (Python's fill_); TypeError when the entry is non-tensor data.
   TensorDict& fill_(const NestedKey& key, const at::Scalar& value);
+  /// Python's masked_fill: every tensor leaf set to `value` where `mask`, a bool tensor over the
+  /// leading batch dims, is true (TypeError / ShapeError otherwise); masked_fill_ in place.
+  ///@{
   TensorDict masked_fill(const at::Tensor& mask, const at::Scalar& value) const;
   TensorDict& masked_fill_(const at::Tensor& mask, const at::Scalar& value);
-  /// Entries of this where `condition`, else of `other`.
+  ///@}
+  /// Python's where(condition, other): entries of this where `condition` (a bool tensor over the
+  /// leading batch dims), else of `other` (the same keys).
   TensorDict where(const at::Tensor& condition, const TensorDict& other) const;
   /// Sets every entry of `other` (nested keys merged).
   TensorDict& update(const TensorDict& other);
   /// In-place copy of every entry of `other`; its keys must exist here.
   TensorDict& update_(const TensorDict& other);
+  /// Python's flatten_keys / unflatten_keys: the leaves of nested TensorDicts as top-level keys
+  /// joined by `separator` ("a.b"), and back. KeyError when a key would collide with another.
+  ///@{
   TensorDict flatten_keys(const std::string& separator = ".") const;
   TensorDict unflatten_keys(const std::string& separator = ".") const;
+  ///@}
   /// Packs every leaf into one storage per dtype; leaves become views of it.
   TensorDict consolidate() const;
   /// Python's consolidate(filename=...): writes the buffer, then the metadata as JSON and its byte
@@ -327,6 +448,7 @@ class TensorDict {
   /// (C++ or Python), mapped copy-on-write as Python maps it (writes stay in memory). FormatError
   /// naming the file and key when it is malformed.
   static TensorDict from_consolidated(const std::string& filename);
+  /// True when the leaves are views of the buffer consolidate() made (Python's is_consolidated).
   bool is_consolidated() const;
   /// Runs `fn` over chunks of dim 0 on `num_workers` threads and concatenates the results, as
   /// Python's map: `chunksize` > 0 splits into chunks of that size, 0 passes one element at a
@@ -361,10 +483,13 @@ class TensorDict {
   TensorDict pin_memory() const;
 
   // ---- element-wise math (ops/math.cpp) --------------------------------------------------------
-  // The operand is a scalar, a tensor broadcast over the batch dims (its shape broadcasts against
-  // batch_size; the leaves' feature dims are added), or a TensorDict with the same keys. Non-tensor
-  // entries are carried over unchanged. In-place forms use torch's _foreach kernels where
-  // libtorch has them. Operators (+ - * / unary -, < <= > >=, += ...) are below the class.
+  // Operators (+ - * / unary -, < <= > >=, += ...) are below the class.
+  /// Python's add, sub, mul, div and pow of every tensor leaf with `other`: a scalar, a tensor
+  /// broadcast over the batch dims (its shape against batch_size, aligned right; the leaves'
+  /// feature dims are added), or a TensorDict with the same keys. add and sub scale `other` by
+  /// `alpha`. Non-tensor entries are carried over unchanged. The `_` forms work in place (torch's
+  /// `_foreach` kernels where libtorch has them) and return this TensorDict.
+  ///@{
   TensorDict add(const Operand& other, const at::Scalar& alpha = 1) const;
   TensorDict& add_(const Operand& other, const at::Scalar& alpha = 1);
   TensorDict sub(const Operand& other, const at::Scalar& alpha = 1) const;
@@ -375,8 +500,12 @@ class TensorDict {
   TensorDict& div_(const Operand& other);
   TensorDict pow(const Operand& exponent) const;
   TensorDict& pow_(const Operand& exponent);
+  ///@}
   /// Python's `td % other` (torch.remainder: the sign of the divisor).
   TensorDict mod(const Operand& other) const;
+  /// Python's lerp (towards `end` by `weight`), clamp (an unset bound is no bound), clamp_min and
+  /// clamp_max of every tensor leaf; the `_` forms in place, returning this TensorDict.
+  ///@{
   TensorDict lerp(const Operand& end, const at::Scalar& weight) const;
   TensorDict& lerp_(const Operand& end, const at::Scalar& weight);
   TensorDict clamp(std::optional<at::Scalar> min, std::optional<at::Scalar> max) const;
@@ -385,14 +514,21 @@ class TensorDict {
   TensorDict& clamp_min_(const at::Scalar& min);
   TensorDict clamp_max(const at::Scalar& max) const;
   TensorDict& clamp_max_(const at::Scalar& max);
-  /// Comparisons: TensorDicts of bool tensors.
+  ///@}
+  /// Comparisons (Python's lt, le, gt, ge, eq, ne) of every tensor leaf with `other`: TensorDicts
+  /// of bool tensors.
+  ///@{
   TensorDict lt(const Operand& other) const;
   TensorDict le(const Operand& other) const;
   TensorDict gt(const Operand& other) const;
   TensorDict ge(const Operand& other) const;
   TensorDict eq(const Operand& other) const;
   TensorDict ne(const Operand& other) const;
-  // Point-wise functions of every leaf.
+  ///@}
+  /// Point-wise functions of every tensor leaf, as torch's (abs, exp, log, sqrt, sigmoid, tanh,
+  /// sign, floor, ceil, round, neg, reciprocal); non-tensor entries carried over. The `_` forms
+  /// work in place and return this TensorDict.
+  ///@{
   TensorDict abs() const;
   TensorDict& abs_();
   TensorDict exp() const;
@@ -417,11 +553,15 @@ class TensorDict {
   TensorDict& neg_();
   TensorDict reciprocal() const;
   TensorDict& reciprocal_();
+  ///@}
 
   // ---- reductions (ops/reduce.cpp) --------------------------------------------------------------
-  // Per leaf: a TensorDict of the results (batch dims reduced away, or kept as 1 with keepdim;
-  // non-tensor entries are left out). With `reduce_all`: one tensor over every leaf, as Python's
-  // reduce=True. std/var use torch's default correction (1); max/min give the values.
+  /// Python's sum, mean, std, var, prod, max and min of every tensor leaf over `dims` (by
+  /// default every element of each leaf; ReduceDims): a TensorDict of the results, the reduced
+  /// batch dims removed (kept as size 1 with `keepdim`), non-tensor entries left out. With
+  /// `reduce_all`: one tensor over every leaf, as Python's reduce=True. std and var use torch's
+  /// default correction (1); max and min give the values.
+  ///@{
   TensorDict sum(const ReduceDims& dims = {}, bool keepdim = false) const;
   at::Tensor sum(ReduceAll, const ReduceDims& dims = {}, bool keepdim = false) const;
   TensorDict mean(const ReduceDims& dims = {}, bool keepdim = false) const;
@@ -436,35 +576,54 @@ class TensorDict {
   at::Tensor max(ReduceAll, const ReduceDims& dims = {}, bool keepdim = false) const;
   TensorDict min(const ReduceDims& dims = {}, bool keepdim = false) const;
   at::Tensor min(ReduceAll, const ReduceDims& dims = {}, bool keepdim = false) const;
-  /// 2-norm.
+  ///@}
+  /// The 2-norm (Python's norm), with the forms of sum.
+  ///@{
   TensorDict norm(const ReduceDims& dims = {}, bool keepdim = false) const;
   at::Tensor norm(ReduceAll, const ReduceDims& dims = {}, bool keepdim = false) const;
+  ///@}
   /// q-th quantile (0 <= q <= 1) with torch's `interpolation` ("linear", "lower", "higher",
   /// "midpoint", "nearest"); at most one batch dim, as torch.quantile reduces one dim.
+  ///@{
   TensorDict quantile(double q, const ReduceDims& dims = {}, bool keepdim = false,
                       const std::string& interpolation = "linear") const;
   at::Tensor quantile(ReduceAll, double q, const ReduceDims& dims = {}, bool keepdim = false,
                       const std::string& interpolation = "linear") const;
-  /// all()/any() without dims give a bool (see comparison); with dims, TensorDicts of bools.
+  ///@}
+  /// all() / any() over `dims`: TensorDicts of bools (without dims they give one bool).
+  ///@{
   TensorDict all(const ReduceDims& dims, bool keepdim = false) const;
   TensorDict any(const ReduceDims& dims, bool keepdim = false) const;
+  ///@}
 
   // ---- memory-mapped IO (memmap/td.cpp) --------------------------------------------------------
-  /// Writes this TensorDict under `prefix` in Python tensordict's layout; returns a new, locked
-  /// TensorDict whose leaves map the files.
+  /// Writes this TensorDict under `prefix` in Python tensordict's layout (atomically; a prefix
+  /// ending in ".tdz" writes a single-file archive, archive.h); returns a new, locked TensorDict
+  /// whose leaves map the files.
   TensorDict memmap(const std::string& prefix, const MemmapOptions& options = {}) const;
   /// memmap on a background thread (Python's memmap(return_early=True)).
   TensorDictFuture memmap_async(const std::string& prefix, const MemmapOptions& options = {}) const;
+  /// Python's memmap_: memmap, then this TensorDict (every handle to it, nested levels included)
+  /// takes the mapped leaves and is locked; returns it.
   TensorDict& memmap_(const std::string& prefix, const MemmapOptions& options = {});
+  /// Python's memmap_like: the layout memmap writes, files sized but no data copied; returns the
+  /// locked TensorDict mapping them.
   TensorDict memmap_like(const std::string& prefix, const MemmapOptions& options = {}) const;
+  /// Python's save / dumps: memmap(prefix, options).
+  ///@{
   TensorDict save(const std::string& prefix, const MemmapOptions& options = {}) const {
     return memmap(prefix, options);
   }
   TensorDict dumps(const std::string& prefix, const MemmapOptions& options = {}) const {
     return memmap(prefix, options);
   }
+  ///@}
+  /// Python's load_memmap / load: the TensorDict written under `prefix` (by C++ or Python; a
+  /// directory or a ".tdz" archive), its leaves mapping the files; with `device` they are moved
+  /// there ("meta": no data file is read). FormatError when `prefix` holds no TensorDict.
   /// `num_threads` > 1 reads the mapped files into memory on that many threads (the pages are
   /// then resident, so a copy into a model does not fault them in one by one).
+  ///@{
   static TensorDict load_memmap(const std::string& prefix,
                                 std::optional<at::Device> device = std::nullopt,
                                 int num_threads = 0);
@@ -472,10 +631,20 @@ class TensorDict {
                          int num_threads = 0) {
     return load_memmap(prefix, device, num_threads);
   }
+  ///@}
+  /// Python's load_memmap_ / load_: refills this TensorDict from `prefix` in place (every handle
+  /// to it sees the loaded entries; batch size and device kept); a memory-mapped TensorDict is
+  /// then mapped again at its own prefix. Returns this TensorDict.
+  ///@{
   TensorDict& load_memmap_(const std::string& prefix);
   TensorDict& load_(const std::string& prefix) { return load_memmap_(prefix); }
+  ///@}
+  /// Python's memmap_refresh_: reloads the leaves from the directory this TensorDict is mapped
+  /// to; Error when it is not memory-mapped.
   TensorDict& memmap_refresh_();
+  /// True when the leaves map files (memmap, memmap_, load_memmap).
   bool is_memmap() const;
+  /// Where this TensorDict was saved to or loaded from, if anywhere (Python's saved_path).
   std::optional<std::string> saved_path() const;
 
   // ---- lazy stacks (lazy_stack*.cpp; made by lazy_stack() in tensordict/lazy_stack.h) ---------
@@ -510,17 +679,21 @@ class TensorDict {
   /// `inplace`: copied into the module's own storage instead) and returns the tensors it had
   /// (`return_swap` = false: an empty TensorDict, which saves a copy when `inplace`).
   /// KeyError for a key the module lacks; ShapeError/TypeError for a shape or dtype that differs.
+  ///@{
   TensorDict to_module(torch::nn::Module& module, bool inplace = false,
                        bool return_swap = true) const;
   template <class Holder, class = typename Holder::ContainedType>
   TensorDict to_module(const Holder& module, bool inplace = false, bool return_swap = true) const {
     return to_module(static_cast<torch::nn::Module&>(*module.ptr()), inplace, return_swap);
   }
+  ///@}
   /// to_module until the returned guard is destroyed, which puts the original tensors back
-  /// (Python's `with params.to_module(module):`).
+  /// (Python's `with params.to_module(module):`). Takes a module or a holder's module.
+  ///@{
   ModuleSwap to_module_scoped(torch::nn::Module& module) const;
   template <class Holder, class = typename Holder::ContainedType>
   ModuleSwap to_module_scoped(const Holder& module) const;  // defined in module.h
+  ///@}
 
   // ---- state dict (tensorclass/state.cpp; spec §6.1, §6.3; StateDict is tensordict/state_dict.h)
   /// Flat dotted keys -> detached tensors, `metadata[level]` = {"batch_size", "device"}.
@@ -555,8 +728,13 @@ class TensorDict {
 /// as Python's torch.as_tensor).
 class Value {
  public:
+  /// Which kind of entry a Value holds, in the order of the alternatives (kind_name() spells it).
   enum class Kind { Tensor, TensorDict, NonTensorData, NonTensorStack };
 
+  /// Implicit from each kind of entry: a tensor, a TensorDict, NonTensorData, a NonTensorStack;
+  /// a string becomes NonTensorData; bool, int / int64_t and float / double become 0-dim bool,
+  /// int64 and float32 tensors.
+  ///@{
   Value(at::Tensor tensor) : v_(std::move(tensor)) {}                    // NOLINT
   Value(TensorDict td) : v_(std::move(td)) {}                            // NOLINT
   Value(NonTensorData data) : v_(std::move(data)) {}                     // NOLINT
@@ -568,21 +746,29 @@ class Value {
   Value(int64_t v);                                                      // NOLINT
   Value(double v);                                                       // NOLINT
   Value(float v) : Value(static_cast<double>(v)) {}                      // NOLINT
+  ///@}
 
+  /// The kind of entry held.
   Kind kind() const { return static_cast<Kind>(v_.index()); }
+  /// Whether the entry is a tensor, a TensorDict, NonTensorData, a NonTensorStack, or either
+  /// non-tensor kind (is_non_tensor).
+  ///@{
   bool is_tensor() const { return kind() == Kind::Tensor; }
   bool is_tensordict() const { return kind() == Kind::TensorDict; }
   bool is_non_tensor_data() const { return kind() == Kind::NonTensorData; }
   bool is_non_tensor_stack() const { return kind() == Kind::NonTensorStack; }
   bool is_non_tensor() const { return is_non_tensor_data() || is_non_tensor_stack(); }
+  ///@}
 
   /// Typed access; TypeError (naming the actual kind) when the entry is of another kind.
+  ///@{
   const at::Tensor& tensor() const;
   const TensorDict& tensordict() const;
   const NonTensorData& non_tensor_data() const;
   const NonTensorStack& non_tensor_stack() const;
   at::Tensor& tensor();
   NonTensorStack& non_tensor_stack();
+  ///@}
   /// The tensor, or nullptr when the entry is of another kind (no exception path).
   const at::Tensor* tensor_if() const noexcept { return std::get_if<at::Tensor>(&v_); }
 
@@ -616,17 +802,26 @@ struct Slots {
 /// Iterates the rows of batch dim 0 (TensorDict::begin / end); each row is `td[i]`, a view.
 class TensorDict::RowIterator {
  public:
+  /// An input iterator whose rows are TensorDicts, returned by value.
+  ///@{
   using iterator_category = std::input_iterator_tag;
   using value_type = TensorDict;
   using difference_type = int64_t;
   using pointer = void;
   using reference = TensorDict;
+  ///@}
 
+  /// At row `row` of `td`, which must outlive the iterator.
   RowIterator(const TensorDict& td, int64_t row) : td_(&td), row_(row) {}
+  /// The current row, `td[row]`.
   TensorDict operator*() const { return (*td_)[row_]; }
+  /// Moves to the next row.
   RowIterator& operator++() { return ++row_, *this; }
+  /// Compares the row positions (of iterators over the same TensorDict).
+  ///@{
   friend bool operator==(const RowIterator& a, const RowIterator& b) { return a.row_ == b.row_; }
   friend bool operator!=(const RowIterator& a, const RowIterator& b) { return a.row_ != b.row_; }
+  ///@}
 
  private:
   const TensorDict* td_;
@@ -673,16 +868,18 @@ inline const Value* TensorDict::class_slot(detail::ClassToken cls, size_t slot) 
 }
 
 /// The TensorDict a background operation (memmap_async) will give; like std::future, without
-/// making every includer pay for <future>.
+/// making every includer pay for `<future>`.
 class TensorDictFuture {
  public:
   /// Waits for the operation, then returns its TensorDict (or rethrows its error); once.
   TensorDict get();
+  /// Waits for the operation without taking its result.
   void wait() const;
   /// False after get().
   bool valid() const;
 
   struct State;  ///< the std::future (memmap/td.cpp)
+  /// Wraps the operation's state (made by the runtime).
   explicit TensorDictFuture(std::shared_ptr<State> state) : state_(std::move(state)) {}
 
  private:
@@ -693,19 +890,28 @@ class TensorDictFuture {
 /// a TensorDict with the same keys.
 class Operand {
  public:
+  /// Implicit from a number (any arithmetic type), an at::Scalar, a tensor or a TensorDict.
+  ///@{
   template <class T, class = std::enable_if_t<std::is_arithmetic_v<T>>>
   Operand(T scalar) : v_(at::Scalar(scalar)) {}      // NOLINT
   Operand(const at::Scalar& scalar) : v_(scalar) {}  // NOLINT
   Operand(const at::Tensor& tensor) : v_(tensor) {}  // NOLINT
   Operand(const TensorDict& td) : v_(td) {}          // NOLINT
+  ///@}
+  /// The operand as a scalar, a tensor or a TensorDict, or nullptr when it is another kind.
+  ///@{
   const at::Scalar* scalar() const { return std::get_if<at::Scalar>(&v_); }
   const at::Tensor* tensor() const { return std::get_if<at::Tensor>(&v_); }
   const TensorDict* tensordict() const { return std::get_if<TensorDict>(&v_); }
+  ///@}
 
  private:
   std::variant<at::Scalar, at::Tensor, TensorDict> v_;
 };
 
+/// Python's arithmetic operators on TensorDicts: `td + o`, `td - o`, `td * o`, `td / o`,
+/// `td % o` (add, sub, mul, div, mod), `-td` (neg), and a scalar on the left (`1 - td`, `2 / td`).
+///@{
 inline TensorDict operator+(const TensorDict& a, const Operand& b) { return a.add(b); }
 inline TensorDict operator-(const TensorDict& a, const Operand& b) { return a.sub(b); }
 inline TensorDict operator*(const TensorDict& a, const Operand& b) { return a.mul(b); }
@@ -718,14 +924,21 @@ inline TensorDict operator*(const at::Scalar& a, const TensorDict& b) { return b
 inline TensorDict operator/(const at::Scalar& a, const TensorDict& b) {
   return b.reciprocal().mul(a);
 }
+///@}
+/// Python's comparison operators: lt, le, gt, ge (TensorDicts of bool tensors).
+///@{
 inline TensorDict operator<(const TensorDict& a, const Operand& b) { return a.lt(b); }
 inline TensorDict operator<=(const TensorDict& a, const Operand& b) { return a.le(b); }
 inline TensorDict operator>(const TensorDict& a, const Operand& b) { return a.gt(b); }
 inline TensorDict operator>=(const TensorDict& a, const Operand& b) { return a.ge(b); }
+///@}
+/// Python's `td += o`, `-=`, `*=`, `/=`: add_, sub_, mul_, div_ (in place); return `a`.
+///@{
 inline TensorDict& operator+=(TensorDict& a, const Operand& b) { return a.add_(b); }
 inline TensorDict& operator-=(TensorDict& a, const Operand& b) { return a.sub_(b); }
 inline TensorDict& operator*=(TensorDict& a, const Operand& b) { return a.mul_(b); }
 inline TensorDict& operator/=(TensorDict& a, const Operand& b) { return a.div_(b); }
+///@}
 
 /// Stacks along a new batch dim `dim`; nested and non-tensor entries included. Equal
 /// NonTensorData stay NonTensorData; differing ones become a NonTensorStack.
@@ -733,9 +946,12 @@ TensorDict stack(const std::vector<TensorDict>& tds, int64_t dim = 0);
 /// Concatenates along the existing batch dim `dim`.
 TensorDict cat(const std::vector<TensorDict>& tds, int64_t dim = 0);
 
-/// Python's repr layout (fields sorted, shape, device, dtype, is_shared; nested indented).
+/// Python's repr layout (fields sorted, shape, device, dtype, is_shared; nested indented), of a
+/// TensorDict or of one entry.
+///@{
 std::ostream& operator<<(std::ostream& os, const TensorDict& td);
 std::ostream& operator<<(std::ostream& os, const Value& value);
+///@}
 
 /// "[2, 3]" spelling of a shape, for messages.
 std::string shape_str(at::IntArrayRef shape);
