@@ -1,16 +1,25 @@
 #pragma once
-// TensorClass<Derived>: the generic half of every class tcgen generates.
-//
-// A generated class is a typed view over one TensorDict (Python's `_tensordict`) plus a static
-// ClassSpec describing its fields. Fields are stored in schema order, so once the runtime has seen
-// that the keys are exactly the fields in order, the accessor of field i reads slot i inline (the
-// TensorDict forgets that fact whenever its keys change). A field whose value is None is absent
-// from the TensorDict, as in Python (it lives in `_non_tensordict` there).
-//
-// Everything that does not depend on the field types lives here and in runtime/src/tensorclass/
-// (declared in detail/tensorclass_support.h), tested once: casting per the class options (format
-// spec §7), construction, get/set by name, repr, state_dict, equality, the TensorDict ops returning
-// the typed class, and the memmap layout of tensorclasses (spec §3).
+/// \file
+/// `TensorClass<Derived>`: the generic half of every class tcgen generates (docs/schema.md).
+///
+/// A generated class is a typed view over one TensorDict (Python's `_tensordict`) plus a static
+/// ClassSpec describing its fields. Fields are stored in schema order, so once the runtime has seen
+/// that the keys are exactly the fields in order, the accessor of field i reads slot i inline (the
+/// TensorDict forgets that fact whenever its keys change). A field whose value is None is absent
+/// from the TensorDict, as in Python (it lives in `_non_tensordict` there).
+///
+/// \code
+///   example::MyData batch({at::randn({4, 3}), "train"}, {4});  // examples/mydata.yaml
+///   example::MyData first = batch[0];                          // ops return the class
+///   batch.memmap("data/mydata");                               // Python loads example.MyData
+///   auto loaded = example::MyData::load_memmap("data/mydata");
+///   at::Tensor obs = loaded.obs();                             // a generated accessor
+/// \endcode
+///
+/// Everything that does not depend on the field types lives here and in runtime/src/tensorclass/
+/// (declared in detail/tensorclass_support.h), tested once: casting per the class options (format
+/// spec §7), construction, get/set by name, repr, state_dict, equality, the TensorDict ops
+/// returning the typed class, and the memmap layout of tensorclasses (spec §3).
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
@@ -40,11 +49,14 @@ namespace tensordict {
 /// Marks generated classes (tested without instantiating TensorClass<T> for arbitrary T).
 struct TensorClassTag {};
 
-/// Base of generated classes. `Derived` provides `static const ClassSpec& class_spec()` and a
-/// private default constructor (befriending this base).
+/// Base of generated classes (CRTP): Python's `@tensorclass` API on a typed class. `Derived`
+/// provides `static const ClassSpec& class_spec()` and a private constructor from
+/// (detail::WrapTag, TensorDict) that wraps a TensorDict (befriending this base). Ops that return
+/// the class return a `Derived`.
 template <class Derived>
 class TensorClass : public TensorClassTag {
  public:
+  /// The class's ClassSpec: `Derived::class_spec()`.
   static const ClassSpec& spec() { return Derived::class_spec(); }
   /// Field names in schema order.
   static std::vector<std::string> fields() {
@@ -92,6 +104,9 @@ class TensorClass : public TensorClassTag {
   }
 
   // ---- shape, device, lock ----------------------------------------------------------------------
+  /// The inner TensorDict's batch_size, set_batch_size (every field must have the new leading
+  /// dims), ndim / batch_dims, numel, device and is_locked (TensorDict's members of these names).
+  ///@{
   const BatchSize& batch_size() const { return td_.batch_size(); }
   void set_batch_size(BatchSize batch_size) { td_.set_batch_size(std::move(batch_size)); }
   int64_t ndim() const { return td_.ndim(); }
@@ -99,8 +114,13 @@ class TensorClass : public TensorClassTag {
   int64_t numel() const { return td_.numel(); }
   std::optional<at::Device> device() const { return td_.device(); }
   bool is_locked() const { return td_.is_locked(); }
+  ///@}
   /// Python's `names`: one optional name per batch dim; batch ops move them as Python does.
   DimNames names() const { return td_.names(); }
+  /// TensorDict's set_names, refine_names, rename and rename_ (Python's names setter,
+  /// refine_names, rename): rename returns a renamed instance (a shallow copy), the others rename
+  /// this one and return it.
+  ///@{
   Derived& set_names(std::optional<DimNames> names) {
     td_.set_names(std::move(names));
     return self();
@@ -110,10 +130,17 @@ class TensorClass : public TensorClassTag {
   Derived rename(const DimRenames& rename_map) const { return wrap(td_.rename(rename_map)); }
   Derived& rename_(std::optional<DimNames> names) { return td_.rename_(std::move(names)), self(); }
   Derived& rename_(const DimRenames& rename_map) { return td_.rename_(rename_map), self(); }
+  ///@}
+  /// Locks / unlocks the inner TensorDict (TensorDict::lock_, unlock_); returns this instance.
+  ///@{
   Derived& lock_() { return td_.lock_(), self(); }
   Derived& unlock_() { return td_.unlock_(), self(); }
+  ///@}
 
   // ---- TensorDict ops returning the typed class -------------------------------------------------
+  /// TensorDict's index, `[i]`, view, reshape, squeeze, unsqueeze, permute, transpose, flatten,
+  /// unflatten and expand over the batch dims, returning the class (views where TensorDict's are).
+  ///@{
   Derived index(const Index& index) const { return wrap(td_.index(index)); }
   Derived operator[](int64_t i) const { return wrap(td_[i]); }
   Derived view(at::IntArrayRef shape) const { return wrap(td_.view(shape)); }
@@ -131,6 +158,9 @@ class TensorClass : public TensorClassTag {
     return wrap(td_.unflatten(dim, sizes));
   }
   Derived expand(at::IntArrayRef shape) const { return wrap(td_.expand(shape)); }
+  ///@}
+  /// TensorDict's unbind, split and chunk along batch dim `dim`: one instance per piece.
+  ///@{
   std::vector<Derived> unbind(int64_t dim = 0) const { return wrap_all(td_.unbind(dim)); }
   std::vector<Derived> split(int64_t size, int64_t dim = 0) const {
     return wrap_all(td_.split(size, dim));
@@ -138,17 +168,25 @@ class TensorClass : public TensorClassTag {
   std::vector<Derived> chunk(int64_t chunks, int64_t dim = 0) const {
     return wrap_all(td_.chunk(chunks, dim));
   }
+  ///@}
+  /// Python's torch.stack / torch.cat of instances: an instance over tensordict::stack /
+  /// tensordict::cat of their TensorDicts along batch dim `dim`.
+  ///@{
   static Derived stack(const std::vector<Derived>& items, int64_t dim = 0) {
     return wrap(tensordict::stack(inner_all(items), dim));
   }
   static Derived cat(const std::vector<Derived>& items, int64_t dim = 0) {
     return wrap(tensordict::cat(inner_all(items), dim));
   }
+  ///@}
   /// Python's lazy_stack: an instance over a lazy stack of the items' TensorDicts (rows may be
   /// ragged; x[i] is then items[i] itself).
   static Derived lazy_stack(const std::vector<Derived>& items, int64_t dim = 0) {
     return wrap(tensordict::lazy_stack(inner_all(items), dim));
   }
+  /// TensorDict's to, clone (`recurse` = false: structure only, tensors shared), contiguous,
+  /// detach and apply, returning the class; apply_ works in place and returns this instance.
+  ///@{
   Derived to(at::Device device, bool non_blocking = false) const {
     return wrap(td_.to(device, non_blocking));
   }
@@ -158,12 +196,20 @@ class TensorClass : public TensorClassTag {
   Derived detach() const { return wrap(td_.detach()); }
   Derived apply(const LeafFn& fn) const { return wrap(td_.apply(fn)); }
   Derived& apply_(const LeafFn& fn) { return td_.apply_(fn), self(); }
+  ///@}
+  /// TensorDict::update / update_ with `other`'s fields (update_ copies into the stored tensors);
+  /// returns this instance.
+  ///@{
   Derived& update(const Derived& other) { return td_.update(other.td_), self(); }
   Derived& update_(const Derived& other) { return td_.update_(other.td_), self(); }
+  ///@}
 
   // ---- math: element-wise operators on every tensor field, returning the typed class ------------
-  // (the operand: a scalar, a tensor broadcast over the batch dims, or an instance of the class;
-  // reductions and named ops: through _tensordict(), e.g. `obj._tensordict().sum()`).
+  /// Python's operators on every tensor field, as TensorDict's (`+ - * /`, unary `-`,
+  /// `< <= > >=`, the compound assignments in place, returning `a`), returning the class. The
+  /// operand is a scalar, a tensor broadcast over the batch dims, or an instance of the class.
+  /// Reductions and named ops go through `_tensordict()`: `obj._tensordict().sum()`.
+  ///@{
   friend Derived operator+(const Derived& a, const Operand& b) { return wrap(a.td_ + b); }
   friend Derived operator-(const Derived& a, const Operand& b) { return wrap(a.td_ - b); }
   friend Derived operator*(const Derived& a, const Operand& b) { return wrap(a.td_ * b); }
@@ -183,30 +229,43 @@ class TensorClass : public TensorClassTag {
   friend Derived& operator/=(Derived& a, const Operand& b) { return a.td_ /= b, a; }
   friend Derived& operator+=(Derived& a, const Derived& b) { return a.td_ += b.td_, a; }
   friend Derived& operator-=(Derived& a, const Derived& b) { return a.td_ -= b.td_, a; }
+  ///@}
 
   // ---- memmap family (spec §3) ------------------------------------------------------------------
+  /// Python's memmap / memmap_like: writes a tensorclass directory at `prefix` (meta.json with
+  /// `_type` and the None fields, the entries under `_tensordict/`), which Python loads as the
+  /// class; returns the memory-mapped, locked instance (memmap_like: files sized, no data copied).
+  ///@{
   Derived memmap(const std::string& prefix, const MemmapOptions& options = {}) const {
     return wrap(detail::tc::memmap(td_, spec(), prefix, options, false));
   }
   Derived memmap_like(const std::string& prefix, const MemmapOptions& options = {}) const {
     return wrap(detail::tc::memmap(td_, spec(), prefix, options, true));
   }
+  ///@}
   /// Python's memmap(return_early=True): the write runs on a background thread.
   TensorClassFuture<Derived> memmap_async(const std::string& prefix,
                                           const MemmapOptions& options = {}) const {
     return TensorClassFuture<Derived>(detail::tc::memmap_async(td_, spec(), prefix, options));
   }
+  /// Python's memmap_: writes as memmap, then this instance (every handle to its TensorDict,
+  /// nested levels included) maps the files; returns it.
   Derived& memmap_(const std::string& prefix, const MemmapOptions& options = {}) {
     detail::tc::memmap_in_place(td_, spec(), prefix, options);
     return self();
   }
+  /// Python's save / dumps: memmap(prefix, options).
+  ///@{
   Derived save(const std::string& prefix, const MemmapOptions& options = {}) const {
     return memmap(prefix, options);
   }
   Derived dumps(const std::string& prefix, const MemmapOptions& options = {}) const {
     return memmap(prefix, options);
   }
-  /// Loads a directory written for this class (by C++ or by its Python counterpart).
+  ///@}
+  /// Loads a directory written for this class (by C++ or by its Python counterpart), Python's
+  /// load_memmap / load; FormatError unless its `_type` is the class's and its keys are fields.
+  ///@{
   static Derived load_memmap(const std::string& prefix,
                              std::optional<at::Device> device = std::nullopt) {
     return wrap(detail::tc::load_memmap(spec(), prefix, device));
@@ -214,24 +273,36 @@ class TensorClass : public TensorClassTag {
   static Derived load(const std::string& prefix, std::optional<at::Device> device = std::nullopt) {
     return load_memmap(prefix, device);
   }
+  ///@}
+  /// Python's load_memmap_ / load_: refills this instance from `prefix` in place (every handle to
+  /// its TensorDict sees the loaded fields); returns it.
+  ///@{
   Derived& load_memmap_(const std::string& prefix) {
     detail::tc::load_memmap_in_place(td_, spec(), prefix);
     return self();
   }
   Derived& load_(const std::string& prefix) { return load_memmap_(prefix); }
-  /// Reloads every field from the directory this instance is memory-mapped to.
+  ///@}
+  /// Reloads every field from the directory this instance is memory-mapped to (Python's
+  /// memmap_refresh_); Error when it is not memory-mapped.
   Derived& memmap_refresh_() {
     detail::tc::memmap_refresh(td_, spec());
     return self();
   }
+  /// TensorDict's is_memmap and saved_path: whether the fields map files, and where from.
+  ///@{
   bool is_memmap() const { return td_.is_memmap(); }
   std::optional<std::string> saved_path() const { return td_.saved_path(); }
+  ///@}
 
   // ---- state dict, comparison, printing --------------------------------------------------------
   /// Python's state_dict(prefix=, keep_vars=, flatten=): `state_dict({"model."})`.
   StateDict state_dict(const StateDictOptions& options = {}) const {
     return detail::tc::state_dict(td_, spec(), options);
   }
+  /// Python's load_state_dict(state_dict, strict, assign, from_flatten): loads a StateDict that
+  /// state_dict made (flat or nested); tensors are copied into the stored ones (`assign`:
+  /// replaced). `strict`: KeyError listing the missing and unexpected keys. Returns this instance.
   Derived& load_state_dict(const StateDict& state, bool strict = true, bool assign = false,
                            std::optional<bool> from_flatten = std::nullopt) {
     detail::tc::load_state_dict(td_, spec(), state, strict, assign, from_flatten);
@@ -239,23 +310,31 @@ class TensorClass : public TensorClassTag {
   }
   /// Element-wise comparison of every tensor field (a TensorDict of bool tensors).
   TensorDict eq(const Derived& other) const { return td_ == other.td_; }
-  /// True when every field (None included) holds equal values.
+  /// True when every field (None included) holds equal values (!=: when one differs).
+  ///@{
   friend bool operator==(const Derived& a, const Derived& b) {
     return detail::tc::equal(a.td_, b.td_);
   }
   friend bool operator!=(const Derived& a, const Derived& b) { return !(a == b); }
-  /// Python's repr layout: `Name(\n    field=...,\n    batch_size=..., device=..., is_shared=...)`.
+  ///@}
+  /// Python's repr layout: `Name(field=..., batch_size=..., device=..., is_shared=...)`, one
+  /// field per line.
   friend std::ostream& operator<<(std::ostream& os, const Derived& obj) {
     detail::tc::print(os, obj.td_, spec());
     return os;
   }
 
  protected:
+  /// An instance over `td` (generated constructors pass build()'s result).
   explicit TensorClass(TensorDict td) : td_(std::move(td)) {}
 
+  /// A `Derived` over `td`, without checks (through the generated private constructor).
   static Derived wrap(TensorDict td) { return Derived(detail::WrapTag{}, std::move(td)); }
   /// Points this instance at `td` (hand-written methods' inplace=True, e.g. History::append).
   void rebind(TensorDict td) { td_ = std::move(td); }
+  /// The inner TensorDict of a new instance: one value per field in schema order, cast per the
+  /// class options (TypeError / ShapeError naming the field), dims named `names`; locked when
+  /// the class is frozen.
   static TensorDict build(const std::vector<FieldValue>& values, BatchSize batch_size,
                           std::optional<at::Device> device,
                           std::optional<DimNames> names = std::nullopt) {
@@ -264,30 +343,37 @@ class TensorClass : public TensorClassTag {
 
   // Typed field access for the generated accessors. Inline while the keys are known to be the
   // fields in schema order (TensorDict::class_slot), through the runtime otherwise.
+  /// The stored entry of field `i`, or nullptr when the field is None.
   const Value* field_entry(size_t i) const {
     if (const Value* v = td_.class_slot(&Derived::class_spec, i)) return v;
     return detail::tc::entry(td_, &Derived::class_spec, i);
   }
+  /// The stored entry of field `i`; KeyError naming the field when it is None.
   const Value& required_entry(size_t i) const {
     const Value* v = field_entry(i);
     return v ? *v : detail::tc::require(td_, spec(), i);  // KeyError naming the field
   }
+  /// The tensor of field `i`; KeyError when the field is None, TypeError when it holds no tensor.
   const at::Tensor& tensor_field(size_t i) const {
     if (const Value* v = td_.class_slot(&Derived::class_spec, i)) {
       if (const at::Tensor* t = v->tensor_if()) return *t;
     }
     return detail::tc::tensor(td_, &Derived::class_spec, i);
   }
+  /// The tensor of an optional field `i`, or nullopt when it is None.
   std::optional<at::Tensor> optional_tensor_field(size_t i) const {
     const Value* v = field_entry(i);
     return v ? std::optional<at::Tensor>(v->tensor()) : std::nullopt;
   }
+  /// The value of a str, int, float, bool or list field `i` as a `T`; KeyError when it is None,
+  /// TypeError when it does not convert.
   template <class T>
   T value_field(size_t i) const {
     T out{};
     detail::tc::read(required_entry(i), spec(), i, out);
     return out;
   }
+  /// value_field for an optional field: nullopt when it is None.
   template <class T>
   std::optional<T> optional_value_field(size_t i) const {
     const Value* v = field_entry(i);
@@ -305,15 +391,19 @@ class TensorClass : public TensorClassTag {
     if (v) detail::tc::read(*v, spec(), i, out);
     return out;
   }
+  /// A class field `i` as a `Nested` over the stored TensorDict (aliasing it); KeyError when None.
   template <class Nested>
   Nested nested_field(size_t i) const {
     return Nested::wrap(required_entry(i).tensordict());
   }
+  /// nested_field for an optional field: nullopt when it is None.
   template <class Nested>
   std::optional<Nested> optional_nested_field(size_t i) const {
     const Value* v = field_entry(i);
     return v ? std::optional<Nested>(Nested::wrap(v->tensordict())) : std::nullopt;
   }
+  /// Sets field `i` to `value`, cast per the class options (None removes it); LockedError when the
+  /// instance is locked. Returns this instance.
   Derived& set_field(size_t i, FieldValue value) {
     detail::tc::set(td_, spec(), i, value);
     return self();
@@ -321,6 +411,7 @@ class TensorClass : public TensorClassTag {
 
   /// Converts an Args member or a setter's argument to a FieldValue (nested classes give their
   /// inner TensorDict; an empty optional gives None).
+  ///@{
   template <class T>
   static FieldValue as_field(T value) {
     if constexpr (std::is_base_of_v<TensorClassTag, T>) {
@@ -333,6 +424,7 @@ class TensorClass : public TensorClassTag {
   static FieldValue as_field(std::optional<T> value) {
     return value ? as_field(std::move(*value)) : FieldValue();
   }
+  ///@}
 
  private:
   TensorDict td_;
