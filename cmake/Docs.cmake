@@ -10,13 +10,6 @@ set(TC_DOCS_INPUT
     ${PROJECT_SOURCE_DIR}/nn/include/tensordict/nn
     ${PROJECT_SOURCE_DIR}/distributed/include/tensordict
     ${PROJECT_SOURCE_DIR}/llm/include/tensorclass/llm)
-# Left out for now, to be added back: tensordict.h and tensorclass.h are being restructured, and
-# their names get their Doxygen comments with that change. Add them back by emptying this list
-# (and dropping the "Not in this reference yet" note of docs/reference.dox); the target must stay
-# free of warnings.
-set(TC_DOCS_EXCLUDE
-    ${PROJECT_SOURCE_DIR}/runtime/include/tensordict/tensordict.h
-    ${PROJECT_SOURCE_DIR}/runtime/include/tensordict/tensorclass.h)
 
 find_package(Doxygen QUIET)
 if(NOT DOXYGEN_FOUND)
@@ -30,7 +23,6 @@ endif()
 
 set(TC_DOCS_OUTPUT_DIR ${PROJECT_BINARY_DIR}/docs)
 list(JOIN TC_DOCS_INPUT "\" \"" TC_DOCS_INPUT_LIST)
-list(JOIN TC_DOCS_EXCLUDE "\" \"" TC_DOCS_EXCLUDE_LIST)
 configure_file(${PROJECT_SOURCE_DIR}/cmake/Doxyfile.in ${TC_DOCS_OUTPUT_DIR}/Doxyfile @ONLY)
 add_custom_target(docs
   # Fresh output each time, so that pages of removed names do not linger.
