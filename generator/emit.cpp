@@ -48,10 +48,6 @@ std::string trim_newlines(std::string text) {
   return text;
 }
 
-const Type& element_type(const Type& type) {
-  return type.kind == TypeKind::Optional ? type.args.at(0) : type;
-}
-
 FieldView field_view(const Field& field, const FieldContext& ctx) {
   switch (element_type(field.type).kind) {
     case TypeKind::Tensor:

@@ -48,6 +48,12 @@ struct Type {
   SourceLoc loc;
 };
 
+inline bool is_optional(const Type& type) { return type.kind == TypeKind::Optional; }
+/// The type inside `optional[...]`, else the type itself.
+inline const Type& element_type(const Type& type) {
+  return is_optional(type) ? type.args.at(0) : type;
+}
+
 /// Class options, with Python's meaning (format spec §7), as the runtime spells them.
 struct Options : tensordict::ClassOptions {
   SourceLoc loc;

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <utility>
@@ -523,7 +525,7 @@ std::string cpp_type(const Type& type, const std::string& current_namespace) {
     case TypeKind::List:
       return "::std::vector<" + cpp_type(type.args.at(0), current_namespace) + ">";
     case TypeKind::Optional:
-      return "::std::optional<" + cpp_type(type.args.at(0), current_namespace) + ">";
+      return optional_of(cpp_type(type.args.at(0), current_namespace));
     case TypeKind::Class:
       return type.class_name;  // qualified by the emitter once the class is resolved
   }
@@ -545,6 +547,151 @@ std::string python_type_string(const Class& cls) {
     dotted = (ns.empty() ? "" : ns + ".") + cls.name;
   }
   return "<class '" + dotted + "'>";
+}
+
+std::string optional_of(const std::string& type) { return "::std::optional<" + type + ">"; }
+
+std::string autocast_of(const std::string& type) { return "::tensordict::Autocast<" + type + ">"; }
+
+std::string const_ref(const std::string& type) { return "const " + type + "&"; }
+
+std::string moved(const std::string& expr) { return "::std::move(" + expr + ")"; }
+
+std::string as_field(const std::string& expr) { return "as_field(" + expr + ")"; }
+
+std::string field_reader(const Type& type, const std::string& element) {
+  const std::string prefix = is_optional(type) ? "optional_" : "";
+  switch (element_type(type).kind) {
+    case TypeKind::Tensor:
+      return prefix + "tensor_field";
+    case TypeKind::Class:
+      return prefix + "nested_field<" + element + ">";
+    case TypeKind::Any:
+      if (prefix.empty()) return "any_field";  // None reads as null, as Python returns None
+      break;
+    default:
+      break;
+  }
+  return prefix + "value_field<" + element + ">";
+}
+
+namespace {
+
+std::string kind_constant(TypeKind kind) {
+  return "Kind::" + std::string(tensordict::spelling(field_kind(kind)).enumerator);
+}
+
+std::string shape_initializer(const std::vector<Dim>& shape) {
+  std::string dims;
+  for (const auto& d : shape) {
+    dims += (dims.empty() ? "" : ", ") + (d.name.empty() ? std::to_string(d.size) : "-1");
+  }
+  return "{" + dims + "}";
+}
+
+}  // namespace
+
+std::string field_spec_head(const Field& field) {
+  return "Field(\"" + field.name + "\", " + kind_constant(element_type(field.type).kind) + ")";
+}
+
+std::vector<std::string> field_spec_calls(const Type& type, const std::string& nested) {
+  const Type& element = element_type(type);
+  std::vector<std::string> calls;
+  if (is_optional(type)) calls.push_back(".nullable()");
+  if (element.kind == TypeKind::Class) calls.push_back(".with_class(&" + nested + "::class_spec)");
+  if (element.kind == TypeKind::Tensor && element.dtype)
+    calls.push_back(".with_dtype(" + aten_dtype(*element.dtype) + ")");
+  if (element.kind == TypeKind::Tensor && element.shape)
+    calls.push_back(".with_shape(" + shape_initializer(*element.shape) + ")");
+  return calls;
+}
+
+std::string nullopt_literal() { return "::std::nullopt"; }
+
+std::string json_null_literal() { return "nullptr"; }
+
+namespace {
+
+// Escapes what cannot stand for itself in a "..." literal: quotes, backslashes, control
+// characters (CR, NUL, ...; octal, which never swallows a following digit as \x would) and the
+// second '?' of a pair (a trigraph under -trigraphs, a -Wtrigraphs warning otherwise).
+std::string cpp_string_literal(const std::string& text) {
+  std::string out = "\"";
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '"' || c == '\\' || (c == '?' && i > 0 && text[i - 1] == '?')) {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (byte < 0x20 || byte == 0x7F) {
+      const char octal[] = {'\\', static_cast<char>('0' + (byte >> 6)),
+                            static_cast<char>('0' + ((byte >> 3) & 7)),
+                            static_cast<char>('0' + (byte & 7)), '\0'};
+      out += octal;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+// Raw string literal of `text`, with a delimiter that `text` does not close.
+std::string cpp_raw_string_literal(const std::string& text) {
+  std::string delimiter;
+  for (int n = 0; text.find(")" + delimiter + "\"") != std::string::npos; ++n) {
+    delimiter = "tc" + std::to_string(n);
+  }
+  return "R\"" + delimiter + "(" + text + ")" + delimiter + "\"";
+}
+
+std::string float_literal(double value) {
+  if (std::isnan(value)) return "::std::numeric_limits<double>::quiet_NaN()";
+  if (std::isinf(value)) {
+    return std::string(value < 0 ? "-" : "") + "::std::numeric_limits<double>::infinity()";
+  }
+  return nlohmann::ordered_json(value).dump();
+}
+
+std::string text_literal(const std::string& text) {
+  // A NUL would end a plain literal's std::string early; give the length.
+  if (text.find('\0') == std::string::npos) return cpp_string_literal(text);
+  return "::std::string(" + cpp_string_literal(text) + ", " + std::to_string(text.size()) + ")";
+}
+
+std::string list_literal(const nlohmann::ordered_json& items, const Type& list) {
+  std::string text;
+  for (const auto& item : items) {
+    text += (text.empty() ? "" : ", ") + default_literal(item, list.args.at(0));
+  }
+  return cpp_type(list, "") + "{" + text + "}";
+}
+
+std::string number_literal(const nlohmann::ordered_json& value, const Type& element) {
+  if (element.kind == TypeKind::Float && value.is_number_integer()) {
+    return std::to_string(value.get<int64_t>()) + ".0";
+  }
+  if (value.is_number_float()) return float_literal(value.get<double>());
+  // -9223372036854775808 would be the negation of a literal too large for int64_t (a warning).
+  if (value.is_number_integer() && value.get<int64_t>() == std::numeric_limits<int64_t>::min()) {
+    return "(-9223372036854775807 - 1)";
+  }
+  return value.dump();
+}
+
+}  // namespace
+
+std::string default_literal(const nlohmann::ordered_json& value, const Type& type) {
+  if (value.is_null()) return is_optional(type) ? nullopt_literal() : json_null_literal();
+  const Type& element = element_type(type);
+  if (element.kind == TypeKind::Any) {
+    return "::tensordict::Json::parse(" + cpp_raw_string_literal(value.dump()) + ")";
+  }
+  if (value.is_string()) return text_literal(value.get_ref<const std::string&>());
+  if (value.is_array()) return list_literal(value, element);
+  return number_literal(value, element);
 }
 
 std::string header_name(const std::string& schema_path) {

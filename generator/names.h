@@ -1,6 +1,7 @@
 #pragma once
 // C++ spelling of schema names and types, in one place: identifiers, keywords, reserved tensorclass
-// names, accessor names, dtypes, value types. Emitters never paste type strings together.
+// names, accessor names, dtypes, value types, runtime calls, default values. Emitters never paste
+// type strings together.
 
 #include <string>
 #include <vector>
@@ -57,6 +58,36 @@ std::string qualified_class_name(const Class& cls, const std::string& current_na
 /// Python's `str(cls)`: "<class 'pkg.mod.Name'>"; the schema's `python` name, else
 /// `<namespace dotted>.<Name>`.
 std::string python_type_string(const Class& cls);
+
+// Spellings inside generated code: types built from types, runtime calls, default values.
+
+/// `::std::optional<type>`.
+std::string optional_of(const std::string& type);
+/// `::tensordict::Autocast<type>`: the type, or a tensor to cast to it (autocast classes).
+std::string autocast_of(const std::string& type);
+/// `const type&`.
+std::string const_ref(const std::string& type);
+/// `::std::move(expr)`.
+std::string moved(const std::string& expr);
+/// `as_field(expr)`: a setter's value as the FieldValue it stores (a nested class's TensorDict).
+std::string as_field(const std::string& expr);
+
+/// The TensorClass member a getter reads a field of `type` with (`tensor_field`,
+/// `optional_value_field<double>`, ...); `element` is the C++ type of the field's element.
+std::string field_reader(const Type& type, const std::string& element);
+/// `Field("obs", Kind::Tensor)`: a field's FieldSpec, before its builder calls (class_spec()
+/// aliases `Field` and `Kind`).
+std::string field_spec_head(const Field& field);
+/// The FieldSpec builder calls of a field of `type` (`.nullable()`, `.with_dtype(::at::kFloat)`,
+/// ...); `nested` is the C++ name of a Class field's class.
+std::vector<std::string> field_spec_calls(const Type& type, const std::string& nested);
+
+/// `::std::nullopt`: an unset Args member held as std::optional or Autocast.
+std::string nullopt_literal();
+/// `nullptr`: an Any (JSON) null.
+std::string json_null_literal();
+/// C++ spelling of a schema default `value` for an Args member of type `type`.
+std::string default_literal(const nlohmann::ordered_json& value, const Type& type);
 
 /// Output header of a schema file: `<basename without extension>.h`.
 std::string header_name(const std::string& schema_path);
