@@ -8,6 +8,7 @@
 
 #include "input_checks.h"
 #include "names.h"
+#include "python_names.h"
 #include "type_parser.h"
 
 namespace tcgen {
@@ -135,6 +136,9 @@ class Checker {
       diagnostics_.error(loc, what + " name '" + name +
                                   "' is a macro where the generated header is compiled (the C "
                                   "library's, glog's or libtorch's)");
+    } else if (is_python_keyword(name)) {
+      diagnostics_.error(loc, what + " name '" + name +
+                                  "' is a Python keyword: the Python class could not declare it");
     }
   }
 

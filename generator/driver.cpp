@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "emit_python.h"
 #include "names.h"
 #include "type_parser.h"
 #include "yaml_reader.h"
@@ -46,8 +47,14 @@ void check_and_emit(Compilation& c, const Templates& templates, const CompileOpt
     if (i < c.requested || (options.emit_includes && !prebuilt(c.schemas[i])))
       emitted.push_back(&c.schemas[i]);
   }
-  for (const Schema* schema : emitted)
-    c.outputs.push_back(emit_schema(*schema, c.classes, templates, c.diagnostics));
+  for (const Schema* schema : emitted) {
+    if (options.language == Language::Python) {
+      for (auto& output : emit_python_schema(*schema, c.classes, templates, c.diagnostics))
+        c.outputs.push_back(std::move(output));
+    } else {
+      c.outputs.push_back(emit_schema(*schema, c.classes, templates, c.diagnostics));
+    }
+  }
   if (c.diagnostics.has_errors()) c.outputs.clear();
 }
 

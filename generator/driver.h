@@ -18,15 +18,20 @@ struct Compilation {
   std::vector<Schema> schemas;  ///< the requested files first, then included ones
   size_t requested = 0;         ///< how many of `schemas` were requested
   ClassIndex classes;
-  /// One per requested schema, then (CompileOptions::emit_includes) one per included schema that
-  /// is not prebuilt; empty on error.
+  /// One per requested schema (Python: one per module its classes name), then
+  /// (CompileOptions::emit_includes) the same for each included schema that is not prebuilt;
+  /// empty on error.
   std::vector<Output> outputs;
   std::vector<std::string> dependencies;  ///< every schema file read
   Diagnostics diagnostics;
 };
 
-/// How a run reads its inputs.
+/// The language a run emits: C++ headers, or Python modules of the same classes.
+enum class Language { Cpp, Python };
+
+/// How a run reads its inputs and what it emits.
 struct CompileOptions {
+  Language language = Language::Cpp;
   /// An `include:` is looked up beside the including file, then in each of these in order.
   std::vector<std::string> include_dirs;
   /// Searched after `include_dirs`; schemas found here have prebuilt headers (the package's

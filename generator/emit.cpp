@@ -6,47 +6,13 @@
 
 #include "emit_fields.h"
 #include "names.h"
+#include "render.h"
 #include "version.h"
 
 namespace tcgen {
 namespace {
 
 using kainjow::mustache::data;
-using kainjow::mustache::mustache;
-
-// Renders templates with HTML escaping off; reports invalid templates. Values are never rendered
-// as templates, so user text holding `{{` is output as written (load_templates checks the names a
-// template uses).
-class Renderer {
- public:
-  Renderer(const Templates& templates, Diagnostics& diagnostics, std::string schema_path)
-      : templates_(templates), diagnostics_(diagnostics), schema_path_(std::move(schema_path)) {}
-
-  std::string render(const std::string& name, const data& context) {
-    mustache tmpl(templates_.at(name));
-    tmpl.set_custom_escape([](const std::string& s) { return s; });
-    if (!tmpl.is_valid()) {
-      report("template '" + name + "' is invalid: " + tmpl.error_message());
-      return "";
-    }
-    std::string text = tmpl.render(context);
-    if (!tmpl.is_valid()) report("template '" + name + "': " + tmpl.error_message());
-    return text;
-  }
-
- private:
-  void report(const std::string& message) {
-    diagnostics_.error(SourceLoc{schema_path_, 0, 0}, message);
-  }
-  const Templates& templates_;
-  Diagnostics& diagnostics_;
-  std::string schema_path_;
-};
-
-std::string trim_newlines(std::string text) {
-  while (!text.empty() && text.back() == '\n') text.pop_back();
-  return text;
-}
 
 FieldView field_view(const Field& field, const FieldContext& ctx) {
   switch (element_type(field.type).kind) {
@@ -129,29 +95,6 @@ std::string class_text(const Class& cls, const ClassIndex& classes, Renderer& re
   view.set("methods", methods);
   view.set("has_methods", !cls.methods.empty());
   return trim_newlines(renderer.render("class", view));
-}
-
-std::string nested_class_name(const Type& type) {
-  const Type& element = element_type(type);
-  return element.kind == TypeKind::Class ? element.class_name : "";
-}
-
-// Classes of the file, each after the classes of the same file it nests (they must be complete).
-std::vector<const Class*> declaration_order(const Schema& schema, const ClassIndex& classes) {
-  std::vector<const Class*> order;
-  std::set<std::string> placed;
-  std::function<void(const Class&)> place = [&](const Class& cls) {
-    if (!placed.insert(cls.name).second) return;
-    for (const auto& field : cls.fields) {
-      for (const auto& other : schema.classes) {
-        const std::string nested = nested_class_name(field.type);
-        if (!nested.empty() && classes.at(nested) == &other) place(other);
-      }
-    }
-    order.push_back(&cls);
-  };
-  for (const auto& cls : schema.classes) place(cls);
-  return order;
 }
 
 // Headers of other schema files whose classes this file nests, and the hand-written includes, as

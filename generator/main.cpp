@@ -117,6 +117,12 @@ int run(int argc, char** argv, std::vector<std::string>& schemas) {
                  "prebuilt (never written with --with-includes)");
   app.add_flag("--with-includes", options.emit_includes,
                "also write the headers of included schemas, except prebuilt ones");
+  const std::map<std::string, tcgen::Language> languages{{"cpp", tcgen::Language::Cpp},
+                                                         {"python", tcgen::Language::Python}};
+  app.add_option("--lang", options.language,
+                 "what to write: cpp (headers, the default) or python (a module per Python "
+                 "module the classes name, a/b/c.py for a.b.c)")
+      ->transform(CLI::CheckedTransformer(languages, CLI::ignore_case));
   app.add_option("--template-dir", template_dir, "directory with templates overriding built-ins");
   app.add_flag("--dump-model", dump, "print the schema model in canonical text and exit");
   app.add_option("--error-limit", options.error_limit, "print at most N errors (0: all)")

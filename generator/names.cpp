@@ -10,6 +10,8 @@
 #include <sstream>
 #include <utility>
 
+#include "python_names.h"
+
 namespace tcgen {
 namespace {
 
@@ -538,15 +540,7 @@ std::string qualified_class_name(const Class& cls, const std::string& current_na
 }
 
 std::string python_type_string(const Class& cls) {
-  std::string dotted = cls.python_name;
-  if (dotted.empty()) {
-    std::string ns = cls.cpp_namespace;
-    for (size_t at = ns.find("::"); at != std::string::npos; at = ns.find("::")) {
-      ns.replace(at, 2, ".");
-    }
-    dotted = (ns.empty() ? "" : ns + ".") + cls.name;
-  }
-  return "<class '" + dotted + "'>";
+  return "<class '" + python_dotted_name(cls) + "'>";
 }
 
 std::string optional_of(const std::string& type) { return "::std::optional<" + type + ">"; }
