@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "io_test_util.h"
-#include "memmap/internal.h"  // the save-step hook (fault injection)
+#include "tensordict/internal.h"  // the save-step hook (fault injection)
 #include "tensordict/memmap.h"
 
 using tensordict::TensorDict;

@@ -1,6 +1,6 @@
 #pragma once
-// The runtime's internal API for its sibling libraries (distributed/): not installed, not for
-// users. Python tensordict's consolidated metadata: the dict that goes with a consolidated buffer,
+// The runtime's internal API for its sibling libraries (distributed/) and its tests: not
+// installed, not for users. Python tensordict's consolidated metadata: the dict that goes with a consolidated buffer,
 // pickled by distributed ops and stored as JSON at the end of consolidate(filename)'s files. Per
 // TensorDict level: "cls", "non_tensors" (key -> (data, batch_size, device)), "leaves" (key ->
 // (dtype, shape, start, stop, pad), byte offsets into the buffer), "cls_metadata" (device, names,
@@ -11,6 +11,15 @@
 #include <string>
 
 #include "tensordict/tensordict.h"
+
+namespace tensordict::memmap::detail {
+
+/// Fault injection for the crash tests: `hook(step)` runs after each step of a save ("leaf",
+/// "meta", "written", "synced", "published", "moved" (each entry of the previous save that it did
+/// not write, moved into the new tree), "cleaned"). Null (the default) costs one load.
+void set_save_step_hook(void (*hook)(const char* step));
+
+}  // namespace tensordict::memmap::detail
 
 namespace tensordict::detail {
 

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "tensordict/internal.h"
 #include "tensordict/memmap.h"
 
 namespace tensordict::memmap::detail {
@@ -94,10 +95,7 @@ void write_text(const std::string& path, std::string_view text);
 /// Writes all of `text` to the open file `fd` (`path` names it in errors).
 void write_fd(int fd, std::string_view text, const std::string& path);
 
-/// Fault injection for the crash tests: `hook(step)` runs after each step of a save ("leaf",
-/// "meta", "written", "synced", "published", "moved" (each entry of the previous save that it did
-/// not write, moved into the new tree), "cleaned"). Null (the default) costs one load.
-void set_save_step_hook(void (*hook)(const char* step));
+/// Runs the fault-injection hook (set_save_step_hook, tensordict/internal.h) after a save's step.
 void save_step(const char* step);
 
 /// Runs `write(tmp)` on a fresh sibling directory of `prefix`, then publishes it as `prefix`
