@@ -53,14 +53,6 @@ std::string options_initializer(const Options& o) {
   return text;
 }
 
-// The wrapping constructor on one line when it fits, else as clang-format breaks it.
-bool wrap_constructor_fits(const Class& cls) {
-  const std::string line = "  " + cls.name +
-                           "(::tensordict::detail::WrapTag, ::tensordict::TensorDict td) : "
-                           "TensorClass(::std::move(td)) {}";
-  return line.size() <= kColumnLimit;
-}
-
 std::string class_text(const Class& cls, const ClassIndex& classes, Renderer& renderer) {
   data view;
   view.set("name", cls.name);
@@ -69,7 +61,6 @@ std::string class_text(const Class& cls, const ClassIndex& classes, Renderer& re
   view.set("options", options_initializer(cls.options));
   view.set("has_options", !option_names(cls.options).empty());
   view.set("has_fields", !cls.fields.empty());
-  view.set("wrap_fits", wrap_constructor_fits(cls));
   view.set("indent", std::string(cls.name.size() + 12, ' '));
   view.set("field_count", std::to_string(cls.fields.size()));
   data fields = data::type::list, specs = data::type::list, accessors = data::type::list;
@@ -94,6 +85,11 @@ std::string class_text(const Class& cls, const ClassIndex& classes, Renderer& re
   }
   view.set("methods", methods);
   view.set("has_methods", !cls.methods.empty());
+  // The wrapping constructor on one line when it fits, else as clang-format breaks it.
+  view.set("wrap_fits", true);
+  const std::string one_line = renderer.render("class", view);
+  if (fits(one_line, "WrapTag, ::tensordict::TensorDict td) : ")) return trim_newlines(one_line);
+  view.set("wrap_fits", false);
   return trim_newlines(renderer.render("class", view));
 }
 
