@@ -1,4 +1,4 @@
-# tensorclass_generate(TARGET <target> SCHEMAS <files...> [OUTPUT_DIR <dir>]
+# tensorclass_generate(TARGET <target> SCHEMAS <files...> [OUTPUT_DIR <dir>] [PYTHON_OUT <dir>]
 #                      [INCLUDE_DIRS <dirs...>] [TEMPLATE_DIR <dir>] [COMPILE_COMMANDS <dir>])
 #
 # SCHEMAS are YAML files (.yaml) or annotated C++ headers (.h, .hpp; tensordict/annotate.h).
@@ -12,11 +12,43 @@
 # schema, an included schema (via the depfile), a template or tcgen itself changes, and rewrites a
 # header only when its content changes.
 #
+# PYTHON_OUT also writes the Python TensorClass modules of the same classes there (tcgen --lang
+# python: `a/b/c.py` for a class named `a.b.c.Name`), rebuilt with the headers; included schemas'
+# modules too, except the shipped ones (TorchRL's classes are TorchRL's).
+#
 # tcgen is the `tcgen` target in the TensorClass build tree, or the installed
 # TensorClass::tcgen (found through find_package(TensorClass)).
+# One tcgen run of a build: COMMAND (tcgen and its arguments) gets the depfile options; STAMP
+# records that the step ran, so an edit that leaves the outputs unchanged neither reruns tcgen nor
+# recompiles their users.
+function(_tensorclass_tcgen_step)
+  cmake_parse_arguments(STEP "" "STAMP;COMMENT" "COMMAND;BYPRODUCTS;DEPENDS" ${ARGN})
+  # CMP0116 NEW: CMake rewrites the depfile's paths for Ninja, which otherwise sees a target
+  # named by an absolute path as never built and reruns tcgen on every build (for projects
+  # whose cmake_minimum_required predates 3.20).
+  if(POLICY CMP0116)
+    cmake_policy(PUSH)
+    cmake_policy(SET CMP0116 NEW)
+  endif()
+  add_custom_command(
+    OUTPUT ${STEP_STAMP}
+    BYPRODUCTS ${STEP_BYPRODUCTS}
+    COMMAND ${STEP_COMMAND} --depfile ${STEP_STAMP}.d --depfile-target ${STEP_STAMP}
+    COMMAND ${CMAKE_COMMAND} -E touch ${STEP_STAMP}
+    DEPENDS ${STEP_DEPENDS}
+    DEPFILE ${STEP_STAMP}.d
+    WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}
+    COMMENT "${STEP_COMMENT}"
+    COMMAND_EXPAND_LISTS
+    VERBATIM)
+  if(POLICY CMP0116)
+    cmake_policy(POP)
+  endif()
+endfunction()
+
 function(tensorclass_generate)
-  cmake_parse_arguments(ARG "" "TARGET;OUTPUT_DIR;TEMPLATE_DIR;COMPILE_COMMANDS" "SCHEMAS;INCLUDE_DIRS"
-                        ${ARGN})
+  cmake_parse_arguments(ARG "" "TARGET;OUTPUT_DIR;PYTHON_OUT;TEMPLATE_DIR;COMPILE_COMMANDS"
+                        "SCHEMAS;INCLUDE_DIRS" ${ARGN})
   if(NOT ARG_TARGET OR NOT ARG_SCHEMAS)
     message(FATAL_ERROR "tensorclass_generate: TARGET and SCHEMAS are required")
   endif()
@@ -66,32 +98,19 @@ function(tensorclass_generate)
     get_filename_component(schema_abs ${schema} ABSOLUTE)
     get_filename_component(stem ${schema} NAME_WLE)
     set(header ${ARG_OUTPUT_DIR}/${stem}.h)
-    # tcgen rewrites the header only when its content changes; the stamp records that the step
-    # ran, so an edit that leaves the header unchanged neither reruns tcgen nor recompiles users.
     set(stamp ${ARG_OUTPUT_DIR}/${stem}.h.stamp)
-    # CMP0116 NEW: CMake rewrites the depfile's paths for Ninja, which otherwise sees a target
-    # named by an absolute path as never built and reruns tcgen on every build (for projects
-    # whose cmake_minimum_required predates 3.20).
-    if(POLICY CMP0116)
-      cmake_policy(PUSH)
-      cmake_policy(SET CMP0116 NEW)
-    endif()
-    add_custom_command(
-      OUTPUT ${stamp}
-      BYPRODUCTS ${header}
-      COMMAND ${tcgen_exe} ${schema} -o ${ARG_OUTPUT_DIR} --depfile ${stamp}.d
-              --depfile-target ${stamp} ${extra_args} ${schema_args}
-      COMMAND ${CMAKE_COMMAND} -E touch ${stamp}
-      DEPENDS ${tcgen_dep} ${schema_abs} ${template_deps}
-      DEPFILE ${stamp}.d
-      WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR}
-      COMMENT "tcgen ${schema}"
-      COMMAND_EXPAND_LISTS
-      VERBATIM)
-    if(POLICY CMP0116)
-      cmake_policy(POP)
-    endif()
+    _tensorclass_tcgen_step(STAMP ${stamp} BYPRODUCTS ${header} COMMENT "tcgen ${schema}"
+      COMMAND ${tcgen_exe} ${schema} -o ${ARG_OUTPUT_DIR} ${extra_args} ${schema_args}
+      DEPENDS ${tcgen_dep} ${schema_abs} ${template_deps})
     list(APPEND headers ${header} ${stamp})
+    if(ARG_PYTHON_OUT)
+      set(py_stamp ${ARG_PYTHON_OUT}/.${stem}.py.stamp)
+      _tensorclass_tcgen_step(STAMP ${py_stamp} COMMENT "tcgen --lang python ${schema}"
+        COMMAND ${tcgen_exe} ${schema} --lang python -o ${ARG_PYTHON_OUT} ${extra_args}
+                ${schema_args}
+        DEPENDS ${tcgen_dep} ${schema_abs} ${template_deps})
+      list(APPEND headers ${py_stamp})
+    endif()
   endforeach()
   target_sources(${ARG_TARGET} PRIVATE ${headers})
   target_include_directories(${ARG_TARGET} PUBLIC $<BUILD_INTERFACE:${ARG_OUTPUT_DIR}>)
