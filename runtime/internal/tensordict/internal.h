@@ -1,11 +1,11 @@
 #pragma once
 // The runtime's internal API for its sibling libraries (distributed/) and its tests: not
-// installed, not for users. Python tensordict's consolidated metadata: the dict that goes with a consolidated buffer,
-// pickled by distributed ops and stored as JSON at the end of consolidate(filename)'s files. Per
-// TensorDict level: "cls", "non_tensors" (key -> (data, batch_size, device)), "leaves" (key ->
-// (dtype, shape, start, stop, pad), byte offsets into the buffer), "cls_metadata" (device, names,
-// batch_size, is_locked), and one nested dict per sub-TensorDict or NonTensorStack. The one writer
-// and reader of that dict.
+// installed, not for users. Python tensordict's consolidated metadata: the dict that goes with a
+// consolidated buffer, pickled by distributed ops and stored as JSON at the end of
+// consolidate(filename)'s files. Per TensorDict level: "cls", "non_tensors" (key -> (data,
+// batch_size, device)), "leaves" (key -> (dtype, shape, start, stop, pad), byte offsets into the
+// buffer), "cls_metadata" (device, names, batch_size, is_locked), and one nested dict per
+// sub-TensorDict or NonTensorStack. The one writer and reader of that dict.
 #include <ATen/core/Tensor.h>
 
 #include <string>
