@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -47,10 +48,19 @@ void check_and_emit(Compilation& c, const Templates& templates, const CompileOpt
     if (i < c.requested || (options.emit_includes && !prebuilt(c.schemas[i])))
       emitted.push_back(&c.schemas[i]);
   }
+  std::map<std::string, const Schema*> module_of;  // Python module file -> its schema
   for (const Schema* schema : emitted) {
     if (options.language == Language::Python) {
-      for (auto& output : emit_python_schema(*schema, c.classes, templates, c.diagnostics))
+      for (auto& output : emit_python_schema(*schema, c.classes, templates, c.diagnostics)) {
+        const auto [it, fresh] = module_of.emplace(output.file_name, schema);
+        if (!fresh) {
+          c.diagnostics.error(schema->loc, "its classes' Python module '" + output.file_name +
+                                               "' is also written from " +
+                                               it->second->display_path +
+                                               ": one module's classes belong in one schema file");
+        }
         c.outputs.push_back(std::move(output));
+      }
     } else {
       c.outputs.push_back(emit_schema(*schema, c.classes, templates, c.diagnostics));
     }

@@ -103,6 +103,17 @@ TEST_CASE("fields keep the schema's order, keyword-only where a dataclass needs 
                           "    count: int\n"));
 }
 
+TEST_CASE("two schemas writing one Python module are refused", "[generator][python]") {
+  ScopedCwd cwd(source_dir() / "tests/goldens");
+  const tcgen::Compilation c = compile_python({"nested.yaml", "defaults.yaml"});
+  std::ostringstream text;
+  c.diagnostics.print(text);
+  CHECK(text.str() ==
+        "defaults.yaml:1:1: error: its classes' Python module 'golden.py' is also written from "
+        "nested.yaml: one module's classes belong in one schema file\n");
+  CHECK(c.outputs.empty());
+}
+
 TEST_CASE("a class without a Python module is an error under --lang python",
           "[generator][python]") {
   const char* schema = "classes:\n  - name: Loose\n    fields: []\n";

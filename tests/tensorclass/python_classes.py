@@ -1,0 +1,34 @@
+# Run by test_python_classes.cpp with Python tensordict (TC_PYTHON_PEER) and the generated Python
+# module of one golden schema on PYTHONPATH (argv[2]: "nested" or "defaults"; both declare module
+# `golden`): loads what C++ wrote as the generated classes, checks the values, writes the same
+# objects from Python, and lists the state_dict keys.
+import json
+import sys
+
+import td_compat  # noqa: F401  (torch 1.13 shims)
+import torch
+from tensordict import TensorDict
+
+out, case = sys.argv[1], sys.argv[2]
+
+if case == "nested":
+    from golden import Inner, Outer
+
+    outer = TensorDict.load_memmap(out + "/cpp_outer")
+    assert type(outer) is Outer, type(outer)
+    assert type(outer.inner) is Inner, type(outer.inner)
+    assert torch.equal(outer.inner.x, torch.arange(2.0)), outer.inner.x
+    assert torch.equal(outer.y, torch.ones(2)), outer.y
+    assert outer.maybe is None, outer.maybe
+    Outer(inner=Inner(x=torch.arange(2.0), batch_size=[2]), y=torch.ones(2),
+          batch_size=[2]).memmap(out + "/py_outer")
+    with open(out + "/py_state_dict.json", "w") as f:
+        json.dump(sorted(outer.state_dict().keys()), f)
+else:
+    from golden import Defaults
+
+    defaults = TensorDict.load_memmap(out + "/cpp_defaults")
+    assert type(defaults) is Defaults, type(defaults)
+    assert (defaults.s, defaults.i, defaults.f, defaults.b) == ('a "quoted" \\ text', 3, 2.0, False)
+    assert defaults.l == ["a", "b"] and defaults.a == {"k": [1, 2]} and defaults.o is None
+    Defaults().memmap(out + "/py_defaults")

@@ -1,0 +1,70 @@
+// The classes tcgen --lang python writes, run by Python tensordict: Python loads the directories
+// C++ writes as those classes (with equal values), C++ loads the ones Python writes, and the
+// state_dicts have the same keys. Skipped where no Python tensordict runs (TC_PYTHON_PEER, as on
+// CI).
+#include <ATen/ATen.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "defaults.h"
+#include "nested.h"
+#include "skip.h"
+#include "tensordict/json.h"
+
+using namespace golden;
+
+namespace {
+
+const std::string kPeer = TC_PYTHON_PEER;
+
+void require_python() {
+  const bool ok =
+      !kPeer.empty() &&
+      std::system(("'" + kPeer + "' -c 'import td_compat, tensordict' >/dev/null 2>&1").c_str()) ==
+          0;
+  if (!ok) TC_SKIP("no Python tensordict at TC_PYTHON_PEER='" << kPeer << "'");
+}
+
+}  // namespace
+
+TEST_CASE("Python's generated classes load C++'s directories and C++ loads theirs",
+          "[python][peer]") {
+  require_python();
+  const std::string dir =
+      std::filesystem::temp_directory_path() / ("tc-python-classes-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  Outer outer({Inner({at::arange(2, at::kFloat)}, {2}), std::nullopt, at::ones({2})}, {2});
+  outer.memmap(dir + "/cpp_outer");
+  Defaults(Defaults::Args{}).memmap(dir + "/cpp_defaults");
+
+  // Both golden schemas declare module `golden`: one run per schema, its module on the path.
+  for (const std::string schema : {"nested", "defaults"}) {
+    INFO(schema);
+    const std::string command =
+        "PYTHONPATH='" TC_SOURCE_DIR "/tests/goldens/python/" + schema + "' '" + kPeer +
+        "' '" TC_SOURCE_DIR "/tests/tensorclass/python_classes.py' '" + dir + "' " + schema;
+    REQUIRE(std::system(command.c_str()) == 0);
+  }
+
+  const Outer back = Outer::load_memmap(dir + "/py_outer");
+  CHECK(back.inner().x().equal(outer.inner().x()));
+  CHECK(back.y().equal(outer.y()));
+  CHECK_FALSE(back.maybe().has_value());
+  const Defaults defaults = Defaults::load_memmap(dir + "/py_defaults");
+  CHECK(defaults.s() == "a \"quoted\" \\ text");
+  CHECK(defaults.l() == std::vector<std::string>{"a", "b"});
+
+  std::ifstream keys_file(dir + "/py_state_dict.json");
+  const tensordict::Json python_keys = tensordict::Json::parse(keys_file);
+  std::vector<std::string> keys;
+  for (const auto& [key, tensor] : outer.state_dict().tensors) keys.push_back(key);
+  std::sort(keys.begin(), keys.end());
+  CHECK(tensordict::Json(keys) == python_keys);
+  std::filesystem::remove_all(dir);
+}
