@@ -134,6 +134,22 @@ void kill_at_step(const char* /*step*/) {
   if (++g_steps == g_kill_at) ::raise(SIGKILL);
 }
 
+// Saves `td` to `dir` in a child process killed (SIGKILL) after the save's `step`-th step; the
+// child's wait status (exited: the save had fewer steps).
+int save_killed_at_step(const TensorDict& td, const std::string& dir, int step) {
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    g_kill_at = step;
+    tensordict::memmap::detail::set_save_step_hook(&kill_at_step);
+    td.memmap(dir);
+    ::_exit(0);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return status;
+}
+
 }  // namespace
 
 TEST_CASE("a save killed after each of its steps leaves the old or the new directory",
@@ -145,16 +161,7 @@ TEST_CASE("a save killed after each of its steps leaves the old or the new direc
   int outcomes[2] = {0, 0};
   for (int step = 1;; ++step) {
     old_td.memmap(dir);
-    const pid_t child = ::fork();
-    REQUIRE(child >= 0);
-    if (child == 0) {
-      g_kill_at = step;
-      tensordict::memmap::detail::set_save_step_hook(&kill_at_step);
-      new_td.memmap(dir);
-      ::_exit(0);
-    }
-    int status = 0;
-    ::waitpid(child, &status, 0);
+    const int status = save_killed_at_step(new_td, dir, step);
     outcomes[loaded_generation(dir)]++;
     if (WIFEXITED(status)) {  // the save ran past its last step: every step has been covered
       CHECK(step == 13 + 3 + 4 + 1);  // 13 leaves, 3 meta.json, 4 publication steps
@@ -184,16 +191,7 @@ TEST_CASE("a save killed after each of its steps keeps the files a user put in t
       fs::create_directories(fs::path(dir + "/" + rel).parent_path());
       tc_test::write_file(dir + "/" + rel, "kept: " + rel);
     }
-    const pid_t child = ::fork();
-    REQUIRE(child >= 0);
-    if (child == 0) {
-      g_kill_at = step;
-      tensordict::memmap::detail::set_save_step_hook(&kill_at_step);
-      new_td.memmap(dir);
-      ::_exit(0);
-    }
-    int status = 0;
-    ::waitpid(child, &status, 0);
+    const int status = save_killed_at_step(new_td, dir, step);
     INFO("killed after step " << step);
     const int gen = loaded_generation(dir);
     // The next save puts back what the killed one had moved aside, then keeps it in turn.
