@@ -4,6 +4,7 @@
 // waits. Descriptions of TensorDicts (Python's metadata) and their checks: metadata.h.
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -37,9 +38,56 @@ Packed pack(const TensorDict& td, const char* op);
 /// The byte buffer of a consolidated TensorDict, or an undefined tensor.
 at::Tensor flat_of(const TensorDict& td);
 
-/// Waits for `work` at most options.timeout; TimeoutError or Error naming `what`.
-void wait(const c10::intrusive_ptr<c10d::Work>& work, const CommOptions& options,
-          const std::string& what);
+/// Where an operation is in its exchange with a peer: what its errors name (PeerFailure's
+/// fields) and what the fault hook of the tests sees.
+struct Site {
+  std::string op;                   ///< the public operation ("recv", "broadcast", ...)
+  int peer = -1;                    ///< the other rank; -1 when a collective cannot tell which
+  const char* direction = " with";  ///< " from", " to" or " with", before "rank <peer>"
+  std::string phase;                ///< "metadata size", "data", ... when no key names the step
+  std::string key;                  ///< the leaf's dotted key, or empty
+
+  /// This site at another step (and direction, when given).
+  Site part(std::string phase, const char* direction = nullptr) const;
+  /// This site at a leaf.
+  Site leaf(std::string key) const;
+  /// "recv (key 'nest.b' from rank 0)", "all_reduce (structure hashes with another rank)".
+  std::string describe() const;
+};
+
+/// The site of a point-to-point operation with `peer`.
+Site p2p_site(const char* op, int peer, bool sending);
+/// The site of a collective: the root's rank for the others (`root` -1: no root), the other rank
+/// in a group of two, else unknown (-1).
+Site collective_site(const char* op, c10d::ProcessGroup& group, int root = -1);
+
+/// Rethrows the exception being handled as the library's: a tensordict::Error unchanged, a c10d
+/// or Gloo timeout as dist::TimeoutError, anything else as PeerError, naming `site`. Only inside
+/// a catch block.
+[[noreturn]] void rethrow_at(const Site& site, const CommOptions& options);
+
+/// Runs a public operation: what escapes `fn` other than a tensordict::Error (what c10d, Gloo or
+/// the standard library throw) becomes a PeerError naming `site`. Every public entry point of
+/// the library runs its body through it.
+template <class F>
+auto boundary(const Site& site, const CommOptions& options, F&& fn) -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (...) {
+    rethrow_at(site, options);
+  }
+}
+
+/// Fault injection for the tests: `hook(site)` runs before each message or collective is posted
+/// (nullptr: none). A test's dying rank _exit()s in it at a chosen step.
+void set_step_hook(void (*hook)(const Site& site));
+
+/// Posts one message or collective (`fn` calls c10d) after the step hook: what posting throws is
+/// an error naming `site` (rethrow_at).
+c10::intrusive_ptr<c10d::Work> post(const Site& site, const CommOptions& options,
+                                    const std::function<c10::intrusive_ptr<c10d::Work>()>& fn);
+/// Waits for `work` at most options.timeout; TimeoutError or PeerError naming `site`.
+void wait(const c10::intrusive_ptr<c10d::Work>& work, const CommOptions& options, const Site& site);
 /// Throws unless `peer` is another rank of `group`.
 void check_peer(c10d::ProcessGroup& group, int peer, const char* op);
 
@@ -58,37 +106,43 @@ class Buffers {
   std::vector<std::vector<at::Tensor>> bufs_;
 };
 
-/// The byte buffer a peer announced: an allocation that fails (a corrupt or hostile size within
-/// the announced bound) is an Error naming `op`, the peer and the size, not an allocator error.
-at::Tensor announced_buffer(int64_t bytes, const char* op, int peer);
+/// The largest buffer this rank allocates for a peer: options.max_buffer_bytes, or (0) this
+/// machine's memory: physical memory, or the cgroup's memory limit when lower.
+int64_t buffer_limit(const CommOptions& options);
 
-void send_tensor(c10d::ProcessGroup& group, const at::Tensor& t, int dst, int tag,
-                 const CommOptions& options, const std::string& what);
-void recv_tensor(c10d::ProcessGroup& group, const at::Tensor& t, int src, int tag,
-                 const CommOptions& options, const std::string& what);
+/// The byte buffer `site.peer` announced: larger than buffer_limit(options), or an allocation
+/// that fails, is a PeerError naming the operation, the peer and the size, not an allocator
+/// error.
+at::Tensor announced_buffer(int64_t bytes, const CommOptions& options, const Site& site);
+
+/// One tensor to or from `site.peer`, waited for.
+void send_tensor(c10d::ProcessGroup& group, const at::Tensor& t, int tag,
+                 const CommOptions& options, const Site& site);
+void recv_tensor(c10d::ProcessGroup& group, const at::Tensor& t, int tag,
+                 const CommOptions& options, const Site& site);
 /// Collectives with bounded waits: every rank's copy of `t` in rank order; `t` from `src`
 /// broadcast in place; `parts` (one per rank, on `src`) scattered into `out`.
 std::vector<at::Tensor> all_gather_tensor(c10d::ProcessGroup& group, const at::Tensor& t,
-                                          const CommOptions& options, const std::string& what);
+                                          const CommOptions& options, const Site& site);
 void broadcast_tensor(c10d::ProcessGroup& group, const at::Tensor& t, int src,
-                      const CommOptions& options, const std::string& what);
+                      const CommOptions& options, const Site& site);
 void scatter_tensor(c10d::ProcessGroup& group, const at::Tensor& out,
                     const std::vector<at::Tensor>& parts, int src, const CommOptions& options,
-                    const std::string& what);
+                    const Site& site);
 
 /// Pickles moved as torch.distributed's object functions move them (send_object_list,
 /// recv_object_list, broadcast_object_list, all_gather_object, scatter_object_list, one object
 /// each), so that Python ranks take part; Python's point-to-point ones use tag 0. On the root,
-/// broadcast returns its own `pickle`.
-void send_object(c10d::ProcessGroup& group, const std::string& pickle, int dst, int tag,
-                 const CommOptions& options, const std::string& op);
-std::string recv_object(c10d::ProcessGroup& group, int src, int tag, const CommOptions& options,
-                        const std::string& op);
+/// broadcast returns its own `pickle`. `site`: the operation's (its phase is set per message).
+void send_object(c10d::ProcessGroup& group, const std::string& pickle, int tag,
+                 const CommOptions& options, const Site& site);
+std::string recv_object(c10d::ProcessGroup& group, int tag, const CommOptions& options,
+                        const Site& site);
 std::string broadcast_object(c10d::ProcessGroup& group, const std::string& pickle, int src,
-                             const CommOptions& options, const std::string& op);
+                             const CommOptions& options, const Site& site);
 std::vector<std::string> all_gather_object(c10d::ProcessGroup& group, const std::string& pickle,
-                                           const CommOptions& options, const std::string& op);
+                                           const CommOptions& options, const Site& site);
 std::string scatter_object(c10d::ProcessGroup& group, const std::vector<std::string>& pickles,
-                           int src, const CommOptions& options, const std::string& op);
+                           int src, const CommOptions& options, const Site& site);
 
 }  // namespace tensordict::dist::detail

@@ -88,8 +88,14 @@ Group Group::tcp(const std::string& host, int port, int rank, int size,
 }
 
 Group Group::file(const std::string& path, int rank, int size, std::chrono::milliseconds timeout) {
-  return make_group(c10::make_intrusive<c10d::FileStore>(path, size), "127.0.0.1", rank, size,
-                    timeout);
+  c10::intrusive_ptr<c10d::Store> store;
+  try {
+    store = c10::make_intrusive<c10d::FileStore>(path, size);
+  } catch (const std::exception& e) {
+    throw Error("Group: no file store at '" + path +
+                "': " + tensordict::detail::first_line(e.what()));
+  }
+  return make_group(store, "127.0.0.1", rank, size, timeout);
 }
 
 c10d::ProcessGroup& Group::pg() const { return *state_->pg; }

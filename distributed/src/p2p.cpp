@@ -14,9 +14,6 @@ namespace {
 constexpr int64_t kAccepted = 0;
 constexpr int64_t kRefused = 1;
 
-std::string from(int src) { return " from rank " + std::to_string(src); }
-std::string to(int dst) { return " to rank " + std::to_string(dst); }
-
 // Python's tags of `n` leaf messages: init_tag, init_tag + 1, ...; with pseudo_rand, the chain
 // of Python's int_generator started at init_tag.
 std::vector<int> leaf_tags(const CommOptions& options, size_t n) {
@@ -36,22 +33,22 @@ constexpr int kBufferTag = 0;
 int check_tag(const CommOptions& options) { return static_cast<int>(options.init_tag); }
 
 // Every tensor leaf in Python's order, one message each, all posted before any is waited for.
-void transfer_leaves(const TensorDict& td, c10d::ProcessGroup& group, int peer,
-                     const CommOptions& options, bool sending) {
-  const char* op = sending ? "send" : "recv";
-  const auto leaves = detail::leaves(td, op);
+void transfer_leaves(const TensorDict& td, c10d::ProcessGroup& group, const CommOptions& options,
+                     const detail::Site& site, bool sending) {
+  const auto leaves = detail::leaves(td, site.op.c_str());
   const auto tags = leaf_tags(options, leaves.size());
   detail::Buffers buffers;
   std::vector<c10::intrusive_ptr<c10d::Work>> works;
   for (size_t i = 0; i < leaves.size(); ++i) {
     buffers.add(leaves[i].tensor);
     const int tag = tags[i];
-    works.push_back(sending ? group.send(buffers.at(i), peer, tag)
-                            : group.recv(buffers.at(i), peer, tag));
+    works.push_back(detail::post(site.leaf(leaves[i].path), options, [&] {
+      return sending ? group.send(buffers.at(i), site.peer, tag)
+                     : group.recv(buffers.at(i), site.peer, tag);
+    }));
   }
-  const std::string direction = sending ? to(peer) : from(peer);
   for (size_t i = 0; i < works.size(); ++i) {
-    detail::wait(works[i], options, std::string(op) + ": key '" + leaves[i].path + "'" + direction);
+    detail::wait(works[i], options, site.leaf(leaves[i].path));
   }
   if (!sending) buffers.finish();
 }
@@ -59,100 +56,121 @@ void transfer_leaves(const TensorDict& td, c10d::ProcessGroup& group, int peer,
 // The receiver's side of the consolidated path: straight into its own buffer when the layouts
 // agree (the sender's description gives its offsets), else into a scratch buffer copied leaf by
 // leaf.
-void recv_consolidated(const TensorDict& td, c10d::ProcessGroup& group, int src,
-                       const CommOptions& options, const detail::Announced* sent) {
+void recv_consolidated(const TensorDict& td, c10d::ProcessGroup& group, const CommOptions& options,
+                       const detail::Site& site, const detail::Announced* sent) {
   const at::Tensor flat = detail::flat_of(td);
-  const std::string what = "recv: the consolidated buffer" + from(src);
+  const detail::Site data = site.part("consolidated buffer");
   if (sent == nullptr) {
     if (!flat.defined()) {
-      throw Error(
-          "recv: consolidated with check = false needs a consolidated TensorDict with "
-          "the sender's layout (consolidate() it, or use check = true)");
+      throw Error(site.op +
+                  ": consolidated with check = false needs a consolidated TensorDict with "
+                  "the sender's layout (consolidate() it, or use check = true)");
     }
-    detail::recv_tensor(group, flat, src, kBufferTag, options, what);
+    detail::recv_tensor(group, flat, kBufferTag, options, data);
     return;
   }
   if (flat.defined() && flat.numel() == sent->total_bytes &&
       detail::same_layout(detail::describe(td, flat), sent->meta)) {
-    detail::recv_tensor(group, flat, src, kBufferTag, options, what);
+    detail::recv_tensor(group, flat, kBufferTag, options, data);
     return;
   }
-  at::Tensor scratch = detail::announced_buffer(sent->total_bytes, "recv", src);
-  detail::recv_tensor(group, scratch, src, kBufferTag, options, what);
-  const TensorDict received = detail::from_metadata(sent->meta, scratch, "recv");
-  const auto into = detail::leaves(td, "recv");
-  const auto leaves = detail::leaves(received, "recv");
+  at::Tensor scratch = detail::announced_buffer(sent->total_bytes, options, data);
+  detail::recv_tensor(group, scratch, kBufferTag, options, data);
+  const TensorDict received = detail::from_metadata(sent->meta, scratch, site.op);
+  const auto into = detail::leaves(td, site.op.c_str());
+  const auto leaves = detail::leaves(received, site.op.c_str());
   for (size_t i = 0; i < leaves.size(); ++i) into[i].tensor.copy_(leaves[i].tensor);
+}
+
+// send, or isend's work (`op` names it in errors).
+void send_as(const char* op, const TensorDict& td, c10d::ProcessGroup& group, int dst,
+             const CommOptions& options) {
+  const detail::Site site = detail::p2p_site(op, dst, true);
+  detail::boundary(site, options, [&] {
+    detail::check_peer(group, dst, op);
+    TensorDict source = td;
+    at::Tensor flat;
+    if (options.consolidated) {
+      detail::Packed packed = detail::pack(td, op);
+      source = packed.td;
+      flat = packed.flat;
+    }
+    if (options.check) {
+      detail::send_object(group, detail::pickle_metadata(source, flat), check_tag(options), options,
+                          site);
+      at::Tensor answer = at::zeros({1}, at::kLong);
+      detail::recv_tensor(group, answer, check_tag(options), options, site.part("answer", " from"));
+      if (answer.item<int64_t>() != kAccepted) {
+        throw Error(std::string(op) + ": rank " + std::to_string(dst) +
+                    " refused the TensorDict: its structure differs (the receiver's error names "
+                    "the key)");
+      }
+    }
+    if (flat.defined()) {
+      detail::send_tensor(group, flat, kBufferTag, options, site.part("consolidated buffer"));
+    } else {
+      transfer_leaves(source, group, options, site, true);
+    }
+  });
+}
+
+// recv, or irecv's work (`op` names it in errors).
+void recv_as(const char* op, const TensorDict& td, c10d::ProcessGroup& group, int src,
+             const CommOptions& options) {
+  const detail::Site site = detail::p2p_site(op, src, false);
+  detail::boundary(site, options, [&] {
+    detail::check_peer(group, src, op);
+    detail::Announced sent;
+    if (options.check) {
+      sent = detail::read_metadata(detail::recv_object(group, check_tag(options), options, site),
+                                   op, false);
+      auto answer = [&](int64_t value) {
+        detail::send_tensor(group, at::full({1}, value, at::kLong), check_tag(options), options,
+                            site.part("answer", " to"));
+      };
+      try {
+        if (options.consolidated != (sent.total_bytes >= 0)) {
+          throw Error(std::string(op) + ": rank " + std::to_string(src) + " sent " +
+                      (options.consolidated ? "leaf by leaf" : "a consolidated buffer") +
+                      " but this receiver expects " +
+                      (options.consolidated ? "a consolidated buffer" : "leaf by leaf"));
+        }
+        detail::check_matches(sent.meta, td, op, src);
+      } catch (const Error&) {
+        answer(kRefused);
+        throw;
+      }
+      answer(kAccepted);
+      detail::set_non_tensor(sent.meta, td, op);
+    }
+    if (options.consolidated) {
+      recv_consolidated(td, group, options, site, options.check ? &sent : nullptr);
+    } else {
+      transfer_leaves(td, group, options, site, false);
+    }
+  });
 }
 
 }  // namespace
 
 void send(const TensorDict& td, c10d::ProcessGroup& group, int dst, const CommOptions& options) {
-  detail::check_peer(group, dst, "send");
-  TensorDict source = td;
-  at::Tensor flat;
-  if (options.consolidated) {
-    detail::Packed packed = detail::pack(td, "send");
-    source = packed.td;
-    flat = packed.flat;
-  }
-  if (options.check) {
-    detail::send_object(group, detail::pickle_metadata(source, flat), dst, check_tag(options),
-                        options, "send");
-    at::Tensor answer = at::zeros({1}, at::kLong);
-    detail::recv_tensor(group, answer, dst, check_tag(options), options,
-                        "send (the answer of rank " + std::to_string(dst) + ")");
-    if (answer.item<int64_t>() != kAccepted) {
-      throw Error("send: rank " + std::to_string(dst) +
-                  " refused the TensorDict: its structure differs (the receiver's error names "
-                  "the key)");
-    }
-  }
-  if (flat.defined()) {
-    detail::send_tensor(group, flat, dst, kBufferTag, options,
-                        "send: the consolidated buffer" + to(dst));
-  } else {
-    transfer_leaves(source, group, dst, options, true);
-  }
+  send_as("send", td, group, dst, options);
 }
 
 void recv(const TensorDict& td, c10d::ProcessGroup& group, int src, const CommOptions& options) {
-  detail::check_peer(group, src, "recv");
-  detail::Announced sent;
-  if (options.check) {
-    sent = detail::read_metadata(
-        detail::recv_object(group, src, check_tag(options), options, "recv"), "recv", false);
-    auto answer = [&](int64_t value) {
-      detail::send_tensor(group, at::full({1}, value, at::kLong), src, check_tag(options), options,
-                          "recv (answer to rank " + std::to_string(src) + ")");
-    };
-    try {
-      if (options.consolidated != (sent.total_bytes >= 0)) {
-        throw Error(std::string("recv: rank ") + std::to_string(src) + " sent " +
-                    (options.consolidated ? "leaf by leaf" : "a consolidated buffer") +
-                    " but this receiver expects " +
-                    (options.consolidated ? "a consolidated buffer" : "leaf by leaf"));
-      }
-      detail::check_matches(sent.meta, td, "recv", src);
-    } catch (const Error&) {
-      answer(kRefused);
-      throw;
-    }
-    answer(kAccepted);
-    detail::set_non_tensor(sent.meta, td, "recv");
-  }
-  if (options.consolidated) {
-    recv_consolidated(td, group, src, options, options.check ? &sent : nullptr);
-  } else {
-    transfer_leaves(td, group, src, options, false);
-  }
+  recv_as("recv", td, group, src, options);
 }
 
 struct Handle::State {
   std::future<void> future;
 };
 
-void Handle::wait() { state_->future.get(); }
+void Handle::wait() {
+  if (!state_->future.valid()) {
+    throw Error("Handle::wait: this operation was already waited for (wait once per handle)");
+  }
+  state_->future.get();
+}
 
 bool Handle::is_completed() const {
   return !state_->future.valid() ||
@@ -160,35 +178,48 @@ bool Handle::is_completed() const {
 }
 
 Handle isend(const TensorDict& td, c10d::ProcessGroup& group, int dst, const CommOptions& options) {
-  detail::check_peer(group, dst, "isend");
-  return Handle(std::make_shared<Handle::State>(Handle::State{std::async(
-      std::launch::async, [td, &group, dst, options] { send(td, group, dst, options); })}));
+  return detail::boundary(detail::p2p_site("isend", dst, true), options, [&] {
+    detail::check_peer(group, dst, "isend");
+    return Handle(std::make_shared<Handle::State>(
+        Handle::State{std::async(std::launch::async, [td, &group, dst, options] {
+          send_as("isend", td, group, dst, options);
+        })}));
+  });
 }
 
 Handle irecv(const TensorDict& td, c10d::ProcessGroup& group, int src, const CommOptions& options) {
-  detail::check_peer(group, src, "irecv");
-  return Handle(std::make_shared<Handle::State>(Handle::State{std::async(
-      std::launch::async, [td, &group, src, options] { recv(td, group, src, options); })}));
+  return detail::boundary(detail::p2p_site("irecv", src, false), options, [&] {
+    detail::check_peer(group, src, "irecv");
+    return Handle(std::make_shared<Handle::State>(
+        Handle::State{std::async(std::launch::async, [td, &group, src, options] {
+          recv_as("irecv", td, group, src, options);
+        })}));
+  });
 }
 
 void init_remote(const TensorDict& td, c10d::ProcessGroup& group, int dst,
                  const CommOptions& options) {
-  detail::check_peer(group, dst, "init_remote");
-  auto [packed, flat] = detail::pack(td, "init_remote");
-  detail::send_object(group, detail::pickle_metadata(packed, flat, {}, options.tensorclass_type),
-                      dst, 0, options, "init_remote");
-  detail::send_tensor(group, flat, dst, 0, options,
-                      "init_remote: the consolidated buffer" + to(dst));
+  const detail::Site site = detail::p2p_site("init_remote", dst, true);
+  detail::boundary(site, options, [&] {
+    detail::check_peer(group, dst, "init_remote");
+    auto [packed, flat] = detail::pack(td, "init_remote");
+    detail::send_object(group, detail::pickle_metadata(packed, flat, {}, options.tensorclass_type),
+                        0, options, site);
+    detail::send_tensor(group, flat, 0, options, site.part("consolidated buffer"));
+  });
 }
 
 TensorDict from_remote_init(c10d::ProcessGroup& group, int src, const CommOptions& options) {
-  detail::check_peer(group, src, "from_remote_init");
-  const auto announced = detail::read_metadata(
-      detail::recv_object(group, src, 0, options, "from_remote_init"), "from_remote_init");
-  at::Tensor flat = detail::announced_buffer(announced.total_bytes, "from_remote_init", src);
-  detail::recv_tensor(group, flat, src, 0, options,
-                      "from_remote_init: the consolidated buffer" + from(src));
-  return detail::from_metadata(announced.meta, flat, "from_remote_init");
+  const detail::Site site = detail::p2p_site("from_remote_init", src, false);
+  return detail::boundary(site, options, [&] {
+    detail::check_peer(group, src, "from_remote_init");
+    const auto announced =
+        detail::read_metadata(detail::recv_object(group, 0, options, site), "from_remote_init");
+    const detail::Site data = site.part("consolidated buffer");
+    at::Tensor flat = detail::announced_buffer(announced.total_bytes, options, data);
+    detail::recv_tensor(group, flat, 0, options, data);
+    return detail::from_metadata(announced.meta, flat, "from_remote_init");
+  });
 }
 
 }  // namespace tensordict::dist

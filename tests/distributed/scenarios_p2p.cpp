@@ -144,19 +144,27 @@ SCENARIO_FN("timeout") {
   dist::CommOptions quick;
   quick.timeout = std::chrono::milliseconds(300);
   const auto start = std::chrono::steady_clock::now();
-  auto expect_timeout = [&](const std::function<void()>& fn, const std::string& prefix) {
+  // A dist::TimeoutError is the runtime's TimeoutError and a PeerFailure naming op, peer, phase.
+  auto expect_timeout = [&](const std::function<void()>& fn, const std::string& prefix,
+                            const std::string& op, const std::string& phase) {
     try {
       fn();
     } catch (const dist::TimeoutError& e) {
       EXPECT(std::string(e.what()).rfind(prefix, 0) == 0);
+      EXPECT(e.op() == op && e.peer() == 0 && e.phase() == phase && e.key().empty());
+      EXPECT(!e.cause().empty());
+      const tensordict::TimeoutError& runtime = e;
+      EXPECT(std::string(runtime.what()) == e.what());
       return;
     }
     dist_test::fail("no TimeoutError for " + prefix, __FILE__, __LINE__);
   };
   TensorDict td = sample(0);
   expect_timeout([&] { dist::recv(td, group.pg(), 0, quick); },
-                 "recv (metadata size from rank 0): timed out after 300 ms");
+                 "recv (metadata size from rank 0): timed out after 300 ms (", "recv",
+                 "metadata size");
   expect_timeout([&] { dist::all_reduce(td, group.pg(), dist::ReduceOp::Sum, quick); },
-                 "all_reduce (structure hashes): timed out after 300 ms");
+                 "all_reduce (structure hashes with rank 0): timed out after 300 ms (",
+                 "all_reduce", "structure hashes");
   EXPECT(std::chrono::steady_clock::now() - start < std::chrono::milliseconds(1400));
 }

@@ -18,6 +18,9 @@
 
 using namespace tensordict;
 using namespace tensordict::dist::detail;
+using tensordict::dist::CommOptions;
+using tensordict::dist::PeerError;
+using tensordict::dist::PeerFailure;
 
 namespace {
 
@@ -305,12 +308,94 @@ TEST_CASE("distributed pseudo_rand tags follow Python's int_generator", "[distri
   CHECK_THROWS_AS(pseudo_rand_tag(-1), Error);
 }
 
-TEST_CASE("distributed: a buffer a peer announces that cannot be allocated is an Error",
+TEST_CASE("distributed: a buffer a peer announces beyond what this rank accepts is a PeerError",
           "[distributed]") {
-  CHECK(announced_buffer(16, "recv", 1).numel() == 16);
-  // 2^40 bytes is within the announced bound but beyond this machine (and CI's).
-  CHECK_THROWS_AS(announced_buffer(int64_t{1} << 40, "recv", 1), Error);
-  CHECK_THROWS_WITH(announced_buffer(int64_t{1} << 40, "recv", 1),
-                    Catch::StartsWith("recv: rank 1 announced 1099511627776 bytes, which cannot be "
-                                      "allocated here ("));
+  const CommOptions options;
+  const Site site = p2p_site("recv", 1, false).part("consolidated buffer");
+  CHECK(announced_buffer(16, options, site).numel() == 16);
+  // 2^40 bytes is within the format's bound (read_metadata accepts it) but more than this
+  // machine's memory (and CI's): refused before any allocation, whatever the overcommit policy.
+  CHECK(buffer_limit(options) < (int64_t{1} << 40));
+  const Packed empty = pack(TensorDict(), "t");
+  CHECK(read_metadata(pickle_metadata(empty.td, empty.flat, {{"_total_bytes", int64_t{1} << 40}}),
+                      "t")
+            .total_bytes == int64_t{1} << 40);
+  try {
+    announced_buffer(int64_t{1} << 40, options, site);
+    FAIL("no PeerError");
+  } catch (const PeerError& e) {
+    CHECK_THAT(e.what(), Catch::StartsWith("recv (consolidated buffer from rank 1): announced "
+                                           "1099511627776 bytes, more than the "));
+    CHECK_THAT(e.what(), Catch::EndsWith(" bytes this rank accepts (its memory)"));
+    CHECK(e.op() == "recv");
+    CHECK(e.peer() == 1);
+    CHECK(e.phase() == "consolidated buffer");
+    CHECK(e.key().empty());
+  }
+  // A configured cap bounds it further.
+  CommOptions capped;
+  capped.max_buffer_bytes = 1000;
+  CHECK(buffer_limit(capped) == 1000);
+  CHECK(announced_buffer(1000, capped, site).numel() == 1000);
+  CHECK_THROWS_WITH(announced_buffer(1001, capped, site),
+                    "recv (consolidated buffer from rank 1): announced 1001 bytes, more than the "
+                    "1000 bytes this rank accepts (CommOptions::max_buffer_bytes)");
+  // A cap above the machine's memory does not lift it.
+  capped.max_buffer_bytes = int64_t{1} << 50;
+  CHECK(buffer_limit(capped) == buffer_limit(options));
+}
+
+TEST_CASE("distributed: what the transport throws becomes a PeerError or TimeoutError",
+          "[distributed]") {
+  const CommOptions options;
+  Site site = p2p_site("recv", 0, false).leaf("nest.b");
+  CHECK(site.describe() == "recv (key 'nest.b' from rank 0)");
+  CHECK(p2p_site("send", 3, true).part("metadata size").describe() ==
+        "send (metadata size to rank 3)");
+  CHECK(p2p_site("send", 3, true).describe() == "send (to rank 3)");
+  Site unknown{"all_reduce", -1, " with", "", "a"};
+  CHECK(unknown.describe() == "all_reduce (key 'a' with one of the other ranks)");
+
+  // A Gloo-style std::runtime_error, a c10::Error with its backtrace, and a non-std exception.
+  try {
+    boundary(site, options, [] {
+      throw std::runtime_error("[pair.cc:598] Connection closed by peer [127.0.0.1]:1234");
+    });
+    FAIL("no exception");
+  } catch (const PeerError& e) {
+    CHECK(std::string(e.what()) ==
+          "recv (key 'nest.b' from rank 0): [pair.cc:598] Connection closed by peer "
+          "[127.0.0.1]:1234");
+    CHECK(e.cause() == "[pair.cc:598] Connection closed by peer [127.0.0.1]:1234");
+    CHECK(e.key() == "nest.b");
+    CHECK(e.peer() == 0);
+    CHECK(e.op() == "recv");
+  }
+  try {
+    boundary(site, options, [] { throw c10::Error("Connection reset\nframe #0: f", "bt"); });
+    FAIL("no exception");
+  } catch (const PeerError& e) {
+    CHECK(std::string(e.what()).rfind("recv (key 'nest.b' from rank 0): Connection reset", 0) == 0);
+    CHECK(std::string(e.what()).find('\n') == std::string::npos);  // the cause's first line
+  }
+  CHECK_THROWS_AS(boundary(site, options, [] { throw 7; }), PeerError);
+  // Timeouts stay TimeoutErrors (the runtime's), with the same fields.
+  CommOptions quick;
+  quick.timeout = std::chrono::milliseconds(300);
+  try {
+    boundary(site, quick, [] { throw std::runtime_error("Timed out waiting 300ms for recv"); });
+    FAIL("no exception");
+  } catch (const tensordict::TimeoutError& e) {
+    CHECK(std::string(e.what()) ==
+          "recv (key 'nest.b' from rank 0): timed out after 300 ms (Timed out waiting 300ms for "
+          "recv)");
+    const auto* failure = dynamic_cast<const PeerFailure*>(&e);
+    REQUIRE(failure != nullptr);
+    CHECK(failure->key() == "nest.b");
+  }
+  // The library's own errors pass unchanged.
+  CHECK_THROWS_AS(boundary(site, options, [] { throw KeyError("recv: key 'x'"); }), KeyError);
+  CHECK_THROWS_WITH(boundary(site, options, [] { throw KeyError("recv: key 'x'"); }),
+                    "recv: key 'x'");
+  CHECK(boundary(site, options, [] { return 5; }) == 5);
 }

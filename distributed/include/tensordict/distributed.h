@@ -19,12 +19,17 @@
 /// dtypes, shapes, non-tensor data) and the receiver answers before any tensor moves, so a
 /// mismatch throws on the receiver, naming the key, and on the sender; `check = false` sends
 /// exactly Python's messages (no check: the peer must expect the same structure).
+///
+/// Errors: what the transport throws (a peer that died, a closed connection, a Gloo or c10d
+/// error) never escapes as such: it is a PeerError, or a TimeoutError when a wait ran out, both
+/// naming the operation, the peer, and the key or phase (PeerFailure's accessors give each).
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "tensordict/tensordict.h"
@@ -39,8 +44,64 @@ struct TensorClassTag;
 
 namespace tensordict::dist {
 
-/// A wait on the group that did not end within CommOptions::timeout (the runtime's TimeoutError).
-using TimeoutError = tensordict::TimeoutError;
+/// Where an operation failed in its exchange with another rank, and why. Every failure of the
+/// transport (c10d, Gloo) inside a public operation of this header reaches the caller as a
+/// PeerError or a TimeoutError, both of which are PeerFailures: catch `const PeerFailure&` for
+/// the details, `const tensordict::Error&` for every error of the library.
+class PeerFailure {
+ public:
+  /// `peer` -1: a collective of more than two ranks, which cannot tell which rank failed.
+  PeerFailure(std::string op, int peer, std::string key, std::string phase, std::string cause)
+      : op_(std::move(op)),
+        peer_(peer),
+        key_(std::move(key)),
+        phase_(std::move(phase)),
+        cause_(std::move(cause)) {}
+  PeerFailure(const PeerFailure&) = default;
+  PeerFailure(PeerFailure&&) = default;
+  PeerFailure& operator=(const PeerFailure&) = default;
+  PeerFailure& operator=(PeerFailure&&) = default;
+  virtual ~PeerFailure() = default;
+
+  /// The public operation: "send", "recv", "broadcast", "all_reduce", ...
+  const std::string& op() const { return op_; }
+  /// The other rank (in the group's numbering); -1 when a collective cannot tell which.
+  int peer() const { return peer_; }
+  /// The dotted key of the leaf being moved ("nest.b"); empty when no leaf was (metadata, a
+  /// consolidated buffer).
+  const std::string& key() const { return key_; }
+  /// The step when no key names it: "metadata size", "metadata", "answer", "data",
+  /// "structure hashes", ...; empty when a key names it or the step is not known.
+  const std::string& phase() const { return phase_; }
+  /// What c10d or Gloo threw (its what(), whole), or the library's own reason.
+  const std::string& cause() const { return cause_; }
+
+ private:
+  std::string op_;
+  int peer_;
+  std::string key_;
+  std::string phase_;
+  std::string cause_;
+};
+
+/// An exchange with another rank failed: the connection closed (the peer died), a message could
+/// not be posted or completed, or a peer announced a buffer larger than this rank accepts
+/// (CommOptions::max_buffer_bytes). The message reads "recv (key 'nest.b' from rank 0): <cause>".
+/// After one, take the group as broken, as after a timeout.
+class PeerError : public Error, public PeerFailure {
+ public:
+  PeerError(const std::string& message, PeerFailure failure)
+      : Error(message), PeerFailure(std::move(failure)) {}
+};
+
+/// A wait on the group that did not end within CommOptions::timeout: the runtime's TimeoutError
+/// (catch either), naming the operation, the peer and the key or phase ("recv (metadata size from
+/// rank 0): timed out after 300 ms (...)").
+class TimeoutError : public tensordict::TimeoutError, public PeerFailure {
+ public:
+  TimeoutError(const std::string& message, PeerFailure failure)
+      : tensordict::TimeoutError(message), PeerFailure(std::move(failure)) {}
+};
 
 /// Element-wise reduction of all_reduce.
 enum class ReduceOp { Sum, Product, Min, Max };
@@ -59,6 +120,11 @@ struct CommOptions {
   bool check = true;
   /// send/recv: the whole TensorDict as one buffer (consolidated first when it is not).
   bool consolidated = false;
+  /// The largest buffer a peer may announce (a consolidated TensorDict, a pickle) that this rank
+  /// allocates; 0: this machine's memory (physical memory, or the cgroup's limit when lower).
+  /// A larger announcement is a PeerError naming the peer, the operation and the size, before
+  /// anything is allocated.
+  int64_t max_buffer_bytes = 0;
   /// init_remote, broadcast: the Python class ("module.Class") a Python receiver rebuilds
   /// (Python's `_tensorclass_type`). The tensorclass overloads below set it.
   std::string tensorclass_type;
