@@ -1,0 +1,552 @@
+#include "import_dir.h"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <sstream>
+
+#include "driver.h"
+#include "input_checks.h"
+#include "names.h"
+#include "type_parser.h"
+#include "yaml_writer.h"
+
+namespace tcgen {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+// `_type` strings of the collections that are not tensorclasses (format spec §1.4, §2, §4).
+const char* const kTensorDict = "tensordict._td.TensorDict";
+const char* const kSubTensorDict = "tensordict._td._SubTensorDict";
+const char* const kNonTensorData = "tensordict.tensorclass.NonTensorData";
+const char* const kMetaData = "tensordict.tensorclass.MetaData";
+const char* const kNonTensorStack = "tensordict.tensorclass.NonTensorStack";
+const char* const kLazyStack = "tensordict._lazy.LazyStackedTensorDict";
+
+bool is_plain_collection(const std::string& type) {
+  return type == kTensorDict || type == kSubTensorDict || type == kLazyStack;
+}
+bool is_non_tensor(const std::string& type) {
+  return type == kNonTensorData || type == kMetaData || type == kNonTensorStack;
+}
+
+// Thrown by the parser callback past kMaxNesting.
+struct TooDeep {};
+
+// Names of `rank` batch dims: N; B, N; B0, B1, B2, ...
+std::vector<std::string> batch_dim_names(size_t rank) {
+  if (rank == 1) return {"N"};
+  if (rank == 2) return {"B", "N"};
+  std::vector<std::string> names;
+  for (size_t i = 0; i < rank; ++i) names.push_back("B" + std::to_string(i));
+  return names;
+}
+
+Type make_type(TypeKind kind) {
+  Type type;
+  type.kind = kind;
+  return type;
+}
+
+Type wrap(TypeKind kind, Type element) {
+  Type type = make_type(kind);
+  type.args.push_back(std::move(element));
+  return type;
+}
+
+bool same_type(const Type& a, const Type& b) { return type_to_string(a) == type_to_string(b); }
+
+// The type covering both: tensors keep the dtype and shape they agree on, anything else that
+// differs is `any`.
+Type merge_types(const Type& a, const Type& b) {
+  if (same_type(a, b)) return a;
+  if (a.kind == TypeKind::Tensor && b.kind == TypeKind::Tensor) {
+    Type t = make_type(TypeKind::Tensor);
+    if (a.dtype == b.dtype) t.dtype = a.dtype;
+    if (a.shape && b.shape && *a.shape == *b.shape) t.shape = a.shape;
+    return t;
+  }
+  if (a.kind == TypeKind::List && b.kind == TypeKind::List) {
+    return wrap(TypeKind::List, merge_types(a.args.at(0), b.args.at(0)));
+  }
+  return make_type(TypeKind::Any);
+}
+
+// A field as the directories show it: a type when some entry holds a value, and whether some
+// directory stores it as None.
+struct FieldInfo {
+  std::string name;
+  std::optional<Type> type;
+  bool none = false;
+};
+
+struct ClassInfo {
+  Class cls;
+  std::vector<FieldInfo> fields;
+
+  FieldInfo& field(const std::string& name) {
+    for (auto& f : fields) {
+      if (f.name == name) return f;
+    }
+    fields.push_back(FieldInfo{name, std::nullopt, false});
+    return fields.back();
+  }
+  void add(const std::string& name, const Type& type) {
+    FieldInfo& f = field(name);
+    f.type = f.type ? merge_types(*f.type, type) : type;
+  }
+};
+
+class Importer {
+ public:
+  Importer(const ImportOptions& options, Diagnostics& diagnostics)
+      : options_(options), diagnostics_(diagnostics) {}
+
+  Schema run(const std::string& dir, const std::string& display) {
+    Schema schema;
+    schema.path = dir;
+    schema.display_path = display;
+    schema.cpp_namespace = options_.cpp_namespace;
+    std::optional<Json> meta = read_meta(dir, display);
+    if (!meta) return schema;
+    const std::string type = class_path(*meta, display);
+    if (type.empty()) return schema;
+    if (is_plain_collection(type) || is_non_tensor(type)) {
+      error(display, "holds a " + short_name(type) + " (_type " + type_string(type) +
+                         "), not a tensorclass: tcgen import reads tensorclass directories");
+      return schema;
+    }
+    import_class(dir, display, *meta, type, 0);
+    for (auto& info : classes_) schema.classes.push_back(finish(info));
+    return schema;
+  }
+
+ private:
+  static std::string short_name(const std::string& type) {
+    return type.substr(type.rfind('.') == std::string::npos ? 0 : type.rfind('.') + 1);
+  }
+  static std::string type_string(const std::string& type) { return "<class '" + type + "'>"; }
+
+  void error(const std::string& where, const std::string& message) {
+    diagnostics_.error(SourceLoc{where, 0, 0}, message);
+  }
+
+  // `dir/meta.json` as JSON, within the bounds; nullopt (reported) otherwise.
+  std::optional<Json> read_meta(const fs::path& dir, const std::string& display) {
+    const fs::path path = dir / "meta.json";
+    const std::string where = display + "/meta.json";
+    std::error_code ec;
+    const fs::file_status status = fs::status(path, ec);
+    if (ec && ec != std::errc::no_such_file_or_directory) {
+      error(where, "cannot be read: " + ec.message());
+      return std::nullopt;
+    }
+    if (!fs::exists(status)) {
+      error(where, "missing (a memmap directory holds a meta.json)");
+      return std::nullopt;
+    }
+    // Checked before opening: opening a FIFO would block until a writer comes.
+    if (!fs::is_regular_file(status)) {
+      error(where, "is not a regular file");
+      return std::nullopt;
+    }
+    const std::uintmax_t size = fs::file_size(path, ec);
+    if (!ec && size > kMaxMetaBytes) {
+      error(where, "is " + std::to_string(size >> 20) + " MiB, more than tcgen import reads (" +
+                       std::to_string(kMaxMetaBytes >> 20) + " MiB)");
+      return std::nullopt;
+    }
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+      error(where, "cannot be opened");
+      return std::nullopt;
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    try {
+      Json meta = Json::parse(text.str(), [](int depth, Json::parse_event_t, Json&) {
+        if (depth > kMaxNesting) throw TooDeep{};
+        return true;
+      });
+      if (!meta.is_object()) {
+        error(where, "is not a JSON object");
+        return std::nullopt;
+      }
+      return meta;
+    } catch (const TooDeep&) {
+      error(where, "JSON nested deeper than " + std::to_string(kMaxNesting) + " levels");
+    } catch (const Json::exception& e) {
+      error(where, std::string("malformed JSON: ") + e.what());
+    }
+    return std::nullopt;
+  }
+
+  // "pkg.mod.Name" of a meta.json's `_type` "<class 'pkg.mod.Name'>"; "" (reported) otherwise.
+  std::string class_path(const Json& meta, const std::string& display) {
+    const auto it = meta.find("_type");
+    const std::string prefix = "<class '", suffix = "'>";
+    if (it == meta.end() || !it->is_string()) {
+      error(display + "/meta.json", "has no \"_type\" string");
+      return "";
+    }
+    const std::string text = it->get<std::string>();
+    if (text.size() <= prefix.size() + suffix.size() || text.rfind(prefix, 0) != 0 ||
+        text.compare(text.size() - suffix.size(), suffix.size(), suffix) != 0) {
+      error(display + "/meta.json", "\"_type\" " + Json(text).dump() +
+                                        " is not a class (expected \"<class 'module.Name'>\")");
+      return "";
+    }
+    return text.substr(prefix.size(), text.size() - prefix.size() - suffix.size());
+  }
+
+  // Batch size of a TensorDict meta.json: its "shape".
+  std::optional<std::vector<int64_t>> batch_of(const Json& meta, const std::string& where) {
+    const auto it = meta.find("shape");
+    std::vector<int64_t> shape;
+    if (it != meta.end() && it->is_array()) {
+      for (const auto& d : *it) {
+        if (!d.is_number_integer() || d.get<int64_t>() < 0) break;
+        shape.push_back(d.get<int64_t>());
+      }
+      if (shape.size() == it->size()) return shape;
+    }
+    error(where, "has no \"shape\" list of sizes (the batch size)");
+    return std::nullopt;
+  }
+
+  // Imports the tensorclass directory `dir` (its meta.json read already as `meta`, of class
+  // `type`); returns the class's name, "" on error.
+  std::string import_class(const fs::path& dir, const std::string& display, const Json& meta,
+                           const std::string& type, int depth) {
+    if (depth > kMaxNesting) {
+      error(display, "tensorclass directories nested deeper than " + std::to_string(kMaxNesting) +
+                         " levels");
+      return "";
+    }
+    const std::string name = short_name(type);
+    const auto known = index_.find(type);
+    size_t index = 0;
+    if (known != index_.end()) {
+      index = known->second;
+    } else {
+      for (const auto& info : classes_) {
+        if (info.cls.name == name) {
+          error(display, "class " + type_string(type) + " and class " +
+                             type_string(info.cls.python_name) + " would both be named '" + name +
+                             "'");
+          return "";
+        }
+      }
+      index = classes_.size();
+      index_.emplace(type, index);
+      ClassInfo info;
+      info.cls.name = name;
+      info.cls.python_name = type;
+      info.cls.cpp_namespace = options_.cpp_namespace;
+      info.cls.loc = SourceLoc{display, 0, 0};
+      classes_.push_back(std::move(info));
+    }
+    const fs::path inner = dir / "_tensordict";
+    const std::string inner_display = display + "/_tensordict";
+    std::optional<Json> inner_meta = read_meta(inner, inner_display);
+    if (!inner_meta) return "";
+    const std::string inner_type = class_path(*inner_meta, inner_display);
+    if (inner_type == kTensorDict || inner_type == kSubTensorDict) {
+      const auto batch = batch_of(*inner_meta, inner_display + "/meta.json");
+      if (!batch) return "";
+      set_batch_dims(index, batch->size(), display);
+      import_entries(index, inner, inner_display, *inner_meta, *batch,
+                     classes_[index].cls.batch_dims, std::nullopt, depth);
+    } else if (inner_type == kLazyStack) {
+      import_lazy_stack(index, inner, inner_display, *inner_meta, display, depth);
+    } else if (!inner_type.empty()) {
+      error(inner_display + "/meta.json",
+            "holds a " + type_string(inner_type) + ", not a TensorDict or a lazy stack");
+    }
+    // The fields whose value is None (spec §3); other entries are a non-tensor class's own.
+    for (const auto& [key, value] : meta.items()) {
+      if (key == "_type") continue;
+      if (!check_key(key, display + "/meta.json")) continue;
+      FieldInfo& field = classes_[index].field(key);
+      if (value.is_null()) {
+        field.none = true;
+      } else {
+        classes_[index].add(key, make_type(TypeKind::Any));
+      }
+    }
+    std::error_code ec;
+    if (fs::exists(dir / "other.pickle", ec)) {
+      diagnostics_.warning(SourceLoc{display + "/other.pickle", 0, 0},
+                           "not read: the fields pickled there are left out of the schema");
+    }
+    return name;
+  }
+
+  void set_batch_dims(size_t index, size_t rank, const std::string& display) {
+    Class& cls = classes_[index].cls;
+    if (cls.batch_dims.empty() && !batch_set_[index]) {
+      cls.batch_dims = batch_dim_names(rank);
+    } else if (cls.batch_dims.size() != rank) {
+      diagnostics_.warning(SourceLoc{display, 0, 0},
+                           "class '" + cls.name + "' has " + std::to_string(rank) +
+                               " batch dims here and " + std::to_string(cls.batch_dims.size()) +
+                               " elsewhere; the schema keeps the first");
+    }
+    batch_set_[index] = true;
+  }
+
+  bool check_key(const std::string& key, const std::string& where) {
+    if (is_identifier(key)) return true;
+    error(where, "key " + Json(key).dump() + " is not a field name a schema can declare");
+    return false;
+  }
+
+  // The entries of a TensorDict directory `inner` as fields of class `index`. `names` name the
+  // batch dims `batch`; with `stack_dim`, the entries are one element of a lazy stack along that
+  // dim, whose name tensor shapes get.
+  void import_entries(size_t index, const fs::path& inner, const std::string& display,
+                      const Json& meta, const std::vector<int64_t>& batch,
+                      const std::vector<std::string>& names, std::optional<size_t> stack_dim,
+                      int depth) {
+    std::vector<std::string> own = names;
+    if (stack_dim) own.erase(own.begin() + static_cast<std::ptrdiff_t>(*stack_dim));
+    for (const auto& [key, entry] : meta.items()) {
+      if (key == "shape" || key == "device" || key == "_type") continue;
+      if (!check_key(key, display + "/meta.json")) continue;
+      std::optional<Type> type = entry_type(inner, display, key, entry, batch, own, depth);
+      if (!type) continue;
+      if (stack_dim && type->kind == TypeKind::Tensor && type->shape) {
+        type->shape->insert(type->shape->begin() + static_cast<std::ptrdiff_t>(*stack_dim),
+                            Dim{names.at(*stack_dim), -1});
+      }
+      classes_[index].add(key, *type);
+    }
+  }
+
+  std::optional<Type> entry_type(const fs::path& inner, const std::string& display,
+                                 const std::string& key, const Json& entry,
+                                 const std::vector<int64_t>& batch,
+                                 const std::vector<std::string>& names, int depth) {
+    const std::string where = display + "/meta.json";
+    if (entry.is_object() && entry.contains("dtype")) return tensor_type(entry, batch, names);
+    if (!entry.is_object() || !entry.contains("type")) {
+      error(where, "entry '" + key + "' is neither a tensor nor a collection");
+      return std::nullopt;
+    }
+    const fs::path child = inner / key;
+    const std::string child_display = display + "/" + key;
+    std::optional<Json> meta = read_meta(child, child_display);
+    if (!meta) return std::nullopt;
+    const std::string type = class_path(*meta, child_display);
+    if (type.empty()) return std::nullopt;
+    if (type == kNonTensorData || type == kMetaData) {
+      const auto data = meta->find("data");
+      return make_type(data != meta->end() && data->is_string() ? TypeKind::Str : TypeKind::Any);
+    }
+    if (type == kNonTensorStack) {
+      const auto data = meta->find("data");
+      bool strings = data != meta->end() && data->is_array() && !data->empty();
+      for (size_t i = 0; strings && i < data->size(); ++i) strings = (*data)[i].is_string();
+      return strings ? wrap(TypeKind::List, make_type(TypeKind::Str)) : make_type(TypeKind::Any);
+    }
+    // The schema language has no TensorDict type: `any` holds a nested plain collection.
+    if (is_plain_collection(type)) return make_type(TypeKind::Any);
+    const std::string name = import_class(child, child_display, *meta, type, depth + 1);
+    if (name.empty()) return std::nullopt;
+    Type cls = make_type(TypeKind::Class);
+    cls.class_name = name;
+    return cls;
+  }
+
+  // `tensor[dtype, (batch dims named, the other sizes fixed)]`, less what the entry does not say.
+  Type tensor_type(const Json& entry, const std::vector<int64_t>& batch,
+                   const std::vector<std::string>& names) {
+    Type type = make_type(TypeKind::Tensor);
+    const auto dtype = entry.find("dtype");
+    if (dtype->is_string()) {
+      std::string name = dtype->get<std::string>();
+      if (name.rfind("torch.", 0) == 0) name = name.substr(6);
+      if (is_dtype(name)) type.dtype = name;
+    }
+    const auto nested = entry.find("is_nested");
+    if (nested != entry.end() && nested->is_boolean() && nested->get<bool>()) return type;
+    const auto shape = entry.find("shape");
+    if (shape == entry.end() || !shape->is_array() || shape->size() < batch.size()) return type;
+    std::vector<Dim> dims;
+    for (size_t i = 0; i < shape->size(); ++i) {
+      const Json& d = (*shape)[i];
+      if (!d.is_number_integer() || d.get<int64_t>() < 0) return type;
+      if (i < batch.size()) {
+        if (d.get<int64_t>() != batch[i]) return type;
+        dims.push_back(Dim{names.at(i), -1});
+      } else {
+        dims.push_back(Dim{"", d.get<int64_t>()});
+      }
+    }
+    type.shape = std::move(dims);
+    return type;
+  }
+
+  // A lazily stacked tensorclass (spec §4): elements 0/, 1/, ... are TensorDict directories of
+  // one dim less; the stack dim is a batch dim of its own.
+  void import_lazy_stack(size_t index, const fs::path& inner, const std::string& display,
+                         const Json& meta, const std::string& class_display, int depth) {
+    const auto dim = meta.find("stack_dim");
+    if (dim == meta.end() || !dim->is_number_integer() || dim->get<int64_t>() < 0) {
+      error(display + "/meta.json", "has no \"stack_dim\" (a lazy stack's dim)");
+      return;
+    }
+    const auto stack_dim = static_cast<size_t>(dim->get<int64_t>());
+    std::vector<std::pair<Json, std::vector<int64_t>>> elements;
+    std::error_code ec;
+    for (size_t i = 0; fs::exists(inner / std::to_string(i) / "meta.json", ec); ++i) {
+      const std::string element_display = display + "/" + std::to_string(i);
+      std::optional<Json> element = read_meta(inner / std::to_string(i), element_display);
+      if (!element) return;
+      const std::string type = class_path(*element, element_display);
+      if (type != kTensorDict && type != kSubTensorDict) {
+        if (!type.empty()) {
+          error(element_display + "/meta.json",
+                "holds a " + type_string(type) +
+                    ", not a TensorDict (tcgen import reads one level of lazy stacking)");
+        }
+        return;
+      }
+      const auto batch = batch_of(*element, element_display + "/meta.json");
+      if (!batch) return;
+      if (!elements.empty() && batch->size() != elements.front().second.size()) {
+        error(element_display + "/meta.json", "batch size has " + std::to_string(batch->size()) +
+                                                  " dims, element 0's " +
+                                                  std::to_string(elements.front().second.size()));
+        return;
+      }
+      elements.emplace_back(std::move(*element), *batch);
+    }
+    if (elements.empty()) {
+      error(display, "lazy stack without elements (no 0/meta.json)");
+      return;
+    }
+    const size_t rank = elements.front().second.size() + 1;
+    if (stack_dim >= rank) {
+      error(display + "/meta.json", "stack_dim " + std::to_string(stack_dim) +
+                                        " is past the stack's " + std::to_string(rank) + " dims");
+      return;
+    }
+    set_batch_dims(index, rank, class_display);
+    const std::vector<std::string> names = batch_dim_names(rank);
+    for (size_t i = 0; i < elements.size(); ++i) {
+      const std::string element_display = display + "/" + std::to_string(i);
+      import_entries(index, inner / std::to_string(i), element_display, elements[i].first,
+                     elements[i].second, names, stack_dim, depth);
+    }
+    // A field an element lacks is None there.
+    for (auto& field : classes_[index].fields) {
+      for (const auto& element : elements) {
+        if (!element.first.contains(field.name)) field.none = true;
+      }
+    }
+  }
+
+  Class finish(ClassInfo& info) {
+    Class cls = info.cls;
+    for (const auto& f : info.fields) {
+      Field field;
+      field.name = f.name;
+      field.loc = cls.loc;
+      if (!f.type) {
+        field.type = wrap(TypeKind::Optional, make_type(TypeKind::Any));
+      } else if (f.none) {
+        field.type = wrap(TypeKind::Optional, *f.type);
+      } else {
+        field.type = *f.type;
+      }
+      if (f.none) field.default_value = nullptr;
+      // Fields named like TensorDict's attributes need `shadow`, as in Python.
+      if (is_reserved_name(field.name)) cls.options.shadow = true;
+      cls.fields.push_back(std::move(field));
+    }
+    return cls;
+  }
+
+  const ImportOptions& options_;
+  Diagnostics& diagnostics_;
+  std::vector<ClassInfo> classes_;
+  std::map<std::string, size_t> index_;  // Python path -> classes_ index
+  std::map<size_t, bool> batch_set_;
+};
+
+// "runs/ep0/" -> "runs/ep0": a trailing separator would leave the directory's name empty.
+std::string trim_separators(std::string path) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  return path;
+}
+
+}  // namespace
+
+Schema import_directory(const std::string& dir, const std::string& display,
+                        const ImportOptions& options, Diagnostics& diagnostics) {
+  return Importer(options, diagnostics).run(dir, display);
+}
+
+bool is_directory_argument(const std::string& path) {
+  std::error_code ec;
+  return fs::is_directory(path, ec);
+}
+
+int import_directories(const std::vector<std::string>& dirs, const std::string& out_dir,
+                       const ImportOptions& options, const Templates& templates,
+                       const std::function<void(const std::string&, const std::string&)>& write,
+                       std::ostream& err) {
+  std::map<std::string, std::string> outputs;  // YAML file name -> its text
+  std::map<std::string, std::string> source;   // YAML file name -> the directory
+  bool failed = false;
+  for (const auto& given : dirs) {
+    const std::string dir = trim_separators(given);
+    const std::string display = display_path(dir);
+    Diagnostics diagnostics;
+    if (!is_directory_argument(dir)) {
+      diagnostics.error(SourceLoc{display, 0, 0},
+                        "not a directory (tcgen import takes memmap directories or annotated "
+                        "headers, not both in one run)");
+    }
+    Schema schema;
+    if (!diagnostics.has_errors()) schema = import_directory(dir, display, options, diagnostics);
+    const std::string file =
+        fs::path(fs::absolute(dir).lexically_normal()).filename().string() + ".yaml";
+    std::string yaml;
+    if (!diagnostics.has_errors()) {
+      yaml = write_yaml_schema(schema);
+      // What is written must pass tcgen's own checks (names, reserved words, ...).
+      Compilation check = compile_text(yaml, file + " (imported from " + display + ")", templates);
+      for (const auto& d : check.diagnostics.all()) {
+        if (d.severity == Diagnostic::Severity::Error) diagnostics.error(d.loc, d.message);
+        if (d.severity == Diagnostic::Severity::Warning) diagnostics.warning(d.loc, d.message);
+        if (d.severity == Diagnostic::Severity::Note) diagnostics.note(d.loc, d.message);
+      }
+    }
+    diagnostics.print(err);
+    if (diagnostics.has_errors()) {
+      failed = true;
+      continue;
+    }
+    const auto [it, fresh] = source.emplace(file, display);
+    if (!fresh) {
+      err << display << ": error: its YAML schema '" << file << "' would overwrite the one of "
+          << it->second << "\n";
+      failed = true;
+      continue;
+    }
+    outputs.emplace(file, std::move(yaml));
+  }
+  if (failed) return 1;
+  for (const auto& [file, yaml] : outputs) write((fs::path(out_dir) / file).string(), yaml);
+  return 0;
+}
+
+}  // namespace tcgen

@@ -1,0 +1,44 @@
+#pragma once
+// `tcgen import DIR`: a YAML schema inferred from a tensorclass directory that Python tensordict
+// (or this library) wrote (format spec §1.4, §2, §3, §4). Reads meta.json files only, with
+// nlohmann::json (no libtorch), each one bounded as the YAML front end bounds a schema: a regular
+// file (a FIFO is refused before it is opened) of at most kMaxMetaBytes, nested at most
+// kMaxNesting deep; directories are followed at most kMaxNesting levels down.
+
+#include <functional>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "diagnostics.h"
+#include "model.h"
+#include "templates.h"
+
+namespace tcgen {
+
+/// Largest meta.json `tcgen import` reads (the bound of a schema file).
+constexpr unsigned long long kMaxMetaBytes = 16ull << 20;
+
+struct ImportOptions {
+  /// `namespace:` of the schema written (none when empty).
+  std::string cpp_namespace;
+};
+
+/// Reads the tensorclass directory `dir` into a schema: the directory's class first, then the
+/// classes of the tensorclass directories nested in it, each once. `display` names `dir` in
+/// messages and in the schema's header comment. Errors are reported to `diagnostics`.
+Schema import_directory(const std::string& dir, const std::string& display,
+                        const ImportOptions& options, Diagnostics& diagnostics);
+
+/// True when `path` names a directory (then `tcgen import` reads it as a memmap directory).
+bool is_directory_argument(const std::string& path);
+
+/// `tcgen import DIR... -o OUT`: writes `OUT/<directory name>.yaml` for each directory through
+/// `write(path, content)`, after checking every schema with tcgen's own checks; nothing is
+/// written when any directory fails. Diagnostics go to `err`; returns the exit status.
+int import_directories(const std::vector<std::string>& dirs, const std::string& out_dir,
+                       const ImportOptions& options, const Templates& templates,
+                       const std::function<void(const std::string&, const std::string&)>& write,
+                       std::ostream& err);
+
+}  // namespace tcgen

@@ -1,0 +1,282 @@
+// `tcgen import DIR`: schemas inferred from tensorclass directories (Python's fixture, History,
+// PairwiseDataset, a lazy stack, hand-written meta.json files), compared with the goldens under
+// tests/schemas/imported/; the classes generated from those goldens (tensorclass_generate) load
+// the directories they were imported from.
+#include <ATen/ATen.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "driver.h"
+#include "history.h"
+#include "imported_fixture.h"
+#include "imported_history.h"
+#include "imported_lazy.h"
+#include "imported_pairwise.h"
+#include "reward.h"
+#include "skip.h"
+#include "test_support.h"
+
+namespace fs = std::filesystem;
+using namespace tcgen_test;
+using tensordict::Json;
+
+namespace {
+
+fs::path scratch(const std::string& name) {
+  fs::path dir =
+      fs::temp_directory_path() / ("tcgen_import_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// Exit status and stderr of `tcgen import ARGS` run in `cwd`.
+std::pair<int, std::string> tcgen_import(const std::string& args, const fs::path& cwd) {
+  ScopedCwd in(cwd);
+  const fs::path err =
+      fs::temp_directory_path() / ("tcgen_import_err_" + std::to_string(::getpid()));
+  const std::string command =
+      std::string(TCGEN_EXE) + " import " + args + " 2>" + err.string() + " >/dev/null";
+  const int status = std::system(command.c_str());
+  std::string text = read_text(err);
+  fs::remove(err);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text};
+}
+
+const fs::path kImported = source_dir() / "tests" / "schemas" / "imported";
+
+// Imports `dir` (relative to `cwd`) into `out` with `--namespace ns`, and compares the YAML with
+// the golden `name` (rewritten with TC_UPDATE_GOLDENS=1); the YAML passes tcgen's checks.
+void check_golden(const std::string& dir, const fs::path& cwd, const std::string& ns,
+                  const std::string& name) {
+  const fs::path out = scratch("out_" + name);
+  REQUIRE(tcgen_import(dir + " -o " + out.string() + " --namespace " + ns, cwd) ==
+          std::make_pair(0, std::string()));
+  const std::string yaml = read_text(out / (fs::path(dir).filename().string() + ".yaml"));
+  tcgen::Diagnostics template_problems;
+  const tcgen::Compilation c =
+      tcgen::compile_text(yaml, name, tcgen::load_templates("", template_problems));
+  CHECK(c.diagnostics.all().empty());
+  if (updating_goldens()) write_text(kImported / name, yaml);
+  CHECK(yaml == read_text(kImported / name));
+  fs::remove_all(out);
+}
+
+void write_json(const fs::path& dir, const std::string& text) {
+  fs::create_directories(dir);
+  write_text(dir / "meta.json", text);
+}
+
+const char* kTensor = R"({"device": "cpu", "shape": [2, 3], "dtype": "torch.float32", )"
+                      R"("is_nested": false})";
+
+// A tensorclass directory `dir` of class mod.C, batch [2], with `entries` (meta.json text of
+// the _tensordict entries, before "shape") and `none` (top meta.json entries after `_type`).
+void write_class(const fs::path& dir, const std::string& entries, const std::string& none = "") {
+  write_json(dir, R"({"_type": "<class 'mod.C'>")" + none + "}");
+  write_json(dir / "_tensordict", "{" + entries + R"(, "shape": [2], "device": "cpu", )" +
+                                      R"("_type": "<class 'tensordict._td.TensorDict'>"})");
+}
+
+}  // namespace
+
+TEST_CASE("tcgen import DIR: Python's tensorclass fixture", "[generator][import]") {
+  const fs::path fixture = fs::path(TC_FIXTURES_DIR) / "python-tensordict" / "tensorclass";
+  if (!fs::exists(fixture / "td")) TC_SKIP("fixture " << fixture << " is absent");
+  check_golden("td", fixture, "imported_fixture", "imported_fixture.yaml");
+
+  // The class generated from the golden loads the directory.
+  const auto loaded = imported_fixture::RefTC::load_memmap((fixture / "td").string());
+  CHECK(loaded.batch_size() == tensordict::BatchSize{2});
+  CHECK(loaded.obs().equal(at::tensor({0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 2.5f}).reshape({2, 3})));
+  CHECK(loaded.label() == "my-label");
+  CHECK_FALSE(loaded.extra().has_value());
+}
+
+TEST_CASE("tcgen import DIR refuses every Python fixture that is no tensorclass",
+          "[generator][import]") {
+  const fs::path fixtures = fs::path(TC_FIXTURES_DIR) / "python-tensordict";
+  if (!fs::exists(fixtures)) TC_SKIP("fixtures " << fixtures << " are absent");
+  for (const char* name :
+       {"flat_dtypes", "mmap_example", "nested_3_levels", "non_tensor_string", "zero_dim"}) {
+    CHECK(tcgen_import(std::string(name) + "/td -o " + scratch("plain").string(), fixtures) ==
+          std::make_pair(1, std::string(name) +
+                                "/td: error: holds a TensorDict (_type <class "
+                                "'tensordict._td.TensorDict'>), not a tensorclass: tcgen import "
+                                "reads tensorclass directories\n"));
+  }
+}
+
+TEST_CASE("tcgen import DIR: a History written by the shipped class", "[generator][import]") {
+  const fs::path dir = scratch("history");
+  torchrl::llm::History h(
+      {Json::array({"system", "user"}), Json::array({"You are a bot.", "Hello"})}, {2});
+  h.memmap((dir / "history").string());
+  check_golden("history", dir, "imported_history", "imported_history.yaml");
+
+  const auto loaded = imported_history::History::load_memmap((dir / "history").string());
+  CHECK(loaded.batch_size() == tensordict::BatchSize{2});
+  CHECK(loaded.role() == std::vector<std::string>{"system", "user"});
+  CHECK(loaded.content() == std::vector<std::string>{"You are a bot.", "Hello"});
+  CHECK(loaded.is_complete() == Json(true));
+  CHECK_FALSE(loaded.tool_calls().has_value());
+  CHECK_FALSE(loaded.tool_responses().has_value());
+  fs::remove_all(dir);
+}
+
+TEST_CASE("tcgen import DIR: a PairwiseDataset, its nested RewardData merged",
+          "[generator][import]") {
+  const fs::path dir = scratch("pairwise");
+  using torchrl::llm::RewardData;
+  RewardData::Args chosen_args;
+  chosen_args.input_ids = at::arange(15).reshape({3, 5});
+  chosen_args.attention_mask = at::ones({3, 5}, at::kLong);
+  chosen_args.rewards = at::full({3, 5}, 0.5f);
+  RewardData chosen(std::move(chosen_args), {3});
+  RewardData rejected({at::zeros({3, 5}, at::kLong), at::ones({3, 5}, at::kLong)}, {3});
+  torchrl::llm::PairwiseDataset({chosen, rejected}, {3}).memmap((dir / "pairs").string());
+  check_golden("pairs", dir, "imported_pairwise", "imported_pairwise.yaml");
+
+  const auto loaded = imported_pairwise::PairwiseDataset::load_memmap((dir / "pairs").string());
+  CHECK(loaded.batch_size() == tensordict::BatchSize{3});
+  CHECK(loaded.chosen_data().input_ids().equal(at::arange(15).reshape({3, 5})));
+  CHECK(loaded.chosen_data().rewards()->equal(at::full({3, 5}, 0.5f)));
+  CHECK_FALSE(loaded.rejected_data().rewards().has_value());
+  CHECK_FALSE(loaded.rejected_data().end_scores().has_value());
+  CHECK(loaded.rejected_data().attention_mask().sum().item<int64_t>() == 15);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("tcgen import DIR: a lazily stacked tensorclass", "[generator][import]") {
+  const fs::path dir = scratch("lazy");
+  using torchrl::llm::RewardData;
+  RewardData one({at::ones({1, 3}, at::kLong), at::ones({1, 3}, at::kLong)}, {1});
+  RewardData two({at::zeros({2, 4}, at::kLong), at::ones({2, 4}, at::kLong)}, {2});
+  RewardData::lazy_stack({one, two}).memmap((dir / "stacked").string());
+  check_golden("stacked", dir, "imported_lazy", "imported_lazy.yaml");
+
+  const auto loaded = imported_lazy::RewardData::load_memmap((dir / "stacked").string());
+  CHECK(loaded.batch_size() == tensordict::BatchSize{2, -1});
+  CHECK(loaded[1].input_ids().equal(at::zeros({2, 4}, at::kLong)));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("tcgen import DIR: entry kinds as schema types", "[generator][import]") {
+  const fs::path dir = scratch("kinds");
+  write_class(dir / "kinds",
+              std::string(R"("x": )") + kTensor +
+                  R"(, "odd": {"device": "cpu", "shape": [3], "dtype": "torch.int8", )"
+                  R"("is_nested": false}, )"
+                  R"("jag": {"device": "cpu", "shape": [2, 1], "dtype": "torch.float64", )"
+                  R"("is_nested": true}, "s": {"type": "NonTensorData"}, )"
+                  R"("n": {"type": "NonTensorData"}, "names": {"type": "NonTensorStack"}, )"
+                  R"("mixed": {"type": "NonTensorStack"}, "td": {"type": "TensorDict"}, )"
+                  R"("type": {"type": "NonTensorData"})",
+              R"(, "gone": null)");
+  const fs::path inner = dir / "kinds" / "_tensordict";
+  const std::string data = R"({"_type": "<class 'tensordict.tensorclass.NonTensorData'>", )";
+  write_json(inner / "s", data + R"("data": "text", "_is_non_tensor": true, "_metadata": null})");
+  write_json(inner / "n", data + R"("data": 7, "_is_non_tensor": true, "_metadata": null})");
+  write_json(inner / "type", data + R"("data": "a", "_is_non_tensor": true, "_metadata": null})");
+  const std::string stack = R"({"_type":"<class 'tensordict.tensorclass.NonTensorStack'>",)"
+                            R"("stack_dim":0,"device":null,"data":)";
+  write_json(inner / "names", stack + R"(["a","b"]})");
+  write_json(inner / "mixed", stack + R"(["a",1]})");
+  write_json(inner / "td", R"({"shape": [2], "device": "cpu", )"
+                           R"("_type": "<class 'tensordict._td.TensorDict'>"})");
+  const fs::path out = scratch("kinds_out");
+  REQUIRE(tcgen_import("kinds -o " + out.string(), dir) == std::make_pair(0, std::string()));
+  CHECK(read_text(out / "kinds.yaml") == R"(# generated by tcgen import from kinds
+classes:
+  - name: C
+    python: mod.C
+    options: [shadow]
+    batch_dims: [N]
+    fields:
+      - name: x
+        type: tensor[float32, (N, 3)]
+      - name: odd
+        type: tensor[int8]
+      - name: jag
+        type: tensor[float64]
+      - name: s
+        type: str
+      - name: n
+        type: any
+      - name: names
+        type: list[str]
+      - name: mixed
+        type: any
+      - name: td
+        type: any
+      - name: type
+        type: str
+      - name: gone
+        type: optional[any]
+        default: null
+)");
+  fs::remove_all(dir);
+  fs::remove_all(out);
+}
+
+TEST_CASE("tcgen import DIR: bad directories, one error each, nothing written",
+          "[generator][import]") {
+  const fs::path dir = scratch("bad");
+  const fs::path out = dir / "out";
+  const auto run = [&](const std::string& name) {
+    return tcgen_import(name + " -o " + out.string(), dir);
+  };
+  fs::create_directories(dir / "empty");
+  CHECK(run("empty") ==
+        std::make_pair(1, std::string("empty/meta.json: error: missing (a memmap directory "
+                                      "holds a meta.json)\n")));
+  // A FIFO with no writer would block an open() forever.
+  fs::create_directories(dir / "fifo");
+  REQUIRE(::mkfifo((dir / "fifo" / "meta.json").c_str(), 0600) == 0);
+  CHECK(run("fifo") ==
+        std::make_pair(1, std::string("fifo/meta.json: error: is not a regular file\n")));
+  {  // a sparse 4 GiB meta.json: no disk used, and never read
+    fs::create_directories(dir / "huge");
+    std::ofstream huge(dir / "huge" / "meta.json");
+    huge.seekp((std::streamoff{1} << 32) - 1);
+    huge.put('\n');
+  }
+  CHECK(run("huge") == std::make_pair(1, std::string("huge/meta.json: error: is 4096 MiB, more "
+                                                     "than tcgen import reads (16 MiB)\n")));
+  fs::remove_all(dir / "huge");
+  write_json(dir / "deep", R"({"_type": "<class 'mod.C'>", "x": )" + std::string(65, '[') +
+                               std::string(65, ']') + "}");
+  CHECK(run("deep") ==
+        std::make_pair(1, std::string("deep/meta.json: error: JSON nested deeper than 64 "
+                                      "levels\n")));
+  write_json(dir / "untyped", R"({"x": 1})");
+  CHECK(run("untyped") ==
+        std::make_pair(1, std::string("untyped/meta.json: error: has no \"_type\" string\n")));
+  write_json(dir / "noinner", R"({"_type": "<class 'mod.C'>"})");
+  CHECK(run("noinner") ==
+        std::make_pair(1, std::string("noinner/_tensordict/meta.json: error: missing (a memmap "
+                                      "directory holds a meta.json)\n")));
+  write_class(dir / "badkey", std::string(R"("a b": )") + kTensor);
+  CHECK(run("badkey") == std::make_pair(1, std::string("badkey/_tensordict/meta.json: error: key "
+                                                       "\"a b\" is not a field name a schema can "
+                                                       "declare\n")));
+  // What tcgen's checks refuse is not written either.
+  write_class(dir / "keyword", std::string(R"("lambda": )") + kTensor);
+  CHECK(run("keyword") ==
+        std::make_pair(1, std::string("keyword.yaml (imported from keyword):7:15: error: field "
+                                      "name 'lambda' is a Python keyword: the Python class could "
+                                      "not declare it\n")));
+  write_class(dir / "a" / "same", std::string(R"("x": )") + kTensor);
+  write_class(dir / "b" / "same", std::string(R"("x": )") + kTensor);
+  CHECK(run("a/same b/same") ==
+        std::make_pair(1, std::string("b/same: error: its YAML schema 'same.yaml' would overwrite "
+                                      "the one of a/same\n")));
+  CHECK_FALSE(fs::exists(out));
+  fs::remove_all(dir);
+}
