@@ -60,7 +60,9 @@ void expect_peer_error(F&& fn, const std::string& op, int peer, const std::strin
   } catch (const dist::PeerError& e) {
     const auto took = std::chrono::steady_clock::now() - start;
     const std::string what = e.what();
-    std::cerr << "expected PeerError: " << what << "\n";
+    std::cerr << "expected PeerError after "
+              << std::chrono::duration_cast<std::chrono::milliseconds>(took).count()
+              << " ms: " << what << "\n";
     if (what.rfind(prefix, 0) != 0) dist_test::fail("wrong message: " + what, __FILE__, __LINE__);
     if (e.op() != op || e.peer() != peer || e.key() != key || e.phase() != phase) {
       dist_test::fail("wrong fields (op " + e.op() + ", peer " + std::to_string(e.peer()) +
