@@ -82,8 +82,24 @@ auto boundary(const Site& site, const CommOptions& options, F&& fn) -> decltype(
 /// (nullptr: none). A test's dying rank _exit()s in it at a chosen step.
 void set_step_hook(void (*hook)(const Site& site));
 
+/// While alive, SIGPIPE is blocked on this thread, and one raised meanwhile (Gloo writes with
+/// writev, which raises it on a connection the peer has closed) is consumed: the write fails
+/// with EPIPE and Gloo reports it, instead of the signal killing the process. Threads started
+/// meanwhile (Gloo's I/O loop, the process group's workers) keep SIGPIPE blocked. Nothing is
+/// done when SIGPIPE was blocked already.
+class SigpipeGuard {
+ public:
+  SigpipeGuard();
+  ~SigpipeGuard();
+  SigpipeGuard(const SigpipeGuard&) = delete;
+  SigpipeGuard& operator=(const SigpipeGuard&) = delete;
+
+ private:
+  bool active_ = false;
+};
+
 /// Posts one message or collective (`fn` calls c10d) after the step hook: what posting throws is
-/// an error naming `site` (rethrow_at).
+/// an error naming `site` (rethrow_at); SIGPIPE is guarded (SigpipeGuard) while it writes.
 c10::intrusive_ptr<c10d::Work> post(const Site& site, const CommOptions& options,
                                     const std::function<c10::intrusive_ptr<c10d::Work>()>& fn);
 /// Waits for `work` at most options.timeout; TimeoutError or PeerError naming `site`.

@@ -9,6 +9,7 @@
 
 #include "tensordict/distributed.h"
 #include "tensordict/internal.h"
+#include "wire.h"
 
 namespace tensordict::dist {
 
@@ -68,8 +69,12 @@ Group make_group(c10::intrusive_ptr<c10d::Store> store, const std::string& host,
 
 }  // namespace
 
+// Both: the threads the store, Gloo's device and the process group start inherit a blocked
+// SIGPIPE (detail::SigpipeGuard), so that a write into a dead peer's connection is an error Gloo
+// reports, not a signal that kills the process.
 Group Group::tcp(const std::string& host, int port, int rank, int size,
                  std::chrono::milliseconds timeout) {
+  const detail::SigpipeGuard guard;
   c10d::TCPStoreOptions opts;
   opts.port = static_cast<std::uint16_t>(port);
   opts.isServer = rank == 0;
@@ -88,6 +93,7 @@ Group Group::tcp(const std::string& host, int port, int rank, int size,
 }
 
 Group Group::file(const std::string& path, int rank, int size, std::chrono::milliseconds timeout) {
+  const detail::SigpipeGuard guard;
   c10::intrusive_ptr<c10d::Store> store;
   try {
     store = c10::make_intrusive<c10d::FileStore>(path, size);

@@ -3,6 +3,8 @@
 // moved as torch.distributed's object functions move them.
 #include <ATen/ATen.h>
 
+#include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -83,12 +85,48 @@ void rethrow_at(const Site& site, const CommOptions& options) {
   }
 }
 
+namespace {
+
+sigset_t sigpipe_set() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGPIPE);
+  return set;
+}
+
+bool sigpipe_pending() {
+  sigset_t pending;
+  sigemptyset(&pending);
+  return ::sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1;
+}
+
+}  // namespace
+
+SigpipeGuard::SigpipeGuard() {
+  const sigset_t pipe = sigpipe_set();
+  sigset_t old;
+  sigemptyset(&old);
+  // Already blocked (by the caller, or in a thread started under a guard): left as it is.
+  active_ = ::pthread_sigmask(SIG_BLOCK, &pipe, &old) == 0 && sigismember(&old, SIGPIPE) == 0;
+}
+
+SigpipeGuard::~SigpipeGuard() {
+  if (!active_) return;
+  const sigset_t pipe = sigpipe_set();
+  if (sigpipe_pending()) {
+    const timespec zero{0, 0};
+    ::sigtimedwait(&pipe, nullptr, &zero);
+  }
+  ::pthread_sigmask(SIG_UNBLOCK, &pipe, nullptr);
+}
+
 void set_step_hook(void (*hook)(const Site& site)) { g_step_hook = hook; }
 
 c10::intrusive_ptr<c10d::Work> post(const Site& site, const CommOptions& options,
                                     const std::function<c10::intrusive_ptr<c10d::Work>()>& fn) {
   if (auto* hook = g_step_hook.load()) hook(site);
   try {
+    SigpipeGuard guard;
     return fn();
   } catch (...) {
     rethrow_at(site, options);

@@ -2,8 +2,13 @@
 // consolidated metadata, and the pseudo_rand tag chain. The expected bytes and numbers were made
 // by Python 3.11's pickle, Python tensordict 0.14 and numpy 1.24 (see each case).
 #include <ATen/ATen.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cerrno>
 #include <limits>
 #include <string>
 
@@ -398,4 +403,28 @@ TEST_CASE("distributed: what the transport throws becomes a PeerError or Timeout
   CHECK_THROWS_WITH(boundary(site, options, [] { throw KeyError("recv: key 'x'"); }),
                     "recv: key 'x'");
   CHECK(boundary(site, options, [] { return 5; }) == 5);
+}
+
+TEST_CASE("distributed: a write into a closed connection under SigpipeGuard is EPIPE, not a signal",
+          "[distributed]") {
+  int fds[2];
+  REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, fds) == 0);
+  ::close(fds[1]);  // the peer is gone
+  const char byte = 'x';
+  {
+    const SigpipeGuard guard;
+    // Without the guard the first write raises SIGPIPE, whose default action ends the process.
+    CHECK(::write(fds[0], &byte, 1) == -1);
+    CHECK(errno == EPIPE);
+    CHECK(::write(fds[0], &byte, 1) == -1);
+  }
+  ::close(fds[0]);
+  sigset_t pending;
+  sigemptyset(&pending);
+  ::sigpending(&pending);
+  CHECK(sigismember(&pending, SIGPIPE) == 0);  // consumed
+  sigset_t mask;
+  sigemptyset(&mask);
+  ::pthread_sigmask(SIG_BLOCK, nullptr, &mask);
+  CHECK(sigismember(&mask, SIGPIPE) == 0);  // unblocked again
 }
