@@ -20,6 +20,11 @@ int run_ls(const std::string& dir, std::ostream& out);
 int run_dump(const std::string& dir, const std::vector<std::string>& keys, std::ostream& out);
 /// Every file checked against meta.json: 0 when whole, 1 with one line per problem.
 int run_verify(const std::string& dir, std::ostream& out);
+/// verify, then the directory against class `class_name` of the schema file `schema` (by default
+/// the class of the directory's `_type`, or the schema's only class): 0 when it matches, 1 with
+/// one line per mismatch, 2 when the schema has errors or names no such class.
+int run_verify_schema(const std::string& dir, const std::string& schema,
+                      const std::string& class_name, std::ostream& out, std::ostream& err);
 
 /// memmap::load of a directory, archive::load of a file (a `.tdz` archive, whatever its name).
 tensordict::memmap::Loaded load_tree(const std::string& path,

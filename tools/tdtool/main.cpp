@@ -25,11 +25,21 @@ int main(int argc, char** argv) {
   auto* verify =
       app.add_subcommand("verify", "Check every file against meta.json (exit 1 on problems)");
   verify->add_option("DIR", dir, "memmap directory or .tdz archive")->required();
+  std::string schema, class_name;
+#ifdef TDTOOL_SCHEMA
+  verify->add_option("--schema", schema,
+                     "also check the directory against a class of this schema (YAML)");
+  verify->add_option("--class", class_name, "the class of --schema (default: the directory's)");
+#endif
 
   CLI11_PARSE(app, argc, argv);
   try {
     if (ls->parsed()) return tdtool::run_ls(dir, std::cout);
     if (dump->parsed()) return tdtool::run_dump(dir, keys, std::cout);
+#ifdef TDTOOL_SCHEMA
+    if (!schema.empty())
+      return tdtool::run_verify_schema(dir, schema, class_name, std::cout, std::cerr);
+#endif
     return tdtool::run_verify(dir, std::cout);
   } catch (const std::exception& e) {
     std::cerr << "tdtool: error: " << e.what() << "\n";
