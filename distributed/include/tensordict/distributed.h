@@ -57,10 +57,14 @@ class PeerFailure {
         key_(std::move(key)),
         phase_(std::move(phase)),
         cause_(std::move(cause)) {}
+  /// Copyable and movable, as exceptions must be.
+  ///@{
   PeerFailure(const PeerFailure&) = default;
   PeerFailure(PeerFailure&&) = default;
   PeerFailure& operator=(const PeerFailure&) = default;
   PeerFailure& operator=(PeerFailure&&) = default;
+  ///@}
+  /// Virtual: a PeerFailure is a base of the exceptions below.
   virtual ~PeerFailure() = default;
 
   /// The public operation: "send", "recv", "broadcast", "all_reduce", ...
@@ -90,6 +94,7 @@ class PeerFailure {
 /// After one, take the group as broken, as after a timeout.
 class PeerError : public Error, public PeerFailure {
  public:
+  /// `message`: what() ("op (step with rank N): cause"); `failure`: its parts.
   PeerError(const std::string& message, PeerFailure failure)
       : Error(message), PeerFailure(std::move(failure)) {}
 };
@@ -99,6 +104,8 @@ class PeerError : public Error, public PeerFailure {
 /// rank 0): timed out after 300 ms (...)").
 class TimeoutError : public tensordict::TimeoutError, public PeerFailure {
  public:
+  /// `message`: what() ("op (step with rank N): timed out after T ms (cause)"); `failure`: its
+  /// parts.
   TimeoutError(const std::string& message, PeerFailure failure)
       : tensordict::TimeoutError(message), PeerFailure(std::move(failure)) {}
 };
