@@ -32,6 +32,13 @@ struct FieldSpec {
   std::optional<at::ScalarType> dtype = std::nullopt;
   /// Tensor fields: the required shape (-1 = any size), when the schema gives one.
   std::optional<std::vector<int64_t>> shape = std::nullopt;
+  /// The schema's default as JSON text, when it gives one other than None: the value of the field
+  /// in a directory written before the field was added, and of a deprecated field.
+  const char* default_json = nullptr;
+  /// Names the field had in earlier schema versions (`renamed_from:`), newest first.
+  std::vector<const char*> old_names;
+  /// Deprecated: kept in the data, no accessor; new instances take its default.
+  bool deprecated = false;
 
   /// A required field of `field_kind`, no dtype or shape constraint.
   FieldSpec(const char* field_name, FieldKind field_kind) : name(field_name), kind(field_kind) {}
@@ -45,6 +52,14 @@ struct FieldSpec {
   FieldSpec& with_shape(std::vector<int64_t> required) {
     return shape = std::move(required), *this;
   }
+  /// The schema's default, as JSON text (`R"(3)"`).
+  FieldSpec& with_default(const char* json) { return default_json = json, *this; }
+  /// The field's names in earlier versions of the schema.
+  FieldSpec& renamed_from(std::vector<const char*> names) {
+    return old_names = std::move(names), *this;
+  }
+  /// A deprecated field.
+  FieldSpec& as_deprecated() { return deprecated = true, *this; }
 };
 
 /// A generated class: its names, options and fields in schema order (the order of its entries).
@@ -53,6 +68,9 @@ struct ClassSpec {
   const char* python_type;        ///< `_type` on disk, e.g. "<class 'torchrl...RewardData'>"
   ClassOptions options;           ///< frozen, autocast, nocast, tensor_only, shadow
   std::vector<FieldSpec> fields;  ///< in schema order
+  /// The schema's version (0: the schema gives none). Saved beside each instance (schema.json),
+  /// so that loading a directory of another version can name both.
+  int64_t version = 0;
 
   /// Index of the field called `name`, or -1.
   int64_t field_index(std::string_view name) const;

@@ -426,6 +426,12 @@ class Loader {
     memmap::Loaded child = load_dir(inner);
     meta.erase("_type");
     out.class_info = memmap::ClassInfo{out.type, std::move(meta)};
+    const std::string version_file = join(dir, memmap::kSchemaVersionFile);
+    if (const Entry* e = zip_.find(version_file)) {
+      zip_.check_crc(*e);
+      out.class_info->schema_version =
+          memmap::parse_schema_version(std::string(zip_.bytes(*e)), zip_.where(version_file));
+    }
     if (child.value.is_tensordict()) {
       ::tensordict::detail::impl_of(child.value.tensordict()).class_info =
           std::make_shared<const memmap::ClassInfo>(*out.class_info);

@@ -11,6 +11,16 @@ Json read_meta(const std::string& dir) {
   return meta;
 }
 
+int64_t parse_schema_version(const std::string& text, const std::string& where) {
+  const Json file = parse_json(text, where);
+  const auto version = file.is_object() ? file.find("version") : file.end();
+  if (!file.is_object() || version == file.end() || !version->is_number_integer() ||
+      version->get<int64_t>() < 1) {
+    throw FormatError(where + ": expected {\"version\": <a positive integer>}");
+  }
+  return version->get<int64_t>();
+}
+
 void write_meta(const std::string& dir, const Json& meta, bool compact) {
   JsonStyle style;
   style.compact = compact;

@@ -91,6 +91,7 @@ class OwnershipWalk {
         own_elements(rel, owned);
       } else {  // a tensorclass (Python's lazy views keep their source in `_source/`)
         own_file(rel, "other.pickle", owned);
+        own_file(rel, kSchemaVersionFile, owned);
         own_dir(rel, "_tensordict", owned);
         own_dir(rel, "_source", owned);
       }

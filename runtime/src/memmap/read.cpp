@@ -232,6 +232,11 @@ class Reader {
     Loaded child = load_dir(inner);
     meta.erase("_type");
     out.class_info = ClassInfo{out.type, std::move(meta)};
+    const std::string version_file = detail::join(dir, kSchemaVersionFile);
+    if (::access(version_file.c_str(), F_OK) == 0) {
+      out.class_info->schema_version =
+          parse_schema_version(detail::read_text(version_file), "'" + version_file + "'");
+    }
     // Remembered on the TensorDict so that saving it through the plain API writes the class back.
     if (child.value.is_tensordict()) {
       ::tensordict::detail::impl_of(child.value.tensordict()).class_info =

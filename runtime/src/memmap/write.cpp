@@ -11,6 +11,7 @@
 #include "lazy/internal.h"
 #include "memmap/internal.h"
 #include "tensordict/dtype.h"
+#include "tensordict/json.h"
 
 namespace tensordict::memmap {
 namespace {
@@ -115,6 +116,10 @@ class TreeWriter {
       if (k != "_type") meta[k] = v;
     }
     metas_.push_back({at_tmp(rel), std::move(meta), false});
+    if (info.schema_version > 0) {
+      detail::write_text(detail::join(at_tmp(rel), kSchemaVersionFile),
+                         dumps_python(Json{{"version", info.schema_version}}));
+    }
     TensorDict out = write_td(inner, join_rel(rel, "_tensordict"));
     ::tensordict::detail::impl_of(out).class_info = std::make_shared<const ClassInfo>(info);
     return out;

@@ -197,25 +197,38 @@ std::optional<Value> default_json(const Json& v, const BatchSize& batch, bool nu
 }
 
 void check_tensor(const ClassSpec& spec, const FieldSpec& field, const at::Tensor& t) {
-  if (field.dtype && t.scalar_type() != *field.dtype) {
-    throw TypeError("field " + where(spec, field) + " expects dtype " + dtype_name(*field.dtype) +
-                    ", got " + dtype_name(t.scalar_type()));
+  if (std::string problem = dtype_problem(field, t); !problem.empty()) {
+    throw TypeError("field " + where(spec, field) + " " + problem);
   }
-  if (!field.shape) return;
-  const auto& shape = *field.shape;
-  bool ok = static_cast<int64_t>(shape.size()) == t.dim();
-  for (size_t d = 0; ok && d < shape.size(); ++d) ok = shape[d] < 0 || shape[d] == t.size(d);
-  if (!ok) {
-    std::string expected = "[";
-    for (size_t d = 0; d < shape.size(); ++d) {
-      expected += (d ? ", " : "") + (shape[d] < 0 ? std::string("*") : std::to_string(shape[d]));
-    }
-    throw ShapeError("field " + where(spec, field) + " expects shape " + expected + "], got " +
-                     shape_str(t.sizes()));
+  if (std::string problem = shape_problem(field, t); !problem.empty()) {
+    throw ShapeError("field " + where(spec, field) + " " + problem);
   }
 }
 
 }  // namespace
+
+std::string dtype_problem(const FieldSpec& field, const at::Tensor& t) {
+  if (!field.dtype || t.scalar_type() == *field.dtype) return "";
+  return "expects dtype " + dtype_name(*field.dtype) + ", got " + dtype_name(t.scalar_type());
+}
+
+std::string shape_problem(const FieldSpec& field, const at::Tensor& t) {
+  if (!field.shape) return "";
+  const auto& shape = *field.shape;
+  bool ok = static_cast<int64_t>(shape.size()) == t.dim();
+  for (size_t d = 0; ok && d < shape.size(); ++d) ok = shape[d] < 0 || shape[d] == t.size(d);
+  if (ok) return "";
+  std::string expected = "[";
+  for (size_t d = 0; d < shape.size(); ++d) {
+    expected += (d ? ", " : "") + (shape[d] < 0 ? std::string("*") : std::to_string(shape[d]));
+  }
+  return "expects shape " + expected + "], got " + shape_str(t.sizes());
+}
+
+FieldValue default_of(const FieldSpec& field) {
+  if (!field.default_json) return FieldValue();
+  return FieldValue(Json::parse(field.default_json));
+}
 
 size_t index_of(const ClassSpec& spec, std::string_view name) {
   int64_t i = spec.field_index(name);
@@ -285,8 +298,10 @@ TensorDict build(const ClassSpec& spec, const std::vector<FieldValue>& values, B
   // Named before the fields are set, so that nested values take the names, as in Python.
   if (names) td.set_names(std::move(names));
   for (size_t i = 0; i < spec.fields.size(); ++i) {
-    const FieldValue& value = i < values.size() ? values[i] : FieldValue();
     const FieldSpec& field = spec.fields[i];
+    // A deprecated field has no constructor argument: new instances take its default.
+    const FieldValue fallback = field.deprecated ? default_of(field) : FieldValue();
+    const FieldValue& value = field.deprecated || i >= values.size() ? fallback : values[i];
     // `any` includes None; every other non-optional field needs a value (defaults were applied
     // by the generated Args).
     if (value.is_none() && !field.optional && field.kind != FieldKind::Any) {

@@ -5,6 +5,7 @@
 
 #include "core/tensordict_impl.h"
 #include "lazy/internal.h"
+#include "tensorclass/evolve.h"
 #include "tensordict/archive.h"
 #include "tensordict/memmap.h"
 #include "tensordict/tensorclass.h"
@@ -14,7 +15,7 @@ namespace {
 
 // Presence only: reading a field of a ragged lazy stack would stack it (and fail).
 memmap::ClassInfo class_info(const TensorDict& td, const ClassSpec& spec) {
-  memmap::ClassInfo info{spec.python_type, Json::object()};
+  memmap::ClassInfo info{spec.python_type, Json::object(), spec.version};
   for (const FieldSpec& field : spec.fields) {
     if (!td.contains(field.name)) info.fields[field.name] = nullptr;
   }
@@ -38,21 +39,6 @@ void check_type(const std::string& found, const ClassSpec& spec, const std::stri
   if (found != spec.python_type) {
     throw FormatError("'" + where + "' holds " + found + ", not " + spec.python_type + " (" +
                       spec.name + ")");
-  }
-}
-
-// Fields stored in meta.json: None (absent from the TensorDict) or, for data-like classes, values.
-void apply_meta_fields(TensorDict& td, const ClassSpec& spec, const Json& fields,
-                       const std::string& where) {
-  for (const auto& [name, value] : fields.items()) {
-    if (spec.field_index(name) < 0) {
-      throw FormatError("'" + where + "': key '" + name + "' is not a field of " + spec.name);
-    }
-    const bool stored = td.contains(name);
-    if (stored && !value.is_null()) {
-      throw FormatError("'" + where + "': field '" + name + "' is stored twice");
-    }
-    if (!stored && !value.is_null()) td.set_non_tensor(name, value);
   }
 }
 
@@ -132,7 +118,8 @@ TensorDict load_memmap(const ClassSpec& spec, const std::string& prefix,
   }
   const bool locked = td.is_locked();
   if (locked) td.unlock_();
-  apply_meta_fields(td, spec, loaded.class_info->fields, prefix);
+  adopt_loaded_fields(td, loaded.class_info->fields, spec,
+                      {prefix, loaded.class_info->schema_version});
   check_fields(td, spec);
   if (locked || spec.options.frozen) td.lock_();
   return td;

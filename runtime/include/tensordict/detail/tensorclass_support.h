@@ -74,6 +74,13 @@ void read(const Value& value, const ClassSpec& spec, size_t field, T& out) {
   }
 }
 
+/// "expects dtype float32, got float64" when `t` breaks the field's dtype constraint, else "".
+std::string dtype_problem(const FieldSpec& field, const at::Tensor& t);
+/// "expects shape [*, 3], got [4, 2]" when `t` breaks the field's shape constraint, else "".
+std::string shape_problem(const FieldSpec& field, const at::Tensor& t);
+/// The schema's default of `field` (None when it gives none).
+FieldValue default_of(const FieldSpec& field);
+
 /// Checks that `td` only holds fields of `spec` (KeyError otherwise) and recursively that nested
 /// class fields hold TensorDicts.
 void check_fields(const TensorDict& td, const ClassSpec& spec);
