@@ -194,7 +194,7 @@ class History : public ::tensordict::TensorClass<History> {
         {
             Field("role", Kind::Any),
             Field("content", Kind::Any),
-            Field("is_complete", Kind::Any),
+            Field("is_complete", Kind::Any).with_default(R"(true)"),
             Field("tool_calls", Kind::List).nullable(),
             Field("tool_responses", Kind::List).nullable(),
         },

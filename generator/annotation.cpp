@@ -14,8 +14,10 @@ namespace {
 constexpr char kPrefix[] = "tensorclass:";
 constexpr char kSeparator = '\x1f';
 
-const std::vector<std::string> kClassKeys = {"options", "python", "batch_dims", "cpp_includes"};
-const std::vector<std::string> kFieldKeys = {"dtype", "shape", "default", "doc"};
+const std::vector<std::string> kClassKeys = {"options", "python", "batch_dims", "cpp_includes",
+                                             "version"};
+const std::vector<std::string> kFieldKeys = {"dtype", "shape",        "default",
+                                             "doc",   "renamed_from", "deprecated"};
 
 std::string trim(const std::string& text) {
   const auto begin = text.find_first_not_of(" \t");
@@ -127,6 +129,8 @@ void apply_class_annotation(const Annotation& annotation, Class& cls, Diagnostic
       cls.batch_dims = comma_list(value);
     } else if (key == "cpp_includes") {
       cls.cpp_includes = comma_list(value);
+    } else if (key == "version") {
+      cls.version = read_version(value, cls.loc, diagnostics);
     }
   }
 }
@@ -141,6 +145,10 @@ void apply_field_annotation(const Annotation& annotation, Field& field, Diagnost
       shape = value;
     } else if (key == "doc") {
       field.doc = value;
+    } else if (key == "renamed_from") {
+      field.renamed_from = comma_list(value);
+    } else if (key == "deprecated") {  // `deprecated=true`, or the reason
+      if (value != "false") field.deprecated = value == "true" ? "" : value;
     } else if (key == "default") {
       // JSON, so a default reads the same in every front end: strings are quoted. Values nested
       // deeper than the YAML front end allows are dropped while parsing (a deep tree would

@@ -23,11 +23,11 @@ struct Annotation {
 /// that are not tcgen's.
 std::optional<Annotation> parse_annotation(const std::string& text);
 
-/// TC_CLASS: `options=`, `python=`, `batch_dims=`, `cpp_includes=`; problems are reported at
-/// `cls.loc`.
+/// TC_CLASS: `options=`, `python=`, `batch_dims=`, `cpp_includes=`, `version=`; problems are
+/// reported at `cls.loc`.
 void apply_class_annotation(const Annotation& annotation, Class& cls, Diagnostics& diagnostics);
-/// TC_FIELD: `dtype=`, `shape=`, `default=`, `doc=`, applied to `field` whose type is already
-/// mapped; problems are reported at `field.loc`.
+/// TC_FIELD: `dtype=`, `shape=`, `default=`, `doc=`, `renamed_from=`, `deprecated=`, applied to
+/// `field` whose type is already mapped; problems are reported at `field.loc`.
 void apply_field_annotation(const Annotation& annotation, Field& field, Diagnostics& diagnostics);
 
 }  // namespace tcgen

@@ -158,6 +158,34 @@ class Checker {
     }
     check_setter_clashes(cls);
     check_generated_spelling(cls);
+    check_evolution(cls, seen);
+  }
+
+  // `renamed_from:` and `deprecated:`, the field-level part of schema evolution.
+  void check_evolution(const Class& cls, const std::map<std::string, const Field*>& fields) {
+    std::map<std::string, const Field*> old_names;
+    for (const auto& field : cls.fields) {
+      for (const auto& old : field.renamed_from) {
+        if (!is_identifier(old)) {
+          diagnostics_.error(field.loc, "renamed_from name '" + old + "' of field '" + field.name +
+                                            "' is not an identifier");
+        } else if (fields.count(old)) {
+          diagnostics_.error(field.loc, "field '" + field.name + "' is renamed from '" + old +
+                                            "', which is still a field of class '" + cls.name +
+                                            "'");
+        } else if (auto [it, fresh] = old_names.emplace(old, &field); !fresh) {
+          diagnostics_.error(field.loc, "fields '" + it->second->name + "' and '" + field.name +
+                                            "' are both renamed from '" + old + "'");
+        }
+      }
+      // New instances no longer set it: it needs a value of its own.
+      if (field.deprecated && !field.default_value && !is_optional(field.type) &&
+          field.type.kind != TypeKind::Any) {
+        diagnostics_.error(field.loc, "deprecated field '" + field.name +
+                                          "' needs a default or an optional[...] type (new "
+                                          "instances no longer set it)");
+      }
+    }
   }
 
   // Names and text the generated header could not spell: whatever tcgen accepts must compile.
@@ -476,6 +504,19 @@ void add_option(const std::string& name, const SourceLoc& loc, Options& options,
   } else {
     static_cast<tensordict::ClassOptions&>(options) = options.with(option);
   }
+}
+
+int64_t read_version(const std::string& text, const SourceLoc& loc, Diagnostics& diagnostics) {
+  int64_t version = 0;
+  const bool digits =
+      !text.empty() && text.size() <= 9 &&
+      std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (digits) version = std::stoll(text);
+  if (version < 1) {
+    diagnostics.error(loc, "version '" + text + "' is not a positive integer (like 1, 2, 3)");
+    return 0;
+  }
+  return version;
 }
 
 ClassIndex check_schemas(const std::vector<Schema>& schemas, Diagnostics& diagnostics) {

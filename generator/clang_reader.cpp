@@ -204,6 +204,16 @@ class HeaderReader {
                                       "' has a base class; list every field in the struct itself");
     }
     apply_class_annotation(*annotation, cls, diagnostics_);
+    // A header is one schema: one version, as in a YAML file.
+    if (schema.classes.empty()) {
+      schema.version = cls.version;
+      schema.version_loc = cls.loc;
+    } else if (schema.version != cls.version) {
+      diagnostics_.error(cls.loc, "tensorclass '" + cls.name + "' has version " +
+                                      std::to_string(cls.version) + ", but '" +
+                                      schema.classes[0].name + "' of the same header has " +
+                                      std::to_string(schema.version) + " (one version per header)");
+    }
     read_fields(cursor, cls);
     schema.classes.push_back(std::move(cls));
   }

@@ -176,7 +176,9 @@ Compilation compile_text(const std::string& text, const std::string& display,
 std::string dump_model(const std::vector<Schema>& schemas) {
   std::ostringstream os;
   for (const auto& schema : schemas) {
-    os << "schema " << schema.display_path << " namespace=" << schema.cpp_namespace << "\n";
+    os << "schema " << schema.display_path << " namespace=" << schema.cpp_namespace;
+    if (schema.version) os << " version=" << schema.version;
+    os << "\n";
     for (const auto& cls : schema.classes) {
       os << "  class " << cls.name << " python=" << python_type_string(cls) << " options=[";
       for (const auto& option : option_names(cls.options)) os << " " << option;
@@ -187,6 +189,8 @@ std::string dump_model(const std::vector<Schema>& schemas) {
       for (const auto& f : cls.fields) {
         os << "    field " << f.name << ": " << type_to_string(f.type);
         if (f.default_value) os << " = " << f.default_value->dump();
+        for (const auto& old : f.renamed_from) os << " renamed_from=" << old;
+        if (f.deprecated) os << " deprecated=\"" << *f.deprecated << "\"";
         os << "\n";
       }
     }

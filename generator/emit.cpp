@@ -63,6 +63,7 @@ std::string class_text(const Class& cls, const ClassIndex& classes, Renderer& re
   view.set("has_fields", !cls.fields.empty());
   view.set("indent", std::string(cls.name.size() + 12, ' '));
   view.set("field_count", std::to_string(cls.fields.size()));
+  if (cls.version) view.set("version", std::to_string(cls.version));
   data fields = data::type::list, specs = data::type::list, accessors = data::type::list;
   for (size_t i = 0; i < cls.fields.size(); ++i) {
     FieldView field = field_view(cls.fields[i], FieldContext{cls, classes, i});
@@ -70,6 +71,7 @@ std::string class_text(const Class& cls, const ClassIndex& classes, Renderer& re
     data spec;
     spec.set("spec", field.spec);
     specs.push_back(spec);
+    if (cls.fields[i].deprecated) continue;  // hidden from the API: no accessor, no setter
     data accessor;
     accessor.set("text", render_field(field.accessor, renderer));
     accessors.push_back(accessor);

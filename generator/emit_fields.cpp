@@ -26,7 +26,7 @@ std::string value_type(const Type& type, const FieldContext& ctx) {
 std::string spec_initializer(const Field& field, const FieldContext& ctx) {
   const Type& type = element_type(field.type);
   const std::string nested = type.kind == TypeKind::Class ? class_type(type, ctx) : "";
-  const std::vector<std::string> calls = field_spec_calls(field.type, nested);
+  const std::vector<std::string> calls = field_spec_calls(field, nested);
   std::string spec = field_spec_head(field);
   size_t length = 12 + spec.size() + 1;
   for (const auto& call : calls) length += call.size();
@@ -71,6 +71,8 @@ data arg_member(const Field& field, const ArgType& type, const FieldContext& ctx
     init = " = " + json_null_literal();
   }
   arg.set("arg_init", init);
+  // Hidden from the API: no Args member; the runtime gives new instances the field's default.
+  if (field.deprecated) arg.set("deprecated", true);
   return arg;
 }
 

@@ -91,7 +91,17 @@ data field_view(const Field& field, const Class& cls, const ClassIndex& classes,
     }
     item.set("default", data("value", value));
   }
-  if (!field.doc.empty()) item.set("doc", doc_lines(field.doc));
+  // What the schema's evolution keys say, which Python tensordict does not act on.
+  std::string doc = field.doc;
+  if (field.deprecated) {
+    doc += std::string(doc.empty() ? "" : "\n") + "Deprecated" +
+           (field.deprecated->empty() ? "." : ": " + *field.deprecated);
+  }
+  if (!field.renamed_from.empty()) {
+    doc += std::string(doc.empty() ? "" : "\n") + "Formerly " +
+           comma_separated(field.renamed_from) + " (older directories hold that name).";
+  }
+  if (!doc.empty()) item.set("doc", doc_lines(doc));
   return item;
 }
 

@@ -8,7 +8,9 @@
 #include <map>
 #include <sstream>
 
+#include "compat.h"
 #include "driver.h"
+#include "import_dir.h"
 #include "version.h"
 #include "yaml_writer.h"
 
@@ -81,6 +83,24 @@ int import_schemas(const tcgen::Compilation& c, const fs::path& out_dir) {
   return 0;
 }
 
+// `tcgen compat OLD NEW`: both schemas must be valid; the changes go to stdout, one per line.
+int compat(const std::string& old_path, const std::string& new_path,
+           const std::vector<tcgen::Audience>& audiences, const tcgen::Templates& templates,
+           const tcgen::CompileOptions& options) {
+  tcgen::Compilation before = tcgen::compile({old_path}, templates, options);
+  tcgen::Compilation after = tcgen::compile({new_path}, templates, options);
+  before.diagnostics.print(std::cerr);
+  after.diagnostics.print(std::cerr);
+  if (before.diagnostics.has_errors() || after.diagnostics.has_errors()) return 2;
+  bool breaking = false;
+  for (const auto& d : tcgen::compat_report(tcgen::compare_schemas(before.schemas, after.schemas),
+                                            audiences, before.schemas, after.schemas)) {
+    std::cout << tcgen::format_diagnostic(d) << "\n";
+    breaking = breaking || d.severity == tcgen::Diagnostic::Severity::Error;
+  }
+  return breaking ? 1 : 0;
+}
+
 // Options of the C++ front end, on the main command and on `import`.
 void add_clang_options(CLI::App& app, tcgen::ClangOptions& clang) {
   app.add_option("--clang-arg", clang.args,
@@ -101,10 +121,32 @@ int run(int argc, char** argv, std::vector<std::string>& schemas) {
   std::string import_dir = ".";
   app.add_option("schemas", schemas, "schema files (.yaml) or annotated C++ headers (.h, .hpp)");
   add_clang_options(app, clang);
-  CLI::App* import = app.add_subcommand("import", "write the YAML schema of annotated headers");
-  import->add_option("headers", headers, "annotated C++ headers")->required();
+  CLI::App* import = app.add_subcommand(
+      "import", "write the YAML schema of annotated headers, or of memmap directories' classes");
+  import->add_option("headers", headers, "annotated C++ headers, or tensorclass directories")
+      ->required();
   import->add_option("-o,--output-dir", import_dir, "directory of the YAML schemas");
+  tcgen::ImportOptions import_options;
+  import->add_option("--namespace", import_options.cpp_namespace,
+                     "C++ namespace of the classes imported from directories");
   add_clang_options(*import, clang);
+  std::vector<std::string> compat_paths;
+  std::vector<tcgen::Audience> audiences{tcgen::Audience::Data, tcgen::Audience::Cpp,
+                                         tcgen::Audience::Python};
+  CLI::App* compat_cmd = app.add_subcommand(
+      "compat", "list the changes between two versions of a schema; exit 1 when one breaks");
+  compat_cmd->add_option("old new", compat_paths, "the old and the new schema")
+      ->required()
+      ->expected(2);
+  const std::map<std::string, tcgen::Audience> audience_names{{"data", tcgen::Audience::Data},
+                                                              {"cpp", tcgen::Audience::Cpp},
+                                                              {"python", tcgen::Audience::Python}};
+  compat_cmd
+      ->add_option("--for", audiences,
+                   "what a breaking change must break to fail the check: data, cpp, python "
+                   "(repeatable; default all three)")
+      ->transform(CLI::CheckedTransformer(audience_names, CLI::ignore_case));
+  add_clang_options(*compat_cmd, clang);
   app.add_option("-o,--output-dir", out_dir, "directory of the generated headers");
   app.add_flag("--check", check, "write nothing; exit 1 when an output is missing or differs");
   app.add_option("--depfile", depfile, "write a Make-style depfile");
@@ -129,7 +171,7 @@ int run(int argc, char** argv, std::vector<std::string>& schemas) {
       ->check(CLI::NonNegativeNumber);
   app.set_version_flag("--version", std::string("tcgen ") + tcgen::kTcgenVersion);
   CLI11_PARSE(app, argc, argv);
-  if (!import->parsed() && schemas.empty()) {
+  if (!import->parsed() && !compat_cmd->parsed() && schemas.empty()) {
     std::cerr << "tcgen: no schema given (tcgen --help)\n";
     return 2;
   }
@@ -139,6 +181,13 @@ int run(int argc, char** argv, std::vector<std::string>& schemas) {
   if (template_problems.has_errors()) {
     template_problems.print(std::cerr);
     return 1;
+  }
+  if (compat_cmd->parsed()) {
+    return compat(compat_paths.at(0), compat_paths.at(1), audiences, templates, options);
+  }
+  if (import->parsed() && tcgen::is_directory_argument(headers.front())) {
+    return tcgen::import_directories(headers, import_dir, import_options, templates,
+                                     write_if_changed, std::cerr);
   }
   tcgen::Compilation c = tcgen::compile(import->parsed() ? headers : schemas, templates, options);
   c.diagnostics.print(std::cerr);  // errors, or warnings of a run that goes on

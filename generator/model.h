@@ -38,6 +38,8 @@ struct Dim {
   std::string name;   ///< empty for a fixed size
   int64_t size = -1;  ///< -1 for a named dim
 };
+inline bool operator==(const Dim& a, const Dim& b) { return a.name == b.name && a.size == b.size; }
+inline bool operator!=(const Dim& a, const Dim& b) { return !(a == b); }
 
 struct Type {
   TypeKind kind = TypeKind::Any;
@@ -64,6 +66,12 @@ struct Field {
   Type type;
   std::optional<nlohmann::ordered_json> default_value;  ///< set when the schema gives a default
   std::string doc;
+  /// Names the field had in earlier versions of the schema (`renamed_from:`), newest first: a
+  /// directory written then stores it under one of them.
+  std::vector<std::string> renamed_from;
+  /// Set when the field is deprecated (`deprecated:`): kept in the data, hidden from the API.
+  /// Holds the reason, possibly empty.
+  std::optional<std::string> deprecated;
   SourceLoc loc;          ///< of the field's name
   SourceLoc default_loc;  ///< of the default value
 };
@@ -78,6 +86,7 @@ struct Class {
   Options options;
   std::vector<Field> fields;
   std::string cpp_namespace;  ///< "a::b"; copied from the schema
+  int64_t version = 0;        ///< the schema's `version:`, copied from it (0: none given)
   std::string schema_path;    ///< display path of the declaring schema file
   SourceLoc loc;
 };
@@ -94,6 +103,10 @@ struct Schema {
   std::string display_path;  ///< as stamped into output (relative, no absolute paths)
   std::string cpp_namespace;
   SourceLoc namespace_loc;  ///< where the namespace is written (checked by check.cpp)
+  /// Version of the schema (`version:`, a positive integer; 0: none given). Written beside every
+  /// saved instance, so a newer class names the version that wrote a directory it cannot load.
+  int64_t version = 0;
+  SourceLoc version_loc;
   std::vector<Include> includes;
   std::vector<Class> classes;
   SourceLoc loc;

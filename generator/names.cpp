@@ -589,7 +589,34 @@ std::string field_spec_head(const Field& field) {
   return "Field(\"" + field.name + "\", " + kind_constant(element_type(field.type).kind) + ")";
 }
 
-std::vector<std::string> field_spec_calls(const Type& type, const std::string& nested) {
+namespace {
+
+// Raw string literal of `text`, with a delimiter that `text` does not close.
+std::string cpp_raw_string_literal(const std::string& text) {
+  std::string delimiter;
+  for (int n = 0; text.find(")" + delimiter + "\"") != std::string::npos; ++n) {
+    delimiter = "tc" + std::to_string(n);
+  }
+  return "R\"" + delimiter + "(" + text + ")" + delimiter + "\"";
+}
+
+// A default as the runtime reads it back: numbers of float fields as floats (2 -> 2.0), so that
+// the value stored is the one Args' `2.0` gives.
+nlohmann::ordered_json typed_default(const nlohmann::ordered_json& value, const Type& type) {
+  const Type& element = element_type(type);
+  if (element.kind == TypeKind::Float && value.is_number_integer()) {
+    return static_cast<double>(value.get<int64_t>());
+  }
+  if (element.kind != TypeKind::List || !value.is_array()) return value;
+  nlohmann::ordered_json items = nlohmann::ordered_json::array();
+  for (const auto& item : value) items.push_back(typed_default(item, element.args.at(0)));
+  return items;
+}
+
+}  // namespace
+
+std::vector<std::string> field_spec_calls(const Field& field, const std::string& nested) {
+  const Type& type = field.type;
   const Type& element = element_type(type);
   std::vector<std::string> calls;
   if (is_optional(type)) calls.push_back(".nullable()");
@@ -598,6 +625,21 @@ std::vector<std::string> field_spec_calls(const Type& type, const std::string& n
     calls.push_back(".with_dtype(" + aten_dtype(*element.dtype) + ")");
   if (element.kind == TypeKind::Tensor && element.shape)
     calls.push_back(".with_shape(" + shape_initializer(*element.shape) + ")");
+  // What loading a directory of an older schema version needs: the value of a field it lacks,
+  // the names it may hold the field under.
+  const auto& value = field.default_value;
+  if (value && !value->is_null() && value->dump().find("null") == std::string::npos) {
+    // (JSON spells .inf and .nan as null: such a default is left out, the field stays required)
+    const std::string json = typed_default(*value, type).dump();
+    calls.push_back(".with_default(" + cpp_raw_string_literal(json) + ")");
+  }
+  if (!field.renamed_from.empty()) {
+    std::string names;
+    for (const auto& old : field.renamed_from)
+      names += (names.empty() ? "\"" : ", \"") + old + "\"";
+    calls.push_back(".renamed_from({" + names + "})");
+  }
+  if (field.deprecated) calls.push_back(".as_deprecated()");
   return calls;
 }
 
@@ -630,15 +672,6 @@ std::string cpp_string_literal(const std::string& text) {
     }
   }
   return out + "\"";
-}
-
-// Raw string literal of `text`, with a delimiter that `text` does not close.
-std::string cpp_raw_string_literal(const std::string& text) {
-  std::string delimiter;
-  for (int n = 0; text.find(")" + delimiter + "\"") != std::string::npos; ++n) {
-    delimiter = "tc" + std::to_string(n);
-  }
-  return "R\"" + delimiter + "(" + text + ")" + delimiter + "\"";
 }
 
 std::string float_literal(double value) {

@@ -78,9 +78,9 @@ std::string field_reader(const Type& type, const std::string& element);
 /// `Field("obs", Kind::Tensor)`: a field's FieldSpec, before its builder calls (class_spec()
 /// aliases `Field` and `Kind`).
 std::string field_spec_head(const Field& field);
-/// The FieldSpec builder calls of a field of `type` (`.nullable()`, `.with_dtype(::at::kFloat)`,
-/// ...); `nested` is the C++ name of a Class field's class.
-std::vector<std::string> field_spec_calls(const Type& type, const std::string& nested);
+/// The FieldSpec builder calls of `field` (`.nullable()`, `.with_dtype(::at::kFloat)`, its
+/// default, old names, ...); `nested` is the C++ name of a Class field's class.
+std::vector<std::string> field_spec_calls(const Field& field, const std::string& nested);
 
 /// `::std::nullopt`: an unset Args member held as std::optional or Autocast.
 std::string nullopt_literal();

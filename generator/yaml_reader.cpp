@@ -19,10 +19,11 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-const std::vector<std::string> kSchemaKeys = {"namespace", "include", "classes"};
+const std::vector<std::string> kSchemaKeys = {"namespace", "version", "include", "classes"};
 const std::vector<std::string> kClassKeys = {"name",       "doc",     "python",       "options",
                                              "batch_dims", "methods", "cpp_includes", "fields"};
-const std::vector<std::string> kFieldKeys = {"name", "type", "default", "doc"};
+const std::vector<std::string> kFieldKeys = {"name", "type",         "default",
+                                             "doc",  "renamed_from", "deprecated"};
 
 bool contains(const std::vector<std::string>& words, const std::string& word) {
   return std::find(words.begin(), words.end(), word) != words.end();
@@ -47,6 +48,9 @@ class Reader {
       if (key == "namespace") {
         schema.cpp_namespace = scalar(value, "'namespace'");
         schema.namespace_loc = text_loc(value);
+      } else if (key == "version") {
+        schema.version_loc = text_loc(value);
+        schema.version = read_version(scalar(value, "'version'"), schema.version_loc, diagnostics_);
       } else if (key == "include") {
         read_includes(value, schema);
       } else if (key == "classes") {
@@ -56,6 +60,7 @@ class Reader {
     if (!root["classes"]) diagnostics_.error(loc(root), "the schema has no 'classes' list");
     for (auto& cls : schema.classes) {
       cls.cpp_namespace = schema.cpp_namespace;
+      cls.version = schema.version;
       cls.schema_path = display_;
     }
     return schema;
@@ -241,6 +246,12 @@ class Reader {
         }
       } else if (key == "doc") {
         field.doc = scalar(value, "'doc'");
+      } else if (key == "renamed_from") {
+        // One old name, or a list of them (a field renamed twice).
+        field.renamed_from = value.IsScalar() ? std::vector<std::string>{value.Scalar()}
+                                              : string_list(value, "renamed_from");
+      } else if (key == "deprecated") {
+        read_deprecated(value, field);
       }
     }
     if (!node["name"]) diagnostics_.error(field.loc, "a field needs a 'name'");
@@ -248,6 +259,17 @@ class Reader {
       diagnostics_.error(field.loc, "field '" + field.name + "' needs a 'type'");
     }
     return field;
+  }
+
+  // `deprecated: true` (or false), or the reason as a string.
+  void read_deprecated(const YAML::Node& node, Field& field) {
+    if (!expect_scalar(node, "'deprecated'")) return;
+    const std::string& text = node.Scalar();
+    if (node.Tag() != "!" && (text == "true" || text == "false")) {
+      if (text == "true") field.deprecated = "";
+    } else {
+      field.deprecated = text;
+    }
   }
 
   void read_type(const YAML::Node& node, Type& type) {

@@ -49,6 +49,15 @@ void emit_field(YAML::Emitter& out, const Field& field) {
     emit_value(out, *field.default_value);
   }
   if (!field.doc.empty()) out << YAML::Key << "doc" << YAML::Value << field.doc;
+  emit_list(out, "renamed_from", field.renamed_from);
+  if (field.deprecated) {
+    out << YAML::Key << "deprecated" << YAML::Value;
+    if (field.deprecated->empty()) {
+      out << true;
+    } else {
+      out << YAML::DoubleQuoted << *field.deprecated;
+    }
+  }
   out << YAML::EndMap;
 }
 
@@ -83,6 +92,7 @@ std::string write_yaml_schema(const Schema& schema) {
   if (!schema.cpp_namespace.empty()) {
     out << YAML::Key << "namespace" << YAML::Value << schema.cpp_namespace;
   }
+  if (schema.version) out << YAML::Key << "version" << YAML::Value << schema.version;
   if (!schema.includes.empty()) {
     std::vector<std::string> names;
     for (const auto& include : schema.includes) {

@@ -50,8 +50,8 @@ class Config : public ::tensordict::TensorClass<Config> {
         "<class 'golden.Config'>",
         ::tensordict::ClassOptions().with(Option::nocast),
         {
-            Field("lr", Kind::Float),
-            Field("tag", Kind::Str),
+            Field("lr", Kind::Float).with_default(R"(0.1)"),
+            Field("tag", Kind::Str).with_default(R"("run")"),
         },
     };
     return spec;
@@ -119,9 +119,9 @@ class Required : public ::tensordict::TensorClass<Required> {
             Field("text", Kind::Str),
             Field("ids", Kind::List),
             Field("extra", Kind::Any),
-            Field("index", Kind::Int),
-            Field("from_tensordict", Kind::Str),
-            Field("field", Kind::Bool),
+            Field("index", Kind::Int).with_default(R"(0)"),
+            Field("from_tensordict", Kind::Str).with_default(R"("x")"),
+            Field("field", Kind::Bool).with_default(R"(true)"),
         },
     };
     return spec;
@@ -206,9 +206,9 @@ class Counts : public ::tensordict::TensorClass<Counts> {
         "<class 'golden.Counts'>",
         ::tensordict::ClassOptions(),
         {
-            Field("n", Kind::Int),
-            Field("ids", Kind::List),
-            Field("label", Kind::Str),
+            Field("n", Kind::Int).with_default(R"(7)"),
+            Field("ids", Kind::List).with_default(R"([1,2,3])"),
+            Field("label", Kind::Str).with_default(R"("a")"),
         },
     };
     return spec;

@@ -55,12 +55,12 @@ class Defaults : public ::tensordict::TensorClass<Defaults> {
         "<class 'golden.Defaults'>",
         ::tensordict::ClassOptions().with(Option::nocast),
         {
-            Field("s", Kind::Str),
-            Field("i", Kind::Int),
-            Field("f", Kind::Float),
-            Field("b", Kind::Bool),
-            Field("l", Kind::List),
-            Field("a", Kind::Any),
+            Field("s", Kind::Str).with_default(R"("a \"quoted\" \\ text")"),
+            Field("i", Kind::Int).with_default(R"(3)"),
+            Field("f", Kind::Float).with_default(R"(2.0)"),
+            Field("b", Kind::Bool).with_default(R"(false)"),
+            Field("l", Kind::List).with_default(R"(["a","b"])"),
+            Field("a", Kind::Any).with_default(R"({"k":[1,2]})"),
             Field("o", Kind::Str).nullable(),
         },
     };

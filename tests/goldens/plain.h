@@ -55,7 +55,7 @@ class Plain : public ::tensordict::TensorClass<Plain> {
         ::tensordict::ClassOptions(),
         {
             Field("obs", Kind::Tensor).with_dtype(::at::kFloat).with_shape({-1, 3}),
-            Field("label", Kind::Str),
+            Field("label", Kind::Str).with_default(R"("none")"),
             Field("count", Kind::Int).nullable(),
             Field("score", Kind::Float).nullable(),
             Field("meta", Kind::Any),
