@@ -2,9 +2,17 @@
 
 #include <clang-c/CXCompilationDatabase.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
+#include <cstring>
+#include <deque>
 #include <filesystem>
+#include <fstream>
 #include <memory>
+#include <optional>
+#include <set>
+#include <sstream>
 
 #include "names.h"
 
@@ -50,9 +58,23 @@ std::vector<std::string> gcc_libstdcxx_args(const std::string& compiler) {
 // Flags of the first command of DIR/compile_commands.json (no compiler, source, -c or -o), run
 // from the command's directory.
 std::vector<std::string> compile_db_args(const std::string& dir, Diagnostics& diagnostics) {
+  std::vector<std::string> out;
+  // Read whole by libclang: a FIFO would block it, a device never end.
+  const std::string db_file = (fs::path(dir) / "compile_commands.json").string();
+  std::error_code ec;
+  const fs::file_status status = fs::status(db_file, ec);
+  if (fs::exists(status) && !fs::is_regular_file(status)) {
+    diagnostics.error(SourceLoc{display_path(db_file), 0, 0},
+                      "the compilation database is not a regular file");
+    return out;
+  }
+  if (fs::exists(status) && fs::file_size(db_file, ec) > kMaxCompileDbBytes && !ec) {
+    diagnostics.error(SourceLoc{display_path(db_file), 0, 0},
+                      "the compilation database is larger than tcgen reads (256 MiB)");
+    return out;
+  }
   CXCompilationDatabase_Error error = CXCompilationDatabase_NoError;
   CXCompilationDatabase db = clang_CompilationDatabase_fromDirectory(dir.c_str(), &error);
-  std::vector<std::string> out;
   if (error != CXCompilationDatabase_NoError) {
     diagnostics.error(SourceLoc{display_path(dir + "/compile_commands.json"), 0, 0},
                       "cannot read the compilation database");
@@ -105,6 +127,316 @@ std::vector<std::string> without_usr_include(const std::vector<std::string>& arg
   return out;
 }
 
+// ---- check_includes ----------------------------------------------------------------------------
+
+// A header's text without its line splices (backslash-newline), which clang removes before
+// anything else; original() maps a position back to the file's.
+class Spliced {
+ public:
+  explicit Spliced(const std::string& raw) {
+    text.reserve(raw.size());
+    for (size_t i = 0; i < raw.size();) {
+      if (raw[i] == '\\') {
+        size_t j = i + 1;
+        while (j < raw.size() && (raw[j] == ' ' || raw[j] == '\t')) ++j;  // clang allows them
+        if (j < raw.size() && raw[j] == '\r' && j + 1 < raw.size() && raw[j + 1] == '\n') ++j;
+        if (j < raw.size() && raw[j] == '\n') {
+          removed_.push_back({text.size(), j + 1 - i});
+          i = j + 1;
+          continue;
+        }
+      }
+      text += raw[i++];
+    }
+  }
+
+  size_t original(size_t pos) const {
+    size_t extra = 0;
+    for (const auto& [at, count] : removed_) {
+      if (at > pos) break;
+      extra += count;
+    }
+    return pos + extra;
+  }
+
+  std::string text;
+
+ private:
+  std::vector<std::pair<size_t, size_t>> removed_;  ///< (position in text, bytes removed there)
+};
+
+struct Directive {
+  std::string name;
+  bool angled;
+  size_t at;  ///< of the name's opening quote or '<', in the spliced text
+};
+
+bool is_ident_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' ||
+         static_cast<unsigned char>(c) >= 0x80;
+}
+
+// Skips spaces, tabs and block comments (which may span lines, as in clang) from `i`.
+size_t skip_space(const std::string& t, size_t i) {
+  while (i < t.size()) {
+    if (t[i] == ' ' || t[i] == '\t' || t[i] == '\f' || t[i] == '\v' || t[i] == '\r') {
+      ++i;
+    } else if (t.compare(i, 2, "/*") == 0) {
+      const size_t end = t.find("*/", i + 2);
+      i = end == std::string::npos ? t.size() : end + 2;
+    } else {
+      break;
+    }
+  }
+  return i;
+}
+
+// The include directive whose '#' ends before `i`, if it is one with a header name; `i` moves past
+// what was read.
+std::optional<Directive> read_directive(const std::string& t, size_t& i) {
+  i = skip_space(t, i);
+  const size_t begin = i;
+  while (i < t.size() && is_ident_char(t[i])) ++i;
+  const std::string keyword = t.substr(begin, i - begin);
+  if (keyword != "include" && keyword != "include_next" && keyword != "import") return std::nullopt;
+  i = skip_space(t, i);
+  if (i >= t.size() || (t[i] != '"' && t[i] != '<')) return std::nullopt;  // a macro's name
+  const char close = t[i] == '"' ? '"' : '>';
+  const size_t end = t.find_first_of(std::string(1, close) + "\n", i + 1);
+  if (end == std::string::npos || t[end] != close) return std::nullopt;
+  Directive directive{t.substr(i + 1, end - i - 1), close == '>', i};
+  i = end + 1;
+  return directive;
+}
+
+// Every include directive of `t` as clang's lexer finds them: at the start of a line, outside
+// comments and raw strings (ordinary literals end at the line's end, so they cannot hide one).
+void lex_directives(const std::string& t, std::vector<Directive>& out) {
+  bool line_start = true;
+  for (size_t i = 0; i < t.size();) {
+    const char c = t[i];
+    if (c == '\n') {
+      line_start = true;
+      ++i;
+    } else if (c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v' ||
+               t.compare(i, 2, "/*") == 0) {
+      i = skip_space(t, i);
+    } else if (t.compare(i, 2, "//") == 0) {
+      i = t.find('\n', i);
+      if (i == std::string::npos) i = t.size();
+    } else if (line_start && (c == '#' || t.compare(i, 2, "%:") == 0)) {
+      line_start = false;
+      i += c == '#' ? 1 : 2;
+      if (auto directive = read_directive(t, i)) out.push_back(std::move(*directive));
+    } else if (c == '"' || c == '\'') {
+      line_start = false;
+      for (++i; i < t.size() && t[i] != c && t[i] != '\n'; ++i) {
+        if (t[i] == '\\') ++i;
+      }
+      if (i < t.size() && t[i] == c) ++i;
+    } else if (std::isdigit(static_cast<unsigned char>(c)) ||
+               (c == '.' && i + 1 < t.size() &&
+                std::isdigit(static_cast<unsigned char>(t[i + 1])))) {
+      // A pp-number, digit separators ('), exponents' signs and all.
+      line_start = false;
+      for (++i; i < t.size(); ++i) {
+        const char d = t[i];
+        const bool sign = (d == '+' || d == '-') && std::strchr("eEpP", t[i - 1]);
+        const bool separator = d == '\'' && i + 1 < t.size() && is_ident_char(t[i + 1]);
+        if (!is_ident_char(d) && d != '.' && !sign && !separator) break;
+      }
+    } else if (is_ident_char(c)) {
+      line_start = false;
+      const size_t begin = i;
+      while (i < t.size() && is_ident_char(t[i])) ++i;
+      const std::string word = t.substr(begin, i - begin);
+      const bool raw = word == "R" || word == "u8R" || word == "uR" || word == "UR" || word == "LR";
+      if (raw && i < t.size() && t[i] == '"') {
+        const size_t open = t.find('(', i + 1);
+        if (open != std::string::npos && open - i <= 17) {
+          const std::string close = ")" + t.substr(i + 1, open - i - 1) + "\"";
+          const size_t end = t.find(close, open + 1);
+          i = end == std::string::npos ? t.size() : end + close.size();
+        }
+      }
+    } else {
+      line_start = false;
+      ++i;
+    }
+  }
+}
+
+// The same, line by line, without tracking comments or literals across lines: what a lexer that
+// strayed from clang's would miss (a directive at the start of a line) is still seen; a directive
+// only this finds (inside a comment) can only make the check stricter.
+void line_directives(const std::string& t, std::vector<Directive>& out) {
+  for (size_t line = 0; line < t.size();) {
+    size_t next = t.find('\n', line);
+    if (next == std::string::npos) next = t.size();
+    size_t i = skip_space(t, line);
+    if (i < next && (t[i] == '#' || t.compare(i, 2, "%:") == 0)) {
+      i += t[i] == '#' ? 1 : 2;
+      if (auto directive = read_directive(t, i)) out.push_back(std::move(*directive));
+    }
+    line = next + 1;
+  }
+}
+
+// A file as messages name it: relative to the working directory when inside it, else in full
+// (`/dev/zero`).
+std::string shown(const fs::path& file) {
+  std::error_code ec;
+  const std::string relative =
+      fs::relative(fs::absolute(file, ec), fs::current_path(ec), ec).generic_string();
+  if (!ec && !relative.empty() && relative.rfind("..", 0) != 0) return relative;
+  return file.lexically_normal().generic_string();
+}
+
+class IncludeScanner {
+ public:
+  IncludeScanner(const std::vector<std::string>& args, Diagnostics& diagnostics)
+      : diagnostics_(diagnostics) {
+    std::error_code ec;
+    cwd_ = fs::current_path(ec);
+    for (size_t i = 0; i < args.size(); ++i) {
+      const std::string& arg = args[i];
+      if (arg == "-working-directory" && i + 1 < args.size()) {
+        cwd_ = args[++i];
+      } else if (arg.rfind("-working-directory=", 0) == 0) {
+        cwd_ = arg.substr(19);
+      }
+    }
+    // Each flag takes its value joined or as the next argument (--include-directory= joined).
+    const std::pair<const char*, std::vector<fs::path>*> flags[] = {
+        {"-iquote", &quote_},
+        {"-isystem", &system_},
+        {"-idirafter", &system_},
+        {"-cxx-isystem", &system_},
+        {"-include", &forced_},
+        {"-imacros", &forced_},
+        {"--include-directory=", &angled_},
+        {"-I", &angled_}};
+    for (size_t i = 0; i < args.size(); ++i) {
+      for (const auto& [flag, list] : flags) {
+        const std::string f = flag;
+        if (args[i] == f && f.back() != '=' && i + 1 < args.size()) {
+          list->push_back(in_cwd(args[++i]));
+          break;
+        }
+        if (args[i].size() > f.size() && args[i].compare(0, f.size(), f) == 0) {
+          list->push_back(in_cwd(args[i].substr(f.size())));
+          break;
+        }
+      }
+    }
+  }
+
+  bool run(const std::string& header) {
+    for (const auto& forced : forced_) {
+      const std::string name = forced.string();
+      if (auto found = find(name, false, cwd_))
+        check(*found, SourceLoc{display_path(header), 0, 0});
+    }
+    queue(header);
+    while (!pending_.empty()) {
+      const fs::path file = pending_.front();
+      pending_.pop_front();
+      scan(file);
+    }
+    return !refused_;
+  }
+
+ private:
+  fs::path in_cwd(const fs::path& path) const { return path.is_absolute() ? path : cwd_ / path; }
+
+  void queue(const fs::path& file) {
+    std::error_code ec;
+    const fs::path identity = fs::weakly_canonical(file, ec);
+    if (ec || !seen_.insert(identity).second || seen_.size() > kMaxScannedHeaders) return;
+    const std::uintmax_t size = fs::file_size(file, ec);
+    if (ec || bytes_ + size > kMaxScannedBytes) return;
+    bytes_ += size;
+    pending_.push_back(file);
+  }
+
+  // Where clang would find `name` included from a file in `dir`: the first candidate that exists
+  // and is not a directory (clang goes past those too).
+  std::optional<fs::path> find(const std::string& name, bool angled, const fs::path& dir) const {
+    std::vector<fs::path> candidates;
+    if (fs::path(name).is_absolute()) {
+      candidates.push_back(name);
+    } else {
+      if (!angled) candidates.push_back(dir / name);
+      if (!angled) {
+        for (const auto& d : quote_) candidates.push_back(d / name);
+      }
+      for (const auto& d : angled_) candidates.push_back(d / name);
+      for (const auto& d : system_) candidates.push_back(d / name);
+    }
+    for (const auto& candidate : candidates) {
+      std::error_code ec;
+      const fs::file_status status = fs::status(candidate, ec);
+      if (!ec && fs::exists(status) && !fs::is_directory(status)) return candidate;
+    }
+    return std::nullopt;
+  }
+
+  // False when `file` is refused.
+  bool check(const fs::path& file, const SourceLoc& loc) {
+    std::error_code ec;
+    const fs::file_status status = fs::status(file, ec);
+    const std::string what = "included file '" + shown(file) + "'";
+    if (!ec && !fs::is_regular_file(status)) {
+      diagnostics_.error(loc, what +
+                                  " is not a regular file (libclang would wait forever on a FIFO, "
+                                  "or read a device without end)");
+      refused_ = true;
+      return false;
+    }
+    const std::uintmax_t size = fs::file_size(file, ec);
+    if (!ec && size > kMaxHeaderBytes) {
+      diagnostics_.error(loc, what + " is " + std::to_string(size >> 20) +
+                                  " MiB, more than tcgen lets libclang read (16 MiB)");
+      refused_ = true;
+      return false;
+    }
+    return true;
+  }
+
+  void scan(const fs::path& file) {
+    std::ifstream in(file, std::ios::binary);
+    std::stringstream raw;
+    raw << in.rdbuf();
+    const std::string original = raw.str();
+    const Spliced spliced(original);
+    std::vector<Directive> directives;
+    lex_directives(spliced.text, directives);
+    line_directives(spliced.text, directives);
+    std::set<size_t> done;
+    const std::string display = display_path(file.string());
+    for (const auto& directive : directives) {
+      if (!done.insert(directive.at).second) continue;
+      const auto found = find(directive.name, directive.angled, file.parent_path());
+      if (!found) continue;  // clang reports it, or it is in the compiler's own directories
+      const size_t at = spliced.original(directive.at);
+      const auto begin = original.begin();
+      const int line = 1 + static_cast<int>(std::count(begin, begin + at, '\n'));
+      const size_t newline = at == 0 ? std::string::npos : original.rfind('\n', at - 1);
+      const size_t line_begin = newline == std::string::npos ? 0 : newline + 1;
+      const int column = static_cast<int>(at - line_begin) + 1;
+      if (check(*found, SourceLoc{display, line, column})) queue(*found);
+    }
+  }
+
+  Diagnostics& diagnostics_;
+  fs::path cwd_;
+  std::vector<fs::path> quote_, angled_, system_, forced_;
+  std::set<fs::path> seen_;
+  std::deque<fs::path> pending_;
+  std::uintmax_t bytes_ = 0;
+  bool refused_ = false;
+};
+
 }  // namespace
 
 std::string take(CXString text) {
@@ -122,6 +454,11 @@ std::vector<std::string> clang_arguments(const ClangOptions& options, Diagnostic
   }
   args.insert(args.end(), options.args.begin(), options.args.end());
   return without_usr_include(args);
+}
+
+bool check_includes(const std::string& header, const std::vector<std::string>& args,
+                    Diagnostics& diagnostics) {
+  return IncludeScanner(args, diagnostics).run(header);
 }
 
 }  // namespace tcgen

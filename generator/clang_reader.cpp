@@ -419,6 +419,10 @@ std::vector<Schema> read_header_schemas(const std::string& path, const ClangOpti
     return {};
   }
   const std::vector<std::string> args = clang_arguments(options, diagnostics);
+  const std::string file = fs::weakly_canonical(path).string();
+  // libclang opens what the header includes without a bound of its own (a FIFO blocks it, a
+  // device is read until memory runs out): refused before it runs.
+  if (!check_includes(file, args, diagnostics)) return {};
   std::vector<const char*> argv;
   for (const auto& a : args) argv.push_back(a.c_str());
 
@@ -426,7 +430,6 @@ std::vector<Schema> read_header_schemas(const std::string& path, const ClangOpti
   // (Incomplete) is what keeps a header that includes libtorch quick to read. KeepGoing: past a
   // fatal error (a missing include), so every problem is reported in one run.
   CXIndex index = clang_createIndex(0, 0);
-  const std::string file = fs::weakly_canonical(path).string();
   CXTranslationUnit tu = clang_parseTranslationUnit(
       index, file.c_str(), argv.data(), static_cast<int>(argv.size()), nullptr, 0,
       CXTranslationUnit_SkipFunctionBodies | CXTranslationUnit_Incomplete |

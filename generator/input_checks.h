@@ -4,6 +4,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cstddef>
 #include <string>
 
 #include "diagnostics.h"
@@ -16,6 +17,18 @@ constexpr int kMaxNesting = 64;
 /// Most YAML nodes a schema may expand to, counting each use of an alias in full. Shipped schemas
 /// have a few hundred; a "billion laughs" alias bomb stops here.
 constexpr long kMaxExpandedNodes = 100000;
+/// Most classes of one schema file, fields of one class, and fields of one schema file, for every
+/// front end: what tcgen accepts must compile in bounded time and memory. Each class instantiates
+/// TensorClass<C> (about 22 ms and 0.85 MB of g++ -O3 each; 10,000 annotated structs made a
+/// header g++ had not compiled after 6 minutes), fields cost little. Shipped schemas have at most
+/// a dozen classes of a few dozen fields.
+constexpr size_t kMaxClassesPerSchema = 500;
+constexpr size_t kMaxFieldsPerClass = 1000;
+constexpr size_t kMaxFieldsPerSchema = 5000;
+/// The YAML level of a field's default in a schema file (under the file map, the classes list, a
+/// class map, the fields list and the field map): a default whose innermost value lies more than
+/// kMaxNesting - kDefaultDepth levels below it cannot be written as YAML the YAML front end reads.
+constexpr int kDefaultDepth = 5;
 
 /// Reports a NUL byte or invalid UTF-8 (YAML text is Unicode) at its line and column; false then.
 bool check_text(const std::string& text, const std::string& display, Diagnostics& diagnostics);

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "clang_support.h"
@@ -95,6 +96,22 @@ int run(const std::string& args) {
   const std::string command = std::string(TCGEN_EXE) + " " + args + " 2>/dev/null >/dev/null";
   const int status = std::system(command.c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// Exit status and stderr of a tcgen run bounded in time (and, outside AddressSanitizer, which
+// reserves far more address space, in memory), so that a regression that hangs or reads without
+// end fails the test instead of stalling it or exhausting the machine.
+std::pair<int, std::string> run_bounded(const std::string& args, const fs::path& dir) {
+  const fs::path err = dir / "stderr.txt";
+#if defined(__SANITIZE_ADDRESS__)
+  const std::string limit;
+#else
+  const std::string limit = "ulimit -v 4000000; ";
+#endif
+  const std::string command = limit + "timeout 60 " + std::string(TCGEN_EXE) + " " + args + " 2>" +
+                              err.string() + " >/dev/null";
+  const int status = std::system(command.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_text(err)};
 }
 
 std::string runtime_include() {
@@ -247,4 +264,143 @@ TEST_CASE("clang: a type nested deeper than the YAML front end allows is refused
   tcgen::Compilation c = compile_snippet("struct TC_CLASS() A {\n  " + type + " v;\n};\n");
   CHECK_THAT(errors_of(c), Catch::Contains("error: type nested deeper than 64 levels"));
   CHECK(c.outputs.empty());
+}
+
+TEST_CASE("clang: an include of a FIFO, a device or a huge file is refused before libclang runs",
+          "[generator][clang][cli]") {
+  if (!tcgen::have_libclang()) TC_SKIP("tcgen was built without libclang");
+  const fs::path dir = scratch("special_includes");
+  ScopedCwd cwd(dir);
+  // libclang blocks forever opening a FIFO, and reads /dev/zero until memory runs out.
+  REQUIRE(::mkfifo("pipe.h", 0600) == 0);
+  fs::create_directories("lib/sub");
+  REQUIRE(::mkfifo("lib/sub/pipe.h", 0600) == 0);
+  {  // a sparse 4 GiB file: no disk used, and never read
+    std::ofstream huge("huge.h");
+    huge.seekp((std::streamoff{1} << 32) - 1);
+    huge.put('\n');
+  }
+  const std::string tail = "struct TC_CLASS() A {\n  at::Tensor x;\n};\n";
+  const std::string not_regular =
+      "' is not a regular file (libclang would wait forever on a FIFO, or read a device without "
+      "end)\n";
+  write_text("fifo.h", "#include \"prelude.h\"\n#include \"pipe.h\"\n" + tail);
+  CHECK(run_bounded("fifo.h " + runtime_include(), dir) ==
+        std::make_pair(1, "fifo.h:2:10: error: included file 'pipe.h" + not_regular));
+  write_text("zero.h", "#include \"prelude.h\"\n#include </dev/zero>\n" + tail);
+  CHECK(run_bounded("zero.h " + runtime_include(), dir) ==
+        std::make_pair(1, "zero.h:2:10: error: included file '/dev/zero" + not_regular));
+  write_text("huge_include.h", "#include \"prelude.h\"\n#include \"huge.h\"\n" + tail);
+  CHECK(run_bounded("huge_include.h " + runtime_include(), dir) ==
+        std::make_pair(1, std::string("huge_include.h:2:10: error: included file 'huge.h' is 4096 "
+                                      "MiB, more than tcgen lets libclang read (16 MiB)\n")));
+  // Every spelling clang reads as an include; one included header deep, found through -I; the
+  // directive inside #if 0 is refused too (clang would not open it: stricter than needed).
+  write_text("inner.h", "#pragma once\n#include <sub/pipe.h>\n");
+  write_text("hidden.h",
+             "#include \"prelude.h\"\n"
+             "#  /* comment */ include \"pipe.h\"\n"
+             "%:include \"pipe.h\"\n"
+             "#inc\\\nlude \"pipe.h\"\n"
+             "#if 0\n#include \"pipe.h\"\n#endif\n"
+             "/* a comment\n   ending here */ #include \"pipe.h\"\n"
+             "#include \"inner.h\"\n" +
+                 tail);
+  CHECK(run_bounded("hidden.h --clang-arg=-Ilib " + runtime_include(), dir) ==
+        std::make_pair(1, "hidden.h:2:26: error: included file 'pipe.h" + not_regular +
+                              "hidden.h:3:11: error: included file 'pipe.h" + not_regular +
+                              "hidden.h:5:6: error: included file 'pipe.h" + not_regular +
+                              "hidden.h:7:10: error: included file 'pipe.h" + not_regular +
+                              "hidden.h:10:28: error: included file 'pipe.h" + not_regular +
+                              "inner.h:2:10: error: included file 'lib/sub/pipe.h" + not_regular));
+  // `tcgen import` reads headers the same way.
+  CHECK(run_bounded("import fifo.h -o yaml " + runtime_include(), dir) ==
+        std::make_pair(1, "fifo.h:2:10: error: included file 'pipe.h" + not_regular));
+  CHECK_FALSE(fs::exists("yaml"));
+  // A forced include (-include) and a compilation database that is a FIFO.
+  write_text("good.h", "#include \"prelude.h\"\n" + tail);
+  CHECK(run_bounded("good.h --clang-arg=-include --clang-arg=pipe.h " + runtime_include(), dir) ==
+        std::make_pair(1, "good.h: error: included file 'pipe.h" + not_regular));
+  fs::create_directories("db");
+  REQUIRE(::mkfifo("db/compile_commands.json", 0600) == 0);
+  CHECK(run_bounded("good.h -p db " + runtime_include(), dir) ==
+        std::make_pair(1, std::string("db/compile_commands.json: error: the compilation database "
+                                      "is not a regular file\n")));
+  fs::remove("huge.h");
+}
+
+namespace {
+
+// `count` annotated structs of one field each, one a line (C<i> on line i + 2 of bad.h).
+std::string structs(int count) {
+  std::string text;
+  for (int i = 0; i < count; ++i)
+    text += "struct TC_CLASS() C" + std::to_string(i) + " { at::Tensor x; };\n";
+  return text;
+}
+
+// A struct C<k> of `fields` int64_t members f0, f1, ..., one a line.
+std::string wide_struct(int k, int fields) {
+  std::string text = "struct TC_CLASS() C" + std::to_string(k) + " {\n";
+  for (int i = 0; i < fields; ++i) text += "  int64_t f" + std::to_string(i) + ";\n";
+  return text + "};\n";
+}
+
+}  // namespace
+
+TEST_CASE("clang: classes and fields are bounded as in YAML schemas", "[generator][clang]") {
+  if (!tcgen::have_libclang()) TC_SKIP("tcgen was built without libclang");
+  // 10,000 annotated structs were accepted, and g++ had not compiled the header after 6 minutes.
+  CHECK(errors_of(compile_snippet(structs(500))).empty());
+  tcgen::Compilation c = compile_snippet(structs(10000));
+  CHECK(errors_of(c) ==
+        "bad.h:502:19: error: class 'C500': a schema file holds at most 500 classes (split it "
+        "into files that include each other)\n"
+        "bad.h:5002:38: error: field 'x' of class 'C5000': a schema file holds at most 5000 "
+        "fields in all (split it into files that include each other)\n");
+  CHECK(c.outputs.empty());
+  CHECK(errors_of(compile_snippet(wide_struct(0, 1000))).empty());
+  CHECK(errors_of(compile_snippet(wide_struct(0, 1001))) ==
+        "bad.h:1003:11: error: field 'f1000': class 'C0' has more than 1000 fields, the most a "
+        "class may have\n");
+  std::string six;
+  for (int k = 0; k < 6; ++k) six += wide_struct(k, 900);
+  CHECK(errors_of(compile_snippet(six)) ==
+        "bad.h:5013:11: error: field 'f500' of class 'C5': a schema file holds at most 5000 fields "
+        "in all (split it into files that include each other)\n");
+}
+
+TEST_CASE("import: never writes YAML that the YAML front end refuses",
+          "[generator][clang][import]") {
+  if (!tcgen::have_libclang()) TC_SKIP("tcgen was built without libclang");
+  const fs::path dir = scratch("import_bounds");
+  ScopedCwd cwd(dir);
+  auto header = [](const std::string& file, const std::string& field) {
+    write_text(file, "#include \"prelude.h\"\nstruct TC_CLASS() A {\n  " + field + "\n};\n");
+  };
+  auto nested = [](int depth) { return std::string(depth, '[') + std::string(depth, ']'); };
+  auto zeros = [](int count) {
+    std::string list = "[0";
+    for (int i = 1; i < count; ++i) list += ",0";
+    return list + "]";
+  };
+  // A default is at level 5 of a schema file: 60 nested lists put the innermost at YAML's 64.
+  header("deep60.h", "TC_FIELD(\"default=" + nested(60) + "\") tensordict::Json j;");
+  REQUIRE(run("import deep60.h -o yaml " + runtime_include()) == 0);
+  CHECK(run("yaml/deep60.yaml --dump-model") == 0);
+  header("deep61.h", "TC_FIELD(\"default=" + nested(61) + "\") tensordict::Json j;");
+  CHECK(run_bounded("import deep61.h -o yaml " + runtime_include(), dir) ==
+        std::make_pair(1, std::string("deep61.h:3:163: error: default of field 'j' nests too "
+                                      "deep for a schema file: its innermost value would be at "
+                                      "level 65 of the YAML (the most is 64)\n")));
+  CHECK_FALSE(fs::exists("yaml/deep61.yaml"));
+  // 15 nodes around the default's items: 99,985 of them make YAML's 100,000 nodes.
+  header("nodes_edge.h", "TC_FIELD(\"default=" + zeros(99985) + "\") std::vector<int64_t> v;");
+  REQUIRE(run("import nodes_edge.h -o yaml " + runtime_include()) == 0);
+  CHECK(run("yaml/nodes_edge.yaml --dump-model") == 0);
+  header("nodes_over.h", "TC_FIELD(\"default=" + zeros(99986) + "\") std::vector<int64_t> v;");
+  CHECK(run_bounded("import nodes_over.h -o yaml " + runtime_include(), dir) ==
+        std::make_pair(1, std::string("nodes_over.h:1:1: error: the schema would be more than "
+                                      "100000 YAML nodes, more than a schema file may have\n")));
+  CHECK_FALSE(fs::exists("yaml/nodes_over.yaml"));
 }

@@ -210,3 +210,38 @@ TEST_CASE("tcgen --error-limit", "[generator][cli]") {
   CHECK(tcgen_stderr("--error-limit 0 bad.yaml", dir).second ==
         "bad.yaml:2:40: error: unknown type 'x'\nbad.yaml:2:60: error: unknown type 'y'\n");
 }
+
+TEST_CASE("tcgen bounds classes per schema and fields per class and schema", "[generator][cli]") {
+  fs::path dir = scratch("bounds");
+  ScopedCwd cwd(dir);
+  // One class a line, C<i> on line i + 2: each class instantiates TensorClass<C>, so 10,000 made
+  // a header g++ had not compiled after 6 minutes.
+  auto classes = [](int count, int fields) {
+    std::string text = "classes:\n";
+    for (int i = 0; i < count; ++i) {
+      text += "  - {name: C" + std::to_string(i) + ", fields: [";
+      for (int f = 0; f < fields; ++f)
+        text += std::string(f ? ", " : "") + "{name: f" + std::to_string(f) + ", type: int}";
+      text += "]}\n";
+    }
+    return text;
+  };
+  write_text("classes500.yaml", classes(500, 1));
+  CHECK(tcgen_stderr("classes500.yaml --dump-model", dir) == std::make_pair(0, std::string()));
+  write_text("classes501.yaml", classes(501, 1));
+  CHECK(tcgen_stderr("classes501.yaml", dir) ==
+        std::make_pair(1, std::string("classes501.yaml:502:12: error: class 'C500': a schema "
+                                      "file holds at most 500 classes (split it into files that "
+                                      "include each other)\n")));
+  write_text("fields1000.yaml", classes(1, 1000));
+  CHECK(tcgen_stderr("fields1000.yaml --dump-model", dir) == std::make_pair(0, std::string()));
+  write_text("fields1001.yaml", classes(1, 1001));
+  CHECK(tcgen_stderr("fields1001.yaml", dir) ==
+        std::make_pair(1, std::string("fields1001.yaml:2:24922: error: field 'f1000': class 'C0' "
+                                      "has more than 1000 fields, the most a class may have\n")));
+  write_text("fields5400.yaml", classes(6, 900));
+  CHECK(tcgen_stderr("fields5400.yaml", dir) ==
+        std::make_pair(1, std::string("fields5400.yaml:7:12422: error: field 'f500' of class 'C5': "
+                                      "a schema file holds at most 5000 fields in all (split it "
+                                      "into files that include each other)\n")));
+}
