@@ -29,17 +29,6 @@ constexpr int64_t kPad = 8;
 
 int64_t round_up(int64_t n, int64_t multiple) { return (n + multiple - 1) / multiple * multiple; }
 
-// A tensor of `dtype` over `flat`'s storage. Built directly on a TensorImpl: going through ATen
-// ops (empty + set_) costs two dispatches per leaf, which is what consolidated copies must avoid.
-at::Tensor make_view(const at::Tensor& flat, at::ScalarType dtype, at::IntArrayRef sizes,
-                     at::IntArrayRef strides, int64_t storage_offset) {
-  auto impl = c10::make_intrusive<c10::TensorImpl>(c10::Storage(flat.storage()), flat.key_set(),
-                                                   c10::scalarTypeToTypeMeta(dtype));
-  impl->set_sizes_and_strides(sizes, strides);
-  impl->set_storage_offset(storage_offset);
-  return at::Tensor(std::move(impl));
-}
-
 bool views(const at::Tensor& t, const at::Tensor& flat) {
   return t.storage().unsafeGetStorageImpl() == flat.storage().unsafeGetStorageImpl();
 }
@@ -53,6 +42,17 @@ bool all_leaves_view(const TensorDict& td, const at::Tensor& flat) {
 }
 
 }  // namespace
+
+// Built directly on a TensorImpl: going through ATen ops (empty + set_) costs two dispatches per
+// leaf, which is what consolidated copies must avoid.
+at::Tensor make_view(const at::Tensor& flat, at::ScalarType dtype, at::IntArrayRef sizes,
+                     at::IntArrayRef strides, int64_t storage_offset) {
+  auto impl = c10::make_intrusive<c10::TensorImpl>(c10::Storage(flat.storage()), flat.key_set(),
+                                                   c10::scalarTypeToTypeMeta(dtype));
+  impl->set_sizes_and_strides(sizes, strides);
+  impl->set_storage_offset(storage_offset);
+  return at::Tensor(std::move(impl));
+}
 
 // ATen's generic copy kernel moves uint8 buffers well below memcpy speed; host buffers are
 // plain bytes, so memcpy them (other devices go through copy_).

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include "lazy/internal.h"
+#include "ops/fused.h"
 #include "ops/util.h"
 #include "tensordict/dtype.h"
 
@@ -31,15 +32,23 @@ void check_batch_operand(const at::Tensor& other, const BatchSize& batch, const 
   }
 }
 
-// One element-wise op, spelled for each kind of operand.
+// One element-wise op, spelled for each kind of operand; the `_out` forms (the same kernels
+// writing into a given tensor) let a consolidated TensorDict run it over its flat buffer.
 struct Binary {
   const char* name;
   std::function<at::Tensor(const at::Tensor&, const at::Scalar&)> with_scalar;
   std::function<at::Tensor(const at::Tensor&, const at::Tensor&)> with_tensor;
+  std::function<void(at::Tensor&, const at::Tensor&, const at::Scalar&)> scalar_out = nullptr;
+  std::function<void(at::Tensor&, const at::Tensor&, const at::Tensor&)> tensor_out = nullptr;
 };
 
 TensorDict apply_binary(const TensorDict& td, const Operand& other, const Binary& op) {
   if (const at::Scalar* s = other.scalar()) {
+    if (op.scalar_out) {
+      auto fused = detail::fused_map(td, [&](at::Tensor& out, const at::Tensor& a,
+                                             const at::Tensor&) { op.scalar_out(out, a, *s); });
+      if (fused) return *fused;
+    }
     return map_leaves(
         td, [&](const at::Tensor& t) { return op.with_scalar(t, *s); }, op.name);
   }
@@ -50,6 +59,9 @@ TensorDict apply_binary(const TensorDict& td, const Operand& other, const Binary
     return map_leaves(
         td, [&](const at::Tensor& t) { return op.with_tensor(t, batch_aligned(*o, t, nb)); },
         op.name);
+  }
+  if (op.tensor_out) {
+    if (auto fused = detail::fused_map(td, *other.tensordict(), op.tensor_out)) return *fused;
   }
   return td.apply(op.with_tensor, *other.tensordict());
 }
@@ -96,6 +108,18 @@ TensorDict& apply_in_place(TensorDict& td, const Operand& other, const InPlace& 
   const std::vector<at::Tensor> theirs = other.tensordict()
                                              ? partner_leaves(td, *other.tensordict(), op.name)
                                              : std::vector<at::Tensor>();
+  // One kernel per run of a consolidated buffer, when its layout allows.
+  const bool fused =
+      (s && detail::fused_in_place(td, nullptr,
+                                   [&](at::Tensor& run, const at::Tensor&, const at::Tensor&) {
+                                     op.with_scalar(run, *s);
+                                   })) ||
+      (other.tensordict() &&
+       detail::fused_in_place(td, other.tensordict(),
+                              [&](at::Tensor& run, const at::Tensor&, const at::Tensor& b) {
+                                op.with_tensor(run, b);
+                              }));
+  if (fused) return td;
   // _foreach kernels for floating-point leaves, which they cannot fail on; otherwise (bool and
   // integer leaves may refuse an op) one leaf at a time, so that an error names its key and no
   // leaf after it has been written.
@@ -135,11 +159,22 @@ c10::optional<at::Scalar> bound(const std::optional<at::Scalar>& v) {
   return v ? c10::optional<at::Scalar>(*v) : c10::nullopt;
 }
 
-// Point-wise: out of place per leaf, in place through a _foreach kernel or per leaf.
-TensorDict pointwise(const TensorDict& td, const char* name, at::Tensor (*fn)(const at::Tensor&)) {
-  return map_leaves(td, fn, name);
+// Point-wise: over the flat buffer of a consolidated TensorDict (`out`: the `_out` kernel,
+// `in_place`: the in-place one), else out of place per leaf, in place through a _foreach kernel
+// or per leaf.
+TensorDict pointwise(const TensorDict& td, const char* name, at::Tensor (*fn)(const at::Tensor&),
+                     void (*out)(at::Tensor&, const at::Tensor&)) {
+  auto fused = detail::fused_map(
+      td, [out](at::Tensor& dst, const at::Tensor& a, const at::Tensor&) { out(dst, a); });
+  return fused ? *fused : map_leaves(td, fn, name);
 }
-TensorDict& pointwise_(TensorDict& td, void (*fn)(std::vector<at::Tensor>&)) {
+TensorDict& pointwise_(TensorDict& td, void (*fn)(std::vector<at::Tensor>&),
+                       void (*in_place)(at::Tensor&)) {
+  if (detail::fused_in_place(
+          td, nullptr,
+          [in_place](at::Tensor& run, const at::Tensor&, const at::Tensor&) { in_place(run); })) {
+    return td;
+  }
   std::vector<at::Tensor> mine = leaves(td);
   fn(mine);
   return td;
@@ -153,7 +188,13 @@ TensorDict TensorDict::add(const Operand& other, const at::Scalar& alpha) const 
   return apply_binary(
       *this, other,
       {"add", [&](const at::Tensor& t, const at::Scalar& s) { return t.add(s, alpha); },
-       [&](const at::Tensor& t, const at::Tensor& o) { return t.add(o, alpha); }});
+       [&](const at::Tensor& t, const at::Tensor& o) { return t.add(o, alpha); },
+       [&](at::Tensor& out, const at::Tensor& t, const at::Scalar& s) {
+         at::add_out(out, t, s, alpha);
+       },
+       [&](at::Tensor& out, const at::Tensor& t, const at::Tensor& o) {
+         at::add_out(out, t, o, alpha);
+       }});
 }
 TensorDict& TensorDict::add_(const Operand& other, const at::Scalar& alpha) {
   return apply_in_place(*this, other,
@@ -170,7 +211,13 @@ TensorDict TensorDict::sub(const Operand& other, const at::Scalar& alpha) const 
   return apply_binary(
       *this, other,
       {"sub", [&](const at::Tensor& t, const at::Scalar& s) { return t.sub(s, alpha); },
-       [&](const at::Tensor& t, const at::Tensor& o) { return t.sub(o, alpha); }});
+       [&](const at::Tensor& t, const at::Tensor& o) { return t.sub(o, alpha); },
+       [&](at::Tensor& out, const at::Tensor& t, const at::Scalar& s) {
+         at::sub_out(out, t, s, alpha);
+       },
+       [&](at::Tensor& out, const at::Tensor& t, const at::Tensor& o) {
+         at::sub_out(out, t, o, alpha);
+       }});
 }
 TensorDict& TensorDict::sub_(const Operand& other, const at::Scalar& alpha) {
   return apply_in_place(*this, other,
@@ -184,9 +231,12 @@ TensorDict& TensorDict::sub_(const Operand& other, const at::Scalar& alpha) {
                          }});
 }
 TensorDict TensorDict::mul(const Operand& other) const {
-  return apply_binary(*this, other,
-                      {"mul", [](const at::Tensor& t, const at::Scalar& s) { return t.mul(s); },
-                       [](const at::Tensor& t, const at::Tensor& o) { return t.mul(o); }});
+  return apply_binary(
+      *this, other,
+      {"mul", [](const at::Tensor& t, const at::Scalar& s) { return t.mul(s); },
+       [](const at::Tensor& t, const at::Tensor& o) { return t.mul(o); },
+       [](at::Tensor& out, const at::Tensor& t, const at::Scalar& s) { at::mul_out(out, t, s); },
+       [](at::Tensor& out, const at::Tensor& t, const at::Tensor& o) { at::mul_out(out, t, o); }});
 }
 TensorDict& TensorDict::mul_(const Operand& other) {
   return apply_in_place(
@@ -199,9 +249,12 @@ TensorDict& TensorDict::mul_(const Operand& other) {
        }});
 }
 TensorDict TensorDict::div(const Operand& other) const {
-  return apply_binary(*this, other,
-                      {"div", [](const at::Tensor& t, const at::Scalar& s) { return t.div(s); },
-                       [](const at::Tensor& t, const at::Tensor& o) { return t.div(o); }});
+  return apply_binary(
+      *this, other,
+      {"div", [](const at::Tensor& t, const at::Scalar& s) { return t.div(s); },
+       [](const at::Tensor& t, const at::Tensor& o) { return t.div(o); },
+       [](at::Tensor& out, const at::Tensor& t, const at::Scalar& s) { at::div_out(out, t, s); },
+       [](at::Tensor& out, const at::Tensor& t, const at::Tensor& o) { at::div_out(out, t, o); }});
 }
 TensorDict& TensorDict::div_(const Operand& other) {
   return apply_in_place(
@@ -214,9 +267,12 @@ TensorDict& TensorDict::div_(const Operand& other) {
        }});
 }
 TensorDict TensorDict::pow(const Operand& exponent) const {
-  return apply_binary(*this, exponent,
-                      {"pow", [](const at::Tensor& t, const at::Scalar& s) { return t.pow(s); },
-                       [](const at::Tensor& t, const at::Tensor& o) { return t.pow(o); }});
+  return apply_binary(
+      *this, exponent,
+      {"pow", [](const at::Tensor& t, const at::Scalar& s) { return t.pow(s); },
+       [](const at::Tensor& t, const at::Tensor& o) { return t.pow(o); },
+       [](at::Tensor& out, const at::Tensor& t, const at::Scalar& s) { at::pow_out(out, t, s); },
+       [](at::Tensor& out, const at::Tensor& t, const at::Tensor& o) { at::pow_out(out, t, o); }});
 }
 TensorDict& TensorDict::pow_(const Operand& exponent) {
   return apply_in_place(*this, exponent,
@@ -278,22 +334,21 @@ TC_COMPARISON(ne)
 // ---- point-wise functions -----------------------------------------------------------------------
 // FOREACH: torch has a _foreach kernel for the in-place form; PER_LEAF: it does not (1.13).
 
-#define TC_POINTWISE_FOREACH(NAME)                                                             \
-  TensorDict TensorDict::NAME() const {                                                        \
-    return pointwise(*this, #NAME, [](const at::Tensor& t) { return t.NAME(); });              \
-  }                                                                                            \
-  TensorDict& TensorDict::NAME##_() {                                                          \
-    return pointwise_(*this, [](std::vector<at::Tensor>& ts) { at::_foreach_##NAME##_(ts); }); \
+#define TC_POINTWISE(NAME, FOREACH)                                            \
+  TensorDict TensorDict::NAME() const {                                        \
+    return pointwise(                                                          \
+        *this, #NAME, [](const at::Tensor& t) { return t.NAME(); },            \
+        [](at::Tensor& out, const at::Tensor& t) { at::NAME##_out(out, t); }); \
+  }                                                                            \
+  TensorDict& TensorDict::NAME##_() {                                          \
+    return pointwise_(*this, FOREACH, [](at::Tensor& t) { t.NAME##_(); });     \
   }
-#define TC_POINTWISE_PER_LEAF(NAME)                                               \
-  TensorDict TensorDict::NAME() const {                                           \
-    return pointwise(*this, #NAME, [](const at::Tensor& t) { return t.NAME(); }); \
-  }                                                                               \
-  TensorDict& TensorDict::NAME##_() {                                             \
-    return pointwise_(*this, [](std::vector<at::Tensor>& ts) {                    \
-      for (auto& t : ts) t.NAME##_();                                             \
-    });                                                                           \
-  }
+#define TC_POINTWISE_FOREACH(NAME) \
+  TC_POINTWISE(NAME, [](std::vector<at::Tensor>& ts) { at::_foreach_##NAME##_(ts); })
+#define TC_POINTWISE_PER_LEAF(NAME)                    \
+  TC_POINTWISE(NAME, [](std::vector<at::Tensor>& ts) { \
+    for (auto& t : ts) t.NAME##_();                    \
+  })
 TC_POINTWISE_FOREACH(abs)
 TC_POINTWISE_FOREACH(exp)
 TC_POINTWISE_FOREACH(log)
@@ -308,5 +363,6 @@ TC_POINTWISE_FOREACH(reciprocal)
 TC_POINTWISE_PER_LEAF(sign)
 #undef TC_POINTWISE_FOREACH
 #undef TC_POINTWISE_PER_LEAF
+#undef TC_POINTWISE
 
 }  // namespace tensordict

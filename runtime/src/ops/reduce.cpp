@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "ops/fused.h"
 #include "ops/util.h"
 #include "tensordict/dtype.h"
 
@@ -182,20 +183,26 @@ TensorDict reduce_tensordict(const TensorDict& td, const Plan& plan, const std::
 
 // One tensor over every leaf (Python's reduce=True): the leaves concatenated, then reduced.
 at::Tensor reduce_to_tensor(const TensorDict& td, const Plan& plan) {
+  // A consolidated TensorDict whose leaves lie end to end: their concatenation is its buffer.
+  const at::Tensor elements = plan.dims.is_all() ? detail::fused_elements(td) : at::Tensor();
   std::vector<at::Tensor> parts;
   const int64_t nb = td.ndim();
-  detail::for_each_leaf(td, [&](const NestedKey&, at::Tensor& t) {
-    if (plan.dims.is_all()) {
-      parts.push_back(t.reshape({-1}));
-    } else if (plan.dims.is_feature()) {
-      parts.push_back(features_flat(t, nb));
-    } else {
-      parts.push_back(t);
-    }
-  });
-  if (parts.empty()) throw KeyError(std::string(name_of(plan.reduction)) + ": no tensor to reduce");
+  if (!elements.defined()) {
+    detail::for_each_leaf(td, [&](const NestedKey&, at::Tensor& t) {
+      if (plan.dims.is_all()) {
+        parts.push_back(t.reshape({-1}));
+      } else if (plan.dims.is_feature()) {
+        parts.push_back(features_flat(t, nb));
+      } else {
+        parts.push_back(t);
+      }
+    });
+    if (parts.empty())
+      throw KeyError(std::string(name_of(plan.reduction)) + ": no tensor to reduce");
+  }
   try {
-    if (plan.dims.is_all()) return reduce_elements(at::cat(parts), plan);
+    if (plan.dims.is_all())
+      return reduce_elements(elements.defined() ? elements : at::cat(parts), plan);
     if (plan.dims.is_feature()) return reduce_dims(at::cat(parts, -1), plan, {nb}, false);
     return reduce_dims(at::cat(parts, plan.batch_dims.front()), plan, plan.batch_dims,
                        plan.keepdim);

@@ -80,6 +80,10 @@ void for_each_leaf(const TensorDict& td,
                                 const std::exception& e);
 
 // ---- consolidation (ops/consolidate.cpp) ---------------------------------------------------
+/// A tensor of `dtype`, `sizes`, `strides` and `storage_offset` (in elements) over `flat`'s
+/// storage.
+at::Tensor make_view(const at::Tensor& flat, at::ScalarType dtype, at::IntArrayRef sizes,
+                     at::IntArrayRef strides, int64_t storage_offset);
 /// A tensor of `like`'s dtype, sizes, strides and storage offset over `flat`'s storage.
 at::Tensor view_in(const at::Tensor& flat, const at::Tensor& like);
 /// Rebuilds `td`'s structure over `flat` (a copy of its consolidated buffer, maybe elsewhere).
