@@ -154,6 +154,21 @@ std::vector<Op> ops() {
            benchmark::ClobberMemory();
          }
        }},
+      {"exp", [](auto& s, Data& d) { td_run(s, [&] { return d.td.exp(); }); },
+       [](auto& s, Data& d) { raw_map(s, d, [](const at::Tensor& t) { return t.exp(); }); }},
+      {"neg", [](auto& s, Data& d) { td_run(s, [&] { return d.td.neg(); }); },
+       [](auto& s, Data& d) { raw_map(s, d, [](const at::Tensor& t) { return t.neg(); }); }},
+      // One norm over every leaf: the raw loop takes each leaf's norm, then the norm of those.
+      {"norm",
+       [](auto& s, Data& d) { td_run(s, [&] { return d.td.norm(tensordict::reduce_all); }); },
+       [](auto& s, Data& d) {
+         for (auto _ : s) {
+           Tensors norms;
+           norms.reserve(d.raw.size());
+           for (const auto& t : d.raw) norms.push_back(t.norm());
+           benchmark::DoNotOptimize(at::stack(norms).norm());
+         }
+       }},
       {"stack8", [](auto& s, Data& d) { td_run(s, [&] { return tensordict::stack(d.tds8, 0); }); },
        [](auto& s, Data& d) {
          raw_combine(s, d, [](at::TensorList ts) { return at::stack(ts, 0); });
@@ -265,9 +280,41 @@ std::vector<Op> ops() {
   };
 }
 
-// Consolidated variants: one flat buffer moved instead of one per leaf.
+// Consolidated variants: one flat buffer moved, or one kernel run over it (fused math), instead
+// of one per leaf.
 std::vector<std::pair<const char*, Bench>> consolidated_ops() {
   return {
+      {"mul_scalar",
+       [](auto& s, Data& d) {
+         const TensorDict c = d.td.consolidate();
+         td_run(s, [&] { return c * 2; });
+       }},
+      {"add_td",
+       [](auto& s, Data& d) {
+         const TensorDict a = d.td.consolidate();
+         const TensorDict b = d.tds8[1].consolidate();
+         td_run(s, [&] { return a + b; });
+       }},
+      {"mul_scalar_",
+       [](auto& s, Data& d) {
+         TensorDict c = d.td.consolidate();
+         td_run(s, [&] { return &c.mul_(1.0); });
+       }},
+      {"exp",
+       [](auto& s, Data& d) {
+         const TensorDict c = d.td.consolidate();
+         td_run(s, [&] { return c.exp(); });
+       }},
+      {"neg",
+       [](auto& s, Data& d) {
+         const TensorDict c = d.td.consolidate();
+         td_run(s, [&] { return c.neg(); });
+       }},
+      {"norm",
+       [](auto& s, Data& d) {
+         const TensorDict c = d.td.consolidate();
+         td_run(s, [&] { return c.norm(tensordict::reduce_all); });
+       }},
       {"clone",
        [](auto& s, Data& d) {
          const TensorDict c = d.td.consolidate();
@@ -278,6 +325,32 @@ std::vector<std::pair<const char*, Bench>> consolidated_ops() {
          TensorDict dst = d.td.consolidate();
          const TensorDict src = d.tds8[2].consolidate();
          for (auto _ : s) benchmark::DoNotOptimize(&dst.update_(src));
+       }},
+  };
+}
+
+// The floor of fused math: one kernel over a tensor of every leaf's elements (no TensorDict).
+std::vector<std::pair<const char*, Bench>> kernel_floors() {
+  auto flat = [](const Data& d) {
+    Tensors parts;
+    for (const auto& t : d.raw) parts.push_back(t.reshape({-1}));
+    return at::cat(parts);
+  };
+  return {
+      {"exp",
+       [flat](auto& s, Data& d) {
+         const at::Tensor all = flat(d);
+         td_run(s, [&] { return all.exp(); });
+       }},
+      {"neg",
+       [flat](auto& s, Data& d) {
+         const at::Tensor all = flat(d);
+         td_run(s, [&] { return all.neg(); });
+       }},
+      {"add_td",
+       [flat](auto& s, Data& d) {
+         const at::Tensor a = flat(d), b = flat(d);
+         td_run(s, [&] { return a + b; });
        }},
   };
 }
@@ -293,10 +366,13 @@ void register_all() {
       benchmark::RegisterBenchmark((base + "/raw" + suffix).c_str(),
                                    [op, leaves](benchmark::State& s) { op.raw(s, data(leaves)); });
     }
-    for (const auto& [name, fn] : consolidated_ops()) {
-      const std::string label = std::string("BM_") + name + "/consolidated" + suffix;
-      benchmark::RegisterBenchmark(label.c_str(),
-                                   [fn = fn, leaves](benchmark::State& s) { fn(s, data(leaves)); });
+    for (const auto& [variant, benches] :
+         {std::pair{"/consolidated", consolidated_ops()}, std::pair{"/kernel", kernel_floors()}}) {
+      for (const auto& [name, fn] : benches) {
+        const std::string label = std::string("BM_") + name + variant + suffix;
+        benchmark::RegisterBenchmark(
+            label.c_str(), [fn = fn, leaves](benchmark::State& s) { fn(s, data(leaves)); });
+      }
     }
   }
 }

@@ -27,21 +27,27 @@ struct Layout {
   std::vector<Run> runs;
 };
 
-// The runs of `td`, when it is consolidated and its leaves are contiguous, in buffer order, do not
-// overlap and (with `floating_only`) are all floating point; nullopt otherwise.
-std::optional<Layout> layout_of(const TensorDict& td, bool floating_only) {
-  if (td.is_lazy_stack()) return std::nullopt;
-  Layout layout{consolidated_buffer(td), {}};
-  if (!layout.flat.defined() || layout.flat.storage_offset() != 0) return std::nullopt;
-  bool ok = true;
-  int64_t last_end = 0;
-  for_each_leaf(td, [&](const NestedKey&, at::Tensor& t) {
+// Adds `td`'s leaves (depth first, as consolidate() lays them out) to `layout`; false when one of
+// them is not a contiguous view of the buffer after the previous one (or not floating point, with
+// `floating_only`). Walks the values directly: building each leaf's NestedKey would cost more
+// than the kernels of small leaves.
+bool add_leaves(const TensorDict& td, bool floating_only, Layout& layout, int64_t& last_end) {
+  if (td.is_lazy_stack()) return false;
+  const c10::StorageImpl* storage = layout.flat.storage().unsafeGetStorageImpl();
+  for (const Value& value : impl_of(td).values) {
+    if (value.is_tensordict()) {
+      if (!add_leaves(value.tensordict(), floating_only, layout, last_end)) return false;
+      continue;
+    }
+    if (!value.is_tensor()) continue;
+    const at::Tensor& t = value.tensor();
     const at::ScalarType dtype = t.scalar_type();
-    ok = ok && t.is_contiguous() && !t.is_neg() && (!floating_only || at::isFloatingType(dtype));
     const int64_t begin = t.storage_offset() * static_cast<int64_t>(t.element_size());
     const int64_t end = begin + static_cast<int64_t>(t.nbytes());
-    ok = ok && begin >= last_end;
-    if (!ok) return;
+    if (t.storage().unsafeGetStorageImpl() != storage || !t.is_contiguous() || t.is_neg() ||
+        (floating_only && !at::isFloatingType(dtype)) || begin < last_end) {
+      return false;
+    }
     if (!layout.runs.empty() && layout.runs.back().dtype == dtype) {
       Run& run = layout.runs.back();
       run.dense = run.dense && begin == run.end;
@@ -51,8 +57,18 @@ std::optional<Layout> layout_of(const TensorDict& td, bool floating_only) {
       layout.runs.push_back(Run{dtype, begin, end, true, true});
     }
     last_end = end;
-  });
-  if (!ok || layout.runs.empty()) return std::nullopt;
+  }
+  return true;
+}
+
+// The runs of `td`, when it is consolidated and its leaves are contiguous, in buffer order, do not
+// overlap and (with `floating_only`) are all floating point; nullopt otherwise.
+std::optional<Layout> layout_of(const TensorDict& td, bool floating_only) {
+  if (td.is_lazy_stack()) return std::nullopt;
+  Layout layout{impl_of(td).consolidated, {}};
+  if (!layout.flat.defined() || layout.flat.storage_offset() != 0) return std::nullopt;
+  int64_t last_end = 0;
+  if (!add_leaves(td, floating_only, layout, last_end) || layout.runs.empty()) return std::nullopt;
   return layout;
 }
 
