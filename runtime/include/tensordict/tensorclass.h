@@ -405,7 +405,7 @@ class TensorClass : public TensorClassTag {
   /// Sets field `i` to `value`, cast per the class options (None removes it); LockedError when the
   /// instance is locked. Returns this instance.
   Derived& set_field(size_t i, FieldValue value) {
-    detail::tc::set(td_, spec(), i, value);
+    detail::tc::set(td_, spec(), i, std::move(value));
     return self();
   }
 

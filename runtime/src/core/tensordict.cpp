@@ -122,7 +122,7 @@ TensorDict parent_of(const TensorDict& root, const NestedKey& key, bool create) 
   TensorDict node = root;
   for (size_t i = 0; i + 1 < key.size(); ++i) {
     auto& impl = detail::impl_of(node);
-    const int64_t slot = impl.find(key[i]);
+    const int64_t slot = impl.find(key, i);
     if (slot < 0) {
       if (!create) throw KeyError("key " + key.repr() + " not found: no entry '" + key[i] + "'");
       if (impl.locked) {
@@ -349,7 +349,7 @@ bool TensorDict::contains(const NestedKey& key) const {
     return detail::lazy::contains(lazy->first, lazy->second);
   TensorDict node = *this;
   for (size_t i = 0; i < key.size(); ++i) {
-    const int64_t slot = node.impl_->find(key[i]);
+    const int64_t slot = node.impl_->find(key, i);
     if (slot < 0) return false;
     if (i + 1 == key.size()) return true;
     const Value& value = node.impl_->values[static_cast<size_t>(slot)];
@@ -363,7 +363,7 @@ Value TensorDict::get_value(const NestedKey& key) const {
   if (auto lazy = detail::lazy::on_path(*this, key))
     return detail::lazy::get_value(lazy->first, lazy->second);
   const TensorDict parent = key.is_nested() ? parent_of(*this, key, false) : *this;
-  const int64_t slot = parent.impl_->find(key.back());
+  const int64_t slot = parent.impl_->find(key, key.size() - 1);
   if (slot < 0) throw KeyError("key " + key.repr() + " not found in TensorDict");
   return parent.impl_->values[static_cast<size_t>(slot)];
 }
@@ -373,7 +373,7 @@ at::Tensor TensorDict::get(const NestedKey& key) const {
   // the checked path below, which throws the right error.
   const TensorDictImpl* node = impl_.get();
   for (size_t i = 0; node; ++i) {
-    const int64_t slot = node->find(key[i]);
+    const int64_t slot = node->find(key, i);
     if (slot < 0) break;
     const Value& value = node->values[static_cast<size_t>(slot)];
     if (i + 1 == key.size()) {
@@ -423,7 +423,7 @@ int64_t TensorDict::slot_of(const std::string& key) const { return impl_->find(k
 TensorDict& TensorDict::set(const NestedKey& key, Value value) {
   if (!key.is_nested() && value.is_tensor() && !impl_->locked) {  // hot path: replace a tensor
     const at::Tensor& t = value.tensor();
-    const int64_t slot = impl_->find(key.front());
+    const int64_t slot = impl_->find(key, 0);
     if (slot >= 0 && (!impl_->device || t.device() == *impl_->device) &&
         extends_dims(t.sizes(), impl_->batch_size)) {
       impl_->values[static_cast<size_t>(slot)] = std::move(value);
@@ -439,7 +439,7 @@ TensorDict& TensorDict::set(const NestedKey& key, Value value) {
   auto& impl = parent ? detail::impl_of(*parent) : *impl_;
   value = conform(impl, key, std::move(value));
   if (value.is_tensordict()) detail::exchange_names(impl, value);
-  const int64_t slot = impl.find(key.back());
+  const int64_t slot = impl.find(key, key.size() - 1);
   if (slot >= 0) {
     Value& existing = impl.values[static_cast<size_t>(slot)];
     if (impl.locked) {

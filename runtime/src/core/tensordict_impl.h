@@ -15,18 +15,24 @@ namespace tensordict::detail {
 /// keeps get/set in the tens of nanoseconds. Keys themselves live in TensorDictImpl::keys.
 class KeyIndex {
  public:
-  int64_t find(const std::string& key, const std::vector<std::string>& keys) const {
+  /// Slot of `key`, whose detail::key_hash is `h`, or -1.
+  int64_t find(const std::string& key, size_t h, const std::vector<std::string>& keys) const {
     if (table_.empty()) return -1;
-    const size_t h = std::hash<std::string>{}(key);
     for (size_t i = h & mask_;; i = (i + 1) & mask_) {
       const Entry& e = table_[i];
       if (e.slot == 0) return -1;
       if (e.hash == h && keys[e.slot - 1] == key) return static_cast<int64_t>(e.slot - 1);
     }
   }
+  /// Room for `n` keys without growing.
+  void reserve(size_t n) {
+    size_t size = 8;
+    while (size < n * 2) size *= 2;
+    if (size > table_.size()) rehash(size);
+  }
   void insert(const std::string& key, size_t slot) {
     if ((count_ + 1) * 2 > table_.size()) grow();
-    place({std::hash<std::string>{}(key), slot + 1});
+    place({key_hash(key), slot + 1});
     ++count_;
   }
 
@@ -40,9 +46,10 @@ class KeyIndex {
     while (table_[i].slot != 0) i = (i + 1) & mask_;
     table_[i] = e;
   }
-  void grow() {
+  void grow() { rehash(std::max<size_t>(8, table_.size() * 2)); }
+  void rehash(size_t size) {
     std::vector<Entry> old = std::move(table_);
-    table_.assign(std::max<size_t>(8, old.size() * 2), Entry{});
+    table_.assign(size, Entry{});
     mask_ = table_.size() - 1;
     for (const Entry& e : old)
       if (e.slot != 0) place(e);
@@ -77,7 +84,13 @@ struct TensorDictImpl : Slots {
   std::vector<std::string> keys;
 
   /// Slot of `key` or -1.
-  int64_t find(const std::string& key) const { return index_ ? index_->find(key, keys) : -1; }
+  int64_t find(const std::string& key) const {
+    return index_ ? index_->find(key, key_hash(key), keys) : -1;
+  }
+  /// Slot of component `i` of `key` or -1 (the key's remembered hash: no hashing when reused).
+  int64_t find(const NestedKey& key, size_t i) const {
+    return index_ ? index_->find(key[i], key.hash(i), keys) : -1;
+  }
   /// Appends an entry without any check (callers validated it).
   void append(std::string key, Value value) {
     if (!index_) {
@@ -89,6 +102,13 @@ struct TensorDictImpl : Slots {
     keys.push_back(std::move(key));
     values.push_back(std::move(value));
     forget_layout();
+  }
+  /// Room for `n` entries (keys, values and index), before appending them.
+  void reserve(size_t n) {
+    keys.reserve(n);
+    values.reserve(n);
+    if (!index_) index_ = std::make_shared<KeyIndex>();
+    if (index_.use_count() == 1) index_->reserve(n);
   }
   /// Takes `other`'s keys and (shared) index; the caller then sets one value per key, in order.
   void share_keys(const TensorDictImpl& other) {

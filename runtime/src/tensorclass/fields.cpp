@@ -281,7 +281,67 @@ void check_settable(const TensorDict& td, const ClassSpec& spec, size_t i) {
   }
 }
 
+namespace {
+
+bool extends(at::IntArrayRef shape, const BatchSize& batch) {
+  return shape.size() >= batch.size() && std::equal(batch.begin(), batch.end(), shape.begin());
+}
+
+// The checks cast() and TensorDict::set make on a tensor, true when all pass and the tensor is
+// stored as is: a tensor-holding field (no autocast to a non-tensor type, not a str), the
+// declared dtype and shape, the instance's device and batch dims. Anything else (including
+// every error) takes the general path, which reports it.
+bool stored_as_is(const TensorDictImpl& impl, const ClassSpec& spec, const FieldSpec& field,
+                  const at::Tensor& t) {
+  const Hint hint = hint_of(field);
+  if (spec.options.autocast && hint != Hint::Tensor && hint != Hint::Any && hint != Hint::Class)
+    return false;
+  if (field.kind == FieldKind::Str) return false;
+  if (field.dtype && t.scalar_type() != *field.dtype) return false;
+  if (field.shape) {
+    const auto& shape = *field.shape;
+    if (static_cast<int64_t>(shape.size()) != t.dim()) return false;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (shape[d] >= 0 && shape[d] != t.size(static_cast<int64_t>(d))) return false;
+    }
+  }
+  if (impl.device && t.device() != *impl.device) return false;
+  return extends(t.sizes(), impl.batch_size);
+}
+
+// The setter's fast path: a tensor that passes every check, stored into the field's slot (the
+// keys are the fields in schema order, as in every instance whose fields are all set) or
+// appended when the field is absent and next in schema order (construction). Same result as
+// the general path below; false when that path must run.
+template <class Tensor>  // const at::Tensor (copied in by std::move) or at::Tensor (moved in)
+bool set_tensor_fast(TensorDict& td, const ClassSpec& spec, size_t i, Tensor& t) {
+  auto& impl = detail::impl_of(td);
+  if (impl.locked || impl.lazy || !t.defined() || i >= spec.fields.size()) return false;
+  const FieldSpec& field = spec.fields[i];
+  if (i < impl.keys.size()) {
+    if (!same_key(impl.keys[i], field.name) || !stored_as_is(impl, spec, field, t)) return false;
+    impl.values[i] = std::move(t);
+    return true;
+  }
+  if (i != impl.keys.size() || !stored_as_is(impl, spec, field, t) || impl.find(field.name) >= 0)
+    return false;
+  impl.append(field.name, std::move(t));
+  return true;
+}
+
+}  // namespace
+
+void set(TensorDict& td, const ClassSpec& spec, size_t i, FieldValue&& value) {
+  // `value` is ours: its tensor (held, not const) may be moved into the slot.
+  if (const at::Tensor* t = value.tensor();
+      t && set_tensor_fast(td, spec, i, const_cast<at::Tensor&>(*t))) {  // NOLINT
+    return;
+  }
+  set(td, spec, i, static_cast<const FieldValue&>(value));
+}
+
 void set(TensorDict& td, const ClassSpec& spec, size_t i, const FieldValue& value) {
+  if (const at::Tensor* t = value.tensor(); t && set_tensor_fast(td, spec, i, *t)) return;
   const char* key = spec.fields.at(i).name;
   check_settable(td, spec, i);
   std::optional<Value> stored = cast(spec, i, value, td.batch_size(), td.device());
@@ -295,6 +355,7 @@ void set(TensorDict& td, const ClassSpec& spec, size_t i, const FieldValue& valu
 TensorDict build(const ClassSpec& spec, const std::vector<FieldValue>& values, BatchSize batch_size,
                  std::optional<at::Device> device, std::optional<DimNames> names) {
   TensorDict td = detail::make_tensordict(std::move(batch_size), device);
+  detail::impl_of(td).reserve(spec.fields.size());
   // Named before the fields are set, so that nested values take the names, as in Python.
   if (names) td.set_names(std::move(names));
   for (size_t i = 0; i < spec.fields.size(); ++i) {

@@ -31,6 +31,8 @@ TensorDict build(const ClassSpec& spec, const std::vector<FieldValue>& values, B
 void check_settable(const TensorDict& td, const ClassSpec& spec, size_t field);
 /// Stores `value` in field `field` (None removes it).
 void set(TensorDict& td, const ClassSpec& spec, size_t field, const FieldValue& value);
+/// Same; a tensor stored as is is moved out of `value` (the generated setters' path).
+void set(TensorDict& td, const ClassSpec& spec, size_t field, FieldValue&& value);
 /// The stored entry of field `field` (slot `field` when its key matches, else a lookup), or
 /// nullptr when the field is None.
 const Value* find(const TensorDict& td, const ClassSpec& spec, size_t field);
