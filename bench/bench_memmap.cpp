@@ -6,6 +6,7 @@
 //  MB in total BM_save_load/torch, /memmap           torch::save + torch::load vs memmap +
 //  load_memmap (+ a read
 //                                        of every byte, so both end with the data in memory)
+//  BM_batch_read/tensordict|raw|pread    a random batch of rows from a 512 MB memmapped dataset
 //
 // Files go to $TC_BENCH_DIR (default /dev/shm, else /tmp): on tmpfs the numbers measure our CPU
 // overhead rather than the disk of a shared VM.
@@ -134,6 +135,80 @@ void BM_save_load(benchmark::State& state, bool torch_serialize) {
 }
 BENCHMARK_CAPTURE(BM_save_load, torch, true)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(BM_save_load, memmap, false)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// A random batch of 4096 rows from a memory-mapped dataset of 8 leaves and 512 MB (issue #22):
+//  BM_batch_read/tensordict  td[rows] with 2 threads (the leaves gathered in parallel)
+//  BM_batch_read/raw         index_select per mapped leaf, one thread
+//  BM_batch_read/pread       the rows read from the leaves' files with pread(2) by hand
+constexpr int64_t kDatasetRows = 262144;  // x 64 float32 = 64 MB per leaf
+constexpr int64_t kRowFloats = 64;
+constexpr int64_t kBatchRows = 4096;
+
+const TensorDict& dataset() {
+  static const TensorDict dataset_td = [] {
+    TensorDict td({}, {kDatasetRows});
+    for (int i = 0; i < 8; ++i)
+      td.set("leaf" + std::to_string(i), at::rand({kDatasetRows, kRowFloats}));
+    TensorDict mapped = td.memmap(bench_dir() + "/dataset");
+    // Every page mapped once, so that no variant pays the first touches for the others.
+    for (const auto& value : mapped.values()) benchmark::DoNotOptimize(value.tensor().sum());
+    return mapped;
+  }();
+  return dataset_td;
+}
+
+// Index tensors cycled through, so that each iteration reads other rows.
+const std::vector<at::Tensor>& batches() {
+  static const std::vector<at::Tensor> all = [] {
+    std::vector<at::Tensor> out;
+    for (int i = 0; i < 64; ++i) out.push_back(at::randint(kDatasetRows, {kBatchRows}, at::kLong));
+    return out;
+  }();
+  return all;
+}
+
+void BM_batch_read(benchmark::State& state, int variant) {
+  const TensorDict& td = dataset();
+  const auto& rows = batches();
+  const int threads = at::get_num_threads();
+  at::set_num_threads(variant == 0 ? 2 : 1);
+  std::vector<int> fds;
+  for (int i = 0; variant == 2 && i < 8; ++i) {
+    fds.push_back(::open((bench_dir() + "/dataset/leaf" + std::to_string(i) + ".memmap").c_str(),
+                         O_RDONLY | O_CLOEXEC));
+  }
+  const int64_t row_bytes = kRowFloats * 4;
+  size_t next = 0;
+  for (auto _ : state) {
+    const at::Tensor& index = rows[next++ % rows.size()];
+    if (variant == 0) {
+      benchmark::DoNotOptimize(td.index({index}));
+    } else if (variant == 1) {
+      std::vector<at::Tensor> out;
+      for (const auto& value : td.values()) out.push_back(value.tensor().index_select(0, index));
+      benchmark::DoNotOptimize(out.data());
+    } else {
+      std::vector<at::Tensor> out;
+      const int64_t* idx = index.data_ptr<int64_t>();
+      for (int fd : fds) {
+        at::Tensor leaf = at::empty({kBatchRows, kRowFloats});
+        char* dst = static_cast<char*>(leaf.data_ptr());
+        for (int64_t r = 0; r < kBatchRows; ++r) {
+          if (::pread(fd, dst + r * row_bytes, row_bytes, idx[r] * row_bytes) != row_bytes)
+            throw std::runtime_error("pread failed");
+        }
+        out.push_back(std::move(leaf));
+      }
+      benchmark::DoNotOptimize(out.data());
+    }
+  }
+  for (int fd : fds) ::close(fd);
+  at::set_num_threads(threads);
+  state.SetBytesProcessed(state.iterations() * 8 * kBatchRows * row_bytes);
+}
+BENCHMARK_CAPTURE(BM_batch_read, tensordict, 0)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_batch_read, raw, 1)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_batch_read, pread, 2)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 }  // namespace
 
