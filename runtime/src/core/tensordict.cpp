@@ -377,7 +377,7 @@ at::Tensor TensorDict::get(const NestedKey& key) const {
     if (slot < 0) break;
     const Value& value = node->values[static_cast<size_t>(slot)];
     if (i + 1 == key.size()) {
-      if (value.is_tensor()) return value.tensor();
+      if (const at::Tensor* t = value.tensor_if()) return *t;
       break;
     }
     node = value.is_tensordict() ? &detail::impl_of(value.tensordict()) : nullptr;
@@ -421,12 +421,19 @@ const std::string& TensorDict::key_at(size_t slot) const {
 int64_t TensorDict::slot_of(const std::string& key) const { return impl_->find(key); }  // -1: lazy
 
 TensorDict& TensorDict::set(const NestedKey& key, Value value) {
-  if (!key.is_nested() && value.is_tensor() && !impl_->locked) {  // hot path: replace a tensor
-    const at::Tensor& t = value.tensor();
+  const at::Tensor* t = value.tensor_if();
+  if (t && !key.is_nested() && !impl_->locked) {  // hot path: replace a tensor
     const int64_t slot = impl_->find(key, 0);
-    if (slot >= 0 && (!impl_->device || t.device() == *impl_->device) &&
-        extends_dims(t.sizes(), impl_->batch_size)) {
-      impl_->values[static_cast<size_t>(slot)] = std::move(value);
+    if (slot >= 0 && (!impl_->device || t->device() == *impl_->device) &&
+        extends_dims(t->sizes(), impl_->batch_size)) {
+      Value& existing = impl_->values[static_cast<size_t>(slot)];
+      if (const at::Tensor* old = existing.tensor_if()) {
+        // Tensor over tensor: a plain move, no variant dispatch. Both Values are ours (`value`
+        // by value, `existing` in our entries), hence not const.
+        *const_cast<at::Tensor*>(old) = std::move(*const_cast<at::Tensor*>(t));  // NOLINT
+      } else {
+        existing = std::move(value);
+      }
       return *this;
     }
   }
