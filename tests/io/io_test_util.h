@@ -34,6 +34,13 @@ inline void write_file(const std::string& path, const std::string& bytes) {
   out << bytes;
 }
 
+/// Exit status and output of a shell command.
+struct CommandResult {
+  int code;            ///< the exit status, -1 when it did not exit
+  std::string output;  ///< what it wrote to stdout (redirect stderr there to have both)
+};
+CommandResult run_command(const std::string& command);
+
 /// Lower-case hex SHA-256 of `n` bytes.
 std::string sha256_hex(const void* data, size_t n);
 

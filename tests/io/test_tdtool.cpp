@@ -16,20 +16,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Run {
-  int code;
-  std::string output;  // stdout and stderr
-};
+using Run = tc_test::CommandResult;
 
 Run tdtool(const std::string& args) {
-  const std::string command = std::string(TDTOOL_PATH) + " " + args + " 2>&1";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  REQUIRE(pipe != nullptr);
-  std::string output;
-  char buf[4096];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;) output.append(buf, n);
-  const int status = ::pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, output};
+  return tc_test::run_command(std::string(TDTOOL_PATH) + " " + args + " 2>&1");
 }
 
 const fs::path kFixtures = fs::path(TC_FIXTURES_DIR) / "python-tensordict";
