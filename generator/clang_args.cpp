@@ -9,10 +9,12 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 #include "names.h"
 
@@ -141,7 +143,8 @@ class Spliced {
         while (j < raw.size() && (raw[j] == ' ' || raw[j] == '\t')) ++j;  // clang allows them
         if (j < raw.size() && raw[j] == '\r' && j + 1 < raw.size() && raw[j + 1] == '\n') ++j;
         if (j < raw.size() && raw[j] == '\n') {
-          removed_.push_back({text.size(), j + 1 - i});
+          total_ += j + 1 - i;
+          removed_.push_back({text.size(), total_});
           i = j + 1;
           continue;
         }
@@ -151,18 +154,18 @@ class Spliced {
   }
 
   size_t original(size_t pos) const {
-    size_t extra = 0;
-    for (const auto& [at, count] : removed_) {
-      if (at > pos) break;
-      extra += count;
-    }
-    return pos + extra;
+    // The last splice at or before `pos` holds the bytes removed up to it.
+    const auto after =
+        std::upper_bound(removed_.begin(), removed_.end(), std::make_pair(pos, ~size_t{0}));
+    return pos + (after == removed_.begin() ? 0 : std::prev(after)->second);
   }
 
   std::string text;
 
  private:
-  std::vector<std::pair<size_t, size_t>> removed_;  ///< (position in text, bytes removed there)
+  /// (position in text, bytes removed up to there), in order of position
+  std::vector<std::pair<size_t, size_t>> removed_;
+  size_t total_ = 0;
 };
 
 struct Directive {
@@ -176,14 +179,17 @@ bool is_ident_char(char c) {
          static_cast<unsigned char>(c) >= 0x80;
 }
 
-// Skips spaces, tabs and block comments (which may span lines, as in clang) from `i`.
-size_t skip_space(const std::string& t, size_t i) {
-  while (i < t.size()) {
+// Skips spaces, tabs and block comments (which may span lines, as in clang) from `i`, not past
+// `limit`: a comment not closed before it ends the skip there.
+size_t skip_space(const std::string& t, size_t i, size_t limit = std::string::npos) {
+  limit = std::min(limit, t.size());
+  while (i < limit) {
     if (t[i] == ' ' || t[i] == '\t' || t[i] == '\f' || t[i] == '\v' || t[i] == '\r') {
       ++i;
     } else if (t.compare(i, 2, "/*") == 0) {
-      const size_t end = t.find("*/", i + 2);
-      i = end == std::string::npos ? t.size() : end + 2;
+      // Searched up to `limit` only: a scan of each line to a far end would be quadratic.
+      const size_t end = std::string_view(t.data(), limit).find("*/", i + 2);
+      i = end == std::string::npos ? limit : end + 2;
     } else {
       break;
     }
@@ -192,14 +198,15 @@ size_t skip_space(const std::string& t, size_t i) {
 }
 
 // The include directive whose '#' ends before `i`, if it is one with a header name; `i` moves past
-// what was read.
-std::optional<Directive> read_directive(const std::string& t, size_t& i) {
-  i = skip_space(t, i);
+// what was read, not past `limit`.
+std::optional<Directive> read_directive(const std::string& t, size_t& i,
+                                        size_t limit = std::string::npos) {
+  i = skip_space(t, i, limit);
   const size_t begin = i;
   while (i < t.size() && is_ident_char(t[i])) ++i;
   const std::string keyword = t.substr(begin, i - begin);
   if (keyword != "include" && keyword != "include_next" && keyword != "import") return std::nullopt;
-  i = skip_space(t, i);
+  i = skip_space(t, i, limit);
   if (i >= t.size() || (t[i] != '"' && t[i] != '<')) return std::nullopt;  // a macro's name
   const char close = t[i] == '"' ? '"' : '>';
   const size_t end = t.find_first_of(std::string(1, close) + "\n", i + 1);
@@ -252,10 +259,12 @@ void lex_directives(const std::string& t, std::vector<Directive>& out) {
       const std::string word = t.substr(begin, i - begin);
       const bool raw = word == "R" || word == "u8R" || word == "uR" || word == "UR" || word == "LR";
       if (raw && i < t.size() && t[i] == '"') {
-        const size_t open = t.find('(', i + 1);
-        if (open != std::string::npos && open - i <= 17) {
-          const std::string close = ")" + t.substr(i + 1, open - i - 1) + "\"";
-          const size_t end = t.find(close, open + 1);
+        // The delimiter is at most 16 characters.
+        const size_t open = t.substr(i + 1, 17).find('(');
+        if (open != std::string::npos) {
+          const size_t delimiter = i + 1;
+          const std::string close = ")" + t.substr(delimiter, open) + "\"";
+          const size_t end = t.find(close, delimiter + open + 1);
           i = end == std::string::npos ? t.size() : end + close.size();
         }
       }
@@ -273,10 +282,10 @@ void line_directives(const std::string& t, std::vector<Directive>& out) {
   for (size_t line = 0; line < t.size();) {
     size_t next = t.find('\n', line);
     if (next == std::string::npos) next = t.size();
-    size_t i = skip_space(t, line);
+    size_t i = skip_space(t, line, next);
     if (i < next && (t[i] == '#' || t.compare(i, 2, "%:") == 0)) {
       i += t[i] == '#' ? 1 : 2;
-      if (auto directive = read_directive(t, i)) out.push_back(std::move(*directive));
+      if (auto directive = read_directive(t, i, next)) out.push_back(std::move(*directive));
     }
     line = next + 1;
   }
@@ -381,26 +390,32 @@ class IncludeScanner {
     return std::nullopt;
   }
 
-  // False when `file` is refused.
-  bool check(const fs::path& file, const SourceLoc& loc) {
+  // Why libclang must not open `file`, or "" (once per file).
+  const std::string& problem(const fs::path& file) {
+    auto [it, fresh] = problems_.emplace(file, "");
+    if (!fresh) return it->second;
     std::error_code ec;
     const fs::file_status status = fs::status(file, ec);
     const std::string what = "included file '" + shown(file) + "'";
-    if (!ec && !fs::is_regular_file(status)) {
-      diagnostics_.error(loc, what +
-                                  " is not a regular file (libclang would wait forever on a FIFO, "
-                                  "or read a device without end)");
-      refused_ = true;
-      return false;
+    const std::uintmax_t size = ec ? 0 : fs::file_size(file, ec);
+    if (!fs::is_regular_file(status)) {
+      it->second = what +
+                   " is not a regular file (libclang would wait forever on a FIFO, or read a "
+                   "device without end)";
+    } else if (!ec && size > kMaxHeaderBytes) {
+      it->second = what + " is " + std::to_string(size >> 20) +
+                   " MiB, more than tcgen lets libclang read (16 MiB)";
     }
-    const std::uintmax_t size = fs::file_size(file, ec);
-    if (!ec && size > kMaxHeaderBytes) {
-      diagnostics_.error(loc, what + " is " + std::to_string(size >> 20) +
-                                  " MiB, more than tcgen lets libclang read (16 MiB)");
-      refused_ = true;
-      return false;
-    }
-    return true;
+    return it->second;
+  }
+
+  // False when `file` is refused (reported at `loc`).
+  bool check(const fs::path& file, const SourceLoc& loc) {
+    const std::string& why = problem(file);
+    if (why.empty()) return true;
+    diagnostics_.error(loc, why);
+    refused_ = true;
+    return false;
   }
 
   void scan(const fs::path& file) {
@@ -412,19 +427,28 @@ class IncludeScanner {
     std::vector<Directive> directives;
     lex_directives(spliced.text, directives);
     line_directives(spliced.text, directives);
+    std::vector<size_t> line_ends;  // offsets of the original's newlines
+    for (size_t at = original.find('\n'); at != std::string::npos; at = original.find('\n', at + 1))
+      line_ends.push_back(at);
     std::set<size_t> done;
+    std::map<std::pair<std::string, bool>, std::optional<fs::path>> found_as;
     const std::string display = display_path(file.string());
     for (const auto& directive : directives) {
       if (!done.insert(directive.at).second) continue;
-      const auto found = find(directive.name, directive.angled, file.parent_path());
+      auto [it, fresh] =
+          found_as.emplace(std::make_pair(directive.name, directive.angled), std::nullopt);
+      if (fresh) it->second = find(directive.name, directive.angled, file.parent_path());
+      const std::optional<fs::path>& found = it->second;
       if (!found) continue;  // clang reports it, or it is in the compiler's own directories
+      if (problem(*found).empty()) {
+        if (fresh) queue(*found);
+        continue;
+      }
       const size_t at = spliced.original(directive.at);
-      const auto begin = original.begin();
-      const int line = 1 + static_cast<int>(std::count(begin, begin + at, '\n'));
-      const size_t newline = at == 0 ? std::string::npos : original.rfind('\n', at - 1);
-      const size_t line_begin = newline == std::string::npos ? 0 : newline + 1;
-      const int column = static_cast<int>(at - line_begin) + 1;
-      if (check(*found, SourceLoc{display, line, column})) queue(*found);
+      const auto line = std::lower_bound(line_ends.begin(), line_ends.end(), at);
+      const size_t line_begin = line == line_ends.begin() ? 0 : *std::prev(line) + 1;
+      check(*found, SourceLoc{display, static_cast<int>(line - line_ends.begin()) + 1,
+                              static_cast<int>(at - line_begin) + 1});
     }
   }
 
@@ -432,6 +456,7 @@ class IncludeScanner {
   fs::path cwd_;
   std::vector<fs::path> quote_, angled_, system_, forced_;
   std::set<fs::path> seen_;
+  std::map<fs::path, std::string> problems_;
   std::deque<fs::path> pending_;
   std::uintmax_t bytes_ = 0;
   bool refused_ = false;

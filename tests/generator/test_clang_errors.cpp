@@ -404,3 +404,30 @@ TEST_CASE("import: never writes YAML that the YAML front end refuses",
                                       "100000 YAML nodes, more than a schema file may have\n")));
   CHECK_FALSE(fs::exists("yaml/nodes_over.yaml"));
 }
+
+TEST_CASE("clang: the include scan stays linear in the header's size", "[generator][clang][cli]") {
+  if (!tcgen::have_libclang()) TC_SKIP("tcgen was built without libclang");
+  const fs::path dir = scratch("scan_linear");
+  ScopedCwd cwd(dir);
+  // Each a megabyte or two that libclang reads in well under a second. The scan's first version
+  // searched from every line to a comment's far end (over 120 s each here), looked a splice's
+  // position up in a list, or a raw string's '(' through the rest of the file.
+  const std::string tail = "struct TC_CLASS() A {\n  at::Tensor x;\n};\n";
+  auto lines = [](const std::string& line, int count) {
+    std::string text;
+    for (int i = 0; i < count; ++i) text += line;
+    return text;
+  };
+  write_text("comments.h", "#include \"prelude.h\"\n" + lines("/* x\n", 200000) + "*/\n" + tail);
+  write_text("directive_comments.h",
+             "#include \"prelude.h\"\n" + lines("# /* x\n", 200000) + "*/\n" + tail);
+  write_text("raw.h", "#include \"prelude.h\"\n" + lines("R\"", 4000000) + "\n" + tail);
+  write_text("splices.h",
+             "#include \"prelude.h\"\n" + lines("#include \"prelude.h\"\\\n\n", 100000) + tail);
+  for (const char* header : {"comments.h", "directive_comments.h", "splices.h"}) {
+    INFO(header);
+    CHECK(run_bounded(std::string(header) + " --dump-model " + runtime_include(), dir).first == 0);
+  }
+  // Not C++ (clang's errors, exit 1), but read in linear time: not ended by the timeout (124).
+  CHECK(run_bounded("raw.h --dump-model " + runtime_include(), dir).first == 1);
+}
