@@ -123,7 +123,9 @@ class Importer {
       return schema;
     }
     import_class(dir, display, *meta, type, 0);
+    schema.version = read_version(dir, display);
     for (auto& info : classes_) schema.classes.push_back(finish(info));
+    for (auto& cls : schema.classes) cls.version = schema.version;
     return schema;
   }
 
@@ -139,8 +141,29 @@ class Importer {
 
   // `dir/meta.json` as JSON, within the bounds; nullopt (reported) otherwise.
   std::optional<Json> read_meta(const fs::path& dir, const std::string& display) {
-    const fs::path path = dir / "meta.json";
-    const std::string where = display + "/meta.json";
+    return read_json(dir, display, "meta.json");
+  }
+
+  // The version a versioned class's save records (tensordict::kSchemaVersionFile); 0 without one.
+  int64_t read_version(const fs::path& dir, const std::string& display) {
+    if (!fs::exists(dir / tensordict::kSchemaVersionFile)) return 0;
+    const std::optional<Json> file = read_json(dir, display, tensordict::kSchemaVersionFile);
+    const auto it = file ? file->find("version") : Json::const_iterator();
+    if (file && it != file->end() && it->is_number_integer() && it->get<int64_t>() > 0) {
+      return it->get<int64_t>();
+    }
+    if (file) {
+      error(display + "/" + tensordict::kSchemaVersionFile,
+            "expected {\"version\": <a positive integer>}");
+    }
+    return 0;
+  }
+
+  // `dir/name` as a JSON object, within the bounds; nullopt (reported) otherwise.
+  std::optional<Json> read_json(const fs::path& dir, const std::string& display,
+                                const std::string& name) {
+    const fs::path path = dir / name;
+    const std::string where = display + "/" + name;
     std::error_code ec;
     const fs::file_status status = fs::status(path, ec);
     if (ec && ec != std::errc::no_such_file_or_directory) {

@@ -161,6 +161,11 @@ inline constexpr std::array<std::string_view, 77> kTensorClassMembers{
 inline constexpr std::array<std::string_view, 3> kGeneratedMembers{"Args", "class_spec",
                                                                    "field_values"};
 
+/// The file beside a tensorclass directory's meta.json that names the version of the class's
+/// schema, `{"version": 3}`: written by saves of versioned classes, read by their loads and by
+/// `tcgen import` (Python reads only meta.json, other.pickle and _tensordict/ there).
+inline constexpr const char* kSchemaVersionFile = "schema.json";
+
 /// Prefix of the accessor of a field whose name is reserved (`field_<name>()`, `set_field_<name>`).
 inline constexpr std::string_view kReservedFieldPrefix = "field_";
 

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "tensordict/class_contract.h"
 #include "tensordict/tensordict.h"
 
 namespace tensordict {
@@ -95,13 +96,10 @@ struct ClassInfo {
   std::string type;
   /// meta.json's other entries, in order.
   Json fields = Json::object();
-  /// The version of the class's schema (0: none). Written as `schema.json` beside meta.json
-  /// (Python reads only meta.json, other.pickle and _tensordict/ of a tensorclass directory).
+  /// The version of the class's schema (0: none), saved as kSchemaVersionFile beside meta.json.
   int64_t schema_version = 0;
 };
 
-/// The file of a tensorclass directory holding ClassInfo::schema_version: {"version": 3}.
-inline constexpr const char* kSchemaVersionFile = "schema.json";
 /// Parses the text of a schema.json (`where` names it in the FormatError of a malformed one).
 int64_t parse_schema_version(const std::string& text, const std::string& where);
 

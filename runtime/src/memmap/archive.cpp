@@ -426,7 +426,7 @@ class Loader {
     memmap::Loaded child = load_dir(inner);
     meta.erase("_type");
     out.class_info = memmap::ClassInfo{out.type, std::move(meta)};
-    const std::string version_file = join(dir, memmap::kSchemaVersionFile);
+    const std::string version_file = join(dir, kSchemaVersionFile);
     if (const Entry* e = zip_.find(version_file)) {
       zip_.check_crc(*e);
       out.class_info->schema_version =
