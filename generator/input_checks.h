@@ -20,8 +20,8 @@ constexpr long kMaxExpandedNodes = 100000;
 /// Most classes of one schema file, fields of one class, and fields of one schema file, for every
 /// front end: what tcgen accepts must compile in bounded time and memory. Each class instantiates
 /// TensorClass<C> (about 22 ms and 0.85 MB of g++ -O3 each; 10,000 annotated structs made a
-/// header g++ had not compiled after 6 minutes), fields cost little. Shipped schemas have at most
-/// a dozen classes of a few dozen fields.
+/// header that failed to compile after 6 minutes), fields cost little. Shipped schemas have two
+/// classes of at most nine fields.
 constexpr size_t kMaxClassesPerSchema = 500;
 constexpr size_t kMaxFieldsPerClass = 1000;
 constexpr size_t kMaxFieldsPerSchema = 5000;

@@ -215,7 +215,7 @@ TEST_CASE("tcgen bounds classes per schema and fields per class and schema", "[g
   fs::path dir = scratch("bounds");
   ScopedCwd cwd(dir);
   // One class a line, C<i> on line i + 2: each class instantiates TensorClass<C>, so 10,000 made
-  // a header g++ had not compiled after 6 minutes.
+  // a header that failed to compile after 6 minutes.
   auto classes = [](int count, int fields) {
     std::string text = "classes:\n";
     for (int i = 0; i < count; ++i) {
