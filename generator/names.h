@@ -1,7 +1,7 @@
 #pragma once
 // C++ spelling of schema names and types, in one place: identifiers, keywords, reserved tensorclass
 // names, accessor names, dtypes, value types, runtime calls, default values. Emitters never paste
-// type strings together.
+// type strings together. (Which names are taken, the is_* checks, is in reserved_names.cpp.)
 
 #include <string>
 #include <vector>
