@@ -93,10 +93,10 @@ std::optional<TensorDict> fused_map(const TensorDict& td, const RunKernel& kerne
 
 std::optional<TensorDict> fused_map(const TensorDict& td, const TensorDict& other,
                                     const RunKernel& kernel) {
-  if (!same_layout(td, other)) return std::nullopt;
+  // The cheap test first: most TensorDicts are not consolidated, and same_layout compares keys.
   const auto layout = layout_of(td, true);
   const auto theirs = layout ? layout_of(other, true) : std::nullopt;
-  if (!theirs) return std::nullopt;
+  if (!theirs || !same_layout(td, other)) return std::nullopt;
   const at::Tensor out = at::empty_like(layout->flat);
   for (const Run& run : layout->runs) {
     at::Tensor dst = run_view(out, run);
@@ -106,10 +106,9 @@ std::optional<TensorDict> fused_map(const TensorDict& td, const TensorDict& othe
 }
 
 bool fused_in_place(TensorDict& td, const TensorDict* other, const RunKernel& kernel) {
-  if (other && !same_layout(td, *other)) return false;
   const auto layout = layout_of(td, true);
   const auto theirs = layout && other ? layout_of(*other, true) : std::nullopt;
-  if (!layout || (other && !theirs)) return false;
+  if (!layout || (other && (!theirs || !same_layout(td, *other)))) return false;
   // Writing a run writes the bytes between its leaves too: only padding may lie there.
   for (const Run& run : layout->runs) {
     if (!run.padded) return false;
