@@ -408,6 +408,11 @@ class TensorClass : public TensorClassTag {
     detail::tc::set(td_, spec(), i, std::move(value));
     return self();
   }
+  /// set_field for a tensor (the generated tensor setters), without the FieldValue round trip.
+  Derived& set_field(size_t i, at::Tensor value) {
+    detail::tc::set_tensor(td_, &Derived::class_spec, i, std::move(value));
+    return self();
+  }
 
   /// Converts an Args member or a setter's argument to a FieldValue (nested classes give their
   /// inner TensorDict; an empty optional gives None).

@@ -76,6 +76,9 @@ struct TensorDictImpl : Slots {
   /// The tensorclass a loaded directory held (its `_type` and meta.json fields), so that a save
   /// through the plain TensorDict API writes that class back.
   std::shared_ptr<const memmap::ClassInfo> class_info;  // null: a plain TensorDict
+  /// The spec of the class `layout` names, recorded with it (read only while `layout` is set):
+  /// setters check values against it without calling the class's guarded static accessor.
+  std::atomic<const ClassSpec*> layout_spec{nullptr};
 
   // Entries in insertion order: `keys` here, `values` in Slots. The key index is private so that
   // every change of the keys goes through the methods below, which keep it consistent and forget

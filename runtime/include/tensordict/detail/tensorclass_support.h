@@ -33,6 +33,10 @@ void check_settable(const TensorDict& td, const ClassSpec& spec, size_t field);
 void set(TensorDict& td, const ClassSpec& spec, size_t field, const FieldValue& value);
 /// Same; a tensor stored as is is moved out of `value` (the generated setters' path).
 void set(TensorDict& td, const ClassSpec& spec, size_t field, FieldValue&& value);
+/// The generated setters' path for a tensor: moved straight into the field's slot when the keys
+/// are known to be the fields of `cls` in order (TensorDict::class_slot) and `t` passes every
+/// check, through set() otherwise (which then records that layout when it holds).
+void set_tensor(TensorDict& td, detail::ClassToken cls, size_t field, at::Tensor&& t);
 /// The stored entry of field `field` (slot `field` when its key matches, else a lookup), or
 /// nullptr when the field is None.
 const Value* find(const TensorDict& td, const ClassSpec& spec, size_t field);
