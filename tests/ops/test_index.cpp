@@ -1,4 +1,5 @@
 // Indexing over the batch dims: every leaf must equal the same index applied to the raw tensor.
+#include <ATen/Parallel.h>
 #include <catch2/catch.hpp>
 
 #include "ops_test_util.h"
@@ -47,6 +48,8 @@ TEST_CASE("bool masks and long index tensors gather every entry", "[index]") {
   check_against_raw(td, {mask2}, {mask2});
   const at::Tensor idx = at::tensor({3, 0, 0}, at::kLong);
   check_against_raw(td, {idx}, {idx});
+  const at::Tensor from_end = at::tensor({-1, 0, -4}, at::kLong);  // as Python's tensor indexing
+  check_against_raw(td, {from_end}, {from_end});
   check_against_raw(td, {Ellipsis, idx.remainder(3)}, {ix::Slice(), idx.remainder(3)});
   check_against_raw(td, {idx, Slice(1)}, {idx, ix::Slice(1)});
 }
@@ -101,4 +104,37 @@ TEST_CASE("a TensorDict without top-level tensors learns the new batch size from
   CHECK(items_of(out, "s")[0] == "2,0");
   TensorDict empty({}, {4, 3});
   CHECK(empty.index({Slice(), None, 1}).batch_size() == BatchSize{4, 1});
+}
+
+TEST_CASE("a large batch of rows, gathered in parallel, equals index_select on every leaf",
+          "[index]") {
+  // Over 1 MiB of rows on two threads: the hand-copied parallel gather (ops/gather.cpp), whose
+  // result must be index_select's for every width of row, leaves it skips included.
+  const int threads = at::get_num_threads();
+  at::set_num_threads(2);
+  const int64_t n = 20000;
+  const at::Tensor shared = at::rand({n, 4});
+  TensorDict td({{"wide", at::rand({n, 64})},
+                 {"i64", at::randint(1 << 30, {n}, at::kLong)},
+                 {"i32", at::randint(1 << 30, {n}, at::kInt)},
+                 {"flags", at::rand({n, 3}) > 0.5},
+                 {"f64", at::rand({n, 2, 2}, at::kDouble)},
+                 {"strided", at::rand({8, n}).t()},
+                 {"grad", at::rand({n, 2}).requires_grad_()},
+                 {"alias1", shared},
+                 {"alias2", shared},
+                 {"nested", TensorDict({{"x", at::rand({n, 8})}}, {n})}},
+                {n});
+  const at::Tensor index = at::randint(-n, n, {5000}, at::kLong);
+  TensorDict out = td.index({index});
+  CHECK(out.batch_size() == BatchSize{5000});
+  for (const auto& key : td.keys(true, true)) {
+    INFO(key.repr());
+    CHECK(same(out.get(key), td.get(key).index_select(0, index.remainder(n))));
+  }
+  CHECK(out.get("grad").grad_fn() != nullptr);  // autograd leaves keep their history
+  out.get("alias1").zero_();                    // one result per key, as index_select gives
+  CHECK(out.get("alias2").ne(0).any().item<bool>());
+  CHECK_THROWS_WITH(td.index({at::full({4096}, n, at::kLong)}), Contains("key 'wide'"));
+  at::set_num_threads(threads);
 }

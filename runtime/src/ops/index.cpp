@@ -1,6 +1,8 @@
 // Indexing over the batch dims: int, slice, ellipsis, None, bool mask, long index tensor.
 #include <ATen/ATen.h>
 
+#include <algorithm>
+
 #include "lazy/internal.h"
 #include "ops/util.h"
 
@@ -69,6 +71,19 @@ void check_entry(const TensorIndex& ix, int64_t dim, const BatchSize& batch) {
   }
 }
 
+// index_select refuses negative rows, which Python's td[tensor] (tensor indexing) counts from
+// the end: they are wrapped once here for every leaf. Rows past either end stay out of range.
+at::Tensor wrap_negative_rows(const at::Tensor& idx, int64_t n) {
+  if (idx.device().is_cpu()) {
+    const at::Tensor c = idx.contiguous();
+    const int64_t* p = c.data_ptr<int64_t>();
+    if (std::none_of(p, p + c.numel(), [](int64_t i) { return i < 0; })) return idx;
+  } else if (!idx.lt(0).any().item<bool>()) {
+    return idx;
+  }
+  return at::where(idx.lt(0).logical_and(idx.ge(-n)), idx + n, idx);
+}
+
 }  // namespace
 
 IndexPlan plan_index(const Index& user_index, const BatchSize& batch) {
@@ -106,6 +121,8 @@ IndexPlan plan_index(const Index& user_index, const BatchSize& batch) {
   plan.single_long = !ex.empty() && ex[0].is_tensor() && ex[0].tensor().dim() == 1 &&
                      ex[0].tensor().scalar_type() == at::kLong &&
                      std::all_of(ex.begin() + 1, ex.end(), is_full_slice);
+  if (plan.single_long)
+    plan.expanded[0] = TensorIndex(wrap_negative_rows(ex[0].tensor(), batch[0]));
   return plan;
 }
 
@@ -165,6 +182,21 @@ IndexItem::IndexItem(const at::indexing::TensorIndex& ix) {
 TensorDict TensorDict::index(const Index& index) const {
   if (impl_->lazy) return detail::lazy::index(*this, index);
   const detail::IndexPlan plan = detail::plan_index(index, impl_->batch_size);
+  if (plan.single_long) {  // a batch of rows: large ones gathered in parallel
+    auto gathered = detail::gather_rows_in_parallel(*this, plan.expanded[0].tensor());
+    if (!gathered.empty()) {
+      return detail::map_batch_infer(
+          *this,
+          [&](const at::Tensor& t) {
+            auto it = gathered.find(t.unsafeGetTensorImpl());
+            if (it == gathered.end()) return detail::apply_index(t, plan);
+            at::Tensor rows = std::move(it->second);
+            gathered.erase(it);  // a tensor held under two keys gets two results, as before
+            return rows;
+          },
+          "index", detail::index_names(index));
+    }
+  }
   return detail::map_batch_infer(
       *this, [&plan](const at::Tensor& t) { return detail::apply_index(t, plan); }, "index",
       detail::index_names(index));
