@@ -7,12 +7,15 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <map>
 
 #include "io_test_util.h"
 #include "skip.h"
 #include "tensordict/archive.h"
 #include "tensordict/errors.h"
+#include "tensordict/json.h"
+#include "tensordict/lazy_stack.h"
 #include "tensordict/memmap.h"
 
 using tensordict::FormatError;
@@ -470,5 +473,167 @@ TEST_CASE("corrupt archives give clean errors", "[io][tdz]") {
     CHECK_THAT(with(build_zip(entries)), Catch::Contains("no top-level meta.json"));
     CHECK_THAT(with(""), Catch::Contains("not a zip archive"));
     CHECK_THAT(with("hello, not a zip file at all"), Catch::Contains("not a zip archive"));
+  }
+}
+
+namespace {
+
+std::string expand(std::string text, const std::string& tag, const std::string& value) {
+  for (size_t at = text.find(tag); at != std::string::npos; at = text.find(tag, at + value.size()))
+    text.replace(at, tag.size(), value);
+  return text;
+}
+
+// A tree whose meta.json files nest "n" `depth` levels deep (the root is level 1).
+void write_nested(const std::string& dir, int depth) {
+  std::string d = dir;
+  for (int level = 1; level <= depth; ++level) {
+    fs::create_directory(d);
+    Json meta = Json::object();
+    if (level < depth) meta["n"] = Json{{"type", "TensorDict"}};
+    meta["shape"] = Json::array();
+    meta["_type"] = memmap::kTensorDictType;
+    memmap::write_meta(d, meta);
+    d += "/n";
+  }
+}
+
+struct Malformed {
+  const char* name;
+  std::function<void(const std::string& dir)> make;
+  std::string dir_message;      // {dir}: the directory
+  std::string archive_message;  // {arc}: the archive it was packed into
+};
+
+const std::string kLeaf = R"("shape": [3], "dtype": "torch.float32")";
+
+// Writes the TensorDict {x: float32 [3]} (or a lazy stack of three of them), then replaces the
+// root meta.json with `meta` when given.
+void write_td(const std::string& dir, bool stacked, const std::string& meta = {}) {
+  TensorDict td({{"x", at::arange(3, at::kFloat)}}, {3});
+  if (stacked) {
+    tensordict::lazy_stack({td, td.clone(), td.clone()}).memmap(dir);
+  } else {
+    td.memmap(dir);
+  }
+  if (!meta.empty()) tc_test::write_file(dir + "/meta.json", meta);
+}
+
+std::vector<Malformed> malformed_trees() {
+  const std::string td_type = memmap::kTensorDictType;
+  const std::string stack_type = memmap::kLazyStackType;
+  return {
+      {"a file in a lazy stack element's place",
+       [](const std::string& d) {
+         write_td(d, true);
+         fs::remove_all(d + "/1");
+         tc_test::write_file(d + "/1", "x");
+       },
+       "'{dir}/1' is not a directory (an element of the stack)",
+       "archive '{arc}' entry '1' is not a directory (an element of the stack)"},
+      {"stack_dim of the wrong type",
+       [stack_type](const std::string& d) {
+         write_td(d, true, R"({"_type": ")" + stack_type + R"(", "stack_dim": "0"})");
+       },
+       "'{dir}/meta.json': \"stack_dim\" has the wrong type: \"0\"",
+       "archive '{arc}' entry 'meta.json': \"stack_dim\" has the wrong type: \"0\""},
+      {"is_nested of the wrong type",
+       [td_type](const std::string& d) {
+         write_td(d, false,
+                  R"({"x": {)" + kLeaf + R"(, "is_nested": "no"}, "shape": [3], "_type": ")" +
+                      td_type + R"("})");
+       },
+       "'{dir}/meta.json': entry 'x': \"is_nested\" has the wrong type: \"no\"",
+       "archive '{arc}' entry 'meta.json': entry 'x': \"is_nested\" has the wrong type: \"no\""},
+      {"a bool leaf holding bytes other than 0 and 1",
+       [](const std::string& d) {
+         TensorDict({{"m", at::ones({3}, at::kBool)}}, {3}).memmap(d);
+         tc_test::write_file(d + "/m.memmap", std::string("\x01\x02\x00", 3));
+       },
+       "bool data file '{dir}/m.memmap' holds bytes other than 0 and 1",
+       "archive '{arc}' entry 'm.memmap' holds bytes other than 0 and 1 (bool data)"},
+      {"a leaf without data beside a file holding bytes",
+       [](const std::string& d) {
+         TensorDict({{"e", at::zeros({0, 3})}}, {0}).memmap(d);
+         tc_test::write_file(d + "/e.memmap", std::string(48, '\0'));
+       },
+       "'{dir}/e.memmap' is too long: 48 bytes, shape [0, 3] of float32 needs 0",
+       "archive '{arc}' entry 'e.memmap' holds 48 bytes, 0 expected for shape [0, 3] of float32"},
+      {"a missing data file",
+       [](const std::string& d) {
+         write_td(d, false);
+         fs::remove(d + "/x.memmap");
+       },
+       "missing data file '{dir}/x.memmap' for key 'x'",
+       "missing data file archive '{arc}' entry 'x.memmap' for key 'x'"},
+      {"a missing child directory",
+       [td_type](const std::string& d) {
+         write_td(d, false,
+                  R"({"x": {)" + kLeaf +
+                      R"(}, "n": {"type": "TensorDict"}, "shape": [3], "_type": ")" + td_type +
+                      R"("})");
+       },
+       "missing directory '{dir}/n' for key 'n'",
+       "missing directory archive '{arc}' entry 'n' for key 'n'"},
+      {"a directory of pickled tensorclass fields",
+       [](const std::string& d) {
+         fs::create_directory(d);
+         write_td(d + "/_tensordict", false);
+         tc_test::write_file(d + "/meta.json", R"({"_type": "<class 'm.TC'>"})");
+         fs::create_directory(d + "/other.pickle");
+         tc_test::write_file(d + "/other.pickle/x", "x");
+       },
+       "'{dir}/other.pickle': pickled tensorclass fields are not supported",
+       "archive '{arc}' entry 'other.pickle': pickled tensorclass fields are not supported"},
+      {"directories nested 257 deep", [](const std::string& d) { write_nested(d, 257); },
+       "'{dir}" +
+           [] {
+             std::string n;
+             for (int i = 1; i < 257; ++i) n += "/n";
+             return n;
+           }() +
+           "': directories nested too deep",
+       "archive '{arc}' entry 'n" +
+           [] {
+             std::string n;
+             for (int i = 2; i < 257; ++i) n += "/n";
+             return n;
+           }() +
+           "': directories nested too deep"},
+  };
+}
+
+}  // namespace
+
+TEST_CASE("directories and archives refuse the same malformed trees", "[io][tdz]") {
+  for (const auto& m : malformed_trees()) {
+    SECTION(m.name) {
+      tc_test::TempDir tmp;
+      const std::string dir = tmp / "td";
+      const std::string arc = tmp / "td.tdz";
+      m.make(dir);
+      archive::pack_memmap(dir, arc, fixture_time());
+      CHECK_THAT(load_error(dir), Catch::StartsWith(expand(m.dir_message, "{dir}", dir)));
+      CHECK_THAT(load_error(arc), Catch::StartsWith(expand(m.archive_message, "{arc}", arc)));
+      // verify reports the same problem.
+      const auto dir_problems = memmap::verify(dir);
+      const auto arc_problems = archive::verify(arc);
+      REQUIRE(dir_problems.size() == 1);
+      REQUIRE(arc_problems.size() == 1);
+      CHECK_THAT(dir_problems[0], Catch::StartsWith(expand(m.dir_message, "{dir}", dir)));
+      CHECK_THAT(arc_problems[0], Catch::StartsWith(expand(m.archive_message, "{arc}", arc)));
+    }
+  }
+}
+
+TEST_CASE("directories and archives nested 256 deep load", "[io][tdz]") {
+  tc_test::TempDir tmp;
+  write_nested(tmp / "td", 256);
+  archive::pack_memmap(tmp / "td", tmp / "td.tdz", fixture_time());
+  for (const std::string& path : {tmp / "td", tmp / "td.tdz"}) {
+    INFO(path);
+    TensorDict td = TensorDict::load_memmap(path);
+    for (int level = 1; level < 256; ++level) td = td.get_tensordict("n");
+    CHECK(td.keys().empty());
   }
 }

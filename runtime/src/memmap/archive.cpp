@@ -1,7 +1,7 @@
 // `.tdz` archives over the zip layer (memmap/archive_zip.cpp): packing a memmap directory (Python's
 // entry order), unpacking, saving a TensorDict through a staging directory, and loading an archive
-// with every leaf a view into one mapping of the file. The loader mirrors memmap/read.cpp's
-// Reader over archive entries instead of files.
+// with every leaf a view into one mapping of the file (the format itself is read by
+// memmap/tree_loader.h, as for directories).
 #include <ATen/ATen.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -17,17 +17,15 @@
 #include "core/tensordict_impl.h"
 #include "memmap/archive_internal.h"
 #include "memmap/internal.h"
+#include "memmap/tree_loader.h"
 #include "tensordict/dtype.h"
 #include "tensordict/json.h"
-#include "tensordict/lazy_stack.h"
 
 namespace tensordict::archive {
 namespace fs = std::filesystem;
 namespace {
 
-std::string join(const std::string& dir, std::string_view name) {
-  return dir.empty() ? std::string(name) : dir + "/" + std::string(name);
-}
+using memmap::detail::join;
 
 struct Target {
   std::string path;
@@ -150,7 +148,7 @@ void collect(const std::string& dir, const std::string& rel, std::vector<FileIte
   std::vector<std::string> files;
   std::vector<std::string> dirs;
   for (const auto& name : names) {
-    const std::string path = memmap::detail::join(dir, name);
+    const std::string path = join(dir, name);
     const fs::file_status st = fs::symlink_status(path, ec);
     if (ec) throw FormatError("cannot stat '" + path + "': " + ec.message());
     if (fs::is_symlink(st)) throw FormatError("refusing to archive symlink '" + path + "'");
@@ -165,9 +163,9 @@ void collect(const std::string& dir, const std::string& rel, std::vector<FileIte
     }
   }
   for (const auto& name : files) {
-    out.push_back({join(rel, name), memmap::detail::join(dir, name)});
+    out.push_back({join(rel, name), join(dir, name)});
   }
-  for (const auto& name : dirs) collect(memmap::detail::join(dir, name), join(rel, name), out);
+  for (const auto& name : dirs) collect(join(dir, name), join(rel, name), out);
 }
 
 // Writes the archive of `dir` into the temporary `tmp` beside `target`, then renames it into
@@ -176,7 +174,7 @@ void pack_into(const std::string& dir, const Target& target, const PackOptions& 
                const memmap::detail::Temporary& tmp) {
   std::vector<FileItem> items;
   collect(dir, "", items);
-  const std::string packed = memmap::detail::join(tmp.work(), "packed.tdz");
+  const std::string packed = join(tmp.work(), "packed.tdz");
   memmap::detail::Fd fd(::open(packed.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666));
   if (!fd) memmap::detail::throw_errno("cannot create", packed);
   detail::ZipWriter zip(fd.get(), target.path, options.timestamp.value_or(detail::now()));
@@ -206,127 +204,46 @@ void publish_archive(const std::string& archive, const PackOptions& options,
 
 void release_view(void* ctx) { delete static_cast<std::shared_ptr<detail::Mapping>*>(ctx); }
 
-class Loader {
+// An archive as the Source of memmap::detail::TreeLoader: paths are entry names, and every leaf
+// is a view into the archive's one mapping.
+class ZipSource {
  public:
-  Loader(const detail::ZipReader& zip, std::optional<at::Device> device,
-         std::vector<std::string>* problems)
-      : zip_(zip), device_(device), problems_(problems) {}
+  explicit ZipSource(const detail::ZipReader& zip) : zip_(zip) {}
 
-  memmap::Loaded load_dir(const std::string& dir) {
-    if (++depth_ > 256) throw FormatError(zip_.where(dir) + ": directories nested too deep");
-    Json meta = read_meta(dir);
-    const std::string where = zip_.where(join(dir, "meta.json"));
-    auto type_it = meta.find("_type");
-    if (type_it == meta.end() || !type_it->is_string()) {
-      throw FormatError(where + ": missing \"_type\" string");
-    }
-    const std::string type = type_it->get<std::string>();
-    memmap::Loaded out{Value(TensorDict()), type, std::nullopt, {}};
-    if (type == memmap::kTensorDictType || type == memmap::kSubTensorDictType) {
-      out.value = load_td(dir, meta, where, out);
-    } else if (type == memmap::kNonTensorDataType || type == memmap::kMetaDataType) {
-      auto it = meta.find("data");
-      if (it == meta.end()) {
-        throw FormatError(where +
-                          ": NonTensorData without \"data\" (pickled data is not supported)");
-      }
-      out.value = NonTensorData{*it};
-    } else if (type == memmap::kNonTensorStackType) {
-      out.value = load_non_tensor_stack(dir, meta, where);
-    } else if (type == memmap::kLazyStackType) {
-      out.value = load_lazy_stack(dir, meta, where);
-    } else {
-      load_tensorclass(dir, meta, where, out);
-    }
-    --depth_;
-    return out;
-  }
-
- private:
-  Json read_meta(const std::string& dir) {
-    const std::string name = join(dir, "meta.json");
-    const Entry* e = zip_.find(name);
-    if (!e) throw FormatError(zip_.where(name) + " is missing");
+  std::string where(const std::string& path) const { return zip_.where(path); }
+  std::string_view text(const std::string& path) const {
+    const Entry* e = zip_.find(path);
+    if (!e) throw FormatError(zip_.where(path) + " is missing");
     zip_.check_crc(*e);  // small, and read whole anyway
-    Json meta = parse_json(zip_.bytes(*e), zip_.where(name));
-    if (!meta.is_object()) throw FormatError(zip_.where(name) + " is not a JSON object");
-    return meta;
+    return zip_.bytes(*e);
   }
-
-  // The entry (file or directory) for `key` in `dir`: its encoded name, else the raw key for
-  // trees written without key encoding. Empty when neither exists.
-  std::string find_child(const std::string& dir, const std::string& key, std::string_view suffix,
-                         bool directory) const {
-    auto exists = [&](const std::string& name) {
-      return directory ? zip_.is_dir(name) : zip_.find(name) != nullptr;
-    };
-    const std::string encoded = join(dir, memmap::encode_key(key) + std::string(suffix));
-    if (exists(encoded)) return encoded;
-    if (!key.empty() && key != "." && key != ".." && key.find('/') == std::string::npos) {
-      const std::string raw = join(dir, key + std::string(suffix));
-      if (exists(raw)) return raw;
+  bool exists(const std::string& path) const { return zip_.find(path) || zip_.is_dir(path); }
+  bool is_dir(const std::string& path) const { return zip_.is_dir(path); }
+  std::string find(const std::string& dir, const std::string& key, std::string_view suffix,
+                   bool directory) const {
+    for (const std::string& name : memmap::detail::entry_names(key, suffix, directory)) {
+      std::string path = join(dir, name);
+      if (directory ? zip_.is_dir(path) : zip_.find(path) != nullptr) return path;
     }
     return {};
   }
-
-  TensorDict load_td(const std::string& dir, const Json& meta, const std::string& where,
-                     memmap::Loaded& acc) {
-    BatchSize batch =
-        meta.contains("shape") ? memmap::detail::parse_shape(meta["shape"], where) : BatchSize{};
-    std::optional<at::Device> device = device_;
-    auto dev = meta.find("device");
-    if (!device && dev != meta.end() && dev->is_string() && *dev == "cpu") device = at::kCPU;
-    TensorDict td = ::tensordict::detail::make_tensordict(std::move(batch), device);
-    for (const auto& [key, entry] : meta.items()) {
-      if (key == "shape" || key == "device" || key == "_type") continue;
-      try {
-        if (!entry.is_object()) throw FormatError(where + ": entry '" + key + "' is not an object");
-        Value value = entry.contains("type") ? load_child(dir, key, acc)
-                                             : Value(load_leaf(dir, key, entry, where));
-        try {
-          td.set(key, std::move(value));
-        } catch (const ShapeError& e) {
-          throw FormatError(where + ": entry '" + key +
-                            "' does not fit the batch size: " + e.what());
-        }
-      } catch (const FormatError& e) {
-        if (!problems_) throw;
-        problems_->push_back(e.what());
-      }
-    }
-    return td;
+  size_t byte_size(const std::string& file, at::IntArrayRef shape, at::ScalarType dtype) const {
+    return memmap::detail::byte_size(shape, dtype, zip_.where(file));
   }
-
-  at::Tensor load_leaf(const std::string& dir, const std::string& key, const Json& entry,
-                       const std::string& where) {
-    const std::string what = where + ": entry '" + key + "'";
-    auto dtype_it = entry.find("dtype");
-    if (dtype_it == entry.end() || !dtype_it->is_string())
-      throw FormatError(what + " has no \"dtype\"");
-    const auto dtype = dtype_from_name(dtype_it->get<std::string>());
-    if (!dtype)
-      throw FormatError(what + " has unknown dtype '" + dtype_it->get<std::string>() + "'");
-    if (!entry.contains("shape")) throw FormatError(what + " has no \"shape\"");
-    const auto shape = memmap::detail::parse_shape(entry["shape"], what);
-    auto nested = entry.find("is_nested");
-    if (nested != entry.end() && nested->is_boolean() && nested->get<bool>()) {
-      throw FormatError(what + " is a nested (jagged) tensor, which is not supported");
+  // Checked as memmap/file.cpp checks a data file: as long as the data needs and less than twice
+  // that (nothing at all for no data), bool bytes 0 or 1.
+  at::Tensor leaf(const std::string& path, at::ScalarType dtype, at::IntArrayRef shape,
+                  size_t nbytes) const {
+    const Entry& e = *zip_.find(path);
+    if (e.size < nbytes || (nbytes == 0 ? e.size > 0 : e.size / 2 >= nbytes)) {
+      throw FormatError(zip_.where(path) + " holds " + std::to_string(e.size) + " bytes, " +
+                        std::to_string(nbytes) + " expected for shape " + shape_str(shape) +
+                        " of " + dtype_name(dtype));
     }
-    const auto options = at::TensorOptions().dtype(*dtype);
-    const std::string file = join(dir, memmap::encode_key(key) + ".memmap");
-    const size_t nbytes = memmap::detail::byte_size(shape, *dtype, zip_.where(file));
-    if (device_ && device_->is_meta()) return at::empty(shape, options.device(at::kMeta));
-    if (nbytes == 0) return at::empty(shape, options);  // Python writes no file for these
-    const std::string name = find_child(dir, key, ".memmap", false);
-    if (name.empty()) throw FormatError(zip_.where(file) + " is missing (key '" + key + "')");
-    const Entry& e = *zip_.find(name);
-    if (e.size < nbytes || e.size / 2 >= nbytes) {
-      throw FormatError(zip_.where(name) + " holds " + std::to_string(e.size) + " bytes, " +
-                        std::to_string(nbytes) + " expected for shape " + entry["shape"].dump() +
-                        " of " + dtype_it->get<std::string>());
-    }
+    const auto options = at::TensorOptions().dtype(dtype);
+    if (nbytes == 0) return at::empty(shape, options);
     at::Tensor t;
-    if (e.offset % c10::elementSize(*dtype) != 0) {
+    if (e.offset % c10::elementSize(dtype) != 0) {
       // An unaligned payload (an archive from another zip tool) cannot be viewed: copied.
       t = at::empty(shape, options);
       std::memcpy(t.data_ptr(), zip_.mapping()->addr + e.offset, nbytes);
@@ -338,113 +255,21 @@ class Loader {
                            std::move(ptr), nullptr, false);
       t = at::empty({0}, options).set_(storage, 0, shape);
     }
-    return device_ && !device_->is_cpu() ? t.to(*device_) : t;
+    if (dtype == at::kBool && t.view(at::kByte).gt(1).any().item<bool>()) {
+      throw FormatError(zip_.where(path) + " holds bytes other than 0 and 1 (bool data)");
+    }
+    return t;
   }
+  static void loaded(TensorDict&, const std::string&) {}  // no saved_path: not a directory
 
-  Value load_child(const std::string& dir, const std::string& key, memmap::Loaded& acc) {
-    const std::string path = find_child(dir, key, "", true);
-    if (path.empty()) {
-      throw FormatError(zip_.where(join(dir, memmap::encode_key(key))) +
-                        ": missing directory for key '" + key + "'");
-    }
-    memmap::Loaded child = load_dir(path);
-    if (child.class_info) acc.nested_classes.emplace_back(NestedKey(key), *child.class_info);
-    for (auto& [sub, info] : child.nested_classes) {
-      std::vector<std::string> parts{key};
-      for (const auto& part : sub) parts.push_back(part);
-      acc.nested_classes.emplace_back(NestedKey(parts), std::move(info));
-    }
-    return std::move(child.value);
-  }
-
-  Value load_non_tensor_stack(const std::string& dir, const Json& meta, const std::string& where) {
-    auto it = meta.find("data");
-    if (it == meta.end()) {
-      std::vector<Json> items;
-      for (auto& element : load_elements(dir)) {
-        if (!element.value.is_non_tensor_data()) {
-          throw FormatError(where + ": NonTensorStack element is a " +
-                            std::string(element.value.kind_name()));
-        }
-        items.push_back(element.value.non_tensor_data().data);
-      }
-      const auto n = static_cast<int64_t>(items.size());
-      return NonTensorStack({n}, std::move(items));
-    }
-    if (it->is_string()) {
-      throw FormatError(where + ": NonTensorStack data in '" + it->get<std::string>() +
-                        "' (a Python pickle) is not supported");
-    }
-    if (!it->is_array()) throw FormatError(where + ": NonTensorStack \"data\" is not a list");
-    return NonTensorStack::from_list(*it, memmap::detail::stack_ndim(*it));
-  }
-
-  // Numbered element directories 0/, 1/, ... until the first gap.
-  std::vector<memmap::Loaded> load_elements(const std::string& dir) {
-    std::vector<memmap::Loaded> out;
-    for (size_t i = 0;; ++i) {
-      const std::string path = join(dir, std::to_string(i));
-      if (!zip_.is_dir(path)) return out;
-      out.push_back(load_dir(path));
-    }
-  }
-
-  Value load_lazy_stack(const std::string& dir, const Json& meta, const std::string& where) {
-    int64_t dim = 0;
-    auto it = meta.find("stack_dim");
-    if (it != meta.end() && !it->is_null()) {
-      if (!it->is_number_integer()) throw FormatError(where + ": \"stack_dim\" is not an integer");
-      dim = it->get<int64_t>();
-    }
-    std::vector<TensorDict> tds;
-    for (auto& element : load_elements(dir)) {
-      if (!element.value.is_tensordict()) {
-        throw FormatError(where + ": lazy stack element is a " +
-                          std::string(element.value.kind_name()));
-      }
-      tds.push_back(element.value.tensordict());
-    }
-    if (tds.empty()) throw FormatError(where + ": lazy stack without elements (no '0/' directory)");
-    try {
-      return lazy_stack(tds, dim);
-    } catch (const Error& e) {
-      throw FormatError(where + ": invalid lazy stack: " + e.what());
-    }
-  }
-
-  void load_tensorclass(const std::string& dir, Json meta, const std::string& where,
-                        memmap::Loaded& out) {
-    const std::string inner = join(dir, "_tensordict");
-    if (!zip_.is_dir(inner)) {
-      throw FormatError(where + ": unknown _type '" + out.type +
-                        "' (not a TensorDict, and no '_tensordict/' directory of a tensorclass)");
-    }
-    if (zip_.find(join(dir, "other.pickle"))) {
-      throw FormatError(zip_.where(join(dir, "other.pickle")) +
-                        ": pickled tensorclass fields are not supported");
-    }
-    memmap::Loaded child = load_dir(inner);
-    meta.erase("_type");
-    out.class_info = memmap::ClassInfo{out.type, std::move(meta)};
-    const std::string version_file = join(dir, kSchemaVersionFile);
-    if (const Entry* e = zip_.find(version_file)) {
-      zip_.check_crc(*e);
-      out.class_info->schema_version =
-          memmap::parse_schema_version(std::string(zip_.bytes(*e)), zip_.where(version_file));
-    }
-    if (child.value.is_tensordict()) {
-      ::tensordict::detail::impl_of(child.value.tensordict()).class_info =
-          std::make_shared<const memmap::ClassInfo>(*out.class_info);
-    }
-    out.value = std::move(child.value);
-    out.nested_classes = std::move(child.nested_classes);
-  }
-
+ private:
   const detail::ZipReader& zip_;
-  std::optional<at::Device> device_;
-  std::vector<std::string>* problems_;
-  int depth_ = 0;
 };
+
+memmap::Loaded load_tree(const ZipSource& src, const std::string& dir,
+                         std::optional<at::Device> device, std::vector<std::string>* problems) {
+  return memmap::detail::TreeLoader<ZipSource>(src, device, problems).load_dir(dir);
+}
 
 void require_memmap_archive(const detail::ZipReader& zip) {
   if (!zip.find("meta.json")) {
@@ -456,14 +281,18 @@ memmap::Loaded load_parts(const std::string& archive, const std::vector<std::str
                           std::optional<at::Device> device) {
   const detail::ZipReader zip(archive);
   require_memmap_archive(zip);
+  const ZipSource src(zip);
   std::string dir;
   for (const auto& part : parts) {
-    const std::string encoded = join(dir, memmap::encode_key(part));
-    dir = zip.is_dir(encoded) ? encoded : join(dir, part);
-    if (!zip.is_dir(dir)) throw FormatError(zip.where(encoded) + ": no such sub-tensordict");
+    std::string next = src.find(dir, part, "", true);
+    if (next.empty()) {
+      throw FormatError(zip.where(join(dir, memmap::encode_key(part))) +
+                        ": no such sub-tensordict");
+    }
+    dir = std::move(next);
   }
   try {
-    return Loader(zip, device, nullptr).load_dir(dir);
+    return load_tree(src, dir, device, nullptr);
   } catch (const Json::exception& e) {
     throw FormatError(zip.where() + ": unexpected meta.json content: " + e.what());
   }
@@ -490,7 +319,7 @@ bool is_memmap_archive(const std::string& path) {
 
 void pack_memmap(const std::string& dir, const std::string& archive, const PackOptions& options) {
   struct stat st {};
-  const std::string meta = memmap::detail::join(dir, "meta.json");
+  const std::string meta = join(dir, "meta.json");
   if (::stat(meta.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
     throw FormatError("'" + dir + "' does not look like a memmap directory (no meta.json)");
   }
@@ -504,11 +333,11 @@ void unpack_memmap(const std::string& archive, const std::string& dir, bool dura
     std::vector<std::string> dirs(zip.dirs().begin(), zip.dirs().end());
     std::sort(dirs.begin(), dirs.end());  // parents before children
     for (const auto& d : dirs) {
-      if (!d.empty()) memmap::detail::make_dir(memmap::detail::join(tmp, d));
+      if (!d.empty()) memmap::detail::make_dir(join(tmp, d));
     }
     for (const Entry& e : zip.entries()) {
       zip.check_crc(e);
-      const std::string path = memmap::detail::join(tmp, e.name);
+      const std::string path = join(tmp, e.name);
       memmap::detail::Fd fd(
           ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0666));
       if (!fd) memmap::detail::throw_errno("cannot create", path);
@@ -528,7 +357,7 @@ void write_with(const std::string& archive,
                 const std::function<void(const std::string&)>& write_dir,
                 const PackOptions& options) {
   publish_archive(archive, options, [&write_dir](const std::string& work) {
-    const std::string dir = memmap::detail::join(work, "td");
+    const std::string dir = join(work, "td");
     write_dir(dir);
     return dir;
   });
@@ -600,7 +429,7 @@ std::vector<std::string> verify(const std::string& archive) {
       }
     }
     try {
-      Loader(zip, at::Device(at::kCPU), &problems).load_dir("");
+      load_tree(ZipSource(zip), "", at::Device(at::kCPU), &problems);
     } catch (const Json::exception& e) {
       problems.push_back(zip.where() + ": unexpected meta.json content: " + e.what());
     }
