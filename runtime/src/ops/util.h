@@ -110,8 +110,9 @@ struct IndexPlan {
 IndexPlan plan_index(const Index& index, const BatchSize& batch);
 at::Tensor apply_index(const at::Tensor& t, const IndexPlan& plan);
 /// index_select(0, index) of every plain leaf (CPU, contiguous, no autograd) of `td`, copied by
-/// hand on at::get_num_threads() threads when the rows gathered hold at least 1 MiB; by leaf.
-/// Empty when not worth it or when an index is out of range (the general path then reports it).
+/// hand on at::get_num_threads() threads into views of one buffer when the rows gathered hold at
+/// least 1 MiB; by leaf. Empty when not worth it or when an index is out of range (the general
+/// path then reports it).
 std::unordered_map<const c10::TensorImpl*, at::Tensor> gather_rows_in_parallel(
     const TensorDict& td, const at::Tensor& index);
 
