@@ -105,10 +105,6 @@ void atomic_publish(const std::string& prefix, bool durable,
 /// `prefix` without trailing slashes ("." for an empty prefix).
 std::string normalize_prefix(const std::string& prefix);
 
-/// Runs `job(i)` for i in [0, n) on min(num_threads, n) threads (inline when that is 1); the
-/// first exception a job throws is rethrown once every thread has joined.
-void parallel_for(size_t n, int num_threads, const std::function<void(size_t)>& job);
-
 // ---- temporaries beside a target (memmap/temporary.cpp) -----------------------------------------
 /// A save's temporaries beside `parent/base` are named `.<base><kind><pid>-<n>`; `kind` tells
 /// directory saves, archive writes and consolidated files apart.

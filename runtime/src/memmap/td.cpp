@@ -3,6 +3,7 @@
 
 #include <future>
 
+#include "core/parallel.h"
 #include "core/tensordict_impl.h"
 #include "lazy/internal.h"
 #include "memmap/internal.h"
@@ -102,7 +103,7 @@ void prefetch(const TensorDict& td, int num_threads) {
   for (const Value& v : td.values(true, true)) {
     if (v.is_tensor() && v.tensor().device().is_cpu()) leaves.push_back(v.tensor());
   }
-  memmap::detail::parallel_for(leaves.size(), num_threads, [&leaves](size_t i) {
+  ::tensordict::detail::parallel_for(leaves.size(), num_threads, [&leaves](size_t i) {
     const auto* bytes = static_cast<const volatile unsigned char*>(leaves[i].data_ptr());
     const size_t n = leaves[i].nbytes();
     unsigned char sink = 0;

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 
+#include "core/parallel.h"
 #include "core/tensordict_impl.h"
 #include "lazy/internal.h"
 #include "memmap/internal.h"
@@ -235,8 +236,8 @@ class TreeWriter {
   }
 
   void run_jobs() {
-    detail::parallel_for(jobs_.size(), opt_.memmap.num_threads,
-                         [this](size_t i) { run_job(jobs_[i]); });
+    ::tensordict::detail::parallel_for(jobs_.size(), opt_.memmap.num_threads,
+                                       [this](size_t i) { run_job(jobs_[i]); });
   }
 
   const WriteOptions& opt_;

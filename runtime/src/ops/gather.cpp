@@ -9,7 +9,7 @@
 
 #include <cstring>
 
-#include "memmap/internal.h"
+#include "core/parallel.h"
 #include "ops/util.h"
 
 namespace tensordict::detail {
@@ -103,7 +103,7 @@ std::unordered_map<const c10::TensorImpl*, at::Tensor> gather_rows_in_parallel(
   }
   const int64_t chunks = (m + kRowsPerTask - 1) / kRowsPerTask;
   const auto tasks = static_cast<size_t>(chunks) * leaves.size();
-  memmap::detail::parallel_for(tasks, threads, [&](size_t task) {
+  parallel_for(tasks, threads, [&](size_t task) {
     const size_t leaf = task / static_cast<size_t>(chunks);
     const int64_t from = static_cast<int64_t>(task % static_cast<size_t>(chunks)) * kRowsPerTask;
     const at::Tensor& src = leaves[leaf];

@@ -1,13 +1,12 @@
-// The thread fan-out of the memmap family: leaf writes of memmap(num_threads) and the page
-// prefetch of load_memmap(num_threads).
+// The runtime's thread fan-out (core/parallel.h).
 #include <atomic>
 #include <exception>
 #include <mutex>
 #include <thread>
 
-#include "memmap/internal.h"
+#include "core/parallel.h"
 
-namespace tensordict::memmap::detail {
+namespace tensordict::detail {
 
 void parallel_for(size_t n, int num_threads, const std::function<void(size_t)>& job) {
   const size_t workers = std::min<size_t>(static_cast<size_t>(std::max(num_threads, 1)), n);
@@ -34,4 +33,4 @@ void parallel_for(size_t n, int num_threads, const std::function<void(size_t)>& 
   if (error) std::rethrow_exception(error);
 }
 
-}  // namespace tensordict::memmap::detail
+}  // namespace tensordict::detail
