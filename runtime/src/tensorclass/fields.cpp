@@ -6,6 +6,7 @@
 
 #include "core/tensordict_impl.h"
 #include "lazy/internal.h"
+#include "tensorclass/internal.h"
 #include "tensordict/dtype.h"
 #include "tensordict/json.h"
 #include "tensordict/tensorclass.h"
@@ -27,13 +28,11 @@ const at::Tensor& StateDict::at(const std::string& key) const {
 }
 
 namespace detail::tc {
-namespace {
 
 std::string where(const ClassSpec& spec, const FieldSpec& field) {
   return std::string(spec.name) + "." + field.name;
 }
 
-// Python's name of a JSON value's type, for messages.
 std::string json_kind(const Json& json) {
   if (json.is_string()) return "str";
   if (json.is_boolean()) return "bool";
@@ -45,6 +44,19 @@ std::string json_kind(const Json& json) {
 }
 
 std::string kind_name(FieldKind kind) { return std::string(spelling(kind).schema); }
+
+Json tensor_to_json(const at::Tensor& t) {
+  if (t.dim() == 0) {
+    if (t.scalar_type() == at::kBool) return t.item<bool>();
+    if (at::isFloatingType(t.scalar_type())) return t.item<double>();
+    return t.item<int64_t>();
+  }
+  Json list = Json::array();
+  for (int64_t i = 0; i < t.size(0); ++i) list.push_back(tensor_to_json(t[i]));
+  return list;
+}
+
+namespace {
 
 // Keys are short: an inline loop beats a call to strcmp on the accessor's hot path.
 bool same_key(const std::string& key, const char* name) {
@@ -88,17 +100,6 @@ at::Tensor numbers_to_tensor(const Json& json) {
     throw ShapeError("cannot make a tensor of a ragged list " + json.dump());
   }
   return t.reshape(shape).to(dtype);
-}
-
-Json tensor_to_json(const at::Tensor& t) {
-  if (t.dim() == 0) {
-    if (t.scalar_type() == at::kBool) return t.item<bool>();
-    if (at::isFloatingType(t.scalar_type())) return t.item<double>();
-    return t.item<int64_t>();
-  }
-  Json list = Json::array();
-  for (int64_t i = 0; i < t.size(0); ++i) list.push_back(tensor_to_json(t[i]));
-  return list;
 }
 
 // ---- the casting table (spec §7.1)
@@ -473,114 +474,6 @@ void set_tensor(TensorDict& td, detail::ClassToken cls, size_t i, at::Tensor&& t
   }
   set(td, cls(), i, FieldValue(std::move(t)));
   note_layout(td, cls);  // the next sets (and reads) take the paths above
-}
-
-namespace {
-
-// Python's tolist() of a TensorDict, tensors converted: a dict of the entries for batch [], else
-// one list level per batch dim (a nested tensorclass, e.g. History's ContentBase parts, reads as
-// the dicts of its fields).
-Json tensordict_to_json(const TensorDict& td) {
-  if (td.batch_size().empty()) {
-    Json out = Json::object();
-    for (const auto& key : td.keys()) out[key.front()] = to_json(td.get_value(key));
-    return out;
-  }
-  Json out = Json::array();
-  for (int64_t i = 0; i < td.batch_size()[0]; ++i) out.push_back(tensordict_to_json(td[i]));
-  return out;
-}
-
-}  // namespace
-
-Json to_json(const Value& value) {
-  switch (value.kind()) {
-    case Value::Kind::Tensor:
-      return tensor_to_json(value.tensor());
-    case Value::Kind::NonTensorData:
-      return value.non_tensor_data().data;
-    case Value::Kind::NonTensorStack:
-      return value.non_tensor_stack().tolist();
-    case Value::Kind::TensorDict:
-      return tensordict_to_json(value.tensordict());
-  }
-  throw TypeError("to_json: unknown value kind");
-}
-
-const Json* stored_json(const Value& value) {
-  return value.is_non_tensor_data() ? &value.non_tensor_data().data : nullptr;
-}
-
-void wrong_kind(const ClassSpec& spec, size_t i, const Json& actual) {
-  const FieldSpec& field = spec.fields.at(i);
-  std::string text = actual.dump();
-  if (text.size() > 60) text = text.substr(0, 57) + "...";
-  throw TypeError(where(spec, field) + " expects " + kind_name(field.kind) + ", got " +
-                  json_kind(actual) + " " + text +
-                  (actual.is_array() ? " (one value per batch element after stacking? read it "
-                                       "with get(\"" +
-                                           std::string(field.name) + "\"))"
-                                     : ""));
-}
-
-namespace {
-
-// Scalars stored as 0-dim tensors (numbers without nocast) read without a JSON detour.
-template <class T, class Check>
-void read_scalar(const Value& value, const ClassSpec& spec, size_t i, T& out, Check is_kind) {
-  if (const Json* json = stored_json(value)) {
-    if (!is_kind(*json)) wrong_kind(spec, i, *json);
-    out = json->get<T>();
-  } else if (value.is_tensor() && value.tensor().dim() == 0) {
-    out = value.tensor().item<T>();
-  } else {
-    wrong_kind(spec, i, to_json(value));
-  }
-}
-
-template <class T>
-void read_number_list(const Value& value, const ClassSpec& spec, size_t i, std::vector<T>& out) {
-  if (value.is_tensor() && value.tensor().dim() == 1) {
-    const at::Tensor t =
-        value.tensor().to(at::kCPU, c10::CppTypeToScalarType<T>::value).contiguous();
-    out.assign(t.data_ptr<T>(), t.data_ptr<T>() + t.numel());
-    return;
-  }
-  const Json* stored = stored_json(value);
-  const Json converted = stored ? Json() : to_json(value);
-  const Json& json = stored ? *stored : converted;
-  if (!json.is_array() ||
-      !std::all_of(json.begin(), json.end(), [](const Json& x) { return x.is_number(); })) {
-    wrong_kind(spec, i, json);
-  }
-  out = json.get<std::vector<T>>();
-}
-
-}  // namespace
-
-void read(const Value& value, const ClassSpec& spec, size_t i, std::string& out) {
-  const Json* json = stored_json(value);
-  if (!json || !json->is_string()) wrong_kind(spec, i, json ? *json : to_json(value));
-  out = json->get_ref<const std::string&>();
-}
-void read(const Value& value, const ClassSpec& spec, size_t i, int64_t& out) {
-  read_scalar(value, spec, i, out, [](const Json& j) { return j.is_number_integer(); });
-}
-void read(const Value& value, const ClassSpec& spec, size_t i, double& out) {
-  read_scalar(value, spec, i, out, [](const Json& j) { return j.is_number(); });
-}
-void read(const Value& value, const ClassSpec& spec, size_t i, bool& out) {
-  read_scalar(value, spec, i, out, [](const Json& j) { return j.is_boolean(); });
-}
-void read(const Value& value, const ClassSpec&, size_t, Json& out) {
-  const Json* json = stored_json(value);
-  out = json ? *json : to_json(value);
-}
-void read(const Value& value, const ClassSpec& spec, size_t i, std::vector<int64_t>& out) {
-  read_number_list(value, spec, i, out);
-}
-void read(const Value& value, const ClassSpec& spec, size_t i, std::vector<double>& out) {
-  read_number_list(value, spec, i, out);
 }
 
 void check_fields(const TensorDict& td, const ClassSpec& spec) {
