@@ -111,9 +111,16 @@ class NnModuleAccess final : public detail::ModuleAccess {
     return out;
   }
   void assign(const std::string& name, const at::Tensor& value) override {
-    at::Tensor* target = module_.named_parameters(false).find(name);
-    at::Tensor handle = target != nullptr ? *target : *module_.named_buffers(false).find(name);
-    handle.set_(value);
+    // The dicts are copies holding handles of the module's tensors: kept alive while `find`'s
+    // pointer into them is used (a temporary's would dangle), and set_ reaches the module's.
+    auto params = module_.named_parameters(false);
+    at::Tensor* target = params.find(name);
+    auto buffers = module_.named_buffers(false);
+    if (target == nullptr) target = buffers.find(name);
+    if (target == nullptr) {
+      throw KeyError("module " + module_.name() + " has no parameter or buffer '" + name + "'");
+    }
+    target->set_(value);
   }
   std::string name() const override { return module_.name(); }
 
