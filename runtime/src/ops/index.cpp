@@ -72,16 +72,16 @@ void check_entry(const TensorIndex& ix, int64_t dim, const BatchSize& batch) {
 }
 
 // index_select refuses negative rows, which Python's td[tensor] (tensor indexing) counts from
-// the end: they are wrapped once here for every leaf. Rows past either end stay out of range.
+// the end: they are wrapped once here for every leaf (a row below -n stays negative: out of
+// range). On the CPU a scan skips the kernel when none is negative; elsewhere no scan, which
+// would synchronise with the device.
 at::Tensor wrap_negative_rows(const at::Tensor& idx, int64_t n) {
   if (idx.device().is_cpu()) {
     const at::Tensor c = idx.contiguous();
     const int64_t* p = c.data_ptr<int64_t>();
     if (std::none_of(p, p + c.numel(), [](int64_t i) { return i < 0; })) return idx;
-  } else if (!idx.lt(0).any().item<bool>()) {
-    return idx;
   }
-  return at::where(idx.lt(0).logical_and(idx.ge(-n)), idx + n, idx);
+  return at::where(idx.lt(0), idx + n, idx);
 }
 
 }  // namespace
