@@ -295,7 +295,36 @@ class TensorDict {
   TensorDict index(const Index& index) const;
   /// Python's td[i]: row `i` of batch dim 0 (`index({i})`), a view.
   TensorDict operator[](int64_t i) const;
-  class RowIterator;
+  // Defined here, not after the class: C++20's ranges concepts probe begin()/end() while the
+  // class is being defined (through c10 headers), and an incomplete iterator then is an error.
+  /// Iterates the rows of batch dim 0 (TensorDict::begin / end); each row is `td[i]`, a view.
+  class RowIterator {
+   public:
+    /// An input iterator whose rows are TensorDicts, returned by value.
+    ///@{
+    using iterator_category = std::input_iterator_tag;
+    using value_type = TensorDict;
+    using difference_type = int64_t;
+    using pointer = void;
+    using reference = TensorDict;
+    ///@}
+
+    /// At row `row` of `td`, which must outlive the iterator.
+    RowIterator(const TensorDict& td, int64_t row) : td_(&td), row_(row) {}
+    /// The current row, `td[row]`.
+    TensorDict operator*() const { return (*td_)[row_]; }
+    /// Moves to the next row.
+    RowIterator& operator++() { return ++row_, *this; }
+    /// Compares the row positions (of iterators over the same TensorDict).
+    ///@{
+    friend bool operator==(const RowIterator& a, const RowIterator& b) { return a.row_ == b.row_; }
+    friend bool operator!=(const RowIterator& a, const RowIterator& b) { return a.row_ != b.row_; }
+    ///@}
+
+   private:
+    const TensorDict* td_;
+    int64_t row_;
+  };
   /// Python's `for row in td`: iterates the rows td[0], td[1], ... of batch dim 0 (ShapeError
   /// when there are no batch dims).
   ///@{
@@ -798,38 +827,7 @@ struct Slots {
   std::vector<Value> values;
   std::atomic<ClassToken> layout{nullptr};
 };
-}  // namespace detail
 
-/// Iterates the rows of batch dim 0 (TensorDict::begin / end); each row is `td[i]`, a view.
-class TensorDict::RowIterator {
- public:
-  /// An input iterator whose rows are TensorDicts, returned by value.
-  ///@{
-  using iterator_category = std::input_iterator_tag;
-  using value_type = TensorDict;
-  using difference_type = int64_t;
-  using pointer = void;
-  using reference = TensorDict;
-  ///@}
-
-  /// At row `row` of `td`, which must outlive the iterator.
-  RowIterator(const TensorDict& td, int64_t row) : td_(&td), row_(row) {}
-  /// The current row, `td[row]`.
-  TensorDict operator*() const { return (*td_)[row_]; }
-  /// Moves to the next row.
-  RowIterator& operator++() { return ++row_, *this; }
-  /// Compares the row positions (of iterators over the same TensorDict).
-  ///@{
-  friend bool operator==(const RowIterator& a, const RowIterator& b) { return a.row_ == b.row_; }
-  friend bool operator!=(const RowIterator& a, const RowIterator& b) { return a.row_ != b.row_; }
-  ///@}
-
- private:
-  const TensorDict* td_;
-  int64_t row_;
-};
-
-namespace detail {
 [[noreturn]] void throw_get_conversion(const NestedKey& key, const Value& value,
                                        const char* wanted);
 }  // namespace detail

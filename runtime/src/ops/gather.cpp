@@ -6,6 +6,7 @@
 // all leaves shared out, where ATen would parallelise inside each leaf.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <ATen/core/grad_mode.h>
 
 #include <cstring>
 
