@@ -2,11 +2,11 @@
 // USE_C10D_GLOO (ProcessGroupGloo.hpp is empty without it).
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
-#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include <thread>
 
+#include "gloo_process_group.h"
 #include "tensordict/distributed.h"
 #include "tensordict/internal.h"
 #include "wire.h"
@@ -15,7 +15,7 @@ namespace tensordict::dist {
 
 struct Group::State {
   c10::intrusive_ptr<c10d::Store> store;
-  c10::intrusive_ptr<c10d::ProcessGroupGloo> pg;
+  c10::intrusive_ptr<c10d::ProcessGroup> pg;
 };
 
 namespace {
@@ -55,10 +55,11 @@ Group make_group(c10::intrusive_ptr<c10d::Store> store, const std::string& host,
   try {
     store->setTimeout(timeout);
     auto default_pg = c10::make_intrusive<c10d::PrefixStore>("default_pg", store);
-    state->pg = c10::make_intrusive<c10d::ProcessGroupGloo>(
+    auto gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(
         c10::make_intrusive<c10d::PrefixStore>("0", default_pg), rank, size, options);
+    state->pg = detail::gloo_process_group(gloo, default_pg);
     store_barrier(*default_pg, rank, size, timeout);
-    state->pg->setSequenceNumberForGroup();
+    gloo->setSequenceNumberForGroup();
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {

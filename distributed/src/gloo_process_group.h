@@ -1,0 +1,26 @@
+// The one place that bridges c10d's ProcessGroup/Backend split. Up to libtorch 1.13 a
+// ProcessGroupGloo *is* the c10d::ProcessGroup; from 2.0 on it is a c10d::Backend, which a
+// ProcessGroup wraps and dispatches to per device type, as Python's init_process_group builds it.
+#pragma once
+
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/version.h>
+
+namespace tensordict::dist::detail {
+
+/// The process group whose operations run on `gloo`.
+inline c10::intrusive_ptr<c10d::ProcessGroup> gloo_process_group(
+    const c10::intrusive_ptr<c10d::ProcessGroupGloo>& gloo,
+    const c10::intrusive_ptr<c10d::Store>& store) {
+#if TORCH_VERSION_MAJOR >= 2
+  auto group = c10::make_intrusive<c10d::ProcessGroup>(store, gloo->getRank(), gloo->getSize());
+  group->setBackend(c10::DeviceType::CPU, c10d::ProcessGroup::BackendType::GLOO, gloo);
+  group->setDefaultBackend(c10d::ProcessGroup::BackendType::GLOO);
+  return group;
+#else
+  (void)store;
+  return gloo;
+#endif
+}
+
+}  // namespace tensordict::dist::detail
