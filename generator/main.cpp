@@ -130,14 +130,14 @@ int run(int argc, char** argv, std::vector<std::string>& schemas) {
   import->add_option("--namespace", import_options.cpp_namespace,
                      "C++ namespace of the classes imported from directories");
   add_clang_options(*import, clang);
-  std::vector<std::string> compat_paths;
+  std::string compat_old;
+  std::string compat_new;
   std::vector<tcgen::Audience> audiences{tcgen::Audience::Data, tcgen::Audience::Cpp,
                                          tcgen::Audience::Python};
   CLI::App* compat_cmd = app.add_subcommand(
       "compat", "list the changes between two versions of a schema; exit 1 when one breaks");
-  compat_cmd->add_option("old new", compat_paths, "the old and the new schema")
-      ->required()
-      ->expected(2);
+  compat_cmd->add_option("old", compat_old, "the old schema")->required();
+  compat_cmd->add_option("new", compat_new, "the new schema")->required();
   const std::map<std::string, tcgen::Audience> audience_names{{"data", tcgen::Audience::Data},
                                                               {"cpp", tcgen::Audience::Cpp},
                                                               {"python", tcgen::Audience::Python}};
@@ -183,7 +183,7 @@ int run(int argc, char** argv, std::vector<std::string>& schemas) {
     return 1;
   }
   if (compat_cmd->parsed()) {
-    return compat(compat_paths.at(0), compat_paths.at(1), audiences, templates, options);
+    return compat(compat_old, compat_new, audiences, templates, options);
   }
   if (import->parsed() && tcgen::is_directory_argument(headers.front())) {
     return tcgen::import_directories(headers, import_dir, import_options, templates,
