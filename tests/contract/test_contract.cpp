@@ -1,6 +1,6 @@
 // The contract header is the single list of facts tcgen and the runtime share; these tests hold it
 // to the runtime: every member of TensorClass<Derived> is reserved, and every dtype resolves.
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -1,7 +1,7 @@
 // Multi-process tests: each case starts real worker processes (dist_worker) on one machine, over
 // a Gloo group on a FileStore (or a TCPStore on 127.0.0.1), and fails when any rank fails or the
 // run outlives its deadline (the workers are then killed).
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 
 #include "launch.h"
 

@@ -7,7 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 #include <cerrno>
 #include <limits>
 #include <string>
@@ -329,9 +329,9 @@ TEST_CASE("distributed: a buffer a peer announces beyond what this rank accepts 
     announced_buffer(int64_t{1} << 40, options, site);
     FAIL("no PeerError");
   } catch (const PeerError& e) {
-    CHECK_THAT(e.what(), Catch::StartsWith("recv (consolidated buffer from rank 1): announced "
+    CHECK_THAT(e.what(), Catch::Matchers::StartsWith("recv (consolidated buffer from rank 1): announced "
                                            "1099511627776 bytes, more than the "));
-    CHECK_THAT(e.what(), Catch::EndsWith(" bytes this rank accepts (its memory)"));
+    CHECK_THAT(e.what(), Catch::Matchers::EndsWith(" bytes this rank accepts (its memory)"));
     CHECK(e.op() == "recv");
     CHECK(e.peer() == 1);
     CHECK(e.phase() == "consolidated buffer");

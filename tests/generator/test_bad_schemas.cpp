@@ -1,6 +1,6 @@
 // Every tests/schemas/bad/<case>.yaml must fail with exactly the diagnostics of <case>.errors
 // (message and file:line:col), and produce no output.
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 
 #include <algorithm>
 #include <vector>
@@ -173,7 +173,7 @@ TEST_CASE("a template override may use only the names tcgen provides for it",
   fs::remove_all(dir);
   REQUIRE(diagnostics.all().size() == 1);
   CHECK_THAT(diagnostics.all()[0].message,
-             Catch::StartsWith("template uses 'nonsense', which tcgen does not provide for "
+             Catch::Matchers::StartsWith("template uses 'nonsense', which tcgen does not provide for "
                                "'file' (it provides: "));
   CHECK(tcgen::template_names("{{a}} {{& b }} {{{c}}} {{#d}}{{/d}} {{^e}}{{/e}} {{! note }}") ==
         std::set<std::string>{"a", "b", "c", "d", "e"});

@@ -1,6 +1,6 @@
 // The C++ front end: annotated headers (tests/schemas/clang/) give the model and the header their
 // YAML twins give; every unmappable type and bad annotation is reported at its file:line:col.
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 
 #include <regex>
 

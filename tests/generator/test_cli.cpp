@@ -1,7 +1,7 @@
 // The tcgen command line: outputs only on success, rewritten only when changed, --check,
 // --depfile, --template-dir, --version.
 #include <sys/stat.h>
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 #include <fstream>
 
 #include <chrono>

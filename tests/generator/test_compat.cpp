@@ -3,7 +3,7 @@
 // status 1 exactly when a change breaks what --for selects.
 #include <sys/wait.h>
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 #include <cstdlib>
 #include <filesystem>
 #include <string>

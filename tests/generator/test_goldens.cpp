@@ -1,6 +1,6 @@
 // tests/goldens/<case>.yaml (one small schema per option combination) must generate exactly
 // tests/goldens/<case>.h; the same headers are compiled and exercised by tests/tensorclass.
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 
 #include <algorithm>
 

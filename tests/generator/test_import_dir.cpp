@@ -7,7 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>

@@ -1,6 +1,6 @@
 // tcgen --lang python: tests/goldens/<case>.yaml must generate exactly the modules under
 // tests/goldens/python/<case>/, every one of which python3 compiles.
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 
 #include <unistd.h>
 
@@ -98,8 +98,8 @@ TEST_CASE("fields keep the schema's order, keyword-only where a dataclass needs 
   CHECK(c.outputs[0].file_name == "pyorder.py");
   CHECK_THAT(
       c.outputs[0].content,
-      Catch::Contains("from dataclasses import KW_ONLY\n") &&
-          Catch::Contains("class Step(TensorClass):\n    _: KW_ONLY\n    label: str = \"a\"\n"
+      Catch::Matchers::ContainsSubstring("from dataclasses import KW_ONLY\n") &&
+          Catch::Matchers::ContainsSubstring("class Step(TensorClass):\n    _: KW_ONLY\n    label: str = \"a\"\n"
                           "    count: int\n"));
 }
 

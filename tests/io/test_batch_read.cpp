@@ -3,7 +3,7 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 #include <string>
 
 #include "io_test_util.h"

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 #include <chrono>
 #include <filesystem>
 #include <iostream>

@@ -4,7 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 #include <filesystem>
 #include <functional>
 #include <random>
@@ -263,7 +263,7 @@ TEST_CASE("corrupted directories give a FormatError naming the path and the prob
         TensorDict::load_memmap(dir);
         FAIL("loaded without error; expected: " << want);
       } catch (const tensordict::FormatError& e) {
-        CHECK_THAT(e.what(), Catch::StartsWith(want));
+        CHECK_THAT(e.what(), Catch::Matchers::StartsWith(want));
       }
     }
   }
@@ -322,7 +322,7 @@ TEST_CASE("a bool data file holding bytes other than 0 and 1 is refused", "[io][
   tc_test::write_file(dir + "/mask.memmap", std::string("\x01\x02\x00", 3));
   CHECK_THROWS_AS(TensorDict::load_memmap(dir), tensordict::FormatError);
   CHECK_THROWS_WITH(TensorDict::load_memmap(dir),
-                    Catch::Contains("mask.memmap' holds bytes other than 0 and 1"));
+                    Catch::Matchers::ContainsSubstring("mask.memmap' holds bytes other than 0 and 1"));
 }
 
 TEST_CASE("a leaf without data beside a data file holding bytes is refused", "[io][corrupt]") {
@@ -334,7 +334,7 @@ TEST_CASE("a leaf without data beside a data file holding bytes is refused", "[i
   CHECK(TensorDict::load_memmap(dir).get("none").numel() == 0);
   tc_test::write_file(dir + "/none.memmap", std::string(48, '\0'));
   CHECK_THROWS_WITH(TensorDict::load_memmap(dir),
-                    Catch::Contains("none.memmap' is too long: 48 bytes, shape [0, 3] of float32 "
+                    Catch::Matchers::ContainsSubstring("none.memmap' is too long: 48 bytes, shape [0, 3] of float32 "
                                     "needs 0"));
 }
 

@@ -3,7 +3,7 @@
 // SHA-256 of each tensor's raw bytes. Saving what was loaded gives the same files byte for byte.
 #include <ATen/ATen.h>
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 #include <filesystem>
 
 #include "io_test_util.h"

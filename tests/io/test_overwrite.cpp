@@ -6,7 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -406,7 +406,7 @@ TEST_CASE("an archive is replaced only when a save wrote it", "[io][overwrite][t
   fs::create_directory(tmp / "dir");
   tc_test::write_file(tmp / "dir/meta.json", R"({"name": "my project"})");
   archive::pack_memmap(tmp / "dir", tmp / "project.tdz");
-  CHECK_THROWS_WITH(td.save(tmp / "project.tdz"), Catch::Contains("is not a memmap archive"));
+  CHECK_THROWS_WITH(td.save(tmp / "project.tdz"), Catch::Matchers::ContainsSubstring("is not a memmap archive"));
   // An archive a save wrote is replaced, and nothing is left beside it.
   fs::remove(target);
   generation(0).save(target);

@@ -4,7 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 #include <filesystem>
 
 #include "io_test_util.h"
@@ -223,7 +223,7 @@ TEST_CASE("options: num_threads, existsok, memmap_async", "[io][roundtrip]") {
 
   tensordict::MemmapOptions strict;
   strict.existsok = false;
-  CHECK_THROWS_WITH(td.memmap(tmp / "a", strict), Catch::Contains("already exists"));
+  CHECK_THROWS_WITH(td.memmap(tmp / "a", strict), Catch::Matchers::ContainsSubstring("already exists"));
   CHECK(at::equal(TensorDict::load_memmap(tmp / "a").get("Long"), td.get("Long")));
 
   tensordict::TensorDictFuture later = td.memmap_async(tmp / "b");
@@ -308,7 +308,7 @@ TEST_CASE("lazy stack directories load as a lazy stack, up to the first missing 
 TEST_CASE("reserved meta.json names are refused, nothing is written", "[io][roundtrip]") {
   tc_test::TempDir tmp;
   TensorDict td({{"shape", at::zeros({1})}});
-  CHECK_THROWS_WITH(td.memmap(tmp / "td"), Catch::Contains("reserved"));
+  CHECK_THROWS_WITH(td.memmap(tmp / "td"), Catch::Matchers::ContainsSubstring("reserved"));
   CHECK_FALSE(fs::exists(tmp / "td"));
 }
 
@@ -345,7 +345,7 @@ TEST_CASE("MemoryMappedTensor factories and the lifetime of a mapping", "[io][mm
   CHECK(e.scalar_type() == at::kShort);
   CHECK(fs::file_size(tmp / "e") == 8);
   CHECK_THROWS_WITH(MemoryMappedTensor::empty({4}, at::kShort, tmp / "e", false),
-                    Catch::Contains("already exists"));
+                    Catch::Matchers::ContainsSubstring("already exists"));
 
   at::Tensor again = MemoryMappedTensor::from_filename(tmp / "f", at::kDouble, {2});
   CHECK(at::equal(again, at::full({2}, 2.5, at::kDouble)));
@@ -385,7 +385,7 @@ TEST_CASE("a save never replaces a directory that is not a previous save", "[io]
   fs::create_directories(tmp / "home");
   tc_test::write_file(tmp / "home/precious.txt", "keep me");
   TensorDict td({{"x", at::ones({1})}});
-  CHECK_THROWS_WITH(td.memmap(tmp / "home"), Catch::Contains("refusing to replace"));
+  CHECK_THROWS_WITH(td.memmap(tmp / "home"), Catch::Matchers::ContainsSubstring("refusing to replace"));
   CHECK(tc_test::read_file(tmp / "home/precious.txt") == "keep me");
   fs::create_directories(tmp / "empty");
   td.memmap(tmp / "empty");  // an empty directory is fine

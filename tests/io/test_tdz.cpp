@@ -4,7 +4,7 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -228,7 +228,7 @@ TEST_CASE("a subpath loads one sub-tensordict of an archive", "[io][tdz]") {
   REQUIRE(text.value.is_non_tensor_data());
   CHECK(text.value.non_tensor_data().data == "hello");
   CHECK_THROWS_AS(archive::load_memmap(path, "text"), FormatError);
-  CHECK_THROWS_WITH(archive::load(path, "missing"), Catch::Contains("no such sub-tensordict"));
+  CHECK_THROWS_WITH(archive::load(path, "missing"), Catch::Matchers::ContainsSubstring("no such sub-tensordict"));
   // Keys are encoded as in directories: "x/y" is the file x%2Fy.memmap, never a path.
   TensorDict odd = archive::load_memmap(fixture("odd_keys.tdz"));
   CHECK(at::equal(odd.get("x/y"), at::ones({2}, at::kInt)));
@@ -242,13 +242,15 @@ TEST_CASE("C++ writes Python's archives byte for byte", "[io][tdz]") {
       const std::string want = tc_test::read_file(fixture(c + ".tdz"));
       memmap::Loaded loaded = memmap::load(fixture(c));
       const std::string out = tmp / (c + ".tdz");
-      TensorDict saved = archive::save(loaded.value.tensordict(), out, {}, fixture_time());
+      memmap::WriteOptions v0;  // tensordict 0.14's files (format version 0)
+      v0.memmap.format_version = 0;
+      TensorDict saved = archive::save(loaded.value.tensordict(), out, v0, fixture_time());
       CHECK(tc_test::read_file(out) == want);
       check_same(saved, loaded.value.tensordict());
       CHECK(saved.is_locked());
       // The public entry point stamps the current time: only the time stamps differ.
       const std::string now = tmp / (c + "_now.tdz");
-      TensorDict via_save = loaded.value.tensordict().save(now);
+      TensorDict via_save = loaded.value.tensordict().save(now, v0.memmap);
       const std::string got = tc_test::read_file(now);
       REQUIRE(got.size() == want.size());
       CHECK(without_timestamps(got) == without_timestamps(want));
@@ -336,14 +338,14 @@ TEST_CASE("saving an archive never deletes what the library did not write", "[io
   CHECK(tc_test::read_file(tmp / "dir.tdz/keep") == "x");
   // A file that is not an archive.
   tc_test::write_file(tmp / "notes.tdz", "my notes");
-  CHECK_THROWS_WITH(td.save(tmp / "notes.tdz"), Catch::Contains("not a memmap archive"));
+  CHECK_THROWS_WITH(td.save(tmp / "notes.tdz"), Catch::Matchers::ContainsSubstring("not a memmap archive"));
   CHECK(tc_test::read_file(tmp / "notes.tdz") == "my notes");
   // A previous archive is replaced, unless existsok is false.
   td.save(tmp / "x.tdz");
   TensorDict two({{"b", at::zeros({2})}}, {2});
   tensordict::MemmapOptions no_overwrite;
   no_overwrite.existsok = false;
-  CHECK_THROWS_WITH(two.save(tmp / "x.tdz", no_overwrite), Catch::Contains("already exists"));
+  CHECK_THROWS_WITH(two.save(tmp / "x.tdz", no_overwrite), Catch::Matchers::ContainsSubstring("already exists"));
   check_same(TensorDict::load_memmap(tmp / "x.tdz"), td);
   two.save(tmp / "x.tdz");
   check_same(TensorDict::load_memmap(tmp / "x.tdz"), two);
@@ -384,7 +386,7 @@ TEST_CASE("corrupt archives give clean errors", "[io][tdz]") {
     for (size_t n = 0; n < good.size(); ++n) {
       INFO("truncated to " << n << " bytes");
       const std::string err = with(good.substr(0, n));
-      CHECK_THAT(err, Catch::Contains(path));
+      CHECK_THAT(err, Catch::Matchers::ContainsSubstring(path));
     }
   }
   SECTION("every flipped byte loads or fails with a FormatError") {
@@ -402,77 +404,77 @@ TEST_CASE("corrupt archives give clean errors", "[io][tdz]") {
   SECTION("bad signatures") {
     std::string b = good;
     b[a_local] = 'X';
-    CHECK_THAT(with(b), Catch::Contains("entry 'a.memmap'") && Catch::Contains("local header"));
+    CHECK_THAT(with(b), Catch::Matchers::ContainsSubstring("entry 'a.memmap'") && Catch::Matchers::ContainsSubstring("local header"));
     b = good;
     b[meta_rec] = 'X';
-    CHECK_THAT(with(b), Catch::Contains("central directory record 0"));
+    CHECK_THAT(with(b), Catch::Matchers::ContainsSubstring("central directory record 0"));
     b = good;
     b[b.size() - 22] = 'X';
-    CHECK_THAT(with(b), Catch::Contains("not a zip archive"));
+    CHECK_THAT(with(b), Catch::Matchers::ContainsSubstring("not a zip archive"));
   }
   SECTION("compressed entries") {
     std::string b = good;
     put16(b, a_rec + 10, 8);
     put16(b, a_local + 8, 8);
     CHECK_THAT(with(b),
-               Catch::Contains("entry 'a.memmap' is compressed") && Catch::Contains("deflate"));
+               Catch::Matchers::ContainsSubstring("entry 'a.memmap' is compressed") && Catch::Matchers::ContainsSubstring("deflate"));
     auto entries = flat_entries();
     entries[1].method = 12;
-    CHECK_THAT(with(build_zip(entries)), Catch::Contains("bzip2"));
+    CHECK_THAT(with(build_zip(entries)), Catch::Matchers::ContainsSubstring("bzip2"));
   }
   SECTION("offsets and sizes beyond the end") {
     std::string b = good;
     put32(b, a_rec + 42, 0xFFFFFF00u);
-    CHECK_THAT(with(b), Catch::Contains("entry 'a.memmap'"));
+    CHECK_THAT(with(b), Catch::Matchers::ContainsSubstring("entry 'a.memmap'"));
     b = good;
     put32(b, a_rec + 20, 1u << 30);
     put32(b, a_rec + 24, 1u << 30);
-    CHECK_THAT(with(b), Catch::Contains("entry 'a.memmap'") && Catch::Contains("runs past"));
+    CHECK_THAT(with(b), Catch::Matchers::ContainsSubstring("entry 'a.memmap'") && Catch::Matchers::ContainsSubstring("runs past"));
     b = good;
     put32(b, b.size() - 22 + 16, 5);  // central directory offset
-    CHECK_THAT(with(b), Catch::Contains("central directory"));
+    CHECK_THAT(with(b), Catch::Matchers::ContainsSubstring("central directory"));
     b = good;
     put16(b, b.size() - 22 + 10, 0xFFFF);  // entry count
-    CHECK_THAT(with(b), Catch::Contains("entries cannot fit"));
+    CHECK_THAT(with(b), Catch::Matchers::ContainsSubstring("entries cannot fit"));
   }
   SECTION("a payload too short for its shape") {
     std::string b = good;
     put32(b, a_rec + 20, 8);
     put32(b, a_rec + 24, 8);
-    CHECK_THAT(with(b), Catch::Contains("entry 'a.memmap' holds 8 bytes, 48 expected"));
+    CHECK_THAT(with(b), Catch::Matchers::ContainsSubstring("entry 'a.memmap' holds 8 bytes, 48 expected"));
   }
   SECTION("corrupt meta.json and payload checksums") {
     std::string b = good;
     b[rd32(good, meta_rec + 42) + 30 + 9 + 20 + 2] ^= 1;  // inside meta.json's JSON
-    CHECK_THAT(with(b), Catch::Contains("entry 'meta.json': corrupt payload"));
+    CHECK_THAT(with(b), Catch::Matchers::ContainsSubstring("entry 'meta.json': corrupt payload"));
     b = good;
     b[archive::list(fixture("flat.tdz"))[1].offset] ^= 1;  // a.memmap's first byte
     tc_test::write_file(path, b);
     CHECK(load_error(path).empty());  // payloads are mapped, not checksummed, on load (as Python)
     const auto problems = archive::verify(path);
     REQUIRE(problems.size() == 1);
-    CHECK_THAT(problems[0], Catch::Contains("entry 'a.memmap': corrupt payload"));
+    CHECK_THAT(problems[0], Catch::Matchers::ContainsSubstring("entry 'a.memmap': corrupt payload"));
     CHECK_THROWS_WITH(archive::unpack_memmap(path, tmp / "out"),
-                      Catch::Contains("corrupt payload"));
+                      Catch::Matchers::ContainsSubstring("corrupt payload"));
     CHECK_FALSE(fs::exists(tmp / "out"));
   }
   SECTION("unsafe names and duplicates") {
     auto entries = flat_entries();
     entries.push_back({"../evil.memmap", "x"});
-    CHECK_THAT(with(build_zip(entries)), Catch::Contains("unsafe"));
+    CHECK_THAT(with(build_zip(entries)), Catch::Matchers::ContainsSubstring("unsafe"));
     entries = flat_entries();
     entries.push_back({"/abs", "x"});
-    CHECK_THAT(with(build_zip(entries)), Catch::Contains("unsafe"));
+    CHECK_THAT(with(build_zip(entries)), Catch::Matchers::ContainsSubstring("unsafe"));
     entries = flat_entries();
     entries.push_back(entries[1]);
-    CHECK_THAT(with(build_zip(entries)), Catch::Contains("appears twice"));
+    CHECK_THAT(with(build_zip(entries)), Catch::Matchers::ContainsSubstring("appears twice"));
   }
   SECTION("not a memmap archive") {
     auto entries = flat_entries();
     entries.erase(entries.begin());
-    CHECK_THAT(with(build_zip(entries)), Catch::Contains("no top-level meta.json"));
-    CHECK_THAT(with(""), Catch::Contains("not a zip archive"));
-    CHECK_THAT(with("hello, not a zip file at all"), Catch::Contains("not a zip archive"));
+    CHECK_THAT(with(build_zip(entries)), Catch::Matchers::ContainsSubstring("no top-level meta.json"));
+    CHECK_THAT(with(""), Catch::Matchers::ContainsSubstring("not a zip archive"));
+    CHECK_THAT(with("hello, not a zip file at all"), Catch::Matchers::ContainsSubstring("not a zip archive"));
   }
 }
 
@@ -613,15 +615,15 @@ TEST_CASE("directories and archives refuse the same malformed trees", "[io][tdz]
       const std::string arc = tmp / "td.tdz";
       m.make(dir);
       archive::pack_memmap(dir, arc, fixture_time());
-      CHECK_THAT(load_error(dir), Catch::StartsWith(expand(m.dir_message, "{dir}", dir)));
-      CHECK_THAT(load_error(arc), Catch::StartsWith(expand(m.archive_message, "{arc}", arc)));
+      CHECK_THAT(load_error(dir), Catch::Matchers::StartsWith(expand(m.dir_message, "{dir}", dir)));
+      CHECK_THAT(load_error(arc), Catch::Matchers::StartsWith(expand(m.archive_message, "{arc}", arc)));
       // verify reports the same problem.
       const auto dir_problems = memmap::verify(dir);
       const auto arc_problems = archive::verify(arc);
       REQUIRE(dir_problems.size() == 1);
       REQUIRE(arc_problems.size() == 1);
-      CHECK_THAT(dir_problems[0], Catch::StartsWith(expand(m.dir_message, "{dir}", dir)));
-      CHECK_THAT(arc_problems[0], Catch::StartsWith(expand(m.archive_message, "{arc}", arc)));
+      CHECK_THAT(dir_problems[0], Catch::Matchers::StartsWith(expand(m.dir_message, "{dir}", dir)));
+      CHECK_THAT(arc_problems[0], Catch::Matchers::StartsWith(expand(m.archive_message, "{arc}", arc)));
     }
   }
 }

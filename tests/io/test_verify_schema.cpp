@@ -3,7 +3,7 @@
 #include <ATen/ATen.h>
 #include <sys/wait.h>
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 #include <cstdio>
 #include <filesystem>
 

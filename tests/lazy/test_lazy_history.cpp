@@ -2,7 +2,7 @@
 // different lengths (TorchRL's lazy layout, no padding) and their chat templates and memmap.
 #include <ATen/ATen.h>
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 #include <filesystem>
 #include <sstream>
 
@@ -42,14 +42,14 @@ TEST_CASE("a tensorclass over a lazy stack: typed accessors stack or throw",
       RewardData::from_tensordict(tensordict::lazy_stack({a._tensordict(), c._tensordict()}));
   CHECK(ragged.batch_size() == BatchSize{2, -1});
   CHECK_THROWS_AS(ragged.input_ids(), tensordict::ShapeError);
-  CHECK_THROWS_WITH(ragged.input_ids(), Catch::Contains("'input_ids'"));
+  CHECK_THROWS_WITH(ragged.input_ids(), Catch::Matchers::ContainsSubstring("'input_ids'"));
   CHECK(at::equal(ragged[1].input_ids(), at::arange(5)));
   std::ostringstream repr;
   repr << ragged;
-  CHECK_THAT(repr.str(), Catch::Contains("input_ids=Tensor(shape=torch.Size([2, -1]), device=cpu, "
+  CHECK_THAT(repr.str(), Catch::Matchers::ContainsSubstring("input_ids=Tensor(shape=torch.Size([2, -1]), device=cpu, "
                                          "dtype=torch.int64, is_shared=False)") &&
-                             Catch::Contains("rewards=None") &&
-                             Catch::Contains("batch_size=torch.Size([2, -1])"));
+                             Catch::Matchers::ContainsSubstring("rewards=None") &&
+                             Catch::Matchers::ContainsSubstring("batch_size=torch.Size([2, -1])"));
   auto rows = ragged.unbind(0);
   REQUIRE(rows.size() == 2);
   CHECK(at::equal(rows[0].attention_mask(), at::ones({3}, at::kLong)));

@@ -2,7 +2,7 @@
 // API (spec §3).
 #include <ATen/ATen.h>
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 #include <filesystem>
 
 #include "io_test_util.h"
@@ -65,7 +65,7 @@ TEST_CASE("a file in place of a stack element is an error, not a shorter stack",
   tc_test::write_file(tmp / "ls/1", "not an element");
   CHECK_THROWS_AS(TensorDict::load_memmap(tmp / "ls"), FormatError);
   CHECK_THROWS_WITH(TensorDict::load_memmap(tmp / "ls"),
-                    Catch::Contains("ls/1' is not a directory (an element of the stack)"));
+                    Catch::Matchers::ContainsSubstring("ls/1' is not a directory (an element of the stack)"));
 }
 
 TEST_CASE("lazy stacks of TensorDicts with different keys round-trip", "[lazy][io]") {

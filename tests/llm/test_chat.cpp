@@ -1,6 +1,6 @@
 // Chat templates: expected strings are TorchRL's (test/llm/test_data.py, test_llm_envs.py) and the
 // templates' documented layout.
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 
 #include "tensorclass/llm/chat.h"
 

@@ -5,7 +5,7 @@
 // through, transformers' continue_final_message cut, and the families' special tokens
 // (dialogpt eos <|endoftext|>, deepseek bos/eos <｜begin▁of▁sentence｜>/<｜end▁of▁sentence｜>,
 // llama bos <|begin_of_text|>).
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 
 #include "tensorclass/llm/chat.h"
 
@@ -175,9 +175,9 @@ TEST_CASE("continue_final_message keeps or drops whitespace as transformers does
   CHECK(span_text(r, 0) == " France is ");
   // The final message must appear in the rendering: dialogpt drops system messages (empty or not).
   CHECK_THROWS_WITH(render({{"user", "Q"}, {"system", "S"}}, "dialogpt", false, true),
-                    Catch::Contains("the final message does not appear in the rendered chat"));
+                    Catch::Matchers::ContainsSubstring("the final message does not appear in the rendered chat"));
   CHECK_THROWS_WITH(render({{"user", "Q"}, {"system", ""}}, "dialogpt", false, true),
-                    Catch::Contains("the final message does not appear in the rendered chat"));
+                    Catch::Matchers::ContainsSubstring("the final message does not appear in the rendered chat"));
 }
 
 TEST_CASE("continue_final_message on an empty final message stops where its content starts",
@@ -300,6 +300,6 @@ TEST_CASE("model names pick templates as TorchRL does", "[chat][templates]") {
     CHECK(detect_chat_template(other) == "chatml_format");
   }
   CHECK_THROWS_WITH(render_chat({{"user", "Hi"}}, "jinja"),
-                    Catch::StartsWith("unknown chat template 'jinja' (known: chatml_format, qwen, "
+                    Catch::Matchers::StartsWith("unknown chat template 'jinja' (known: chatml_format, qwen, "
                                       "dialogpt, falcon, deepseek, llama"));
 }

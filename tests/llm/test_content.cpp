@@ -3,7 +3,7 @@
 // Jinja template with jinja2 (see test_chat_templates.cpp).
 #include <ATen/ATen.h>
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 #include <filesystem>
 
 #include "history.h"
@@ -120,7 +120,7 @@ TEST_CASE("ContentBase parts round-trip through a History", "[content]") {
   REQUIRE(texts.size() == 2);
   CHECK(texts[1] == "<|begin_of_text|><|header_start|>user<|header_end|>\n\nDescribethis.<|eot|>");
   CHECK_THAT(texts[0],
-             Catch::EndsWith("<|header_start|>assistant<|header_end|>\n\nZoomed.<|eot|>"));
+             Catch::Matchers::EndsWith("<|header_start|>assistant<|header_end|>\n\nZoomed.<|eot|>"));
 }
 
 TEST_CASE("a History with content parts memmaps and loads back", "[content][memmap]") {
@@ -171,7 +171,7 @@ TEST_CASE("malformed chats name the message, the part and the field", "[content]
                     "string, got number 3");
   CHECK_THROWS_WITH(
       from(R"([{"role": "user", "content": [{"type": "text"}, {"type": "image", "colour": 1}]}])"),
-      Catch::StartsWith("from_chats: message 0: field 'content': part 1: unknown ContentBase field "
+      Catch::Matchers::StartsWith("from_chats: message 0: field 'content': part 1: unknown ContentBase field "
                         "'colour' (known: type, text,"));
   CHECK_THROWS_WITH(from(R"([{"role": "user", "content": [{"text": "no type"}]}])"),
                     "from_chats: message 0: field 'content': part 0: field 'type' is missing");

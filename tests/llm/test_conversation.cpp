@@ -1,5 +1,5 @@
 // History's TensorDict layout <-> chat messages.
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 
 #include "tensorclass/llm/conversation.h"
 

@@ -2,7 +2,7 @@
 // default_spec, memmap round trips.
 #include <ATen/ATen.h>
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 #include <filesystem>
 #include <sstream>
 
@@ -94,7 +94,7 @@ TEST_CASE("append adds a message, extend adds messages or conversations", "[hist
   chat.append(reply);
   CHECK(chat.role() == Json::array({"system", "user", "assistant"}));
 
-  CHECK_THROWS_WITH(reply.append(reply), Catch::Contains("unsqueeze(dim=0)"));
+  CHECK_THROWS_WITH(reply.append(reply), Catch::Matchers::ContainsSubstring("unsqueeze(dim=0)"));
   CHECK_THROWS_WITH(chat.append(chat),
                     "append: the message must have 0 batch dims (one less than this History), "
                     "got batch_size [3]");
@@ -109,7 +109,7 @@ TEST_CASE("append adds a message, extend adds messages or conversations", "[hist
   CHECK(batch.batch_size() == (tensordict::BatchSize{3, -1}));
   chat.extend(History::from_chats(kChats[1]));
   CHECK(chat.batch_size() == tensordict::BatchSize{4});
-  CHECK_THROWS_WITH(chat.extend(reply), Catch::Contains("as many batch dims"));
+  CHECK_THROWS_WITH(chat.extend(reply), Catch::Matchers::ContainsSubstring("as many batch dims"));
 }
 
 TEST_CASE("from_text parses a rendered chat back", "[history]") {
@@ -172,8 +172,8 @@ TEST_CASE("default_spec prints as TorchRL 0.14 prints it and makes a zero instan
   CHECK(os.str() == expected);
   std::ostringstream batched;
   batched << History::default_spec({4, -1});
-  CHECK_THAT(batched.str(), Catch::Contains("shape=torch.Size([4, -1])") &&
-                                Catch::EndsWith("shape=torch.Size([4]),\n    data_cls=<class "
+  CHECK_THAT(batched.str(), Catch::Matchers::ContainsSubstring("shape=torch.Size([4, -1])") &&
+                                Catch::Matchers::EndsWith("shape=torch.Size([4]),\n    data_cls=<class "
                                                 "'torchrl.data.llm.history.History'>)"));
   // zero(): the -1 dim becomes 1, fields hold their example data.
   History zero = History::from_tensordict(History::default_spec({4, -1}).zero());

@@ -3,7 +3,7 @@
 // with add_chat_template, and assistant masks from tokenizers whose tokens span several characters.
 #include <ATen/ATen.h>
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 #include <map>
 
 #include "history.h"
@@ -231,11 +231,11 @@ TEST_CASE("a template registered with add_chat_template works like a built-in on
   CHECK_THROWS_WITH(tensorclass::llm::add_chat_template("half", render_inst, nullptr),
                     "add_chat_template: template 'half' needs both a renderer and a parser");
   CHECK_THROWS_WITH(h.apply_chat_template(named("nope")),
-                    Catch::Contains("unknown chat template 'nope' (known: chatml_format, qwen, "
+                    Catch::Matchers::ContainsSubstring("unknown chat template 'nope' (known: chatml_format, qwen, "
                                     "dialogpt, falcon, deepseek, llama, inst") &&
-                        Catch::Contains("add_chat_template"));
+                        Catch::Matchers::ContainsSubstring("add_chat_template"));
   CHECK_THROWS_WITH(History::from_text("x", "nope"),
-                    Catch::Contains("unknown chat template 'nope'"));
+                    Catch::Matchers::ContainsSubstring("unknown chat template 'nope'"));
 }
 
 TEST_CASE("assistant masks with tokens spanning several characters", "[history][tokens]") {

@@ -2,7 +2,7 @@
 // Python's tensorclass layout.
 #include <ATen/ATen.h>
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 #include <filesystem>
 #include <fstream>
 

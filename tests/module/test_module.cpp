@@ -4,7 +4,7 @@
 #include <torch/nn/modules/batchnorm.h>
 #include <torch/nn/modules/container/sequential.h>
 #include <torch/nn/modules/linear.h>
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 
 #include "io_test_util.h"
 #include "tensordict/module.h"

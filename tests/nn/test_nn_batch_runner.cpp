@@ -3,7 +3,7 @@
 // destroyed runner fails what it did not run. A gate (a module that waits until released) makes
 // the batching deterministic: requests queue while the batch before them runs.
 // Before Catch: torch's headers bring glog's CHECK, which Catch's must replace.
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 #include "tensordict/nn/batch_runner.h"
 
 #include <torch/nn/modules/linear.h>
@@ -16,7 +16,7 @@
 using namespace tensordict;
 using namespace tensordict::nn;
 using namespace std::chrono_literals;
-using Catch::Contains;
+using Catch::Matchers::ContainsSubstring;
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <ATen/Parallel.h>
 #include <torch/csrc/jit/serialization/import.h>
 // Before Catch: torch's headers bring glog's CHECK, which Catch's must replace.
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 #include "tensordict/nn/script.h"
 
 #include <cstdlib>

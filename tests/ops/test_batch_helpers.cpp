@@ -1,5 +1,5 @@
 // gather, split_keys, auto_batch_size_, pin_memory, to(device, non_blocking).
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 
 #include "ops_test_util.h"
 #include "skip.h"

@@ -3,7 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 #include <cstdint>
 #include <filesystem>
 #include <fstream>

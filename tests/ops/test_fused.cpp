@@ -3,7 +3,7 @@
 // path cannot take fall back with the same results.
 #include <ATen/ATen.h>
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 #include <functional>
 #include <string>
 #include <vector>

@@ -1,10 +1,10 @@
 // Index assignment: in-place writes and lazy preallocation of missing keys.
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 
 #include "ops_test_util.h"
 
 using namespace ops_test;
-using Catch::Matchers::Contains;
+using Catch::Matchers::ContainsSubstring;
 using tensordict::Slice;
 
 namespace {
@@ -58,7 +58,7 @@ TEST_CASE("index assignment errors name the key and the shapes", "[index_put][er
   TensorDict td = sample();
   TensorDict bad({{"a", at::zeros({5, 2})}}, {5});
   CHECK_THROWS_WITH(td.index_put_({Slice(0, 2)}, bad),
-                    Contains("index_put_: key 'a': cannot write a value of shape [5, 2] into an "
+                    ContainsSubstring("index_put_: key 'a': cannot write a value of shape [5, 2] into an "
                              "entry of shape [4, 3, 2]"));
   TensorDict wrong_kind({{"txt", at::zeros({3})}}, {3});
   CHECK_THROWS_MATCHES(td.index_put_({0}, wrong_kind), TypeError,

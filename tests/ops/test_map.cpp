@@ -1,5 +1,5 @@
 // map(): chunks of dim 0 on worker threads, results concatenated in order.
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 
 #include <atomic>
 #include <mutex>

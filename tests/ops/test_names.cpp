@@ -1,7 +1,7 @@
 // Dim names follow batch ops as in Python tensordict 0.14: every expected value below was printed
 // by the real library (v0.14.0 through shared/python-peer/tdpy) for the same TensorDict; the
 // comments spell the Python calls.
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 
 #include "ops_test_util.h"
 

@@ -1,7 +1,7 @@
 // The shape ops tensordict added after 0.10 (tensor_split, movedim, swapaxes, flip, fliplr,
 // flipud, rot90, roll, narrow, tile, broadcast_to, atleast_nd) and mod, each checked against the
 // same torch op on every raw tensor (feature dims untouched) and on the NonTensorStack's items.
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 
 #include "ops_test_util.h"
 
@@ -214,5 +214,5 @@ TEST_CASE("quantile per leaf and over every leaf", "[reduce][0.14]") {
              at::cat({td.get("x").reshape({-1}), td.get("y").reshape({-1})}).max()));
   CHECK_THROWS_AS(td.quantile(0.5, {0, 1}), ShapeError);
   TensorDict ints({{"i", at::arange(4)}}, {4});
-  CHECK_THROWS_WITH(ints.quantile(0.5, 0), Catch::Contains("quantile: key 'i' (int64 [4])"));
+  CHECK_THROWS_WITH(ints.quantile(0.5, 0), Catch::Matchers::ContainsSubstring("quantile: key 'i' (int64 [4])"));
 }

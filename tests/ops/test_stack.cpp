@@ -1,5 +1,5 @@
 // stack and cat over any dim, with nested and non-tensor entries.
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 
 #include "ops_test_util.h"
 

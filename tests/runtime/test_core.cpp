@@ -1,7 +1,7 @@
 // TensorDict core: construction, entries, nested keys, handles, device, lock, structure.
 #include <ATen/ATen.h>
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 
 #include "tensordict/tensordict.h"
 

@@ -1,5 +1,5 @@
 // Python-compatible JSON spelling (the bytes Python's json module writes).
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 #include <cmath>
 
 #include "tensordict/errors.h"

@@ -1,7 +1,7 @@
 // operator<< prints Python tensordict's repr layout.
 #include <ATen/ATen.h>
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 #include <sstream>
 
 #include "tensordict/tensordict.h"

@@ -5,12 +5,12 @@
 #include <ATen/TensorIndexing.h>
 #include <torch/types.h>  // torch::indexing, as libtorch users spell it
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 
 #include "tensordict/tensordict.h"
 
 using namespace tensordict;
-using Catch::Contains;
+using Catch::Matchers::ContainsSubstring;
 
 namespace {
 
@@ -124,6 +124,6 @@ TEST_CASE("stack and cat name the key two TensorDicts do not share", "[spellings
                     "vs 2)");
   TensorDict na({{"n", a}}, {2});
   TensorDict nb({{"n", b}}, {2});
-  CHECK_THROWS_WITH(stack({na, nb}), Contains("TensorDict 1 lacks key 'act' of TensorDict 0 at "
+  CHECK_THROWS_WITH(stack({na, nb}), ContainsSubstring("TensorDict 1 lacks key 'act' of TensorDict 0 at "
                                               "key 'n'"));
 }

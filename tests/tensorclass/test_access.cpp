@@ -1,7 +1,7 @@
 // Typed and by-name access, conversions, equality and printing of generated tensorclasses.
 #include <ATen/ATen.h>
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 #include <sstream>
 
 #include "include.h"

@@ -5,7 +5,7 @@
 // classes; the comments spell the Python calls.
 #include <ATen/ATen.h>
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 #include <filesystem>
 
 #include <unistd.h>

@@ -2,7 +2,7 @@
 // tensor_only, frozen, shadow.
 #include <ATen/ATen.h>
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 #include <type_traits>
 
 #include "autocast.h"

@@ -2,7 +2,7 @@
 // JSON detour, typed errors on stacked data, member-named fields, tensor_only strings.
 #include <ATen/ATen.h>
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 #include <type_traits>
 
 #include "contract.h"

@@ -3,7 +3,7 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 #include <filesystem>
 #include <fstream>
 #include <sstream>

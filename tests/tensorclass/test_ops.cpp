@@ -1,7 +1,7 @@
 // TensorDict operations on generated classes return the typed class.
 #include <ATen/ATen.h>
 
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 #include <type_traits>
 
 #include "nested.h"
@@ -94,5 +94,5 @@ TEST_CASE("arith: tensorclass operators return the typed class", "[tensorclass][
   q.set_mask(at::zeros({2}, at::kBool));
   CHECK_THROWS_AS(q -= p, tensordict::KeyError);  // p has no mask
   p.set_mask(at::ones({2}, at::kBool));
-  CHECK_THROWS_WITH(q -= p, Catch::StartsWith("sub_: key 'mask' (bool [2]): Subtraction"));
+  CHECK_THROWS_WITH(q -= p, Catch::Matchers::StartsWith("sub_: key 'mask' (bool [2]): Subtraction"));
 }

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <catch2/catch.hpp>
+#include "catch2_compat.h"
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
