@@ -4,5 +4,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/build.sh
 jobs=$(nproc 2>/dev/null || echo 2)
-cd build
-ctest --output-on-failure -j"$jobs"
+ctest --test-dir "${TC_BUILD_DIR:-build}" --output-on-failure -j"$jobs"
