@@ -169,4 +169,17 @@ inline constexpr const char* kSchemaVersionFile = "schema.json";
 /// Prefix of the accessor of a field whose name is reserved (`field_<name>()`, `set_field_<name>`).
 inline constexpr std::string_view kReservedFieldPrefix = "field_";
 
+/// The newest version of Python tensordict's on-disk format that the runtime and `tcgen import`
+/// read, and the one saves write unless asked for version 0 (MemmapOptions::format_version).
+/// Version 0 is the format of tensordict 0.15.2 and older, whose meta.json files record no
+/// version; version 1 has the same layout and adds the three entries below to the meta.json of
+/// each saved tensordict (not to a tensorclass's). docs/format.md, "Format versions".
+inline constexpr int kFormatVersion = 1;
+/// The meta.json entry holding the format version (an integer; absent in version 0).
+inline constexpr const char* kFormatVersionKey = "_format_version";
+/// The meta.json entry naming the saved tensordict's class ("TensorDict", ...), from version 1.
+inline constexpr const char* kClassKey = "_class";
+/// The meta.json entry holding the dim names of a tensordict with dim names, from version 1.
+inline constexpr const char* kNamesKey = "_names";
+
 }  // namespace tensordict

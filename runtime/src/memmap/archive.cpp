@@ -83,18 +83,20 @@ void check_replaceable(const std::string& archive) {
     throw FormatError(refusing + "it is not a memmap archive (" + e.what() + ")");
   }
   const Entry* meta = zip->find("meta.json");
-  bool saved = false;
+  std::string why = "no top-level meta.json";
   if (meta) {
     try {
-      const Json json = parse_json(zip->bytes(*meta), zip->where("meta.json"));
-      saved = json.is_object() && json.contains("_type") && json["_type"].is_string();
-    } catch (const FormatError&) {
+      memmap::detail::check_saved_meta(zip->bytes(*meta), zip->where("meta.json"));
+      why.clear();
+    } catch (const FormatError& e) {
+      why = e.what();
     }
   }
-  if (!saved) {
+  if (!why.empty()) {
     throw FormatError(refusing +
-                      "it is not a memmap archive (a zip file whose top-level meta.json has a "
-                      "\"_type\")");
+                      "it is not a memmap archive this library may replace (a zip file whose "
+                      "top-level meta.json has a \"_type\" and a format version it reads: " +
+                      why + ")");
   }
   const std::vector<std::string> foreign = memmap::detail::foreign_entries(ZipView(*zip));
   if (!foreign.empty()) {

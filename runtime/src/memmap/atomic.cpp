@@ -70,10 +70,7 @@ std::vector<std::string> entries_to_keep(const std::string& p) {
                       "': it is not empty and holds no meta.json (not a memmap directory)");
   }
   try {
-    const Json json = parse_json(read_text(meta), "'" + meta + "'");
-    if (!json.is_object() || !json.contains("_type") || !json["_type"].is_string()) {
-      throw FormatError("'" + meta + "' has no \"_type\"");
-    }
+    check_saved_meta(read_text(meta), "'" + meta + "'");
   } catch (const FormatError& e) {
     throw FormatError("refusing to replace '" + p +
                       "': its meta.json is not a saved TensorDict's (" + e.what() + ")");

@@ -184,6 +184,9 @@ class TreeView {
   /// The content of the file `rel` (a meta.json); nullopt when it cannot be read.
   virtual std::optional<std::string> text(const std::string& rel) const = 0;
 };
+/// FormatError (naming `where`, saying why) unless `text` is the meta.json of a save that a save
+/// may replace: a JSON object with a "_type" string, of a format version this library reads.
+void check_saved_meta(std::string_view text, const std::string& where);
 /// A directory on disk as a TreeView (listing errors are FormatErrors naming the directory).
 std::unique_ptr<TreeView> directory_view(const std::string& root);
 /// The top-most entries of a saved tree that its save did not write (a level's own, sorted, then

@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "memmap/internal.h"
+#include "tensordict/format_version.h"
 
 namespace tensordict::memmap {
 namespace {
@@ -86,16 +87,7 @@ std::string decode_key(std::string_view name) {
   return out;
 }
 
-std::string class_short_name(std::string_view type) {
-  constexpr std::string_view kOpen = "<class '";
-  constexpr std::string_view kClose = "'>";
-  if (type.substr(0, kOpen.size()) == kOpen && type.size() >= kOpen.size() + kClose.size() &&
-      type.substr(type.size() - kClose.size()) == kClose) {
-    type = type.substr(kOpen.size(), type.size() - kOpen.size() - kClose.size());
-  }
-  const size_t dot = type.rfind('.');
-  return std::string(dot == std::string_view::npos ? type : type.substr(dot + 1));
-}
+std::string class_short_name(std::string_view type) { return format::class_name(type); }
 
 namespace detail {
 

@@ -16,6 +16,7 @@
 #include <set>
 
 #include "memmap/internal.h"
+#include "tensordict/format_version.h"
 #include "tensordict/json.h"
 
 #ifndef RENAME_NOREPLACE
@@ -120,8 +121,9 @@ class OwnershipWalk {
   }
 
   void tensordict_level(const std::string& rel, const Json& meta, std::set<std::string>& owned) {
+    const int64_t version = format::version_of(meta).version;
     for (const auto& [key, entry] : meta.items()) {
-      if (key == "shape" || key == "device" || key == "_type" || !entry.is_object()) continue;
+      if (format::is_format_entry(key, version) || !entry.is_object()) continue;
       if (entry.contains("type")) {
         own_first(rel, entry_names(key, "", true), TreeView::Kind::Dir, owned);
         continue;
@@ -213,6 +215,16 @@ bool make_parents(const std::string& root, const std::string& rel, std::set<std:
 }
 
 }  // namespace
+
+void check_saved_meta(std::string_view text, const std::string& where) {
+  const Json json = parse_json(text, where);
+  if (!json.is_object() || !json.contains("_type") || !json["_type"].is_string()) {
+    throw FormatError(where + " has no \"_type\"");
+  }
+  // What a save of a newer format owns is not known here: replacing it could lose a user's files.
+  const format::Version version = format::version_of(json);
+  if (!version.problem.empty()) throw FormatError(where + ": " + version.problem);
+}
 
 std::unique_ptr<TreeView> directory_view(const std::string& root) {
   return std::make_unique<DirectoryView>(root);

@@ -13,6 +13,7 @@
 #include "core/tensordict_impl.h"
 #include "memmap/internal.h"
 #include "tensordict/dtype.h"
+#include "tensordict/format_version.h"
 #include "tensordict/json.h"
 #include "tensordict/lazy_stack.h"
 
@@ -73,8 +74,10 @@ class TreeLoader {
     if (type == kTensorDictType || type == kSubTensorDictType) {
       out.value = load_td(dir, meta, where, out);
     } else if (type == kNonTensorDataType || type == kMetaDataType) {
+      format_version(meta, where);
       out.value = load_non_tensor_data(meta, where);
     } else if (type == kNonTensorStackType) {
+      format_version(meta, where);
       out.value = load_non_tensor_stack(dir, meta, where);
     } else if (type == kLazyStackType) {
       out.value = load_lazy_stack(dir, meta, where);
@@ -99,6 +102,28 @@ class TreeLoader {
     Depth& operator=(const Depth&) = delete;
   };
 
+  // The meta.json's format version (format_version.h): FormatError when it is malformed or newer
+  // than this library reads. A tensorclass's meta.json has none: its entries are the class's.
+  static int64_t format_version(const Json& meta, const std::string& where) {
+    const format::Version v = format::version_of(meta);
+    if (!v.problem.empty()) throw FormatError(where + ": " + v.problem);
+    return v.version;
+  }
+
+  // The dim names a meta.json of version 1 records for `batch_dims` dims (none in version 0).
+  static std::optional<DimNames> dim_names(const Json& meta, int64_t version, size_t batch_dims,
+                                           const std::string& where) {
+    format::NamesEntry entry = format::names_of(meta, version, batch_dims);
+    if (!entry.problem.empty()) throw FormatError(where + ": " + entry.problem);
+    return std::move(entry.names);
+  }
+
+  static void check_class(const Json& meta, int64_t version, const std::string& type,
+                          const std::string& where) {
+    const std::string problem = format::class_problem(meta, version, type);
+    if (!problem.empty()) throw FormatError(where + ": " + problem);
+  }
+
   Json read_meta(const std::string& dir) {
     const std::string path = join(dir, "meta.json");
     Json meta = parse_json(src_.text(path), src_.where(path));
@@ -108,10 +133,14 @@ class TreeLoader {
 
   TensorDict load_td(const std::string& dir, const Json& meta, const std::string& where,
                      Loaded& acc) {
+    const int64_t version = format_version(meta, where);
+    check_class(meta, version, acc.type, where);
     BatchSize batch = meta.contains("shape") ? parse_shape(meta["shape"], where) : BatchSize{};
-    TensorDict td = ::tensordict::detail::make_tensordict(std::move(batch), td_device(meta));
+    std::optional<DimNames> names = dim_names(meta, version, batch.size(), where);
+    TensorDict td =
+        ::tensordict::detail::make_tensordict(std::move(batch), td_device(meta), std::move(names));
     for (const auto& [key, entry] : meta.items()) {
-      if (key == "shape" || key == "device" || key == "_type") continue;
+      if (format::is_format_entry(key, version)) continue;
       try {
         load_entry(td, dir, key, entry, where, acc);
       } catch (const FormatError& e) {
@@ -132,6 +161,8 @@ class TreeLoader {
       td.set(key, std::move(value));
     } catch (const ShapeError& e) {
       throw FormatError(where + ": entry '" + key + "' does not fit the batch size: " + e.what());
+    } catch (const Error& e) {  // dim names that disagree with the parent's
+      throw FormatError(where + ": entry '" + key + "' does not fit: " + e.what());
     }
   }
 
@@ -238,6 +269,8 @@ class TreeLoader {
   }
 
   Value load_lazy_stack(const std::string& dir, const Json& meta, const std::string& where) {
+    const int64_t version = format_version(meta, where);
+    check_class(meta, version, kLazyStackType, where);
     const auto dim = field_or(meta, "stack_dim", int64_t{0}, &Json::is_number_integer, where);
     std::vector<TensorDict> tds;
     for (auto& element : load_elements(dir)) {
@@ -250,11 +283,33 @@ class TreeLoader {
     if (tds.empty()) throw FormatError(where + ": lazy stack without elements (no '0/' directory)");
     try {
       TensorDict out = lazy_stack(tds, dim);  // stays lazy: ragged elements load too
+      name_stack(out, dim_names(meta, version, static_cast<size_t>(out.batch_dims()), where),
+                 where);
       src_.loaded(out, dir);
       return out;
+    } catch (const FormatError&) {
+      throw;
     } catch (const Error& e) {
       throw FormatError(where + ": invalid lazy stack: " + e.what());
     }
+  }
+
+  // A lazy stack's names (its meta.json's, version 1): the stack dim's, and those of the other
+  // dims, which its elements name too (where both name a dim, the names must agree).
+  static void name_stack(TensorDict& stack, std::optional<DimNames> names,
+                         const std::string& where) {
+    if (!names) return;
+    DimNames merged = stack.names();
+    for (size_t d = 0; d < merged.size(); ++d) {
+      const auto& name = (*names)[d];
+      if (!name || merged[d] == name) continue;
+      if (merged[d] && d != static_cast<size_t>(stack.stack_dim())) {
+        throw FormatError(where + ": \"" + kNamesKey + "\" names dim " + std::to_string(d) + " '" +
+                          *name + "', its elements '" + *merged[d] + "'");
+      }
+      merged[d] = name;
+    }
+    stack.set_names(std::move(merged));
   }
 
   void load_tensorclass(const std::string& dir, Json meta, const std::string& where, Loaded& out) {
