@@ -159,6 +159,7 @@ TEST_CASE("saving a loaded fixture reproduces Python's files byte for byte", "[i
       memmap::Loaded loaded = memmap::load((dir / "td").string());
       memmap::WriteOptions options;
       options.memmap.copy_existing = true;  // the leaves map the fixture's files
+      options.memmap.format_version = 0;    // tensordict 0.14's files (format version 0)
       if (loaded.class_info) {
         memmap::save_tensorclass(loaded.value.tensordict(), *loaded.class_info, out, options);
       } else {

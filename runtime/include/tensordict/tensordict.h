@@ -34,6 +34,7 @@
 #include <variant>
 #include <vector>
 
+#include "tensordict/class_contract.h"
 #include "tensordict/errors.h"
 #include "tensordict/index.h"
 #include "tensordict/nested_key.h"
@@ -117,6 +118,9 @@ struct MemmapOptions {
   int num_threads = 0;         ///< >1 writes leaves in parallel.
   bool existsok = true;        ///< false: refuse to overwrite an existing leaf file.
   bool copy_existing = false;  ///< copy leaves already mapped from another file.
+  /// Version of the on-disk format written (docs/format.md, "Format versions"): kFormatVersion,
+  /// or 0 for the files of tensordict 0.15.2 and older (no version, class or dim-name entries).
+  int format_version = kFormatVersion;
 };
 
 /// Python tensordict's TensorDict: entries (tensors, nested TensorDicts, NonTensorData,

@@ -367,7 +367,8 @@ void write_with(const std::string& archive,
 
 TensorDict save(const TensorDict& td, const std::string& archive,
                 const memmap::WriteOptions& options, const PackOptions& pack) {
-  check_target(archive, options.memmap.existsok);  // before any data is staged
+  memmap::detail::check_format_version(options.memmap);  // before anything is touched
+  check_target(archive, options.memmap.existsok);        // before any data is staged
   memmap::WriteOptions staged = options;
   staged.durable = false;  // the archive itself is synced
   // Leaves mapping other files are copied: the staging directory is a private temporary (Python

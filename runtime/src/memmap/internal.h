@@ -95,6 +95,9 @@ void write_text(const std::string& path, std::string_view text);
 /// Writes all of `text` to the open file `fd` (`path` names it in errors).
 void write_fd(int fd, std::string_view text, const std::string& path);
 
+/// ValueError unless `options.format_version` is one a save writes (0 or kFormatVersion).
+void check_format_version(const MemmapOptions& options);
+
 /// Runs the fault-injection hook (set_save_step_hook, tensordict/internal.h) after a save's step.
 void save_step(const char* step);
 

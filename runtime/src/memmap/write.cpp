@@ -12,6 +12,7 @@
 #include "lazy/internal.h"
 #include "memmap/internal.h"
 #include "tensordict/dtype.h"
+#include "tensordict/format_version.h"
 #include "tensordict/json.h"
 
 namespace tensordict::memmap {
@@ -36,6 +37,26 @@ Json tensor_entry(const at::Tensor& t) {
 }
 
 Json type_entry(const std::string& name) { return Json{{"type", name}}; }
+
+// Version 1's entries of a saved tensordict's meta.json (class_contract.h): the version, the class
+// as its parent's {"type": ...} entry names it, and the dim names when a dim has one.
+void add_version_entries(Json& meta, int version, const char* cls, const DimNames& names) {
+  if (version < 1) return;
+  meta[kFormatVersionKey] = version;
+  meta[kClassKey] = cls;
+  Json list = format::names_entry(names);
+  if (!list.is_null()) meta[kNamesKey] = std::move(list);
+}
+
+// The dim names of a lazy stack: none when its elements name a dim differently (each element's
+// meta.json then records its own).
+DimNames stack_names(const TensorDict& stack) {
+  try {
+    return stack.names();
+  } catch (const Error&) {
+    return {};
+  }
+}
 
 // A leaf that already maps exactly its target file is kept (hard-linked into the new tree) instead
 // of copied: re-saving a memmapped TensorDict in place costs O(keys).
@@ -68,6 +89,7 @@ class TreeWriter {
     meta["shape"] = td.batch_size();
     meta["device"] = "cpu";
     meta["_type"] = kTensorDictType;
+    add_version_entries(meta, version(), "TensorDict", td.names());
     metas_.push_back({dir, std::move(meta), false});
     out_impl.locked = true;
     out_impl.is_memmap = true;
@@ -82,6 +104,7 @@ class TreeWriter {
     Json meta = Json::object();
     meta["_type"] = kLazyStackType;
     meta["stack_dim"] = td.stack_dim();
+    add_version_entries(meta, version(), "LazyStackedTensorDict", stack_names(td));
     metas_.push_back({at_tmp(rel), std::move(meta), false});
     std::vector<TensorDict> written;
     const auto& tds = td.tensordicts();
@@ -150,10 +173,11 @@ class TreeWriter {
   std::string at_final(const std::string& rel) const {
     return rel.empty() ? final_ : detail::join(final_, rel);
   }
+  int version() const { return opt_.memmap.format_version; }
 
   // Python silently loses these keys (the root fields overwrite them); refuse instead.
   void check_key(const std::string& key, const std::string& rel) const {
-    if (key == "shape" || key == "device" || key == "_type") {
+    if (format::is_format_entry(key, version())) {
       throw KeyError("cannot save key '" + key + "' under '" + at_final(rel) +
                      "': the name is reserved by meta.json");
     }
@@ -249,6 +273,7 @@ class TreeWriter {
 
 template <class WriteFn>
 TensorDict publish(const std::string& prefix, const WriteOptions& options, WriteFn&& write) {
+  detail::check_format_version(options.memmap);
   const std::string final_root = detail::normalize_prefix(prefix);
   TensorDict out;
   detail::atomic_publish(final_root, options.durable, [&](const std::string& tmp) {
@@ -269,6 +294,13 @@ TensorDict save_tensordict(const TensorDict& td, const std::string& prefix,
 TensorDict save_tensorclass(const TensorDict& inner, const ClassInfo& info,
                             const std::string& prefix, const WriteOptions& options) {
   return publish(prefix, options, [&](TreeWriter& w) { return w.write_class(inner, info, ""); });
+}
+
+void detail::check_format_version(const MemmapOptions& options) {
+  if (options.format_version != 0 && options.format_version != kFormatVersion) {
+    throw ValueError("cannot write format version " + std::to_string(options.format_version) +
+                     ": this library writes versions 0 and " + std::to_string(kFormatVersion));
+  }
 }
 
 void set_class_info(const TensorDict& td, ClassInfo info) {
