@@ -32,6 +32,11 @@ tensordict::memmap::Loaded load_tree(const std::string& path,
 /// memmap::verify of a directory, archive::verify (zip structure and CRC-32s too) of a file.
 std::vector<std::string> verify_tree(const std::string& path);
 
+/// The dim names of `td` as a meta.json of format version 1 records them (`_names`): a list of one
+/// string or null per batch dim; null when no dim has a name, or when the elements of a lazy stack
+/// name a dim differently.
+tensordict::Json names_json(const tensordict::TensorDict& td);
+
 /// {"dtype": "float32", "shape": [...], "data": nested lists}; half/bfloat16 as numbers, bool as
 /// true/false, complex as [real, imag] pairs.
 tensordict::Json tensor_to_json(const at::Tensor& t);

@@ -17,6 +17,18 @@ using tensordict::Value;
 
 Json td_to_json(const TensorDict& td);
 
+// `json` with "names" after "batch_size" when a dim of `td` has a name.
+Json with_names(const TensorDict& td, Json json) {
+  Json names = names_json(td);
+  if (names.is_null()) return json;
+  Json out = Json::object();
+  for (auto& [key, value] : json.items()) {
+    out[key] = std::move(value);
+    if (key == "batch_size") out["names"] = names;
+  }
+  return out;
+}
+
 Json value_to_json(const Value& value) {
   switch (value.kind()) {
     case Value::Kind::Tensor:
@@ -35,9 +47,9 @@ Json td_to_json(const TensorDict& td) {
   if (td.is_lazy_stack()) {  // its elements, each with its own keys and batch size
     Json elements = Json::array();
     for (const auto& element : td.tensordicts()) elements.push_back(td_to_json(element));
-    return Json{{"batch_size", td.batch_size()},
-                {"stack_dim", td.stack_dim()},
-                {"tensordicts", std::move(elements)}};
+    return with_names(td, Json{{"batch_size", td.batch_size()},
+                               {"stack_dim", td.stack_dim()},
+                               {"tensordicts", std::move(elements)}});
   }
   Json entries = Json::object();
   for (size_t i = 0; i < td.size(); ++i) {
@@ -48,7 +60,7 @@ Json td_to_json(const TensorDict& td) {
       throw tensordict::FormatError("key '" + td.key_at(i) + "': " + e.what());
     }
   }
-  return Json{{"batch_size", td.batch_size()}, {"entries", std::move(entries)}};
+  return with_names(td, Json{{"batch_size", td.batch_size()}, {"entries", std::move(entries)}});
 }
 
 // "a.b" names key ("a", "b"), unless "a.b" is itself a top-level key (Python allows dots in keys).

@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "tensordict/dtype.h"
 #include "tensordict/errors.h"
+#include "tensordict/format_version.h"
 #include "tensordict/json.h"
 #include "tensordict/memmap.h"
 
@@ -38,6 +39,13 @@ std::string class_label(const tensordict::memmap::ClassInfo& info) {
 std::string kind_label(const TensorDict& td) {
   if (!td.is_lazy_stack()) return "TensorDict";
   return "LazyStackedTensorDict stack_dim=" + std::to_string(td.stack_dim());
+}
+
+// "  batch_size=[2, 3]", with "  names=['t', None]" when a dim has a name.
+std::string batch_label(const TensorDict& td) {
+  const std::string out = "  batch_size=" + tensordict::shape_str(td.batch_size());
+  const Json names = names_json(td);
+  return names.is_null() ? out : out + "  names=" + tensordict::python_repr(names);
 }
 
 class TreePrinter {
@@ -90,7 +98,7 @@ class TreePrinter {
         auto cls = classes_.find(join(path));
         out_ << label << "/  "
              << (cls == classes_.end() ? kind_label(td) : class_label(cls->second))
-             << "  batch_size=" << tensordict::shape_str(td.batch_size()) << "\n";
+             << batch_label(td) << "\n";
         print_td(td, path, depth + 1);
         if (cls != classes_.end()) print_none_fields(cls->second.fields, depth + 1);
         return;
@@ -120,6 +128,14 @@ class TreePrinter {
 
 }  // namespace
 
+Json names_json(const TensorDict& td) {
+  try {
+    return tensordict::format::names_entry(td.names());
+  } catch (const tensordict::Error&) {  // a lazy stack whose elements name a dim differently
+    return nullptr;
+  }
+}
+
 int run_ls(const std::string& dir, std::ostream& out) {
   const auto loaded = load_tree(dir, at::Device(at::kMeta));
   // The meta-device load reads meta.json files only; a listing of a directory that does not load
@@ -135,7 +151,7 @@ int run_ls(const std::string& dir, std::ostream& out) {
   std::string root = dir;
   while (root.size() > 1 && root.back() == '/') root.pop_back();
   out << root << "/  " << (loaded.class_info ? class_label(*loaded.class_info) : kind_label(td))
-      << "  batch_size=" << tensordict::shape_str(td.batch_size()) << "\n";
+      << batch_label(td) << "\n";
   printer.print_td(td, {}, 1);
   if (loaded.class_info) printer.print_none_fields(loaded.class_info->fields, 1);
   out << "total: " << printer.totals().tensors << " tensors, " << printer.totals().bytes
