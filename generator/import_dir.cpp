@@ -7,11 +7,13 @@
 #include <map>
 #include <optional>
 #include <ostream>
+#include <set>
 #include <sstream>
 
 #include "driver.h"
 #include "input_checks.h"
 #include "names.h"
+#include "tensordict/format_version.h"
 #include "type_parser.h"
 #include "yaml_writer.h"
 
@@ -45,6 +47,26 @@ std::vector<std::string> batch_dim_names(size_t rank) {
   if (rank == 2) return {"B", "N"};
   std::vector<std::string> names;
   for (size_t i = 0; i < rank; ++i) names.push_back("B" + std::to_string(i));
+  return names;
+}
+
+// The names of `rank` batch dims when a meta.json names some (format version 1's `_names`): each
+// dim its own name where that is an identifier, the others as above (with `_` added until no name
+// is taken twice).
+std::vector<std::string> batch_dim_names(size_t rank,
+                                         const std::optional<tensordict::format::Names>& own) {
+  std::vector<std::string> names = batch_dim_names(rank);
+  if (!own) return names;
+  std::set<std::string> taken;
+  for (size_t i = 0; i < rank; ++i) {
+    const auto& name = (*own)[i];
+    if (name && is_identifier(*name) && taken.insert(*name).second) names[i] = *name;
+  }
+  for (size_t i = 0; i < rank; ++i) {
+    if ((*own)[i] && names[i] == *(*own)[i]) continue;
+    while (taken.count(names[i])) names[i] += "_";
+    taken.insert(names[i]);
+  }
   return names;
 }
 
@@ -228,6 +250,28 @@ class Importer {
     return text.substr(prefix.size(), text.size() - prefix.size() - suffix.size());
   }
 
+  // The format version of a meta.json that is not a tensorclass's (tensordict/format_version.h):
+  // nullopt (reported) when it is malformed or newer than this tcgen reads, or when its `_class`
+  // contradicts `type`.
+  std::optional<int64_t> format_version(const Json& meta, const std::string& type,
+                                        const std::string& where) {
+    const tensordict::format::Version v = tensordict::format::version_of(meta);
+    std::string problem = v.problem;
+    if (problem.empty()) problem = tensordict::format::class_problem(meta, v.version, type);
+    if (problem.empty()) return v.version;
+    error(where, problem);
+    return std::nullopt;
+  }
+
+  // The dim names a meta.json of version 1 records for `rank` batch dims; nullopt (reported when
+  // malformed) when there are none.
+  std::optional<tensordict::format::Names> dim_names(const Json& meta, int64_t version, size_t rank,
+                                                     const std::string& where) {
+    tensordict::format::NamesEntry entry = tensordict::format::names_of(meta, version, rank);
+    if (!entry.problem.empty()) error(where, entry.problem);
+    return std::move(entry.names);
+  }
+
   // Batch size of a TensorDict meta.json: its "shape".
   std::optional<std::vector<int64_t>> batch_of(const Json& meta, const std::string& where) {
     const auto it = meta.find("shape");
@@ -280,16 +324,24 @@ class Importer {
     std::optional<Json> inner_meta = read_meta(inner, inner_display);
     if (!inner_meta) return "";
     const std::string inner_type = class_path(*inner_meta, inner_display);
-    if (inner_type == kTensorDict || inner_type == kSubTensorDict) {
-      const auto batch = batch_of(*inner_meta, inner_display + "/meta.json");
+    const std::string inner_where = inner_display + "/meta.json";
+    std::optional<int64_t> version;
+    if (!inner_type.empty()) version = format_version(*inner_meta, inner_type, inner_where);
+    if (!version) {
+      // reported: no `_type`, or a format version this tcgen does not read
+    } else if (inner_type == kTensorDict || inner_type == kSubTensorDict) {
+      const auto batch = batch_of(*inner_meta, inner_where);
       if (!batch) return "";
-      set_batch_dims(index, batch->size(), display);
+      set_batch_dims(index,
+                     batch_dim_names(batch->size(),
+                                     dim_names(*inner_meta, *version, batch->size(), inner_where)),
+                     display);
       import_entries(index, inner, inner_display, *inner_meta, *batch,
                      classes_[index].cls.batch_dims, std::nullopt, depth);
     } else if (inner_type == kLazyStack) {
       import_lazy_stack(index, inner, inner_display, *inner_meta, display, depth);
-    } else if (!inner_type.empty()) {
-      error(inner_display + "/meta.json",
+    } else {
+      error(inner_where,
             "holds a " + type_string(inner_type) + ", not a TensorDict or a lazy stack");
     }
     // The fields whose value is None (spec §3); other entries are a non-tensor class's own.
@@ -311,10 +363,12 @@ class Importer {
     return name;
   }
 
-  void set_batch_dims(size_t index, size_t rank, const std::string& display) {
+  void set_batch_dims(size_t index, const std::vector<std::string>& names,
+                      const std::string& display) {
     Class& cls = classes_[index].cls;
+    const size_t rank = names.size();
     if (cls.batch_dims.empty() && !batch_set_[index]) {
-      cls.batch_dims = batch_dim_names(rank);
+      cls.batch_dims = names;
     } else if (cls.batch_dims.size() != rank) {
       diagnostics_.warning(SourceLoc{display, 0, 0},
                            "class '" + cls.name + "' has " + std::to_string(rank) +
@@ -339,8 +393,9 @@ class Importer {
                       int depth) {
     std::vector<std::string> own = names;
     if (stack_dim) own.erase(own.begin() + static_cast<std::ptrdiff_t>(*stack_dim));
+    const int64_t version = tensordict::format::version_of(meta).version;  // checked by the caller
     for (const auto& [key, entry] : meta.items()) {
-      if (key == "shape" || key == "device" || key == "_type") continue;
+      if (tensordict::format::is_format_entry(key, version)) continue;
       if (!check_key(key, display + "/meta.json")) continue;
       std::optional<Type> type = entry_type(inner, display, key, entry, batch, own, depth);
       if (!type) continue;
@@ -368,6 +423,10 @@ class Importer {
     if (!meta) return std::nullopt;
     const std::string type = class_path(*meta, child_display);
     if (type.empty()) return std::nullopt;
+    const bool tensorclass = !is_plain_collection(type) && !is_non_tensor(type);
+    if (!tensorclass && !format_version(*meta, type, child_display + "/meta.json")) {
+      return std::nullopt;
+    }
     if (type == kNonTensorData || type == kMetaData) {
       const auto data = meta->find("data");
       return make_type(data != meta->end() && data->is_string() ? TypeKind::Str : TypeKind::Any);
@@ -420,6 +479,7 @@ class Importer {
   // one dim less; the stack dim is a batch dim of its own.
   void import_lazy_stack(size_t index, const fs::path& inner, const std::string& display,
                          const Json& meta, const std::string& class_display, int depth) {
+    const int64_t version = tensordict::format::version_of(meta).version;  // checked by the caller
     const auto dim = meta.find("stack_dim");
     if (dim == meta.end() || !dim->is_number_integer() || dim->get<int64_t>() < 0) {
       error(display + "/meta.json", "has no \"stack_dim\" (a lazy stack's dim)");
@@ -433,6 +493,7 @@ class Importer {
       std::optional<Json> element = read_meta(inner / std::to_string(i), element_display);
       if (!element) return;
       const std::string type = class_path(*element, element_display);
+      if (!type.empty() && !format_version(*element, type, element_display + "/meta.json")) return;
       if (type != kTensorDict && type != kSubTensorDict) {
         if (!type.empty()) {
           error(element_display + "/meta.json",
@@ -461,8 +522,9 @@ class Importer {
                                         " is past the stack's " + std::to_string(rank) + " dims");
       return;
     }
-    set_batch_dims(index, rank, class_display);
-    const std::vector<std::string> names = batch_dim_names(rank);
+    const std::vector<std::string> names =
+        batch_dim_names(rank, dim_names(meta, version, rank, display + "/meta.json"));
+    set_batch_dims(index, names, class_display);
     for (size_t i = 0; i < elements.size(); ++i) {
       const std::string element_display = display + "/" + std::to_string(i);
       import_entries(index, inner / std::to_string(i), element_display, elements[i].first,
