@@ -9,6 +9,7 @@
 #include "input_checks.h"
 #include "names.h"
 #include "python_names.h"
+#include "source_text.h"
 #include "type_parser.h"
 
 namespace tcgen {
@@ -327,30 +328,41 @@ class Checker {
       diagnostics_.error(SourceLoc{name, 0, 0},
                          "the schema's file name cannot be written into the generated header "
                          "(it has a '\"', a '\\', '?\?' or a control character)");
+    } else if (!is_plain_text(name)) {  // #include "..." has no escapes
+      diagnostics_.error(SourceLoc{name, 0, 0},
+                         "the schema's file name cannot be written into the generated header "
+                         "(it has a control character, a line separator, a bidirectional control "
+                         "character or a byte that is not UTF-8)");
     }
   }
 
-  // A `//` comment line ending in a backslash continues onto the next line; a bidirectional
-  // control character makes the header display differently from what compiles ("Trojan Source").
+  // A `//` comment line ending in a backslash (or `??/`, one under -trigraphs) continues onto
+  // the next line; a bidirectional control character makes the header display differently from
+  // what compiles ("Trojan Source"). Words as doc_lines (emit_fields.cpp) splits them: the
+  // escapes cpp_text writes for other characters never end in a backslash.
   void check_doc(const std::string& doc, const SourceLoc& loc, const std::string& what) {
-    for (size_t at = doc.find('\xE2'); at != std::string::npos; at = doc.find('\xE2', at + 1)) {
-      if (at + 2 >= doc.size()) break;
-      const auto b1 = static_cast<unsigned char>(doc[at + 1]);
-      const auto b2 = static_cast<unsigned char>(doc[at + 2]);
-      const bool bidi = (b1 == 0x80 && ((b2 >= 0xAA && b2 <= 0xAE) || b2 == 0x8E || b2 == 0x8F)) ||
-                        (b1 == 0x81 && b2 >= 0xA6 && b2 <= 0xA9);
-      if (!bidi) continue;
+    for (size_t i = 0; i < doc.size();) {
+      const TextChar c = text_char_at(doc, i);
+      i += c.size;
+      if (!c.valid || !is_bidi_control(c.value)) continue;
       diagnostics_.error(loc, "doc of " + what +
                                   " holds a bidirectional control character, which would make "
                                   "the generated header read differently from what compiles");
       return;
     }
-    std::istringstream words(doc);
-    for (std::string word; words >> word;) {
-      if (word.back() != '\\') continue;
-      diagnostics_.error(loc, "doc of " + what + " has a word ending in a backslash ('" + word +
-                                  "'), which would continue a // comment onto the next line");
-      return;
+    std::istringstream paragraphs(doc);
+    for (std::string paragraph; std::getline(paragraphs, paragraph);) {
+      std::istringstream words(paragraph);
+      for (std::string word; std::getline(words, word, ' ');) {
+        const bool splice =
+            !word.empty() &&
+            (word.back() == '\\' || (word.size() >= 3 && word.substr(word.size() - 3) == "?\?/"));
+        if (!splice) continue;
+        diagnostics_.error(loc, "doc of " + what + " has a word ending in a backslash ('" +
+                                    cpp_text(word, CppText::Comment) +
+                                    "'), which would continue a // comment onto the next line");
+        return;
+      }
     }
   }
 
@@ -358,11 +370,11 @@ class Checker {
     const bool angled = !include.empty() && include.front() == '<';
     const std::string path = angled ? include.substr(1, include.size() - 2) : include;
     bool ok = !path.empty() && (!angled || include.back() == '>');
-    for (char c : path) {
-      ok = ok && c != '"' && c != '<' && c != '>' && static_cast<unsigned char>(c) >= 0x20;
-    }
+    for (char c : path) ok = ok && c != '"' && c != '<' && c != '>';
+    ok = ok && is_plain_text(path);  // #include <...> has no escapes
     if (!ok) {
-      diagnostics_.error(cls.loc, "cpp_includes entry '" + include + "' of class '" + cls.name +
+      diagnostics_.error(cls.loc, "cpp_includes entry '" + cpp_text(include, CppText::Comment) +
+                                      "' of class '" + cls.name +
                                       "' is not a header name like <vector> or my/header.h");
     }
   }

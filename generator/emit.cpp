@@ -57,7 +57,7 @@ std::string class_text(const Class& cls, const ClassIndex& classes, Renderer& re
   data view;
   view.set("name", cls.name);
   view.set("doc", doc_lines(cls.doc, 0));
-  view.set("python_type", python_type_string(cls));
+  view.set("python_type", cpp_text(python_type_string(cls), CppText::InLiteral));
   view.set("options", options_initializer(cls.options));
   view.set("has_options", !option_names(cls.options).empty());
   view.set("has_fields", !cls.fields.empty());
@@ -130,9 +130,9 @@ Output emit_schema(const Schema& schema, const ClassIndex& classes, const Templa
   Renderer renderer(templates, diagnostics, schema.display_path);
   data view;
   view.set("version", kTcgenVersion);
-  view.set("schema_path", schema.display_path);
+  view.set("schema_path", cpp_text(schema.display_path, CppText::Comment));
   view.set("abi_version", std::to_string(tensordict::kAbiVersion));
-  view.set("header", header_name(schema.display_path));
+  view.set("header", cpp_text(header_name(schema.display_path), CppText::InLiteral));
   view.set("include_block", include_block(schema, classes));
   if (!schema.cpp_namespace.empty()) view.set("namespace", schema.cpp_namespace);
   data class_list = data::type::list;

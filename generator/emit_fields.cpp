@@ -90,7 +90,9 @@ data doc_lines(const std::string& text, size_t indent) {
   for (std::string paragraph; std::getline(paragraphs, paragraph);) {
     std::istringstream words(paragraph);
     std::string line;
-    for (std::string word; words >> word;) {
+    for (std::string word; std::getline(words, word, ' ');) {
+      if (word.empty()) continue;               // a run of spaces
+      word = cpp_text(word, CppText::Comment);  // a tab, CR, NUL, ... spelled out
       if (!line.empty() && line.size() + 1 + word.size() > width) {
         add(line);
         line.clear();

@@ -26,8 +26,9 @@ FieldView tensor_field(const Field& field, const FieldContext& ctx);
 FieldView nested_field(const Field& field, const FieldContext& ctx);
 FieldView value_field(const Field& field, const FieldContext& ctx);
 
-/// `text` as a list of {line} for `/// {{line}}` doc comments, words wrapped so that a comment
-/// indented by `indent` stays within 100 columns.
+/// `text` as a list of {line} for `/// {{line}}` doc comments: a paragraph per line of the text,
+/// its space-separated words wrapped so that a comment indented by `indent` stays within 100
+/// columns, each escaped by cpp_text (a tab, CR or NUL is spelled out).
 kainjow::mustache::data doc_lines(const std::string& text, size_t indent);
 
 }  // namespace tcgen

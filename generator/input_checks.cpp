@@ -2,34 +2,14 @@
 
 #include <cstdio>
 
+#include "source_text.h"
+
 namespace tcgen {
 namespace {
 
 SourceLoc loc_at(const std::string& display, const YAML::Mark& mark) {
   if (mark.line < 0) return SourceLoc{display, 0, 0};
   return SourceLoc{display, mark.line + 1, mark.column + 1};
-}
-
-// Length of the UTF-8 sequence at text[i], 0 when it is not a valid one (overlong forms,
-// surrogates and code points past U+10FFFF included).
-size_t utf8_length(const std::string& text, size_t i) {
-  const auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned c = byte(i);
-  if (c < 0x80) return 1;
-  size_t n = c >= 0xC2 && c <= 0xDF   ? 2
-             : c >= 0xE0 && c <= 0xEF ? 3
-             : c >= 0xF0 && c <= 0xF4 ? 4
-                                      : 0;
-  if (n == 0 || i + n > text.size()) return 0;
-  for (size_t k = 1; k < n; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) return 0;
-  }
-  const unsigned second = byte(i + 1);
-  if ((c == 0xE0 && second < 0xA0) || (c == 0xED && second > 0x9F) ||
-      (c == 0xF0 && second < 0x90) || (c == 0xF4 && second > 0x8F)) {
-    return 0;
-  }
-  return n;
 }
 
 class SizeWalker {

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "python_names.h"
+#include "source_text.h"
 
 namespace tcgen {
 
@@ -134,13 +135,17 @@ std::string shape_initializer(const std::vector<Dim>& shape) {
 }  // namespace
 
 std::string field_spec_head(const Field& field) {
-  return "Field(\"" + field.name + "\", " + kind_constant(element_type(field.type).kind) + ")";
+  return "Field(" + cpp_text(field.name, CppText::Literal) + ", " +
+         kind_constant(element_type(field.type).kind) + ")";
 }
 
 namespace {
 
-// Raw string literal of `text`, with a delimiter that `text` does not close.
-std::string cpp_raw_string_literal(const std::string& text) {
+// A JSON value as a raw string literal (which has no escapes): JSON text in ASCII, with `\uXXXX`
+// for every other character (so no character that needs_escape reaches the header), under a
+// delimiter that the text does not close.
+std::string json_literal(const nlohmann::ordered_json& value) {
+  const std::string text = value.dump(-1, ' ', true);
   std::string delimiter;
   for (int n = 0; text.find(")" + delimiter + "\"") != std::string::npos; ++n) {
     delimiter = "tc" + std::to_string(n);
@@ -178,17 +183,55 @@ std::vector<std::string> field_spec_calls(const Field& field, const std::string&
   const auto& value = field.default_value;
   if (value && !value->is_null() && value->dump().find("null") == std::string::npos) {
     // (JSON spells .inf and .nan as null: such a default is left out, the field stays required)
-    const std::string json = typed_default(*value, type).dump();
-    calls.push_back(".with_default(" + cpp_raw_string_literal(json) + ")");
+    calls.push_back(".with_default(" + json_literal(typed_default(*value, type)) + ")");
   }
   if (!field.renamed_from.empty()) {
     std::string names;
     for (const auto& old : field.renamed_from)
-      names += (names.empty() ? "\"" : ", \"") + old + "\"";
+      names += (names.empty() ? "" : ", ") + cpp_text(old, CppText::Literal);
     calls.push_back(".renamed_from({" + names + "})");
   }
   if (field.deprecated) calls.push_back(".as_deprecated()");
   return calls;
+}
+
+namespace {
+
+// Octal escapes of a character's bytes: `\015`, `\342\200\250`.
+std::string octal_escapes(const std::string& text, size_t at, size_t size) {
+  std::string out;
+  for (size_t i = at; i < at + size; ++i) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    const char octal[] = {'\\', static_cast<char>('0' + (byte >> 6)),
+                          static_cast<char>('0' + ((byte >> 3) & 7)),
+                          static_cast<char>('0' + (byte & 7)), '\0'};
+    out += octal;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string cpp_text(const std::string& text, CppText form) {
+  const bool literal = form != CppText::Comment;
+  const std::string quote = form == CppText::Literal ? "\"" : "";
+  std::string out = quote;
+  for (size_t i = 0; i < text.size();) {
+    const TextChar c = text_char_at(text, i);
+    const bool trigraph = c.value == '?' && i > 0 && text[i - 1] == '?';
+    if (literal && (c.value == '"' || c.value == '\\' || trigraph)) {
+      out += '\\';
+      out += static_cast<char>(c.value);
+    } else if (!needs_escape(c)) {
+      out.append(text, i, c.size);
+    } else if (literal && c.value == '\n') {
+      out += "\\n";
+    } else {
+      out += literal ? octal_escapes(text, i, c.size) : escape_sequence(c);
+    }
+    i += c.size;
+  }
+  return out + quote;
 }
 
 std::string nullopt_literal() { return "::std::nullopt"; }
@@ -196,31 +239,6 @@ std::string nullopt_literal() { return "::std::nullopt"; }
 std::string json_null_literal() { return "nullptr"; }
 
 namespace {
-
-// Escapes what cannot stand for itself in a "..." literal: quotes, backslashes, control
-// characters (CR, NUL, ...; octal, which never swallows a following digit as \x would) and the
-// second '?' of a pair (a trigraph under -trigraphs, a -Wtrigraphs warning otherwise).
-std::string cpp_string_literal(const std::string& text) {
-  std::string out = "\"";
-  for (size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    const auto byte = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\' || (c == '?' && i > 0 && text[i - 1] == '?')) {
-      out += '\\';
-      out += c;
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (byte < 0x20 || byte == 0x7F) {
-      const char octal[] = {'\\', static_cast<char>('0' + (byte >> 6)),
-                            static_cast<char>('0' + ((byte >> 3) & 7)),
-                            static_cast<char>('0' + (byte & 7)), '\0'};
-      out += octal;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
 
 std::string float_literal(double value) {
   if (std::isnan(value)) return "::std::numeric_limits<double>::quiet_NaN()";
@@ -232,8 +250,9 @@ std::string float_literal(double value) {
 
 std::string text_literal(const std::string& text) {
   // A NUL would end a plain literal's std::string early; give the length.
-  if (text.find('\0') == std::string::npos) return cpp_string_literal(text);
-  return "::std::string(" + cpp_string_literal(text) + ", " + std::to_string(text.size()) + ")";
+  if (text.find('\0') == std::string::npos) return cpp_text(text, CppText::Literal);
+  return "::std::string(" + cpp_text(text, CppText::Literal) + ", " + std::to_string(text.size()) +
+         ")";
 }
 
 std::string list_literal(const nlohmann::ordered_json& items, const Type& list) {
@@ -262,7 +281,7 @@ std::string default_literal(const nlohmann::ordered_json& value, const Type& typ
   if (value.is_null()) return is_optional(type) ? nullopt_literal() : json_null_literal();
   const Type& element = element_type(type);
   if (element.kind == TypeKind::Any) {
-    return "::tensordict::Json::parse(" + cpp_raw_string_literal(value.dump()) + ")";
+    return "::tensordict::Json::parse(" + json_literal(value) + ")";
   }
   if (value.is_string()) return text_literal(value.get_ref<const std::string&>());
   if (value.is_array()) return list_literal(value, element);

@@ -82,6 +82,21 @@ std::string field_spec_head(const Field& field);
 /// default, old names, ...); `nested` is the C++ name of a Class field's class.
 std::vector<std::string> field_spec_calls(const Field& field, const std::string& nested);
 
+/// Where cpp_text puts user text in a header.
+enum class CppText {
+  Comment,    ///< the text of one `//` comment line (a line feed in it is escaped too)
+  Literal,    ///< a "..." literal holding exactly the text's bytes (up to a NUL: see text_literal)
+  InLiteral,  ///< the same between the quotes a template writes (`"{{header}} was ..."`)
+};
+/// `text` as C++ source of `form`; every place that writes user text into a header (docs, string
+/// defaults, names in literals, the schema's file name) goes through it. Characters that
+/// needs_escape (source_text.h) are escaped: in a comment as `\r`, `\x00`, `\u2028`; in a literal
+/// as octal escapes of their bytes (which never swallow a following digit, as `\x` would), with
+/// `"`, `\` and the second '?' of a pair (a trigraph under -trigraphs) escaped too. A comment
+/// line ending in a backslash would continue onto the next line: check.cpp refuses doc words
+/// that end in one.
+std::string cpp_text(const std::string& text, CppText form);
+
 /// `::std::nullopt`: an unset Args member held as std::optional or Autocast.
 std::string nullopt_literal();
 /// `nullptr`: an Any (JSON) null.
