@@ -125,6 +125,7 @@ void apply_class_annotation(const Annotation& annotation, Class& cls, Diagnostic
                           "python name '" + value + "' is not a dotted name like pkg.module.Class");
       }
       cls.python_name = value;
+      cls.python_loc = cls.loc;
     } else if (key == "batch_dims") {
       cls.batch_dims = comma_list(value);
     } else if (key == "cpp_includes") {

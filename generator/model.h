@@ -80,6 +80,7 @@ struct Class {
   std::string name;
   std::string doc;
   std::string python_name;                ///< e.g. torchrl.data.llm.reward.RewardData
+  SourceLoc python_loc;                   ///< of the python name (unknown: the class's loc)
   std::vector<std::string> batch_dims;    ///< names usable in tensor shapes
   std::vector<std::string> methods;       ///< hand-written member declarations, injected verbatim
   std::vector<std::string> cpp_includes;  ///< headers those declarations need

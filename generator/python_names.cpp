@@ -4,6 +4,9 @@
 #include <cstdio>
 #include <set>
 
+#include "names.h"
+#include "source_text.h"
+
 namespace tcgen {
 
 std::string python_dotted_name(const Class& cls) {
@@ -41,6 +44,27 @@ bool is_python_keyword(const std::string& name) {
   return kKeywords.count(name) > 0;
 }
 
+std::string python_name_problem(const std::string& name) {
+  if (name == "<locals>") {
+    return "'<locals>' is Python's name for the scope of a function, which a module cannot "
+           "declare";
+  }
+  if (!is_identifier(name)) return "'" + name + "' is not a Python identifier";
+  if (is_python_keyword(name) || name == "__debug__") return "'" + name + "' is a Python keyword";
+  return "";
+}
+
+bool is_spelled_by_python_module(const std::string& name) {
+  static const std::set<std::string> kSpelled = {"torch", "TensorClass", "field", "KW_ONLY",
+                                                 "Any",   "Optional",    "list",  "str",
+                                                 "int",   "float",       "bool"};
+  return kSpelled.count(name) > 0;
+}
+
+bool is_imported_python_module(const std::string& name) {
+  return name == "torch" || name == "tensordict" || name == "dataclasses" || name == "typing";
+}
+
 std::string python_annotation(const Type& type, const ClassIndex& classes) {
   switch (type.kind) {
     case TypeKind::Tensor:
@@ -65,36 +89,51 @@ std::string python_annotation(const Type& type, const ClassIndex& classes) {
   return "Any";
 }
 
-std::string python_string_literal(const std::string& text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-          char escaped[8];
-          std::snprintf(escaped, sizeof escaped, "\\x%02x", static_cast<unsigned char>(c));
-          out += escaped;
-        } else {
-          out += c;  // UTF-8 passes through: Python source is UTF-8
-        }
-    }
+namespace {
+
+// Whether `text` reads back as itself between """ and """ with its continuation lines indented:
+// no character to escape but the line feeds, no backslash, no """ inside nor a " at the end. (Only
+// spaces indent the lines: a tab would be re-indented by inspect.cleandoc.)
+bool reads_as_docstring(const std::string& text) {
+  if (text.empty() || text.back() == '"' || text.find('\\') != std::string::npos ||
+      text.find("\"\"\"") != std::string::npos) {
+    return false;
   }
-  return out + "\"";
+  for (size_t i = 0; i < text.size();) {
+    const TextChar c = text_char_at(text, i);
+    if (c.value != '\n' && needs_escape(c)) return false;
+    i += c.size;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::string python_text(const std::string& text, PythonText form) {
+  if (form == PythonText::Docstring && reads_as_docstring(text)) {
+    std::string indented;  // continuation lines at the docstring's indentation (PEP 257)
+    for (const char c : text) indented += c == '\n' ? std::string("\n    ") : std::string(1, c);
+    return "\"\"\"" + indented + "\"\"\"";
+  }
+  const bool literal = form != PythonText::Comment;
+  std::string out = literal ? "\"" : "";
+  for (size_t i = 0; i < text.size();) {
+    const TextChar c = text_char_at(text, i);
+    if (literal && (c.value == '"' || c.value == '\\')) {
+      out += '\\';
+      out += static_cast<char>(c.value);
+    } else if (!needs_escape(c)) {
+      out.append(text, i, c.size);  // UTF-8 passes through: Python source is UTF-8
+    } else if (literal && !c.valid) {
+      char escaped[8];
+      std::snprintf(escaped, sizeof escaped, "\\udc%02x", static_cast<unsigned>(c.value));
+      out += escaped;
+    } else {
+      out += escape_sequence(c);
+    }
+    i += c.size;
+  }
+  return literal ? out + "\"" : out;
 }
 
 namespace {
@@ -119,13 +158,13 @@ std::string python_literal(const nlohmann::ordered_json& value, bool as_float) {
   if (value.is_boolean()) return value.get<bool>() ? "True" : "False";
   if (value.is_number_integer() && !as_float) return value.dump();
   if (value.is_number()) return python_float(value.get<double>());
-  if (value.is_string()) return python_string_literal(value.get<std::string>());
+  if (value.is_string()) return python_text(value.get<std::string>(), PythonText::Literal);
   std::string out = value.is_array() ? "[" : "{";
   bool first = true;
   for (const auto& [key, item] : value.items()) {
     if (!first) out += ", ";
     first = false;
-    if (value.is_object()) out += python_string_literal(key) + ": ";
+    if (value.is_object()) out += python_text(key, PythonText::Literal) + ": ";
     out += python_literal(item, as_float);
   }
   return out + (value.is_array() ? "]" : "}");

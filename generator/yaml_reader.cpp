@@ -190,6 +190,7 @@ class Reader {
         cls.doc = scalar(value, "'doc'");
       } else if (key == "python") {
         cls.python_name = python_name(value);
+        cls.python_loc = text_loc(value);
       } else if (key == "options") {
         read_options(value, cls.options);
       } else if (key == "batch_dims") {
