@@ -78,7 +78,9 @@ TEST_CASE("from_chats rows are the lazy stack's elements, of their own lengths",
 TEST_CASE("a lazy History saves in TorchRL's layout and reloads ragged", "[lazy][history]") {
   tc_test::TempDir tmp;
   History h = History::from_chats(kChats);
-  h.memmap(tmp / "h");
+  tensordict::MemmapOptions v0;  // TorchRL's files (tensordict 0.14): format version 0
+  v0.format_version = 0;
+  h.memmap(tmp / "h", v0);
   const Json top = meta_of(tmp / "h");
   CHECK(top["_type"] == History::spec().python_type);
   CHECK(meta_of(tmp / "h/_tensordict") ==

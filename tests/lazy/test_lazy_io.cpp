@@ -28,7 +28,9 @@ Json meta_of(const std::string& dir) { return Json::parse(tc_test::read_file(dir
 TEST_CASE("a lazy stack saves in Python's layout: meta.json bytes and element dirs", "[lazy][io]") {
   tc_test::TempDir tmp;
   TensorDict ls = lazy_stack({conv(3, 0), conv(5, 10)});
-  TensorDict written = ls.memmap(tmp / "ls");
+  MemmapOptions v0;  // Python 0.14's files: format version 0 (docs/format.md)
+  v0.format_version = 0;
+  TensorDict written = ls.memmap(tmp / "ls", v0);
   CHECK(tc_test::read_file(tmp / "ls/meta.json") ==
         "{\"_type\": \"<class 'tensordict._lazy.LazyStackedTensorDict'>\", \"stack_dim\": 0}");
   CHECK(tc_test::read_file(tmp / "ls/0/meta.json") ==
@@ -121,6 +123,7 @@ TEST_CASE("load then save through the plain API keeps the _type of every level",
   tc_test::TempDir tmp;
   MemmapOptions copy;
   copy.copy_existing = true;
+  copy.format_version = 0;  // the fixture's version (tensordict 0.14)
   // A tensorclass directory.
   TensorDict td = TensorDict::load_memmap(fixture.string());
   td.memmap(tmp / "tc", copy);

@@ -218,7 +218,9 @@ TEST_CASE("from_chats saves what TorchRL's from_chats saves", "[history][memmap]
       "tool_calls": [{"name": "f", "arguments": {"a": 1}}], "tool_responses": ["r1", "r2"]},
      {"role": "assistant", "content": "b", "is_complete": false}]])");
   auto dir = temp_dir("layout");
-  History::from_chats(chats).memmap(dir.string());
+  tensordict::MemmapOptions v0;  // tensordict 0.14's files: format version 0 (docs/format.md)
+  v0.format_version = 0;
+  History::from_chats(chats).memmap(dir.string(), v0);
   const std::string lazy = "<class 'tensordict._lazy.LazyStackedTensorDict'>";
   CHECK(meta_of(dir) == Json::parse(R"({"_type": "<class 'torchrl.data.llm.history.History'>",
                                          "tool_calls": null, "tool_responses": null})"));
