@@ -343,8 +343,10 @@ TEST_CASE("a save replaces an earlier version-1 save, not a newer one", "[io][fo
   edit_meta(d, R"("_format_version": 1)", R"("_format_version": 2)");
   CHECK_THROWS_WITH(
       td.memmap(d),
-      "refusing to replace '" + d + "': its meta.json is not a saved TensorDict's ('" + d +
-          "/meta.json': format version 2 is newer than the newest this library " + "reads (1))");
+      "refusing to replace '" + d +
+          "': it is not a directory that Python tensordict or this library saved ('" + d +
+          "/meta.json': format version 2 is newer than the newest this library reads (1)); move "
+          "it away or save elsewhere");
   CHECK(meta_of(d).find(R"("_format_version": 2)") != std::string::npos);
 
   // Archives alike.

@@ -6,12 +6,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "catch2_compat.h"
 #include <filesystem>
 #include <functional>
 #include <map>
+#include "catch2_compat.h"
 
 #include "io_test_util.h"
+#include "skip.h"
 #include "tensordict/archive.h"
 #include "tensordict/internal.h"  // the save-step hook: a save that dies midway
 #include "tensordict/lazy_stack.h"
@@ -406,11 +407,173 @@ TEST_CASE("an archive is replaced only when a save wrote it", "[io][overwrite][t
   fs::create_directory(tmp / "dir");
   tc_test::write_file(tmp / "dir/meta.json", R"({"name": "my project"})");
   archive::pack_memmap(tmp / "dir", tmp / "project.tdz");
-  CHECK_THROWS_WITH(td.save(tmp / "project.tdz"), Catch::Matchers::ContainsSubstring("is not a memmap archive"));
+  CHECK_THROWS_WITH(td.save(tmp / "project.tdz"),
+                    Catch::Matchers::ContainsSubstring("is not a memmap archive"));
   // An archive a save wrote is replaced, and nothing is left beside it.
   fs::remove(target);
   generation(0).save(target);
   td.save(target);
   check_generation(TensorDict::load_memmap(target), 1);
   CHECK(names_in(tmp.path()) == std::vector<std::string>{"dir", "project.tdz", "x.tdz"});
+}
+
+namespace {
+
+// A directory a user wrote: a meta.json of the user's own (some of it shaped like a save's) and
+// the files beside it.
+struct UserTree {
+  std::string name;
+  std::string meta;                 // the user's meta.json
+  std::vector<std::string> beside;  // files beside it, relative to the directory
+  std::string problem;              // why it is no save; {dir}: the directory
+};
+
+const std::string kTdType = memmap::kTensorDictType;
+
+std::vector<UserTree> user_trees() {
+  return {
+      {"an application's config with a \"_type\" of its own",
+       R"({"_type": "my app config", "secret": 1})",
+       {},
+       R"('{dir}/meta.json': "_type" "my app config" is not a class as Python writes one )"
+       R"(("<class 'module.Name'>"))"},
+      {"a \"_type\" and a batch size, notes beside",
+       R"({"_type": "mine", "shape": []})",
+       {"notes.txt"},
+       R"('{dir}/meta.json': "_type" "mine" is not a class as Python writes one )"
+       R"(("<class 'module.Name'>"))"},
+      {"a \"_type\" that is no string",
+       R"({"_type": 5})",
+       {},
+       "'{dir}/meta.json': no \"_type\" string"},
+      {"not a JSON object", R"([1, 2])", {}, "'{dir}/meta.json' is not a JSON object"},
+      {"not JSON", "_type: mine", {}, "'{dir}/meta.json': "},
+      {"a TensorDict's _type without a batch size",
+       R"({"_type": ")" + kTdType + R"(", "secret": 1})",
+       {},
+       R"('{dir}/meta.json': "shape" is missing or not a list of sizes (a TensorDict's batch size))"},
+      {"a TensorDict's _type, an entry no save writes",
+       R"({"_type": ")" + kTdType + R"(", "shape": [], "secret": 1})",
+       {},
+       R"('{dir}/meta.json': entry "secret" is neither a tensor ({"dtype", "shape"}) nor a )"
+       R"(collection ({"type"}))"},
+      {"a TensorDict's meta.json without the data it names",
+       R"({"_type": ")" + kTdType +
+           R"(", "shape": [], "w": {"dtype": "torch.float32", "shape": [2]}})",
+       {"notes.txt"},
+       "'{dir}/w.memmap' is missing or not a file (the save that wrote meta.json did)"},
+      {"a TensorDict's meta.json without the child directory it names",
+       R"({"_type": ")" + kTdType + R"(", "shape": [], "n": {"type": "TensorDict"}})",
+       {"n"},
+       "'{dir}/n' is missing or not a directory (the save that wrote meta.json did)"},
+      {"a class without _tensordict/",
+       R"({"_type": "<class 'my.app.Config'>", "secret": 1})",
+       {"notes.txt"},
+       "'{dir}/_tensordict' is missing or not a directory (the save that wrote meta.json did)"},
+      {"a lazy stack without elements",
+       R"({"_type": ")" + std::string(memmap::kLazyStackType) + R"(", "stack_dim": 0})",
+       {},
+       "'{dir}/0' is missing or not a directory (the save that wrote meta.json did)"},
+  };
+}
+
+std::string expand_dir(std::string text, const std::string& dir) {
+  const std::string tag = "{dir}";
+  for (size_t at = text.find(tag); at != std::string::npos; at = text.find(tag, at + dir.size()))
+    text.replace(at, tag.size(), dir);
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("a save replaces only what a save wrote: a user's meta.json is refused, untouched",
+          "[io][overwrite]") {
+  for (const UserTree& u : user_trees()) {
+    DYNAMIC_SECTION(u.name) {
+      tc_test::TempDir tmp;
+      const std::string dir = tmp / "td";
+      fs::create_directory(dir);
+      tc_test::write_file(dir + "/meta.json", u.meta);
+      for (const auto& rel : u.beside) tc_test::write_file(dir + "/" + rel, "user data at " + rel);
+      std::vector<std::string> rels{"td/meta.json"};
+      for (const auto& rel : u.beside) rels.push_back("td/" + rel);
+      const Snapshot before = snapshot(tmp.path(), rels);
+      const std::string refusal =
+          "refusing to replace '" + dir +
+          "': it is not a directory that Python tensordict or this library saved (" +
+          expand_dir(u.problem, dir);
+      for (bool like : {false, true}) {
+        INFO((like ? "memmap_like" : "memmap"));
+        CHECK_THROWS_WITH(like ? generation(1).memmap_like(dir) : generation(1).memmap(dir),
+                          Catch::Matchers::StartsWith(refusal) &&
+                              Catch::Matchers::EndsWith("; move it away or save elsewhere"));
+      }
+      CHECK(lost(before, snapshot(tmp.path(), rels)) == std::vector<std::string>{});
+      CHECK(names_in(tmp.path()) == std::vector<std::string>{"td"});
+      std::vector<std::string> inside = u.beside;
+      inside.push_back("meta.json");
+      std::sort(inside.begin(), inside.end());
+      CHECK(names_in(dir) == inside);  // nothing added either
+
+      // The same tree packed into an archive is not replaced by an archive save.
+      const std::string arc = tmp / "td.tdz";
+      archive::pack_memmap(dir, arc);
+      const std::string packed = tc_test::read_file(arc);
+      CHECK_THROWS_WITH(generation(1).save(arc),
+                        Catch::Matchers::StartsWith("refusing to replace '" + arc +
+                                                    "': it is not a memmap archive this library "
+                                                    "may replace"));
+      CHECK(tc_test::read_file(arc) == packed);
+    }
+  }
+}
+
+TEST_CASE("Python's saves of every kind are recognised and replaced, a user's files kept",
+          "[io][overwrite]") {
+  const fs::path fixtures = fs::path(TC_FIXTURES_DIR) / "python-tensordict";
+  if (!fs::is_directory(fixtures)) TC_SKIP("fixtures folder " << fixtures.string() << " is absent");
+  for (const auto& entry : fs::directory_iterator(fixtures)) {
+    const std::string name = entry.path().filename().string();
+    if (!fs::is_directory(entry.path() / "td")) continue;
+    DYNAMIC_SECTION(name) {
+      tc_test::TempDir tmp;
+      const std::string dir = tmp / "td";
+      fs::copy(entry.path() / "td", dir, fs::copy_options::recursive);
+      tc_test::write_file(dir + "/notes.txt", "mine");
+      generation(1).memmap(dir);
+      check_generation(TensorDict::load_memmap(dir), 1);
+      CHECK(tc_test::read_file(dir + "/notes.txt") == "mine");
+      // Packed by this library, as Python packs it: replaced too.
+      fs::remove(dir + "/notes.txt");
+      fs::remove_all(tmp / "py");
+      fs::copy(entry.path() / "td", tmp / "py", fs::copy_options::recursive);
+      archive::pack_memmap(tmp / "py", tmp / "py.tdz");
+      generation(1).save(tmp / "py.tdz");
+      check_generation(TensorDict::load_memmap(tmp / "py.tdz"), 1);
+    }
+  }
+}
+
+TEST_CASE("a user's meta.json inside a save is the user's, and so is what is beside it",
+          "[io][overwrite]") {
+  tc_test::TempDir tmp;
+  const std::string dir = tmp / "td";
+  save_generation(0, dir);
+  // The nested TensorDict's meta.json replaced by a user's, a file beside it.
+  tc_test::write_file(dir + "/n/meta.json", R"({"_type": "my notes", "y": 1})");
+  tc_test::write_file(dir + "/n/y.memmap.txt", "mine");
+  // The new save writes `n/` too: the user's meta.json is where the new save writes one.
+  CHECK_THROWS_WITH(generation(1).memmap(dir),
+                    "refusing to replace '" + dir + "': it holds '" + dir +
+                        "/n/meta.json', which the previous save did not write, and the new save "
+                        "writes '" +
+                        dir + "/n/meta.json'; move it away or save elsewhere");
+  CHECK(tc_test::read_file(dir + "/n/meta.json") == R"({"_type": "my notes", "y": 1})");
+  // A new save without `n` keeps the user's directory whole.
+  TensorDict next = generation(1);
+  next.del_("n");
+  next.memmap(dir);
+  CHECK(tc_test::read_file(dir + "/n/meta.json") == R"({"_type": "my notes", "y": 1})");
+  CHECK(tc_test::read_file(dir + "/n/y.memmap.txt") == "mine");
+  CHECK(fs::is_regular_file(dir + "/n/y.memmap"));  // the old save's leaf, under a user's meta.json
 }

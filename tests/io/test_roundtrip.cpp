@@ -4,8 +4,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "catch2_compat.h"
 #include <filesystem>
+#include "catch2_compat.h"
 
 #include "io_test_util.h"
 #include "tensordict/memmap.h"
@@ -223,7 +223,8 @@ TEST_CASE("options: num_threads, existsok, memmap_async", "[io][roundtrip]") {
 
   tensordict::MemmapOptions strict;
   strict.existsok = false;
-  CHECK_THROWS_WITH(td.memmap(tmp / "a", strict), Catch::Matchers::ContainsSubstring("already exists"));
+  CHECK_THROWS_WITH(td.memmap(tmp / "a", strict),
+                    Catch::Matchers::ContainsSubstring("already exists"));
   CHECK(at::equal(TensorDict::load_memmap(tmp / "a").get("Long"), td.get("Long")));
 
   tensordict::TensorDictFuture later = td.memmap_async(tmp / "b");
@@ -385,7 +386,8 @@ TEST_CASE("a save never replaces a directory that is not a previous save", "[io]
   fs::create_directories(tmp / "home");
   tc_test::write_file(tmp / "home/precious.txt", "keep me");
   TensorDict td({{"x", at::ones({1})}});
-  CHECK_THROWS_WITH(td.memmap(tmp / "home"), Catch::Matchers::ContainsSubstring("refusing to replace"));
+  CHECK_THROWS_WITH(td.memmap(tmp / "home"),
+                    Catch::Matchers::ContainsSubstring("refusing to replace"));
   CHECK(tc_test::read_file(tmp / "home/precious.txt") == "keep me");
   fs::create_directories(tmp / "empty");
   td.memmap(tmp / "empty");  // an empty directory is fine
@@ -398,9 +400,11 @@ TEST_CASE("a save never replaces someone else's meta.json", "[io][roundtrip]") {
   const std::string project = tmp / "project";
   fs::create_directories(project);
   tc_test::write_file(project + "/meta.json", R"({"name": "my project"})");
-  CHECK_THROWS_WITH(td.memmap(project), "refusing to replace '" + project +
-                                            "': its meta.json is not a saved TensorDict's ('" +
-                                            project + "/meta.json' has no \"_type\")");
+  CHECK_THROWS_WITH(td.memmap(project),
+                    "refusing to replace '" + project +
+                        "': it is not a directory that Python tensordict or this library saved ('" +
+                        project +
+                        "/meta.json': no \"_type\" string); move it away or save elsewhere");
   CHECK(tc_test::read_file(project + "/meta.json") == R"({"name": "my project"})");
 }
 

@@ -70,10 +70,11 @@ class ZipView : public memmap::detail::TreeView {
   std::map<std::string, std::set<std::string>> children_;
 };
 
-// A write replaces `archive` only when a save wrote it: a zip whose top-level meta.json is a saved
-// TensorDict's (it has a "_type") and whose every entry is a file of that save (meta.json files
-// and the entries they name, as the ownership walk of directory saves finds them). A directory, a
-// symlink, any other file, or an archive someone added a file to would be lost with it.
+// A write replaces `archive` only when a save wrote it: a zip holding a save as Python tensordict
+// or this library writes one (memmap::detail::saved_tree_problem) and whose every entry is a file
+// of that save (meta.json files and the entries they name, as the ownership walk of directory
+// saves finds them). A directory, a symlink, any other file, or an archive someone added a file to
+// would be lost with it.
 void check_replaceable(const std::string& archive) {
   const std::string refusing = "refusing to replace '" + archive + "': ";
   std::optional<detail::ZipReader> zip;
@@ -82,23 +83,16 @@ void check_replaceable(const std::string& archive) {
   } catch (const FormatError& e) {
     throw FormatError(refusing + "it is not a memmap archive (" + e.what() + ")");
   }
-  const Entry* meta = zip->find("meta.json");
-  std::string why = "no top-level meta.json";
-  if (meta) {
-    try {
-      memmap::detail::check_saved_meta(zip->bytes(*meta), zip->where("meta.json"));
-      why.clear();
-    } catch (const FormatError& e) {
-      why = e.what();
-    }
-  }
+  const ZipView view(*zip);
+  const std::string why = memmap::detail::saved_tree_problem(
+      view, [&zip](const std::string& rel) { return zip->where(rel); });
   if (!why.empty()) {
     throw FormatError(refusing +
-                      "it is not a memmap archive this library may replace (a zip file whose "
-                      "top-level meta.json has a \"_type\" and a format version it reads: " +
+                      "it is not a memmap archive this library may replace (one holding a save of "
+                      "Python tensordict or of this library, of a format version it reads: " +
                       why + ")");
   }
-  const std::vector<std::string> foreign = memmap::detail::foreign_entries(ZipView(*zip));
+  const std::vector<std::string> foreign = memmap::detail::foreign_entries(view);
   if (!foreign.empty()) {
     throw FormatError(refusing + "it holds the entry '" + foreign.front() +
                       "', which a save does not write; move the archive away or save elsewhere");

@@ -59,8 +59,9 @@ std::string swap_in(Temporary& tmp, const std::string& prefix, bool prefix_exist
 }
 
 // A save replaces the whole directory, so only a previous save may be replaced: an empty
-// directory, or one whose meta.json is a memmap meta.json. Returns the entries of the previous
-// save that it did not write (a user's files), which the new tree takes over.
+// directory, or one that Python tensordict or this library saved (saved_tree_problem: a user's
+// meta.json with a "_type" of its own is not one). Returns the entries of the previous save that
+// it did not write (a user's files), which the new tree takes over.
 std::vector<std::string> entries_to_keep(const std::string& p) {
   std::error_code ec;
   if (fs::is_empty(p, ec) && !ec) return {};
@@ -69,13 +70,15 @@ std::vector<std::string> entries_to_keep(const std::string& p) {
     throw FormatError("refusing to replace '" + p +
                       "': it is not empty and holds no meta.json (not a memmap directory)");
   }
-  try {
-    check_saved_meta(read_text(meta), "'" + meta + "'");
-  } catch (const FormatError& e) {
+  const std::unique_ptr<TreeView> tree = directory_view(p);
+  const std::string problem =
+      saved_tree_problem(*tree, [&p](const std::string& rel) { return "'" + join(p, rel) + "'"; });
+  if (!problem.empty()) {
     throw FormatError("refusing to replace '" + p +
-                      "': its meta.json is not a saved TensorDict's (" + e.what() + ")");
+                      "': it is not a directory that Python tensordict or this library saved (" +
+                      problem + "); move it away or save elsewhere");
   }
-  std::vector<std::string> keep = foreign_entries(*directory_view(p));
+  std::vector<std::string> keep = foreign_entries(*tree);
   struct stat root {};
   if (::stat(p.c_str(), &root) != 0) throw_errno("cannot stat", p);
   for (const std::string& rel : keep) {  // a rename cannot carry a mount point along

@@ -187,16 +187,25 @@ class TreeView {
   /// The content of the file `rel` (a meta.json); nullopt when it cannot be read.
   virtual std::optional<std::string> text(const std::string& rel) const = 0;
 };
-/// FormatError (naming `where`, saying why) unless `text` is the meta.json of a save that a save
-/// may replace: a JSON object with a "_type" string, of a format version this library reads.
-void check_saved_meta(std::string_view text, const std::string& where);
+/// True for a `_type` as Python writes a class: "<class 'module.Name'>", dotted identifiers (or
+/// `<locals>`) between the quotes.
+bool is_python_class(std::string_view type);
+/// Why `tree` is not a save that a save may replace, "" when it is one. A save is recognised only
+/// by what Python tensordict or this library writes: a top-level meta.json object whose `_type` is
+/// a class as Python spells it, of a format version this library reads, whose entries are the
+/// format's (a TensorDict's batch size, leaves with a dtype and a shape, children with a type),
+/// with the data files, child directories, `_tensordict/` or first stack element it names
+/// beside it. `where(rel)` names a path of the tree in the message.
+std::string saved_tree_problem(const TreeView& tree,
+                               const std::function<std::string(const std::string&)>& where);
 /// A directory on disk as a TreeView (listing errors are FormatErrors naming the directory).
 std::unique_ptr<TreeView> directory_view(const std::string& root);
 /// The top-most entries of a saved tree that its save did not write (a level's own, sorted, then
 /// those of its directories): at each level, everything but meta.json and the files and directories
 /// its meta.json names (a TensorDict's keys, a tensorclass's `_tensordict/` and `other.pickle`, a
 /// stack's elements `0/`, `1/`, ... up to the first gap, a NonTensorStack's `pickle.pkl`). A level
-/// whose meta.json does not parse owns nothing.
+/// whose meta.json is not one a save writes (saved_tree_problem's rules for one meta.json) owns
+/// nothing, not even that meta.json.
 std::vector<std::string> foreign_entries(const TreeView& tree);
 /// Moves the entries `rels` of the tree `from` to the same relative paths in `to`, creating the
 /// directories above them, never replacing anything: a directory that `to` has too is merged

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -67,6 +68,114 @@ class DirectoryView : public TreeView {
   std::string root_;
 };
 
+// One part of a dotted Python name: an identifier (non-ASCII letters are UTF-8 bytes), or
+// `<locals>`, Python's part for a class made inside a function.
+bool is_name_part(std::string_view part) {
+  if (part == "<locals>") return true;
+  if (part.empty() || (part.front() >= '0' && part.front() <= '9')) return false;
+  return std::all_of(part.begin(), part.end(), [](char ch) {
+    const auto c = static_cast<unsigned char>(ch);
+    return std::isalnum(c) || c == '_' || c >= 0x80;
+  });
+}
+
+bool is_sizes(const Json& shape) {
+  return shape.is_array() && std::all_of(shape.begin(), shape.end(), [](const Json& d) {
+           return d.is_number_unsigned() || (d.is_number_integer() && d.get<int64_t>() >= 0);
+         });
+}
+
+// A TensorDict's meta.json: a batch size, its version's entries as format_version.h reads them,
+// and every other entry a leaf ({"dtype": ..., "shape": [...]}) or a child ({"type": ...}).
+std::string tensordict_problem(const Json& meta, int64_t version, const std::string& type) {
+  std::string problem = format::class_problem(meta, version, type);
+  if (!problem.empty()) return problem;
+  const auto shape = meta.find("shape");
+  if (shape == meta.end() || !is_sizes(*shape)) {
+    return "\"shape\" is missing or not a list of sizes (a TensorDict's batch size)";
+  }
+  problem = format::names_of(meta, version, shape->size()).problem;
+  if (!problem.empty()) return problem;
+  for (const auto& [key, entry] : meta.items()) {
+    if (format::is_format_entry(key, version)) continue;
+    const bool child = entry.is_object() && entry.contains("type") && entry["type"].is_string();
+    const bool leaf = entry.is_object() && entry.contains("dtype") && entry["dtype"].is_string() &&
+                      entry.contains("shape") && is_sizes(entry["shape"]);
+    if (!child && !leaf) {
+      return "entry " + Json(key).dump() +
+             " is neither a tensor ({\"dtype\", \"shape\"}) nor a collection ({\"type\"})";
+    }
+  }
+  return {};
+}
+
+// What a save writes beside a meta.json it wrote: the data of every leaf that has any, the
+// directory of every child, a tensorclass's `_tensordict/`, a lazy stack's first element.
+std::string tree_problem(const TreeView& tree, const Json& meta, const std::string& type,
+                         const std::function<std::string(const std::string&)>& where) {
+  auto first = [&tree](const std::vector<std::string>& names) {
+    for (const std::string& name : names) {
+      const TreeView::Kind kind = tree.kind(name);
+      if (kind != TreeView::Kind::None) return kind;
+    }
+    return TreeView::Kind::None;
+  };
+  auto missing = [&where](const std::string& what, const std::string& rel) {
+    return where(rel) + " is missing or not a " + what + " (the save that wrote meta.json did)";
+  };
+  if (type == kTensorDictType || type == kSubTensorDictType) {
+    const int64_t version = format::version_of(meta).version;
+    for (const auto& [key, entry] : meta.items()) {
+      if (format::is_format_entry(key, version)) continue;
+      if (entry.contains("type")) {
+        if (first(entry_names(key, "", true)) != TreeView::Kind::Dir) {
+          return missing("directory", encode_key(key));
+        }
+        continue;
+      }
+      const Json& shape = entry["shape"];
+      const bool no_data = std::any_of(shape.begin(), shape.end(),
+                                       [](const Json& d) { return d.get<uint64_t>() == 0; });
+      if (!no_data && first(entry_names(key, ".memmap", false)) != TreeView::Kind::File) {
+        return missing("file", encode_key(key) + ".memmap");
+      }
+    }
+  } else if (type == kLazyStackType) {
+    if (tree.kind("0") != TreeView::Kind::Dir) return missing("directory", "0");
+  } else if (type == kNonTensorDataType || type == kMetaDataType) {
+    if (!meta.contains("data") && tree.kind("other.pickle") != TreeView::Kind::File) {
+      return where("meta.json") + ": NonTensorData without \"data\" or other.pickle";
+    }
+  } else if (type != kNonTensorStackType && tree.kind("_tensordict") != TreeView::Kind::Dir) {
+    return missing("directory", "_tensordict");  // a tensorclass
+  }
+  return {};
+}
+
+// Why the meta.json object `meta` is not one Python tensordict or this library writes; "" when it
+// is one. Only the level itself is read: what it names is tree_problem's.
+std::string meta_problem(const Json& meta) {
+  const auto type_it = meta.find("_type");
+  if (type_it == meta.end() || !type_it->is_string()) return "no \"_type\" string";
+  const std::string type = type_it->get<std::string>();
+  if (!is_python_class(type)) {
+    return "\"_type\" " + type_it->dump() +
+           " is not a class as Python writes one (\"<class 'module.Name'>\")";
+  }
+  // What a save of a newer format owns is not known here: replacing it could lose a user's files.
+  const format::Version version = format::version_of(meta);
+  if (!version.problem.empty()) return version.problem;
+  if (type == kTensorDictType || type == kSubTensorDictType) {
+    return tensordict_problem(meta, version.version, type);
+  }
+  if (type == kLazyStackType) {
+    const auto dim = meta.find("stack_dim");
+    if (dim != meta.end() && !dim->is_number_integer()) return "\"stack_dim\" is not an integer";
+    return format::class_problem(meta, version.version, type);
+  }
+  return {};
+}
+
 // One level of the walk: the names its meta.json gives to its files and directories.
 class OwnershipWalk {
  public:
@@ -112,8 +221,10 @@ class OwnershipWalk {
     const auto text = tree_.text(path);
     if (!text) return std::nullopt;
     try {
+      // A level owns its entries only when its meta.json is one a save writes: a user's
+      // meta.json in a save's directory is the user's, as is everything beside it.
       Json meta = parse_json(*text, "'" + path + "'");
-      if (meta.is_object()) return meta;
+      if (meta.is_object() && meta_problem(meta).empty()) return meta;
     } catch (const Error&) {
     } catch (const Json::exception&) {
     }
@@ -216,14 +327,42 @@ bool make_parents(const std::string& root, const std::string& rel, std::set<std:
 
 }  // namespace
 
-void check_saved_meta(std::string_view text, const std::string& where) {
-  const Json json = parse_json(text, where);
-  if (!json.is_object() || !json.contains("_type") || !json["_type"].is_string()) {
-    throw FormatError(where + " has no \"_type\"");
+bool is_python_class(std::string_view type) {
+  constexpr std::string_view kOpen = "<class '";
+  constexpr std::string_view kClose = "'>";
+  if (type.size() <= kOpen.size() + kClose.size() || type.substr(0, kOpen.size()) != kOpen ||
+      type.substr(type.size() - kClose.size()) != kClose) {
+    return false;
   }
-  // What a save of a newer format owns is not known here: replacing it could lose a user's files.
-  const format::Version version = format::version_of(json);
-  if (!version.problem.empty()) throw FormatError(where + ": " + version.problem);
+  const std::string_view path =
+      type.substr(kOpen.size(), type.size() - kOpen.size() - kClose.size());
+  for (size_t start = 0;;) {
+    const size_t dot = path.find('.', start);
+    if (!is_name_part(path.substr(start, dot == std::string_view::npos ? dot : dot - start))) {
+      return false;
+    }
+    if (dot == std::string_view::npos) return true;
+    start = dot + 1;
+  }
+}
+
+std::string saved_tree_problem(const TreeView& tree,
+                               const std::function<std::string(const std::string&)>& where) {
+  if (tree.kind("meta.json") != TreeView::Kind::File) {
+    return where("meta.json") + " is missing or not a file";
+  }
+  const std::optional<std::string> text = tree.text("meta.json");
+  if (!text) return where("meta.json") + " cannot be read";
+  Json meta;
+  try {
+    meta = parse_json(*text, where("meta.json"));
+  } catch (const Error& e) {
+    return e.what();
+  }
+  if (!meta.is_object()) return where("meta.json") + " is not a JSON object";
+  const std::string problem = meta_problem(meta);
+  if (!problem.empty()) return where("meta.json") + ": " + problem;
+  return tree_problem(tree, meta, meta["_type"].get<std::string>(), where);
 }
 
 std::unique_ptr<TreeView> directory_view(const std::string& root) {
