@@ -2,13 +2,15 @@
 // (fixtures/tdz: <case>.tdz beside the same TensorDict as a memmap directory <case>/): loading,
 // byte-identical writing, pack/unpack, round trips, and corrupt archives failing cleanly.
 #include <ATen/ATen.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
-#include "catch2_compat.h"
 #include <cstring>
 #include <filesystem>
 #include <functional>
 #include <map>
+#include "catch2_compat.h"
 
 #include "io_test_util.h"
 #include "skip.h"
@@ -228,7 +230,8 @@ TEST_CASE("a subpath loads one sub-tensordict of an archive", "[io][tdz]") {
   REQUIRE(text.value.is_non_tensor_data());
   CHECK(text.value.non_tensor_data().data == "hello");
   CHECK_THROWS_AS(archive::load_memmap(path, "text"), FormatError);
-  CHECK_THROWS_WITH(archive::load(path, "missing"), Catch::Matchers::ContainsSubstring("no such sub-tensordict"));
+  CHECK_THROWS_WITH(archive::load(path, "missing"),
+                    Catch::Matchers::ContainsSubstring("no such sub-tensordict"));
   // Keys are encoded as in directories: "x/y" is the file x%2Fy.memmap, never a path.
   TensorDict odd = archive::load_memmap(fixture("odd_keys.tdz"));
   CHECK(at::equal(odd.get("x/y"), at::ones({2}, at::kInt)));
@@ -338,14 +341,16 @@ TEST_CASE("saving an archive never deletes what the library did not write", "[io
   CHECK(tc_test::read_file(tmp / "dir.tdz/keep") == "x");
   // A file that is not an archive.
   tc_test::write_file(tmp / "notes.tdz", "my notes");
-  CHECK_THROWS_WITH(td.save(tmp / "notes.tdz"), Catch::Matchers::ContainsSubstring("not a memmap archive"));
+  CHECK_THROWS_WITH(td.save(tmp / "notes.tdz"),
+                    Catch::Matchers::ContainsSubstring("not a memmap archive"));
   CHECK(tc_test::read_file(tmp / "notes.tdz") == "my notes");
   // A previous archive is replaced, unless existsok is false.
   td.save(tmp / "x.tdz");
   TensorDict two({{"b", at::zeros({2})}}, {2});
   tensordict::MemmapOptions no_overwrite;
   no_overwrite.existsok = false;
-  CHECK_THROWS_WITH(two.save(tmp / "x.tdz", no_overwrite), Catch::Matchers::ContainsSubstring("already exists"));
+  CHECK_THROWS_WITH(two.save(tmp / "x.tdz", no_overwrite),
+                    Catch::Matchers::ContainsSubstring("already exists"));
   check_same(TensorDict::load_memmap(tmp / "x.tdz"), td);
   two.save(tmp / "x.tdz");
   check_same(TensorDict::load_memmap(tmp / "x.tdz"), two);
@@ -404,7 +409,8 @@ TEST_CASE("corrupt archives give clean errors", "[io][tdz]") {
   SECTION("bad signatures") {
     std::string b = good;
     b[a_local] = 'X';
-    CHECK_THAT(with(b), Catch::Matchers::ContainsSubstring("entry 'a.memmap'") && Catch::Matchers::ContainsSubstring("local header"));
+    CHECK_THAT(with(b), Catch::Matchers::ContainsSubstring("entry 'a.memmap'") &&
+                            Catch::Matchers::ContainsSubstring("local header"));
     b = good;
     b[meta_rec] = 'X';
     CHECK_THAT(with(b), Catch::Matchers::ContainsSubstring("central directory record 0"));
@@ -416,8 +422,8 @@ TEST_CASE("corrupt archives give clean errors", "[io][tdz]") {
     std::string b = good;
     put16(b, a_rec + 10, 8);
     put16(b, a_local + 8, 8);
-    CHECK_THAT(with(b),
-               Catch::Matchers::ContainsSubstring("entry 'a.memmap' is compressed") && Catch::Matchers::ContainsSubstring("deflate"));
+    CHECK_THAT(with(b), Catch::Matchers::ContainsSubstring("entry 'a.memmap' is compressed") &&
+                            Catch::Matchers::ContainsSubstring("deflate"));
     auto entries = flat_entries();
     entries[1].method = 12;
     CHECK_THAT(with(build_zip(entries)), Catch::Matchers::ContainsSubstring("bzip2"));
@@ -429,7 +435,8 @@ TEST_CASE("corrupt archives give clean errors", "[io][tdz]") {
     b = good;
     put32(b, a_rec + 20, 1u << 30);
     put32(b, a_rec + 24, 1u << 30);
-    CHECK_THAT(with(b), Catch::Matchers::ContainsSubstring("entry 'a.memmap'") && Catch::Matchers::ContainsSubstring("runs past"));
+    CHECK_THAT(with(b), Catch::Matchers::ContainsSubstring("entry 'a.memmap'") &&
+                            Catch::Matchers::ContainsSubstring("runs past"));
     b = good;
     put32(b, b.size() - 22 + 16, 5);  // central directory offset
     CHECK_THAT(with(b), Catch::Matchers::ContainsSubstring("central directory"));
@@ -441,7 +448,8 @@ TEST_CASE("corrupt archives give clean errors", "[io][tdz]") {
     std::string b = good;
     put32(b, a_rec + 20, 8);
     put32(b, a_rec + 24, 8);
-    CHECK_THAT(with(b), Catch::Matchers::ContainsSubstring("entry 'a.memmap' holds 8 bytes, 48 expected"));
+    CHECK_THAT(with(b),
+               Catch::Matchers::ContainsSubstring("entry 'a.memmap' holds 8 bytes, 48 expected"));
   }
   SECTION("corrupt meta.json and payload checksums") {
     std::string b = good;
@@ -453,7 +461,8 @@ TEST_CASE("corrupt archives give clean errors", "[io][tdz]") {
     CHECK(load_error(path).empty());  // payloads are mapped, not checksummed, on load (as Python)
     const auto problems = archive::verify(path);
     REQUIRE(problems.size() == 1);
-    CHECK_THAT(problems[0], Catch::Matchers::ContainsSubstring("entry 'a.memmap': corrupt payload"));
+    CHECK_THAT(problems[0],
+               Catch::Matchers::ContainsSubstring("entry 'a.memmap': corrupt payload"));
     CHECK_THROWS_WITH(archive::unpack_memmap(path, tmp / "out"),
                       Catch::Matchers::ContainsSubstring("corrupt payload"));
     CHECK_FALSE(fs::exists(tmp / "out"));
@@ -472,9 +481,11 @@ TEST_CASE("corrupt archives give clean errors", "[io][tdz]") {
   SECTION("not a memmap archive") {
     auto entries = flat_entries();
     entries.erase(entries.begin());
-    CHECK_THAT(with(build_zip(entries)), Catch::Matchers::ContainsSubstring("no top-level meta.json"));
+    CHECK_THAT(with(build_zip(entries)),
+               Catch::Matchers::ContainsSubstring("no top-level meta.json"));
     CHECK_THAT(with(""), Catch::Matchers::ContainsSubstring("not a zip archive"));
-    CHECK_THAT(with("hello, not a zip file at all"), Catch::Matchers::ContainsSubstring("not a zip archive"));
+    CHECK_THAT(with("hello, not a zip file at all"),
+               Catch::Matchers::ContainsSubstring("not a zip archive"));
   }
 }
 
@@ -616,14 +627,16 @@ TEST_CASE("directories and archives refuse the same malformed trees", "[io][tdz]
       m.make(dir);
       archive::pack_memmap(dir, arc, fixture_time());
       CHECK_THAT(load_error(dir), Catch::Matchers::StartsWith(expand(m.dir_message, "{dir}", dir)));
-      CHECK_THAT(load_error(arc), Catch::Matchers::StartsWith(expand(m.archive_message, "{arc}", arc)));
+      CHECK_THAT(load_error(arc),
+                 Catch::Matchers::StartsWith(expand(m.archive_message, "{arc}", arc)));
       // verify reports the same problem.
       const auto dir_problems = memmap::verify(dir);
       const auto arc_problems = archive::verify(arc);
       REQUIRE(dir_problems.size() == 1);
       REQUIRE(arc_problems.size() == 1);
       CHECK_THAT(dir_problems[0], Catch::Matchers::StartsWith(expand(m.dir_message, "{dir}", dir)));
-      CHECK_THAT(arc_problems[0], Catch::Matchers::StartsWith(expand(m.archive_message, "{arc}", arc)));
+      CHECK_THAT(arc_problems[0],
+                 Catch::Matchers::StartsWith(expand(m.archive_message, "{arc}", arc)));
     }
   }
 }
@@ -638,4 +651,38 @@ TEST_CASE("directories and archives nested 256 deep load", "[io][tdz]") {
     for (int level = 1; level < 256; ++level) td = td.get_tensordict("n");
     CHECK(td.keys().empty());
   }
+}
+
+TEST_CASE("a FIFO named like an archive is refused, never waited on", "[io][tdz]") {
+  tc_test::TempDir tmp;
+  const std::string fifo = tmp / "x.tdz";
+  REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
+  // Each of these blocked forever in open() before: the alarm ends the test if one still does.
+  ::alarm(60);
+  const auto refused =
+      Catch::Matchers::ContainsSubstring("archive '" + fifo + "' is not a regular file (a FIFO");
+  CHECK_THROWS_WITH(archive::load(fifo), refused);
+  CHECK_THROWS_WITH(archive::load_memmap(fifo), refused);
+  CHECK_THROWS_WITH(archive::list(fifo), refused);
+  CHECK_THROWS_WITH(archive::unpack_memmap(fifo, tmp / "out"), refused);
+  CHECK_FALSE(fs::exists(tmp / "out"));
+  const auto problems = archive::verify(fifo);
+  REQUIRE(problems.size() == 1);
+  CHECK_THAT(problems[0], refused);
+  CHECK_FALSE(archive::is_memmap_archive(fifo));
+  // Loads of a path that is no directory read it as an archive.
+  CHECK_THROWS_WITH(TensorDict::load_memmap(fifo), refused);
+  // A save never replaces it.
+  const TensorDict td({{"a", at::ones({2})}}, {2});
+  CHECK_THROWS_WITH(td.memmap(fifo), Catch::Matchers::StartsWith("refusing to replace '" + fifo +
+                                                                 "': it is not a memmap archive") &&
+                                         refused);
+  CHECK_THROWS_WITH(td.save(fifo), refused);
+  ::alarm(0);
+  struct stat st {};
+  REQUIRE(::lstat(fifo.c_str(), &st) == 0);
+  CHECK(S_ISFIFO(st.st_mode));
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(tmp.path())) names.push_back(e.path().filename());
+  CHECK(names == std::vector<std::string>{"x.tdz"});
 }

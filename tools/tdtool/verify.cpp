@@ -10,20 +10,22 @@
 namespace tdtool {
 namespace {
 
-bool is_file(const std::string& path) {
+// Anything but a directory is read as an archive, which names a FIFO or a device as no regular
+// file (and never waits on one).
+bool is_archive(const std::string& path) {
   struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  return ::stat(path.c_str(), &st) == 0 && !S_ISDIR(st.st_mode);
 }
 
 }  // namespace
 
 tensordict::memmap::Loaded load_tree(const std::string& path, std::optional<at::Device> device) {
-  return is_file(path) ? tensordict::archive::load(path, {}, device)
-                       : tensordict::memmap::load(path, device);
+  return is_archive(path) ? tensordict::archive::load(path, {}, device)
+                          : tensordict::memmap::load(path, device);
 }
 
 std::vector<std::string> verify_tree(const std::string& path) {
-  return is_file(path) ? tensordict::archive::verify(path) : tensordict::memmap::verify(path);
+  return is_archive(path) ? tensordict::archive::verify(path) : tensordict::memmap::verify(path);
 }
 
 int run_verify(const std::string& dir, std::ostream& out) {

@@ -377,9 +377,11 @@ TensorDict save(const TensorDict& td, const std::string& archive,
 }
 
 memmap::Loaded load_any(const std::string& path, std::optional<at::Device> device) {
+  // Anything but a directory is read as an archive, which refuses what is no regular file (a
+  // FIFO would block a reader forever).
   struct stat st {};
-  const bool is_file = ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-  return is_file ? load(path, {}, device) : memmap::load(path, device);
+  const bool archive = ::stat(path.c_str(), &st) == 0 && !S_ISDIR(st.st_mode);
+  return archive ? load(path, {}, device) : memmap::load(path, device);
 }
 
 memmap::Loaded load(const std::string& archive, const std::string& subpath,

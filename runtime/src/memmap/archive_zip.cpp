@@ -153,11 +153,15 @@ std::string ZipReader::where(std::string_view entry) const {
 }
 
 ZipReader::ZipReader(const std::string& path) : path_(path), mapping_(std::make_shared<Mapping>()) {
-  memmap::detail::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  // O_NONBLOCK: opening a FIFO must not wait for a writer (it is then refused as not regular).
+  memmap::detail::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
   if (!fd) memmap::detail::throw_errno("cannot open archive", path);
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) memmap::detail::throw_errno("cannot stat archive", path);
-  if (!S_ISREG(st.st_mode)) throw FormatError(where() + " is not a regular file");
+  if (!S_ISREG(st.st_mode)) {
+    throw FormatError(where() + " is not a regular file (" +
+                      (S_ISDIR(st.st_mode) ? "a directory" : "a FIFO, socket or device") + ")");
+  }
   const auto size = static_cast<size_t>(st.st_size);
   if (size < kEndSize) {
     throw FormatError(where() + " is not a zip archive (" + std::to_string(size) +
@@ -347,7 +351,7 @@ void ZipWriter::write(const void* data, size_t n) {
 }
 
 void ZipWriter::add_file(const std::string& name, const std::string& source, bool align) {
-  memmap::detail::Fd in(::open(source.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+  memmap::detail::Fd in(::open(source.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
   if (!in) memmap::detail::throw_errno("cannot open", source);
   struct stat st {};
   if (::fstat(in.get(), &st) != 0) memmap::detail::throw_errno("cannot stat", source);
