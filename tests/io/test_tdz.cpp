@@ -686,3 +686,99 @@ TEST_CASE("a FIFO named like an archive is refused, never waited on", "[io][tdz]
   for (const auto& e : fs::directory_iterator(tmp.path())) names.push_back(e.path().filename());
   CHECK(names == std::vector<std::string>{"x.tdz"});
 }
+
+namespace {
+
+// A TensorDict whose "n" children nest `levels` directories deep, the root the first.
+TensorDict nested_td(int levels) {
+  TensorDict td({{"x", at::ones({1})}});
+  for (int level = 1; level < levels; ++level) td = TensorDict({{"n", td}});
+  return td;
+}
+
+std::string n_path(int children) {
+  std::string out;
+  for (int i = 0; i < children; ++i) out += "/n";
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a save refuses a tree a load would refuse, the old save intact", "[io][tdz][limits]") {
+  tc_test::TempDir tmp;
+  const std::string dir = tmp / "td";
+  const std::string arc = tmp / "td.tdz";
+  const TensorDict old({{"a", at::arange(3, at::kFloat)}}, {3});
+  old.memmap(dir);
+  old.memmap(arc);
+  const std::string old_archive = tc_test::read_file(arc);
+  auto unchanged = [&] {
+    check_same(TensorDict::load_memmap(dir), old);
+    CHECK(tc_test::read_file(arc) == old_archive);
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(tmp.path())) names.push_back(e.path().filename());
+    std::sort(names.begin(), names.end());
+    CHECK(names == std::vector<std::string>{"td", "td.tdz"});  // no temporary, no lock left
+  };
+
+  SECTION("directories nested one level deeper than a load reads") {
+    const TensorDict deep = nested_td(257);
+    for (const std::string& target : {dir, arc}) {
+      INFO(target);
+      CHECK_THROWS_MATCHES(deep.memmap(target), tensordict::ValueError,
+                           Catch::Matchers::Message("cannot save '" + target + n_path(256) +
+                                                    "': it would nest directories 257 levels "
+                                                    "deep, and a load reads at most 256"));
+      CHECK_THROWS_AS(deep.memmap_like(target), tensordict::ValueError);
+    }
+    // As a tensorclass, `_tensordict/` is one level more.
+    const memmap::ClassInfo info{"<class 'm.TC'>", Json::object()};
+    CHECK_THROWS_WITH(memmap::save_tensorclass(nested_td(256), info, dir),
+                      Catch::Matchers::ContainsSubstring("257 levels deep"));
+    unchanged();
+  }
+  SECTION("the deepest tree a load reads is saved and loads") {
+    for (const std::string& target : {dir, arc}) {
+      INFO(target);
+      nested_td(256).memmap(target);
+      TensorDict back = TensorDict::load_memmap(target);
+      for (int level = 1; level < 256; ++level) back = back.get_tensordict("n");
+      CHECK(at::equal(back.get("x"), at::ones({1})));
+    }
+  }
+  SECTION("a name longer than a tree's names") {
+    const std::string key(249, 'k');  // 249 + ".memmap": 256 bytes
+    const TensorDict td({{key, at::ones({1})}});
+    for (const std::string& target : {dir, arc}) {
+      CHECK_THROWS_MATCHES(td.memmap(target), tensordict::ValueError,
+                           Catch::Matchers::Message("cannot save '" + target + "/" + key +
+                                                    ".memmap': the name '" + key +
+                                                    ".memmap' is 256 bytes, and a name in a tree "
+                                                    "has at most 255"));
+    }
+    unchanged();
+    TensorDict({{std::string(248, 'k'), at::ones({1})}}).memmap(tmp / "fits");
+    CHECK(TensorDict::load_memmap(tmp / "fits").contains(std::string(248, 'k')));
+  }
+  SECTION("non-tensor data nested deeper than a meta.json may be") {
+    // The meta.json object is level 1, "data" level 2: 999 nested lists fit, 1000 do not.
+    auto nested_list = [](int depth) {
+      Json j = Json::array();
+      for (int i = 1; i < depth; ++i) j = Json::array({std::move(j)});
+      return j;
+    };
+    TensorDict td;
+    td.set_non_tensor("s", nested_list(1000));
+    for (const std::string& target : {dir, arc}) {
+      CHECK_THROWS_MATCHES(td.memmap(target), tensordict::ValueError,
+                           Catch::Matchers::Message("cannot save '" + target +
+                                                    "/s/meta.json': its JSON would nest deeper "
+                                                    "than 1000 levels, which no load reads"));
+    }
+    unchanged();
+    TensorDict fits;
+    fits.set_non_tensor("s", nested_list(999));
+    fits.memmap(tmp / "fits");
+    CHECK(TensorDict::load_memmap(tmp / "fits").get_non_tensor("s") == nested_list(999));
+  }
+}

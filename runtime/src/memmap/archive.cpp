@@ -362,7 +362,10 @@ void write_with(const std::string& archive,
 TensorDict save(const TensorDict& td, const std::string& archive,
                 const memmap::WriteOptions& options, const PackOptions& pack) {
   memmap::detail::check_format_version(options.memmap);  // before anything is touched
-  check_target(archive, options.memmap.existsok);        // before any data is staged
+  // Bounded as the reader is before anything changes: a deeper tree would be packed, replace the
+  // archive, and then fail to load.
+  memmap::detail::check_savable(td, archive, options);
+  check_target(archive, options.memmap.existsok);  // before any data is staged
   memmap::WriteOptions staged = options;
   staged.durable = false;  // the archive itself is synced
   // Leaves mapping other files are copied: the staging directory is a private temporary (Python

@@ -97,6 +97,10 @@ void write_fd(int fd, std::string_view text, const std::string& path);
 
 /// ValueError unless `options.format_version` is one a save writes (0 or kFormatVersion).
 void check_format_version(const MemmapOptions& options);
+/// ValueError when saving `td` at `prefix` would write a tree a load refuses (tensordict/limits.h:
+/// directories nested too deep, a name too long, a meta.json nesting too deep). Writes nothing;
+/// every save runs it before it changes anything on disk.
+void check_savable(const TensorDict& td, const std::string& prefix, const WriteOptions& options);
 
 /// Runs the fault-injection hook (set_save_step_hook, tensordict/internal.h) after a save's step.
 void save_step(const char* step);

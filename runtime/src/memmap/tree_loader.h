@@ -16,11 +16,9 @@
 #include "tensordict/format_version.h"
 #include "tensordict/json.h"
 #include "tensordict/lazy_stack.h"
+#include "tensordict/limits.h"
 
 namespace tensordict::memmap::detail {
-
-/// Deepest nesting of directories a load accepts (the walk recurses once per level).
-inline constexpr int kMaxTreeDepth = 256;
 
 /// An optional field of a given JSON type: `fallback` when absent or null, FormatError naming
 /// `where` when mistyped.
@@ -92,7 +90,7 @@ class TreeLoader {
   struct Depth {
     TreeLoader& loader;
     Depth(TreeLoader& l, const std::string& dir) : loader(l) {
-      if (++loader.depth_ > kMaxTreeDepth) {
+      if (++loader.depth_ > limits::kMaxTreeDepth) {  // the walk recurses once per level
         --loader.depth_;
         throw FormatError(loader.src_.where(dir) + ": directories nested too deep");
       }

@@ -1,11 +1,16 @@
 // Writer of TensorDict and tensorclass directories (spec §1.4, §2, §3). The tree is built inside
 // the temporary of an atomic save: directories and meta.json contents first, then the leaf files
-// (in parallel with num_threads > 1), then the meta.json files.
+// (in parallel with num_threads > 1), then the meta.json files. Before any of it, the same walk
+// runs without writing, checking the tree against the readers' bounds (tensordict/limits.h): what
+// a save writes always loads.
 #include <ATen/ATen.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <utility>
+#include <vector>
 
 #include "core/parallel.h"
 #include "core/tensordict_impl.h"
@@ -14,6 +19,7 @@
 #include "tensordict/dtype.h"
 #include "tensordict/format_version.h"
 #include "tensordict/json.h"
+#include "tensordict/limits.h"
 
 namespace tensordict::memmap {
 namespace {
@@ -67,15 +73,35 @@ bool maps_whole_file(const at::Tensor& t, const std::string& path) {
          detail::maps_file_at(t, path);
 }
 
+// Nesting of arrays and objects in `j` as the JSON reader counts it (`j` itself the first level),
+// found without recursion (the value may nest deeper than the stack allows); stops past `limit`.
+int json_depth(const Json& j, int limit) {
+  std::vector<std::pair<const Json*, int>> todo{{&j, 1}};
+  int deepest = 0;
+  while (!todo.empty() && deepest <= limit) {
+    const auto [node, depth] = todo.back();
+    todo.pop_back();
+    if (!node->is_structured()) continue;
+    deepest = std::max(deepest, depth);
+    for (const Json& child : *node) todo.emplace_back(&child, depth + 1);
+  }
+  return deepest;
+}
+
 class TreeWriter {
  public:
-  TreeWriter(const WriteOptions& options, std::string tmp_root, std::string final_root)
-      : opt_(options), tmp_(std::move(tmp_root)), final_(std::move(final_root)) {}
+  /// `check_only`: walks the tree as the save would, checking it against the readers' bounds, and
+  /// writes nothing (the result is then no saved tree).
+  TreeWriter(const WriteOptions& options, std::string tmp_root, std::string final_root,
+             bool check_only = false)
+      : opt_(options),
+        tmp_(std::move(tmp_root)),
+        final_(std::move(final_root)),
+        check_only_(check_only) {}
 
   TensorDict write_td(const TensorDict& td, const std::string& rel) {
     if (td.is_lazy_stack()) return write_lazy(td, rel);
-    const std::string dir = at_tmp(rel);
-    if (!rel.empty()) detail::make_dir(dir);
+    enter_dir(rel);
     TensorDict out = tensordict::detail::make_tensordict(td.batch_size(), at::Device(at::kCPU),
                                                          ::tensordict::detail::impl_of(td).names);
     auto& out_impl = ::tensordict::detail::impl_of(out);
@@ -90,7 +116,7 @@ class TreeWriter {
     meta["device"] = "cpu";
     meta["_type"] = kTensorDictType;
     add_version_entries(meta, version(), "TensorDict", td.names());
-    metas_.push_back({dir, std::move(meta), false});
+    add_meta(rel, std::move(meta), false);
     out_impl.locked = true;
     out_impl.is_memmap = true;
     out_impl.saved_path = at_final(rel);
@@ -100,12 +126,12 @@ class TreeWriter {
   // Spec §4: meta.json {"_type", "stack_dim"} and one directory per element, each written by its
   // own rules (a loaded tensorclass element keeps its class).
   TensorDict write_lazy(const TensorDict& td, const std::string& rel) {
-    if (!rel.empty()) detail::make_dir(at_tmp(rel));
+    enter_dir(rel);
     Json meta = Json::object();
     meta["_type"] = kLazyStackType;
     meta["stack_dim"] = td.stack_dim();
     add_version_entries(meta, version(), "LazyStackedTensorDict", stack_names(td));
-    metas_.push_back({at_tmp(rel), std::move(meta), false});
+    add_meta(rel, std::move(meta), false);
     std::vector<TensorDict> written;
     const auto& tds = td.tensordicts();
     for (size_t k = 0; k < tds.size(); ++k)
@@ -133,14 +159,20 @@ class TreeWriter {
   }
 
   TensorDict write_class(const TensorDict& inner, const ClassInfo& info, const std::string& rel) {
-    if (!rel.empty()) detail::make_dir(at_tmp(rel));
+    // A save over this one recognises it by its "<class '...'>" (memmap/owned.cpp).
+    if (!detail::is_python_class(info.type)) {
+      throw ValueError("cannot save '" + at_final(rel) + "' as a tensorclass of _type '" +
+                       info.type + "': a _type is a class as Python writes one (\"<class " +
+                       "'module.Name'>\")");
+    }
+    enter_dir(rel);
     Json meta = Json::object();
     meta["_type"] = info.type;
     for (const auto& [k, v] : info.fields.items()) {
       if (k != "_type") meta[k] = v;
     }
-    metas_.push_back({at_tmp(rel), std::move(meta), false});
-    if (info.schema_version > 0) {
+    add_meta(rel, std::move(meta), false);
+    if (info.schema_version > 0 && !check_only_) {
       detail::write_text(detail::join(at_tmp(rel), kSchemaVersionFile),
                          dumps_python(Json{{"version", info.schema_version}}));
     }
@@ -150,6 +182,7 @@ class TreeWriter {
   }
 
   void finish() {
+    if (check_only_) return;
     run_jobs();
     for (const auto& m : metas_) {
       write_meta(m.dir, m.meta, m.compact);
@@ -175,6 +208,38 @@ class TreeWriter {
   }
   int version() const { return opt_.memmap.format_version; }
 
+  // The directory of a TensorDict, lazy stack, element, tensorclass or non-tensor value at `rel`
+  // (the root when empty): checked against the loader's depth and the bound on names, then made.
+  void enter_dir(const std::string& rel) {
+    if (!rel.empty()) check_name(rel, rel.substr(rel.rfind('/') + 1));
+    const auto level = 1 + (rel.empty() ? 0 : 1 + std::count(rel.begin(), rel.end(), '/'));
+    if (level > limits::kMaxTreeDepth) {
+      throw ValueError("cannot save '" + at_final(rel) + "': it would nest directories " +
+                       std::to_string(level) + " levels deep, and a load reads at most " +
+                       std::to_string(limits::kMaxTreeDepth));
+    }
+    if (!rel.empty() && !check_only_) detail::make_dir(at_tmp(rel));
+  }
+
+  void check_name(const std::string& rel, const std::string& name) const {
+    if (name.size() > limits::kMaxNameBytes) {
+      throw ValueError("cannot save '" + at_final(rel) + "': the name '" + name + "' is " +
+                       std::to_string(name.size()) + " bytes, and a name in a tree has at most " +
+                       std::to_string(limits::kMaxNameBytes));
+    }
+  }
+
+  // A meta.json to write in the directory `rel`, once the leaves are written: checked against the
+  // JSON reader's bound on nesting (a NonTensorData's value, a tensorclass's fields).
+  void add_meta(const std::string& rel, Json meta, bool compact) {
+    if (json_depth(meta, limits::kMaxJsonDepth) > limits::kMaxJsonDepth) {
+      throw ValueError("cannot save '" + detail::join(at_final(rel), "meta.json") +
+                       "': its JSON would nest deeper than " +
+                       std::to_string(limits::kMaxJsonDepth) + " levels, which no load reads");
+    }
+    if (!check_only_) metas_.push_back({at_tmp(rel), std::move(meta), compact});
+  }
+
   // Python silently loses these keys (the root fields overwrite them); refuse instead.
   void check_key(const std::string& key, const std::string& rel) const {
     if (format::is_format_entry(key, version())) {
@@ -198,25 +263,25 @@ class TreeWriter {
         return type_entry(child.is_lazy_stack() ? "LazyStackedTensorDict" : "TensorDict");
       }
       case Value::Kind::NonTensorData: {
-        detail::make_dir(at_tmp(rel));
+        enter_dir(rel);
         Json meta = Json::object();
         meta["_type"] = kNonTensorDataType;
         meta["data"] = value.non_tensor_data().data;
         meta["_is_non_tensor"] = true;
         meta["_metadata"] = nullptr;
-        metas_.push_back({at_tmp(rel), std::move(meta), false});
+        add_meta(rel, std::move(meta), false);
         out.append(key, value);
         return type_entry("NonTensorData");
       }
       case Value::Kind::NonTensorStack: {
-        detail::make_dir(at_tmp(rel));
+        enter_dir(rel);
         const auto device = parent.device();
         Json meta = Json::object();
         meta["_type"] = kNonTensorStackType;
         meta["stack_dim"] = 0;
         meta["device"] = device ? Json(device->str()) : Json(nullptr);
         meta["data"] = value.non_tensor_stack().tolist();
-        metas_.push_back({at_tmp(rel), std::move(meta), true});
+        add_meta(rel, std::move(meta), true);
         out.append(key, value);
         return type_entry("NonTensorStack");
       }
@@ -228,6 +293,11 @@ class TreeWriter {
                     tensordict::detail::TensorDictImpl& out) {
     if (t.is_nested() || t.layout() != at::kStrided) {
       throw TypeError("cannot save key '" + key + "': only dense strided tensors are supported");
+    }
+    check_name(rel + ".memmap", rel.substr(rel.rfind('/') + 1) + ".memmap");
+    if (check_only_) {
+      out.append(key, t);
+      return tensor_entry(t);
     }
     const std::string final_path = at_final(rel) + ".memmap";
     const std::string path = at_tmp(rel) + ".memmap";
@@ -267,6 +337,7 @@ class TreeWriter {
   const WriteOptions& opt_;
   std::string tmp_;
   std::string final_;
+  bool check_only_;
   std::vector<LeafJob> jobs_;
   std::vector<PendingMeta> metas_;
 };
@@ -275,6 +346,8 @@ template <class WriteFn>
 TensorDict publish(const std::string& prefix, const WriteOptions& options, WriteFn&& write) {
   detail::check_format_version(options.memmap);
   const std::string final_root = detail::normalize_prefix(prefix);
+  TreeWriter check(options, final_root, final_root, true);
+  write(check);  // the readers' bounds, before anything on disk changes
   TensorDict out;
   detail::atomic_publish(final_root, options.durable, [&](const std::string& tmp) {
     TreeWriter writer(options, tmp, final_root);
@@ -294,6 +367,11 @@ TensorDict save_tensordict(const TensorDict& td, const std::string& prefix,
 TensorDict save_tensorclass(const TensorDict& inner, const ClassInfo& info,
                             const std::string& prefix, const WriteOptions& options) {
   return publish(prefix, options, [&](TreeWriter& w) { return w.write_class(inner, info, ""); });
+}
+
+void detail::check_savable(const TensorDict& td, const std::string& prefix,
+                           const WriteOptions& options) {
+  TreeWriter(options, prefix, prefix, true).write_any(td, "");
 }
 
 void detail::check_format_version(const MemmapOptions& options) {
