@@ -1,16 +1,26 @@
-# libclang (Debian's libclang-dev, LLVM 14): TC_LIBCLANG_LIBRARY, TC_LIBCLANG_INCLUDE_DIR and
-# TC_CLANG_RESOURCE_DIR (libclang does not find its own builtin headers, such as stddef.h, unless
-# given the matching -resource-dir). TC_LIBCLANG_FOUND is false when it is not installed.
-find_library(TC_LIBCLANG_LIBRARY NAMES clang clang-14 PATHS /usr/lib/llvm-14/lib)
-find_path(TC_LIBCLANG_INCLUDE_DIR clang-c/Index.h PATHS /usr/lib/llvm-14/include)
+# libclang (Debian's libclang-dev: LLVM 14 on Debian 12, 19 on Debian 13, 21 on sid):
+# TC_LIBCLANG_LIBRARY, TC_LIBCLANG_INCLUDE_DIR and TC_CLANG_RESOURCE_DIR (libclang does not find its
+# own builtin headers, such as stddef.h, unless given the matching -resource-dir), all from the
+# newest /usr/lib/llvm-N that has them. TC_LIBCLANG_FOUND is false when none is installed.
 set(TC_LIBCLANG_FOUND FALSE)
+if(NOT TC_LIBCLANG_LIBRARY OR NOT TC_LIBCLANG_INCLUDE_DIR)
+  file(GLOB _tc_llvm_dirs LIST_DIRECTORIES true /usr/lib/llvm-*)
+  list(SORT _tc_llvm_dirs COMPARE NATURAL ORDER DESCENDING)
+  foreach(_tc_llvm ${_tc_llvm_dirs})
+    if(EXISTS ${_tc_llvm}/lib/libclang.so AND EXISTS ${_tc_llvm}/include/clang-c/Index.h)
+      set(TC_LIBCLANG_LIBRARY ${_tc_llvm}/lib/libclang.so CACHE FILEPATH "libclang" FORCE)
+      set(TC_LIBCLANG_INCLUDE_DIR ${_tc_llvm}/include CACHE PATH "libclang headers (clang-c/)" FORCE)
+      break()
+    endif()
+  endforeach()
+endif()
 if(TC_LIBCLANG_LIBRARY AND TC_LIBCLANG_INCLUDE_DIR)
   get_filename_component(_tc_llvm_lib ${TC_LIBCLANG_LIBRARY} DIRECTORY)
   file(GLOB _tc_resource_dirs LIST_DIRECTORIES true ${_tc_llvm_lib}/clang/*)
-  list(SORT _tc_resource_dirs)
-  list(REVERSE _tc_resource_dirs)
-  list(GET _tc_resource_dirs 0 TC_CLANG_RESOURCE_DIR)
-  if(TC_CLANG_RESOURCE_DIR)
+  list(SORT _tc_resource_dirs COMPARE NATURAL ORDER DESCENDING)
+  list(LENGTH _tc_resource_dirs _tc_resource_count)
+  if(_tc_resource_count GREATER 0)
+    list(GET _tc_resource_dirs 0 TC_CLANG_RESOURCE_DIR)
     set(TC_LIBCLANG_FOUND TRUE)
   endif()
 endif()

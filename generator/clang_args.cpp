@@ -472,7 +472,7 @@ std::string take(CXString text) {
 }
 
 std::vector<std::string> clang_arguments(const ClangOptions& options, Diagnostics& diagnostics) {
-  std::vector<std::string> args = {"-x", "c++", "-std=c++17", "-resource-dir",
+  std::vector<std::string> args = {"-x", "c++", TC_CLANG_STD, "-resource-dir",
                                    TC_CLANG_RESOURCE_DIR};
   if (!options.compile_db_dir.empty()) {
     for (auto& arg : compile_db_args(options.compile_db_dir, diagnostics)) args.push_back(arg);
