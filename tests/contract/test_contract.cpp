@@ -36,7 +36,7 @@ std::set<std::string> members_of(const std::string& header, const std::string& n
                                  const std::vector<std::string>& include_dirs = {}) {
   std::vector<std::string> args = {"-x",
                                    "c++",
-                                   "-std=c++17",
+                                   TC_CLANG_STD,
                                    "-resource-dir",
                                    TC_CLANG_RESOURCE_DIR,
                                    "-I",

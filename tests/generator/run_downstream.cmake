@@ -1,5 +1,5 @@
 # cmake -DBUILD_DIR=<tensorclass build> -DSOURCE_DIR=<tests/downstream> -DWORK_DIR=<scratch>
-#       -DGENERATOR=<generator> -DCXX=<compiler> [-DSANITIZE_FLAGS="<flags>"] -P run_downstream.cmake
+#       -DGENERATOR=<generator> -DCXX=<compiler> -DCXX_STANDARD=<17|20> [-DSANITIZE_FLAGS="<flags>"] -P run_downstream.cmake
 # Installs the build into WORK_DIR/prefix; compiles each installed generated header on its own
 # with the plain compiler (no CMake, -Wall -Wextra -Werror); then configures, builds and runs the
 # downstream project against that prefix only. SANITIZE_FLAGS (a TC_SANITIZE build's) compile and
@@ -35,7 +35,7 @@ endif()
 foreach(header ${shipped})
   get_filename_component(name ${header} NAME)
   file(WRITE ${WORK_DIR}/include_${name}.cpp "#include \"${name}\"\n")
-  run(${CXX} -std=c++17 -fsyntax-only -Wall -Wextra -Werror -I${prefix}/include
+  run(${CXX} -std=c++${CXX_STANDARD} -fsyntax-only -Wall -Wextra -Werror -I${prefix}/include
       -I${prefix}/include/tensorclass/generated ${WORK_DIR}/include_${name}.cpp)
 endforeach()
 

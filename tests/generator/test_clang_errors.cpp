@@ -241,7 +241,8 @@ TEST_CASE("clang: flags from compile_commands.json", "[generator][clang][cli]") 
                                                 "\", \"file\": \"main.cpp\", \"command\": "
                                                 "\"c++ -DFROM_DB -I" +
                                                 (source_dir() / "runtime/include").string() +
-                                                " -std=c++17 -c main.cpp -o main.o\"}]");
+                                                " -std=c++" + std::to_string(TC_CXX_STANDARD) +
+                                                " -c main.cpp -o main.o\"}]");
   CHECK(run((dir / "db.h").string() + " --dump-model") == 1);
   CHECK(run((dir / "db.h").string() + " --dump-model -p " + dir.string()) == 0);
 }
