@@ -782,3 +782,85 @@ TEST_CASE("a save refuses a tree a load would refuse, the old save intact", "[io
     CHECK(TensorDict::load_memmap(tmp / "fits").get_non_tensor("s") == nested_list(999));
   }
 }
+
+namespace {
+
+// What each reader of an archive says of `bytes`: list, verify (its one problem), load, unpack.
+// Each must be a FormatError holding `message`.
+void check_refused_everywhere(const std::string& bytes, const std::string& message) {
+  tc_test::TempDir tmp;
+  const std::string path = tmp / "bad.tdz";
+  tc_test::write_file(path, bytes);
+  const auto said = Catch::Matchers::ContainsSubstring(message);
+  CHECK_THROWS_AS(archive::list(path), FormatError);
+  CHECK_THROWS_WITH(archive::list(path), said);
+  const auto problems = archive::verify(path);
+  REQUIRE(problems.size() == 1);
+  CHECK_THAT(problems[0], said);
+  CHECK_THAT(load_error(path), said);
+  CHECK_THROWS_WITH(archive::unpack_memmap(path, tmp / "out", false), said);
+  CHECK_FALSE(fs::exists(tmp / "out"));
+}
+
+}  // namespace
+
+TEST_CASE("entry names are bounded as a directory's, indexed without copies", "[io][tdz][limits]") {
+  auto entries_with = [](const std::string& name) {
+    std::vector<RawEntry> entries{{"meta.json", R"({"_type": "x"})"}};
+    entries.push_back({name, "x"});
+    return entries;
+  };
+  SECTION("one 65,535-byte name of 32,768 components") {
+    // Before: every parent of the name was a string in a set, twice (32,767 strings averaging
+    // 32 KB, 1.27 GB for this 132 KB archive, std::bad_alloc past a few of them).
+    std::string name = "b";
+    while (name.size() + 2 <= 0xFFFF) name += "/a";
+    REQUIRE(name.size() == 0xFFFF);
+    std::string deepest = "b";
+    for (int level = 2; level < 256; ++level) deepest += "/a";
+    check_refused_everywhere(build_zip(entries_with(name)),
+                             "entry '" + deepest +
+                                 "/a': directories nested too deep (a tree has "
+                                 "256 levels at most)");
+  }
+  SECTION("a name longer than a name in a directory") {
+    const std::string part(256, 'k');
+    check_refused_everywhere(build_zip(entries_with("d/" + part + "/x.memmap")),
+                             "entry 'd/" + part +
+                                 "/x.memmap': a name in it is 256 bytes, more "
+                                 "than the 255 a name in a tree may have");
+  }
+  SECTION("the largest names within the bounds index in linear space") {
+    // 16 entries of 256 names of 255 bytes each (a 1 MB archive, 255 directories apiece):
+    // each directory is stored once, as a view into the mapping.
+    std::vector<RawEntry> entries{{"meta.json", R"({"_type": "x"})"}};
+    const std::string part(255, 'a');
+    for (int i = 0; i < 16; ++i) {
+      std::string name = std::to_string(i) + std::string(252, 'b');
+      for (int level = 2; level < 256; ++level) name += "/" + part;
+      entries.push_back({name + "/f" + std::to_string(i), "x"});
+    }
+    tc_test::TempDir tmp;
+    tc_test::write_file(tmp / "wide.tdz", build_zip(entries));
+    const auto listed = archive::list(tmp / "wide.tdz");
+    REQUIRE(listed.size() == 17);
+    CHECK(listed[16].name == entries[16].name);
+    CHECK(archive::verify(tmp / "wide.tdz").size() == 1);  // the meta.json, no other problem
+  }
+}
+
+TEST_CASE("a name that is a file and a directory is refused at read", "[io][tdz]") {
+  // Before: verified OK, and unpack failed with EEXIST.
+  const std::string meta = R"({"a": {"dtype": "torch.uint8", "shape": [1]}, "shape": [], )"
+                           R"("_type": "<class 'tensordict._td.TensorDict'>"})";
+  for (const std::vector<RawEntry>& entries :
+       {std::vector<RawEntry>{{"meta.json", meta}, {"a.memmap", "x"}, {"a.memmap/", ""}},
+        std::vector<RawEntry>{{"meta.json", meta}, {"a.memmap/", ""}, {"a.memmap", "x"}},
+        std::vector<RawEntry>{{"meta.json", meta}, {"a.memmap", "x"}, {"a.memmap/x", "y"}},
+        std::vector<RawEntry>{{"meta.json", meta}, {"a.memmap/x/y", "y"}, {"a.memmap", "x"}}}) {
+    INFO(entries[2].name);
+    check_refused_everywhere(build_zip(entries),
+                             "entry 'a.memmap' is a file, and 'a.memmap/' a directory of the "
+                             "archive too");
+  }
+}

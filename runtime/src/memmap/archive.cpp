@@ -33,20 +33,11 @@ struct Target {
   std::string base;
 };
 
-// An archive's entries as a tree, for the ownership walk of memmap/owned.cpp.
+// An archive's entries as a tree, for the ownership walk of memmap/owned.cpp (over the reader's
+// index: nothing is copied).
 class ZipView : public memmap::detail::TreeView {
  public:
-  explicit ZipView(const detail::ZipReader& zip) : zip_(zip) {
-    auto add = [this](const std::string& path) {
-      const size_t slash = path.rfind('/');
-      children_[slash == std::string::npos ? "" : path.substr(0, slash)].insert(
-          slash == std::string::npos ? path : path.substr(slash + 1));
-    };
-    for (const Entry& e : zip.entries()) add(e.name);
-    for (const std::string& d : zip.dirs()) {
-      if (!d.empty()) add(d);
-    }
-  }
+  explicit ZipView(const detail::ZipReader& zip) : zip_(zip) {}
 
   Kind kind(const std::string& rel) const override {
     if (zip_.find(rel)) return Kind::File;
@@ -54,9 +45,7 @@ class ZipView : public memmap::detail::TreeView {
   }
 
   std::vector<std::string> list(const std::string& rel) const override {
-    auto it = children_.find(rel);
-    return it == children_.end() ? std::vector<std::string>()
-                                 : std::vector<std::string>(it->second.begin(), it->second.end());
+    return zip_.children(rel);
   }
 
   std::optional<std::string> text(const std::string& rel) const override {
@@ -67,7 +56,6 @@ class ZipView : public memmap::detail::TreeView {
 
  private:
   const detail::ZipReader& zip_;
-  std::map<std::string, std::set<std::string>> children_;
 };
 
 // A write replaces `archive` only when a save wrote it: a zip holding a save as Python tensordict
@@ -326,10 +314,8 @@ void unpack_memmap(const std::string& archive, const std::string& dir, bool dura
   const detail::ZipReader zip(archive);
   require_memmap_archive(zip);
   memmap::detail::atomic_publish(dir, durable, [&zip](const std::string& tmp) {
-    std::vector<std::string> dirs(zip.dirs().begin(), zip.dirs().end());
-    std::sort(dirs.begin(), dirs.end());  // parents before children
-    for (const auto& d : dirs) {
-      if (!d.empty()) memmap::detail::make_dir(join(tmp, d));
+    for (const std::string_view d : zip.directories()) {  // parents before children
+      memmap::detail::make_dir(join(tmp, d));
     }
     for (const Entry& e : zip.entries()) {
       zip.check_crc(e);

@@ -9,7 +9,6 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "tensordict/archive.h"
@@ -28,21 +27,27 @@ struct Mapping {
 };
 
 /// The index of an archive: every structure is bounds-checked against the file size before it is
-/// read, so a corrupt archive is a FormatError, never a read past the mapping.
+/// read, so a corrupt archive is a FormatError, never a read past the mapping. Its work and memory
+/// are linear in the archive's size: names are bounded as a directory's are (tensordict/limits.h),
+/// and each directory is stored once (its name a view into the mapping).
 class ZipReader {
  public:
-  /// Maps and indexes `path`; FormatError naming the archive (and entry) on any problem.
+  /// Maps and indexes `path`; FormatError naming the archive (and entry) on any problem, whatever
+  /// failed (running out of memory included).
   explicit ZipReader(const std::string& path);
 
   const std::string& path() const { return path_; }
   /// File entries in central-directory order.
   const std::vector<Entry>& entries() const { return entries_; }
   /// The file entry `name`, or null.
-  const Entry* find(const std::string& name) const;
+  const Entry* find(std::string_view name) const;
   /// True for "" (the root) and every directory that holds an entry (or is a directory entry).
-  bool is_dir(const std::string& name) const { return dirs_.count(name) != 0; }
-  /// Every directory (see is_dir), "" included.
-  const std::unordered_set<std::string>& dirs() const { return dirs_; }
+  bool is_dir(std::string_view name) const { return dir_id(name) != kNone; }
+  /// The names directly inside the directory `name` (files and directories), sorted; empty when
+  /// `name` is no directory.
+  std::vector<std::string> children(std::string_view name) const;
+  /// Every directory but the root, each after its parent (views into the mapping).
+  std::vector<std::string_view> directories() const;
   /// The payload of `e` (inside the mapping).
   std::string_view bytes(const Entry& e) const;
   /// FormatError unless the payload's CRC-32 is the one recorded.
@@ -52,13 +57,39 @@ class ZipReader {
   std::string where(std::string_view entry = {}) const;
 
  private:
+  static constexpr uint32_t kNone = UINT32_MAX;
+  // A directory: its parent's id, its own name in it and its path from the root (views into the
+  // mapping; the root is id 0, path ""), and the names directly inside it.
+  struct Dir {
+    uint32_t parent;
+    std::string_view name;
+    std::string_view path;
+    std::vector<std::string_view> children;
+  };
+  struct DirKey {
+    uint32_t parent;
+    std::string_view name;
+    bool operator==(const DirKey& o) const { return parent == o.parent && name == o.name; }
+  };
+  struct DirKeyHash {
+    size_t operator()(const DirKey& k) const {
+      return std::hash<std::string_view>()(k.name) ^ (static_cast<size_t>(k.parent) * 0x9E3779B9u);
+    }
+  };
+
   void parse();
+  // The directory `name` ("" the root), kNone when there is none.
+  uint32_t dir_id(std::string_view name) const;
+  // The directory `name` and its parents, each made once; FormatError past the bounds on names
+  // and depth.
+  uint32_t add_dir(std::string_view name);
 
   std::string path_;
   std::shared_ptr<Mapping> mapping_;
   std::vector<Entry> entries_;
-  std::unordered_map<std::string, size_t> by_name_;
-  std::unordered_set<std::string> dirs_;
+  std::unordered_map<std::string_view, size_t> by_name_;  // views into the mapping
+  std::vector<Dir> dirs_;
+  std::unordered_map<DirKey, uint32_t, DirKeyHash> dir_ids_;
 };
 
 /// Writes a zip file the way Python 3.11's zipfile does under tensordict's _write_entry

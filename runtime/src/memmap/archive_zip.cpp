@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -15,6 +16,7 @@
 
 #include "memmap/archive_internal.h"
 #include "memmap/internal.h"
+#include "tensordict/limits.h"
 
 namespace tensordict::archive {
 namespace {
@@ -120,24 +122,20 @@ const char* method_name(uint16_t method) {
 
 // Entry names are relative paths: no absolute path, no "." / ".." / empty component (a trailing
 // "/" marks a directory entry), no NUL or backslash. This is what keeps unpack inside its target.
-bool safe_name(const std::string& name) {
+bool safe_name(std::string_view name) {
   if (name.empty() || name.front() == '/') return false;
-  if (name.find('\0') != std::string::npos || name.find('\\') != std::string::npos) return false;
-  const std::string body = name.back() == '/' ? name.substr(0, name.size() - 1) : name;
+  if (name.find('\0') != std::string_view::npos || name.find('\\') != std::string_view::npos)
+    return false;
+  const std::string_view body = name.back() == '/' ? name.substr(0, name.size() - 1) : name;
   if (body.empty()) return false;
-  size_t start = 0;
-  while (true) {
+  for (size_t start = 0;;) {
     const size_t end = body.find('/', start);
-    const std::string part = body.substr(start, end == std::string::npos ? end : end - start);
+    const std::string_view part =
+        body.substr(start, end == std::string_view::npos ? end : end - start);
     if (part.empty() || part == "." || part == "..") return false;
-    if (end == std::string::npos) return true;
+    if (end == std::string_view::npos) return true;
     start = end + 1;
   }
-}
-
-std::string parent_of(const std::string& name) {
-  const size_t slash = name.rfind('/');
-  return slash == std::string::npos ? std::string() : name.substr(0, slash);
 }
 
 }  // namespace
@@ -171,7 +169,64 @@ ZipReader::ZipReader(const std::string& path) : path_(path), mapping_(std::make_
   if (addr == MAP_FAILED) memmap::detail::throw_errno("cannot map archive", path);
   mapping_->addr = static_cast<unsigned char*>(addr);
   mapping_->size = size;
-  parse();
+  try {
+    parse();
+  } catch (const Error&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    throw FormatError(where() + ": not enough memory to index it");
+  } catch (const std::exception& e) {  // the library's errors only, whatever a container throws
+    throw FormatError(where() + ": cannot be indexed: " + e.what());
+  }
+}
+
+uint32_t ZipReader::dir_id(std::string_view name) const {
+  uint32_t id = 0;
+  for (size_t start = 0; start < name.size();) {
+    const size_t end = std::min(name.find('/', start), name.size());
+    const auto it = dir_ids_.find(DirKey{id, name.substr(start, end - start)});
+    if (it == dir_ids_.end()) return kNone;
+    id = it->second;
+    start = end + 1;
+  }
+  return id;
+}
+
+uint32_t ZipReader::add_dir(std::string_view name) {
+  uint32_t id = 0;
+  int level = 1;
+  for (size_t start = 0; start < name.size();) {
+    const size_t end = std::min(name.find('/', start), name.size());
+    const std::string_view part = name.substr(start, end - start);
+    if (++level > limits::kMaxTreeDepth) {
+      throw FormatError(where(name.substr(0, end)) + ": directories nested too deep (a tree has " +
+                        std::to_string(limits::kMaxTreeDepth) + " levels at most)");
+    }
+    const auto [it, fresh] =
+        dir_ids_.emplace(DirKey{id, part}, static_cast<uint32_t>(dirs_.size()));
+    if (fresh) {
+      dirs_[id].children.push_back(part);
+      dirs_.push_back(Dir{id, part, name.substr(0, end), {}});
+    }
+    id = it->second;
+    start = end + 1;
+  }
+  return id;
+}
+
+std::vector<std::string> ZipReader::children(std::string_view name) const {
+  const uint32_t id = dir_id(name);
+  if (id == kNone) return {};
+  std::vector<std::string> out(dirs_[id].children.begin(), dirs_[id].children.end());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<std::string_view> ZipReader::directories() const {
+  std::vector<std::string_view> out;
+  out.reserve(dirs_.size());
+  for (size_t i = 1; i < dirs_.size(); ++i) out.push_back(dirs_[i].path);  // parents come first
+  return out;
 }
 
 void ZipReader::parse() {
@@ -218,8 +273,10 @@ void ZipReader::parse() {
                       " entries cannot fit in a central directory of " + std::to_string(cd_size) +
                       " bytes");
   }
-  dirs_.insert("");
+  dirs_.push_back(Dir{kNone, {}, {}, {}});  // the root
   entries_.reserve(static_cast<size_t>(count));
+  std::vector<uint32_t> parents;  // each file entry's directory
+  parents.reserve(static_cast<size_t>(count));
   uint64_t pos = cd_offset;
   for (uint64_t i = 0; i < count; ++i) {
     const std::string at = where() + " central directory record " + std::to_string(i);
@@ -238,7 +295,8 @@ void ZipReader::parse() {
     uint64_t header_offset = rd32(r + 42);
     const uint64_t record_len = kCentralSize + name_len + extra_len + comment_len;
     if (cd_end - pos < record_len) throw FormatError(at + ": truncated name or extra field");
-    const std::string name(reinterpret_cast<const char*>(r + kCentralSize), name_len);
+    // A view into the mapping: the index refers to names, it never copies them.
+    const std::string_view name(reinterpret_cast<const char*>(r + kCentralSize), name_len);
     const std::string here = where(name);
     // zip64 extra: the 64-bit values of the fields saturated at 0xFFFFFFFF, in this order.
     const unsigned char* extra = r + kCentralSize + name_len;
@@ -273,11 +331,17 @@ void ZipReader::parse() {
       throw FormatError(here + ": STORED entry with different sizes (" + std::to_string(csize) +
                         " and " + std::to_string(usize) + ")");
     }
-    if (name.back() == '/') {  // a directory entry
-      if (usize != 0) throw FormatError(here + ": directory entry with data");
-      std::string dir = name.substr(0, name.size() - 1);
-      while (dirs_.insert(dir).second) dir = parent_of(dir);
-      continue;
+    const bool is_dir_entry = name.back() == '/';
+    if (is_dir_entry && usize != 0) throw FormatError(here + ": directory entry with data");
+    const std::string_view path = is_dir_entry ? name.substr(0, name.size() - 1) : name;
+    for (size_t start = 0; start < path.size();) {  // the bound on names of a directory's entries
+      const size_t end = std::min(path.find('/', start), path.size());
+      if (end - start > limits::kMaxNameBytes) {
+        throw FormatError(here + ": a name in it is " + std::to_string(end - start) +
+                          " bytes, more than the " + std::to_string(limits::kMaxNameBytes) +
+                          " a name in a tree may have");
+      }
+      start = end + 1;
     }
     if (header_offset > cd_offset || cd_offset - header_offset < kLocalSize ||
         rd32(d + header_offset) != kLocalSig) {
@@ -297,16 +361,38 @@ void ZipReader::parse() {
                         std::to_string(payload) +
                         " runs past the entries' end: truncated or corrupt archive");
     }
+    if (is_dir_entry) {
+      add_dir(path);
+      continue;
+    }
     if (!by_name_.emplace(name, entries_.size()).second) {
       throw FormatError(here + " appears twice");
     }
-    entries_.push_back(Entry{name, header_offset, payload, usize, crc});
-    std::string dir = parent_of(name);
-    while (dirs_.insert(dir).second) dir = parent_of(dir);
+    const size_t slash = name.rfind('/');
+    const uint32_t parent =
+        add_dir(slash == std::string_view::npos ? std::string_view() : name.substr(0, slash));
+    dirs_[parent].children.push_back(slash == std::string_view::npos ? name
+                                                                     : name.substr(slash + 1));
+    parents.push_back(parent);
+    entries_.push_back(Entry{std::string(name), header_offset, payload, usize, crc});
+  }
+  // A name that is a file and a directory ("a.memmap" beside "a.memmap/" or "a.memmap/x") could
+  // not be unpacked.
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    const std::string& name = entries_[i].name;
+    const size_t slash = name.rfind('/');
+    const std::string_view base =
+        std::string_view(name).substr(slash == std::string::npos ? 0 : slash + 1);
+    const auto dir = dir_ids_.find(DirKey{parents[i], base});
+    if (dir != dir_ids_.end()) {
+      throw FormatError(where(name) + " is a file, and '" + std::string(dirs_[dir->second].path) +
+                        "/' a directory of the archive too");
+    }
   }
 }
 
-const Entry* ZipReader::find(const std::string& name) const {
+
+const Entry* ZipReader::find(std::string_view name) const {
   auto it = by_name_.find(name);
   return it == by_name_.end() ? nullptr : &entries_[it->second];
 }
