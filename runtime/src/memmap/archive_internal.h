@@ -29,7 +29,9 @@ struct Mapping {
 /// The index of an archive: every structure is bounds-checked against the file size before it is
 /// read, so a corrupt archive is a FormatError, never a read past the mapping. Its work and memory
 /// are linear in the archive's size: names are bounded as a directory's are (tensordict/limits.h),
-/// and each directory is stored once (its name a view into the mapping).
+/// each directory is stored once (its name a view into the mapping), and entries may not overlap
+/// (each local header and payload lies before the next entry's and before the central directory,
+/// as safe zip readers require), so that checking every payload reads each byte once.
 class ZipReader {
  public:
   /// Maps and indexes `path`; FormatError naming the archive (and entry) on any problem, whatever
@@ -77,7 +79,16 @@ class ZipReader {
     }
   };
 
+  // Where an entry lies in the file: its local header through the end of its payload.
+  struct Span {
+    uint64_t begin;
+    uint64_t end;
+    size_t record;  // its central directory record, for messages
+  };
+
   void parse();
+  // FormatError when two entries share bytes; sorts `spans` (one per entry) by offset.
+  void check_layout(std::vector<Span>& spans) const;
   // The directory `name` ("" the root), kNone when there is none.
   uint32_t dir_id(std::string_view name) const;
   // The directory `name` and its parents, each made once; FormatError past the bounds on names

@@ -275,6 +275,8 @@ void ZipReader::parse() {
   }
   dirs_.push_back(Dir{kNone, {}, {}, {}});  // the root
   entries_.reserve(static_cast<size_t>(count));
+  std::vector<Span> spans;
+  spans.reserve(static_cast<size_t>(count));
   std::vector<uint32_t> parents;  // each file entry's directory
   parents.reserve(static_cast<size_t>(count));
   uint64_t pos = cd_offset;
@@ -343,6 +345,7 @@ void ZipReader::parse() {
       }
       start = end + 1;
     }
+    // Every entry, a directory entry too, has a local header before its payload.
     if (header_offset > cd_offset || cd_offset - header_offset < kLocalSize ||
         rd32(d + header_offset) != kLocalSig) {
       throw FormatError(here + ": bad local header (offset " + std::to_string(header_offset) + ")");
@@ -361,6 +364,7 @@ void ZipReader::parse() {
                         std::to_string(payload) +
                         " runs past the entries' end: truncated or corrupt archive");
     }
+    spans.push_back(Span{header_offset, payload + usize, static_cast<size_t>(i)});
     if (is_dir_entry) {
       add_dir(path);
       continue;
@@ -376,6 +380,7 @@ void ZipReader::parse() {
     parents.push_back(parent);
     entries_.push_back(Entry{std::string(name), header_offset, payload, usize, crc});
   }
+  check_layout(spans);
   // A name that is a file and a directory ("a.memmap" beside "a.memmap/" or "a.memmap/x") could
   // not be unpacked.
   for (size_t i = 0; i < entries_.size(); ++i) {
@@ -391,6 +396,23 @@ void ZipReader::parse() {
   }
 }
 
+// No two entries share bytes: sorted by offset, each local header and payload ends before the
+// next entry's local header (and, checked above, before the central directory). Overlapping
+// entries made a small archive unpack into hundreds of times its size, and reading each payload
+// once (verify, unpack) no longer linear in the archive's size.
+void ZipReader::check_layout(std::vector<Span>& spans) const {
+  std::sort(spans.begin(), spans.end(),
+            [](const Span& a, const Span& b) { return a.begin < b.begin; });
+  for (size_t k = 1; k < spans.size(); ++k) {
+    if (spans[k].begin < spans[k - 1].end) {
+      throw FormatError(where() + " central directory record " + std::to_string(spans[k].record) +
+                        ": its entry (local header at offset " + std::to_string(spans[k].begin) +
+                        ") overlaps the bytes of record " + std::to_string(spans[k - 1].record) +
+                        "'s (offsets " + std::to_string(spans[k - 1].begin) + " to " +
+                        std::to_string(spans[k - 1].end) + ")");
+    }
+  }
+}
 
 const Entry* ZipReader::find(std::string_view name) const {
   auto it = by_name_.find(name);
