@@ -9,11 +9,14 @@
 #include <ostream>
 #include <set>
 #include <sstream>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "driver.h"
 #include "input_checks.h"
 #include "names.h"
 #include "tensordict/format_version.h"
+#include "tensordict/limits.h"
 #include "type_parser.h"
 #include "yaml_writer.h"
 
@@ -38,8 +41,82 @@ bool is_non_tensor(const std::string& type) {
   return type == kNonTensorData || type == kMetaData || type == kNonTensorStack;
 }
 
-// Thrown by the parser callback past kMaxNesting.
+// Thrown by the parser past kMaxNesting, and on a key an object holds twice.
 struct TooDeep {};
+struct DuplicateKey {
+  std::string key;
+};
+
+// Builds a meta.json's value in linear time, as the runtime's parse_json does: ordered_json's
+// object is a vector searched on every insertion (200,000 keys took tcgen import 54 s). Each open
+// object's keys are kept in a set instead, so members are appended without a search; a key given
+// twice is refused (nlohmann would keep the last one silently). Nesting stops at kMaxNesting.
+class MetaBuilder {
+ public:
+  bool null() { return add(Json(nullptr)); }
+  bool boolean(bool v) { return add(Json(v)); }
+  bool number_integer(Json::number_integer_t v) { return add(Json(v)); }
+  bool number_unsigned(Json::number_unsigned_t v) { return add(Json(v)); }
+  bool number_float(Json::number_float_t v, const Json::string_t&) { return add(Json(v)); }
+  bool string(Json::string_t& v) { return add(Json(std::move(v))); }
+  bool binary(Json::binary_t& v) { return add(Json(Json::binary_t(std::move(v)))); }
+  bool start_object(std::size_t) { return open(Json::object()); }
+  bool start_array(std::size_t) { return open(Json::array()); }
+  bool key(Json::string_t& k) {
+    if (!keys_.back().insert(k).second) throw DuplicateKey{k};
+    key_ = std::move(k);
+    return true;
+  }
+  bool end_object() {
+    keys_.pop_back();
+    open_.pop_back();
+    return true;
+  }
+  bool end_array() {
+    open_.pop_back();
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
+    error_ = e.what();
+    return false;
+  }
+  const std::string& error() const { return error_; }
+  Json take() { return std::move(root_); }
+
+ private:
+  Json* place(Json&& value) {
+    if (open_.empty()) {
+      root_ = std::move(value);
+      return &root_;
+    }
+    Json& parent = *open_.back();
+    if (parent.is_array()) {
+      auto& items = parent.get_ref<Json::array_t&>();
+      items.push_back(std::move(value));
+      return &items.back();
+    }
+    auto& members = parent.get_ref<Json::object_t&>();
+    members.Container::emplace_back(std::move(key_), std::move(value));  // no search
+    return &members.Container::back().second;
+  }
+  bool add(Json&& value) {
+    place(std::move(value));
+    return true;
+  }
+  bool open(Json&& container) {
+    if (open_.size() > static_cast<size_t>(kMaxNesting)) throw TooDeep{};  // the root is 0
+    const bool object = container.is_object();
+    open_.push_back(place(std::move(container)));
+    if (object) keys_.emplace_back();
+    return true;
+  }
+
+  Json root_;
+  std::vector<Json*> open_;                            // the open containers, outermost first
+  std::vector<std::unordered_set<std::string>> keys_;  // of each open object
+  std::string key_;
+  std::string error_;
+};
 
 // Names of `rank` batch dims: N; B, N; B0, B1, B2, ...
 std::vector<std::string> batch_dim_names(size_t rank) {
@@ -111,13 +188,12 @@ struct FieldInfo {
 struct ClassInfo {
   Class cls;
   std::vector<FieldInfo> fields;
+  std::unordered_map<std::string, size_t> index;  // field name -> its place in `fields`
 
   FieldInfo& field(const std::string& name) {
-    for (auto& f : fields) {
-      if (f.name == name) return f;
-    }
-    fields.push_back(FieldInfo{name, std::nullopt, false});
-    return fields.back();
+    const auto [it, fresh] = index.emplace(name, fields.size());
+    if (fresh) fields.push_back(FieldInfo{name, std::nullopt, false});
+    return fields[it->second];
   }
   void add(const std::string& name, const Type& type) {
     FieldInfo& f = field(name);
@@ -135,7 +211,7 @@ class Importer {
     schema.path = dir;
     schema.display_path = display;
     schema.cpp_namespace = options_.cpp_namespace;
-    std::optional<Json> meta = read_meta(dir, display);
+    std::optional<Json> meta = read_meta(dir, display, 1);
     if (!meta) return schema;
     const std::string type = class_path(*meta, display);
     if (type.empty()) return schema;
@@ -144,10 +220,11 @@ class Importer {
                          "), not a tensorclass: tcgen import reads tensorclass directories");
       return schema;
     }
-    import_class(dir, display, *meta, type, 0);
+    import_class(dir, display, *meta, type, 1);
     schema.version = read_version(dir, display);
     for (auto& info : classes_) schema.classes.push_back(finish(info));
     for (auto& cls : schema.classes) cls.version = schema.version;
+    check_sizes(schema);
     return schema;
   }
 
@@ -161,14 +238,58 @@ class Importer {
     diagnostics_.error(SourceLoc{where, 0, 0}, message);
   }
 
-  // `dir/meta.json` as JSON, within the bounds; nullopt (reported) otherwise.
-  std::optional<Json> read_meta(const fs::path& dir, const std::string& display) {
+  // tcgen's bounds on a schema's size (input_checks.h), before a YAML schema of that size is
+  // written and read back only to be refused.
+  void check_sizes(const Schema& schema) {
+    if (schema.classes.size() > kMaxClassesPerSchema) {
+      error(schema.display_path,
+            "holds " + std::to_string(schema.classes.size()) + " tensorclasses, more than the " +
+                std::to_string(kMaxClassesPerSchema) + " a schema file may have");
+    }
+    size_t fields = 0;
+    bool reported = false;
+    for (const auto& cls : schema.classes) {
+      fields += cls.fields.size();
+      if (cls.fields.size() > kMaxFieldsPerClass) {
+        error(cls.loc.file, "class '" + cls.name + "' has " + std::to_string(cls.fields.size()) +
+                                " fields, more than the " + std::to_string(kMaxFieldsPerClass) +
+                                " a class may have");
+        reported = true;
+      }
+    }
+    if (!reported && fields > kMaxFieldsPerSchema) {
+      error(schema.display_path,
+            "its classes have " + std::to_string(fields) + " fields in all, more than the " +
+                std::to_string(kMaxFieldsPerSchema) + " a schema file may have");
+    }
+  }
+
+  // `dir/meta.json` as JSON, within the bounds; nullopt (reported) otherwise. `dir` is at `level`
+  // of the tree (its root the first): walked as the runtime loads a tree, never through a symlink
+  // and never deeper than it loads, so the walk visits each directory once, and is bounded.
+  std::optional<Json> read_meta(const fs::path& dir, const std::string& display, int level) {
+    if (level > tensordict::limits::kMaxTreeDepth) {
+      error(display, "directories nested deeper than " +
+                         std::to_string(tensordict::limits::kMaxTreeDepth) +
+                         " levels, which the runtime does not load");
+      return std::nullopt;
+    }
+    std::error_code ec;
+    if (level > 1 && fs::is_symlink(fs::symlink_status(dir, ec))) {
+      error(display, "refusing to follow a symlink (a memmap tree's directories lie inside it)");
+      return std::nullopt;
+    }
     return read_json(dir, display, "meta.json");
+  }
+
+  static bool exists(const fs::path& path) {
+    std::error_code ec;
+    return fs::exists(fs::symlink_status(path, ec));
   }
 
   // The version a versioned class's save records (tensordict::kSchemaVersionFile); 0 without one.
   int64_t read_version(const fs::path& dir, const std::string& display) {
-    if (!fs::exists(dir / tensordict::kSchemaVersionFile)) return 0;
+    if (!exists(dir / tensordict::kSchemaVersionFile)) return 0;
     const std::optional<Json> file = read_json(dir, display, tensordict::kSchemaVersionFile);
     const auto it = file ? file->find("version") : Json::const_iterator();
     if (file && it != file->end() && it->is_number_integer() && it->get<int64_t>() > 0) {
@@ -187,13 +308,19 @@ class Importer {
     const fs::path path = dir / name;
     const std::string where = display + "/" + name;
     std::error_code ec;
-    const fs::file_status status = fs::status(path, ec);
+    const fs::file_status status = fs::symlink_status(path, ec);
     if (ec && ec != std::errc::no_such_file_or_directory) {
       error(where, "cannot be read: " + ec.message());
       return std::nullopt;
     }
     if (!fs::exists(status)) {
       error(where, "missing (a memmap directory holds a meta.json)");
+      return std::nullopt;
+    }
+    if (fs::is_symlink(status)) {
+      error(where,
+            "refusing to read a file through a symlink (a memmap tree's files lie "
+            "inside it)");
       return std::nullopt;
     }
     // Checked before opening: opening a FIFO would block until a writer comes.
@@ -214,11 +341,13 @@ class Importer {
     }
     std::stringstream text;
     text << in.rdbuf();
+    MetaBuilder builder;
     try {
-      Json meta = Json::parse(text.str(), [](int depth, Json::parse_event_t, Json&) {
-        if (depth > kMaxNesting) throw TooDeep{};
-        return true;
-      });
+      if (!Json::sax_parse(text.str(), &builder)) {
+        error(where, "malformed JSON: " + builder.error());
+        return std::nullopt;
+      }
+      Json meta = builder.take();
       if (!meta.is_object()) {
         error(where, "is not a JSON object");
         return std::nullopt;
@@ -226,8 +355,8 @@ class Importer {
       return meta;
     } catch (const TooDeep&) {
       error(where, "JSON nested deeper than " + std::to_string(kMaxNesting) + " levels");
-    } catch (const Json::exception& e) {
-      error(where, std::string("malformed JSON: ") + e.what());
+    } catch (const DuplicateKey& d) {
+      error(where, "duplicate key " + Json(d.key).dump());
     }
     return std::nullopt;
   }
@@ -287,31 +416,26 @@ class Importer {
     return std::nullopt;
   }
 
-  // Imports the tensorclass directory `dir` (its meta.json read already as `meta`, of class
-  // `type`); returns the class's name, "" on error.
+  // Imports the tensorclass directory `dir` at `level` of the tree (its meta.json read already as
+  // `meta`, of class `type`); returns the class's name, "" on error.
   std::string import_class(const fs::path& dir, const std::string& display, const Json& meta,
-                           const std::string& type, int depth) {
-    if (depth > kMaxNesting) {
-      error(display, "tensorclass directories nested deeper than " + std::to_string(kMaxNesting) +
-                         " levels");
-      return "";
-    }
+                           const std::string& type, int level) {
     const std::string name = short_name(type);
     const auto known = index_.find(type);
     size_t index = 0;
     if (known != index_.end()) {
       index = known->second;
     } else {
-      for (const auto& info : classes_) {
-        if (info.cls.name == name) {
-          error(display, "class " + type_string(type) + " and class " +
-                             type_string(info.cls.python_name) + " would both be named '" + name +
-                             "'");
-          return "";
-        }
+      const auto taken = by_name_.find(name);
+      if (taken != by_name_.end()) {
+        error(display, "class " + type_string(type) + " and class " +
+                           type_string(classes_[taken->second].cls.python_name) +
+                           " would both be named '" + name + "'");
+        return "";
       }
       index = classes_.size();
       index_.emplace(type, index);
+      by_name_.emplace(name, index);
       ClassInfo info;
       info.cls.name = name;
       info.cls.python_name = type;
@@ -321,7 +445,7 @@ class Importer {
     }
     const fs::path inner = dir / "_tensordict";
     const std::string inner_display = display + "/_tensordict";
-    std::optional<Json> inner_meta = read_meta(inner, inner_display);
+    std::optional<Json> inner_meta = read_meta(inner, inner_display, level + 1);
     if (!inner_meta) return "";
     const std::string inner_type = class_path(*inner_meta, inner_display);
     const std::string inner_where = inner_display + "/meta.json";
@@ -337,9 +461,9 @@ class Importer {
                                      dim_names(*inner_meta, *version, batch->size(), inner_where)),
                      display);
       import_entries(index, inner, inner_display, *inner_meta, *batch,
-                     classes_[index].cls.batch_dims, std::nullopt, depth);
+                     classes_[index].cls.batch_dims, std::nullopt, level + 1);
     } else if (inner_type == kLazyStack) {
-      import_lazy_stack(index, inner, inner_display, *inner_meta, display, depth);
+      import_lazy_stack(index, inner, inner_display, *inner_meta, display, level + 1);
     } else {
       error(inner_where,
             "holds a " + type_string(inner_type) + ", not a TensorDict or a lazy stack");
@@ -355,8 +479,7 @@ class Importer {
         classes_[index].add(key, make_type(TypeKind::Any));
       }
     }
-    std::error_code ec;
-    if (fs::exists(dir / "other.pickle", ec)) {
+    if (exists(dir / "other.pickle")) {
       diagnostics_.warning(SourceLoc{display + "/other.pickle", 0, 0},
                            "not read: the fields pickled there are left out of the schema");
     }
@@ -386,18 +509,18 @@ class Importer {
 
   // The entries of a TensorDict directory `inner` as fields of class `index`. `names` name the
   // batch dims `batch`; with `stack_dim`, the entries are one element of a lazy stack along that
-  // dim, whose name tensor shapes get.
+  // dim, whose name tensor shapes get. `inner` is at `level` of the tree.
   void import_entries(size_t index, const fs::path& inner, const std::string& display,
                       const Json& meta, const std::vector<int64_t>& batch,
                       const std::vector<std::string>& names, std::optional<size_t> stack_dim,
-                      int depth) {
+                      int level) {
     std::vector<std::string> own = names;
     if (stack_dim) own.erase(own.begin() + static_cast<std::ptrdiff_t>(*stack_dim));
     const int64_t version = tensordict::format::version_of(meta).version;  // checked by the caller
     for (const auto& [key, entry] : meta.items()) {
       if (tensordict::format::is_format_entry(key, version)) continue;
       if (!check_key(key, display + "/meta.json")) continue;
-      std::optional<Type> type = entry_type(inner, display, key, entry, batch, own, depth);
+      std::optional<Type> type = entry_type(inner, display, key, entry, batch, own, level);
       if (!type) continue;
       if (stack_dim && type->kind == TypeKind::Tensor && type->shape) {
         type->shape->insert(type->shape->begin() + static_cast<std::ptrdiff_t>(*stack_dim),
@@ -410,7 +533,7 @@ class Importer {
   std::optional<Type> entry_type(const fs::path& inner, const std::string& display,
                                  const std::string& key, const Json& entry,
                                  const std::vector<int64_t>& batch,
-                                 const std::vector<std::string>& names, int depth) {
+                                 const std::vector<std::string>& names, int level) {
     const std::string where = display + "/meta.json";
     if (entry.is_object() && entry.contains("dtype")) return tensor_type(entry, batch, names);
     if (!entry.is_object() || !entry.contains("type")) {
@@ -419,7 +542,7 @@ class Importer {
     }
     const fs::path child = inner / key;
     const std::string child_display = display + "/" + key;
-    std::optional<Json> meta = read_meta(child, child_display);
+    std::optional<Json> meta = read_meta(child, child_display, level + 1);
     if (!meta) return std::nullopt;
     const std::string type = class_path(*meta, child_display);
     if (type.empty()) return std::nullopt;
@@ -439,7 +562,7 @@ class Importer {
     }
     // The schema language has no TensorDict type: `any` holds a nested plain collection.
     if (is_plain_collection(type)) return make_type(TypeKind::Any);
-    const std::string name = import_class(child, child_display, *meta, type, depth + 1);
+    const std::string name = import_class(child, child_display, *meta, type, level + 1);
     if (name.empty()) return std::nullopt;
     Type cls = make_type(TypeKind::Class);
     cls.class_name = name;
@@ -476,9 +599,9 @@ class Importer {
   }
 
   // A lazily stacked tensorclass (spec §4): elements 0/, 1/, ... are TensorDict directories of
-  // one dim less; the stack dim is a batch dim of its own.
+  // one dim less; the stack dim is a batch dim of its own. `inner` is at `level` of the tree.
   void import_lazy_stack(size_t index, const fs::path& inner, const std::string& display,
-                         const Json& meta, const std::string& class_display, int depth) {
+                         const Json& meta, const std::string& class_display, int level) {
     const int64_t version = tensordict::format::version_of(meta).version;  // checked by the caller
     const auto dim = meta.find("stack_dim");
     if (dim == meta.end() || !dim->is_number_integer() || dim->get<int64_t>() < 0) {
@@ -487,10 +610,11 @@ class Importer {
     }
     const auto stack_dim = static_cast<size_t>(dim->get<int64_t>());
     std::vector<std::pair<Json, std::vector<int64_t>>> elements;
-    std::error_code ec;
-    for (size_t i = 0; fs::exists(inner / std::to_string(i) / "meta.json", ec); ++i) {
+    // Elements 0/, 1/, ... up to the first gap, as the runtime reads them.
+    for (size_t i = 0; exists(inner / std::to_string(i)); ++i) {
       const std::string element_display = display + "/" + std::to_string(i);
-      std::optional<Json> element = read_meta(inner / std::to_string(i), element_display);
+      std::optional<Json> element =
+          read_meta(inner / std::to_string(i), element_display, level + 1);
       if (!element) return;
       const std::string type = class_path(*element, element_display);
       if (!type.empty() && !format_version(*element, type, element_display + "/meta.json")) return;
@@ -528,13 +652,16 @@ class Importer {
     for (size_t i = 0; i < elements.size(); ++i) {
       const std::string element_display = display + "/" + std::to_string(i);
       import_entries(index, inner / std::to_string(i), element_display, elements[i].first,
-                     elements[i].second, names, stack_dim, depth);
+                     elements[i].second, names, stack_dim, level + 1);
     }
-    // A field an element lacks is None there.
+    // A field an element lacks is None there (counted: finding a key in a meta.json is a search).
+    std::unordered_map<std::string, size_t> holders;
+    for (const auto& element : elements) {
+      for (const auto& item : element.first.items()) ++holders[item.key()];
+    }
     for (auto& field : classes_[index].fields) {
-      for (const auto& element : elements) {
-        if (!element.first.contains(field.name)) field.none = true;
-      }
+      const auto it = holders.find(field.name);
+      if (it == holders.end() || it->second < elements.size()) field.none = true;
     }
   }
 
@@ -562,7 +689,8 @@ class Importer {
   const ImportOptions& options_;
   Diagnostics& diagnostics_;
   std::vector<ClassInfo> classes_;
-  std::map<std::string, size_t> index_;  // Python path -> classes_ index
+  std::map<std::string, size_t> index_;    // Python path -> classes_ index
+  std::map<std::string, size_t> by_name_;  // class name -> classes_ index
   std::map<size_t, bool> batch_set_;
 };
 

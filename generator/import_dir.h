@@ -3,7 +3,9 @@
 // (or this library) wrote (format spec §1.4, §2, §3, §4). Reads meta.json files only, with
 // nlohmann::json (no libtorch), each one bounded as the YAML front end bounds a schema: a regular
 // file (a FIFO is refused before it is opened) of at most kMaxMetaBytes, nested at most
-// kMaxNesting deep; directories are followed at most kMaxNesting levels down.
+// kMaxNesting deep, parsed in time linear in its size (no key given twice). The tree is walked as
+// the runtime loads it: never through a symlink (each directory is visited once) and at most
+// tensordict::limits::kMaxTreeDepth levels deep.
 
 #include <functional>
 #include <iosfwd>
