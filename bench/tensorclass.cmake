@@ -4,7 +4,7 @@ if(TARGET tcgen)
   add_executable(bench_tensorclass ${CMAKE_CURRENT_SOURCE_DIR}/bench_tensorclass.cpp)
   tensorclass_generate(TARGET bench_tensorclass
                        SCHEMAS ${CMAKE_CURRENT_SOURCE_DIR}/tensorclass_bench.yaml)
-  target_link_libraries(bench_tensorclass PRIVATE tensordict tcgen_lib benchmark::benchmark
+  target_link_libraries(bench_tensorclass PRIVATE tensordict tcgen_lib_yaml benchmark::benchmark
                                                   tc_warnings)
 endif()
 
