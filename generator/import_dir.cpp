@@ -10,12 +10,12 @@
 #include <set>
 #include <sstream>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "driver.h"
 #include "input_checks.h"
 #include "names.h"
 #include "tensordict/format_version.h"
+#include "tensordict/json_builder.h"
 #include "tensordict/limits.h"
 #include "type_parser.h"
 #include "yaml_writer.h"
@@ -40,83 +40,6 @@ bool is_plain_collection(const std::string& type) {
 bool is_non_tensor(const std::string& type) {
   return type == kNonTensorData || type == kMetaData || type == kNonTensorStack;
 }
-
-// Thrown by the parser past kMaxNesting, and on a key an object holds twice.
-struct TooDeep {};
-struct DuplicateKey {
-  std::string key;
-};
-
-// Builds a meta.json's value in linear time, as the runtime's parse_json does: ordered_json's
-// object is a vector searched on every insertion (200,000 keys took tcgen import 54 s). Each open
-// object's keys are kept in a set instead, so members are appended without a search; a key given
-// twice is refused (nlohmann would keep the last one silently). Nesting stops at kMaxNesting.
-class MetaBuilder {
- public:
-  bool null() { return add(Json(nullptr)); }
-  bool boolean(bool v) { return add(Json(v)); }
-  bool number_integer(Json::number_integer_t v) { return add(Json(v)); }
-  bool number_unsigned(Json::number_unsigned_t v) { return add(Json(v)); }
-  bool number_float(Json::number_float_t v, const Json::string_t&) { return add(Json(v)); }
-  bool string(Json::string_t& v) { return add(Json(std::move(v))); }
-  bool binary(Json::binary_t& v) { return add(Json(Json::binary_t(std::move(v)))); }
-  bool start_object(std::size_t) { return open(Json::object()); }
-  bool start_array(std::size_t) { return open(Json::array()); }
-  bool key(Json::string_t& k) {
-    if (!keys_.back().insert(k).second) throw DuplicateKey{k};
-    key_ = std::move(k);
-    return true;
-  }
-  bool end_object() {
-    keys_.pop_back();
-    open_.pop_back();
-    return true;
-  }
-  bool end_array() {
-    open_.pop_back();
-    return true;
-  }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
-    error_ = e.what();
-    return false;
-  }
-  const std::string& error() const { return error_; }
-  Json take() { return std::move(root_); }
-
- private:
-  Json* place(Json&& value) {
-    if (open_.empty()) {
-      root_ = std::move(value);
-      return &root_;
-    }
-    Json& parent = *open_.back();
-    if (parent.is_array()) {
-      auto& items = parent.get_ref<Json::array_t&>();
-      items.push_back(std::move(value));
-      return &items.back();
-    }
-    auto& members = parent.get_ref<Json::object_t&>();
-    members.Container::emplace_back(std::move(key_), std::move(value));  // no search
-    return &members.Container::back().second;
-  }
-  bool add(Json&& value) {
-    place(std::move(value));
-    return true;
-  }
-  bool open(Json&& container) {
-    if (open_.size() > static_cast<size_t>(kMaxNesting)) throw TooDeep{};  // the root is 0
-    const bool object = container.is_object();
-    open_.push_back(place(std::move(container)));
-    if (object) keys_.emplace_back();
-    return true;
-  }
-
-  Json root_;
-  std::vector<Json*> open_;                            // the open containers, outermost first
-  std::vector<std::unordered_set<std::string>> keys_;  // of each open object
-  std::string key_;
-  std::string error_;
-};
 
 // Names of `rank` batch dims: N; B, N; B0, B1, B2, ...
 std::vector<std::string> batch_dim_names(size_t rank) {
@@ -341,22 +264,23 @@ class Importer {
     }
     std::stringstream text;
     text << in.rdbuf();
-    MetaBuilder builder;
-    try {
-      if (!Json::sax_parse(text.str(), &builder)) {
-        error(where, "malformed JSON: " + builder.error());
-        return std::nullopt;
-      }
+    // Linear in the file's size (each key is not searched among the object's others).
+    tensordict::format::LinearJsonBuilder builder(static_cast<size_t>(kMaxNesting) + 1);
+    if (builder.parse(text.str())) {
       Json meta = builder.take();
-      if (!meta.is_object()) {
-        error(where, "is not a JSON object");
-        return std::nullopt;
-      }
-      return meta;
-    } catch (const TooDeep&) {
-      error(where, "JSON nested deeper than " + std::to_string(kMaxNesting) + " levels");
-    } catch (const DuplicateKey& d) {
-      error(where, "duplicate key " + Json(d.key).dump());
+      if (meta.is_object()) return meta;
+      error(where, "is not a JSON object");
+      return std::nullopt;
+    }
+    switch (builder.stop()) {
+      case tensordict::format::LinearJsonBuilder::Stop::TooDeep:
+        error(where, "JSON nested deeper than " + std::to_string(kMaxNesting) + " levels");
+        break;
+      case tensordict::format::LinearJsonBuilder::Stop::DuplicateKey:
+        error(where, "duplicate key " + Json(builder.detail()).dump());
+        break;
+      default:
+        error(where, "malformed JSON: " + builder.detail());
     }
     return std::nullopt;
   }

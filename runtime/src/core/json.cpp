@@ -3,10 +3,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <unordered_set>
 #include <vector>
 
 #include "tensordict/errors.h"
+#include "tensordict/json_builder.h"
 
 namespace tensordict {
 namespace {
@@ -280,89 +280,20 @@ std::string dumps_python(const Json& value, JsonStyle style) {
 
 namespace {
 
-// Builds the value of a JSON text as nlohmann's parser would, in linear time: ordered_json's
-// object is a vector searched on every insertion, which made a meta.json of 200k keys take a
-// minute. Keys are checked against a set per open object instead (duplicates are refused, where
-// nlohmann keeps the last one silently), so members are appended without a search. Nesting is
-// bounded while it is still shallow: copying, dumping and destroying values recurse.
-class LinearBuilder {
- public:
-  explicit LinearBuilder(const std::string& what) : what_(what) {}
-
-  bool null() { return add(Json(nullptr)); }
-  bool boolean(bool v) { return add(Json(v)); }
-  bool number_integer(Json::number_integer_t v) { return add(Json(v)); }
-  bool number_unsigned(Json::number_unsigned_t v) { return add(Json(v)); }
-  bool number_float(Json::number_float_t v, const Json::string_t&) { return add(Json(v)); }
-  bool string(Json::string_t& v) { return add(Json(std::move(v))); }
-  bool binary(Json::binary_t& v) { return add(Json(Json::binary_t(std::move(v)))); }
-  bool start_object(std::size_t) { return open(Json::object()); }
-  bool start_array(std::size_t) { return open(Json::array()); }
-  bool key(Json::string_t& k) {
-    if (!keys_.back().insert(k).second) {
-      throw FormatError(what_ + ": duplicate key \"" + k + "\"");
-    }
-    key_ = std::move(k);
-    return true;
-  }
-  bool end_object() {
-    keys_.pop_back();
-    open_.pop_back();
-    return true;
-  }
-  bool end_array() {
-    open_.pop_back();
-    return true;
-  }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
-    throw FormatError(what_ + ": malformed JSON (" + e.what() + ")");
-  }
-
-  Json take() { return std::move(root_); }
-
- private:
-  // Places `value` in the innermost open container (or at the root) and returns it.
-  Json* place(Json&& value) {
-    if (open_.empty()) {
-      root_ = std::move(value);
-      return &root_;
-    }
-    Json& parent = *open_.back();
-    if (parent.is_array()) {
-      auto& items = parent.get_ref<Json::array_t&>();
-      items.push_back(std::move(value));
-      return &items.back();
-    }
-    auto& members = parent.get_ref<Json::object_t&>();
-    members.Container::emplace_back(std::move(key_), std::move(value));  // no search
-    return &members.Container::back().second;
-  }
-  bool add(Json&& value) {
-    place(std::move(value));
-    return true;
-  }
-  bool open(Json&& container) {
-    if (open_.size() >= static_cast<size_t>(kMaxJsonDepth)) {  // the new container's depth
-      throw FormatError(what_ + ": JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
-                        " levels");
-    }
-    const bool object = container.is_object();
-    open_.push_back(place(std::move(container)));
-    if (object) keys_.emplace_back();
-    return true;
-  }
-
-  const std::string& what_;
-  Json root_;
-  std::vector<Json*> open_;                            // the open containers, outermost first
-  std::vector<std::unordered_set<std::string>> keys_;  // of each open object
-  std::string key_;
-};
-
+// The value of a JSON text as nlohmann's parser would build it, in time linear in its size
+// (format::LinearJsonBuilder); a duplicate key is refused, where nlohmann keeps the last one.
 Json parse_linear(std::string_view text, const std::string& what) {
-  LinearBuilder builder(what);
-  Json::sax_parse(text, &builder);
-  return builder.take();
+  format::LinearJsonBuilder builder(static_cast<size_t>(kMaxJsonDepth));
+  if (builder.parse(text)) return builder.take();
+  switch (builder.stop()) {
+    case format::LinearJsonBuilder::Stop::DuplicateKey:
+      throw FormatError(what + ": duplicate key \"" + builder.detail() + "\"");
+    case format::LinearJsonBuilder::Stop::TooDeep:
+      throw FormatError(what + ": JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
+                        " levels");
+    default:
+      throw FormatError(what + ": malformed JSON (" + builder.detail() + ")");
+  }
 }
 
 }  // namespace
