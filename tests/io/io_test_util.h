@@ -34,6 +34,13 @@ inline void write_file(const std::string& path, const std::string& bytes) {
   out << bytes;
 }
 
+/// `text` with every `tag` (such as "{dir}") replaced by `value`.
+inline std::string expand(std::string text, const std::string& tag, const std::string& value) {
+  for (size_t at = text.find(tag); at != std::string::npos; at = text.find(tag, at + value.size()))
+    text.replace(at, tag.size(), value);
+  return text;
+}
+
 /// Exit status and output of a shell command.
 struct CommandResult {
   int code;            ///< the exit status, -1 when it did not exit

@@ -4,10 +4,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "catch2_compat.h"
 #include <filesystem>
 #include <functional>
 #include <random>
+#include "catch2_compat.h"
 
 #include "io_test_util.h"
 #include "skip.h"
@@ -39,11 +39,8 @@ struct Corruption {
   std::string message;  // the message, with {dir} standing for the directory
 };
 
-std::string expand(std::string text, const std::string& dir) {
-  const std::string tag = "{dir}";
-  for (size_t at = text.find(tag); at != std::string::npos; at = text.find(tag))
-    text.replace(at, tag.size(), dir);
-  return text;
+std::string expand(const std::string& text, const std::string& dir) {
+  return tc_test::expand(text, "{dir}", dir);
 }
 
 const std::string kX =
@@ -321,8 +318,9 @@ TEST_CASE("a bool data file holding bytes other than 0 and 1 is refused", "[io][
   CHECK(at::equal(TensorDict::load_memmap(dir).get("mask"), mask));
   tc_test::write_file(dir + "/mask.memmap", std::string("\x01\x02\x00", 3));
   CHECK_THROWS_AS(TensorDict::load_memmap(dir), tensordict::FormatError);
-  CHECK_THROWS_WITH(TensorDict::load_memmap(dir),
-                    Catch::Matchers::ContainsSubstring("mask.memmap' holds bytes other than 0 and 1"));
+  CHECK_THROWS_WITH(
+      TensorDict::load_memmap(dir),
+      Catch::Matchers::ContainsSubstring("mask.memmap' holds bytes other than 0 and 1"));
 }
 
 TEST_CASE("a leaf without data beside a data file holding bytes is refused", "[io][corrupt]") {
@@ -334,8 +332,9 @@ TEST_CASE("a leaf without data beside a data file holding bytes is refused", "[i
   CHECK(TensorDict::load_memmap(dir).get("none").numel() == 0);
   tc_test::write_file(dir + "/none.memmap", std::string(48, '\0'));
   CHECK_THROWS_WITH(TensorDict::load_memmap(dir),
-                    Catch::Matchers::ContainsSubstring("none.memmap' is too long: 48 bytes, shape [0, 3] of float32 "
-                                    "needs 0"));
+                    Catch::Matchers::ContainsSubstring(
+                        "none.memmap' is too long: 48 bytes, shape [0, 3] of float32 "
+                        "needs 0"));
 }
 
 TEST_CASE("a deep but allowed NonTensorData loads", "[io][corrupt]") {

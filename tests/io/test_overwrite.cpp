@@ -477,13 +477,6 @@ std::vector<UserTree> user_trees() {
   };
 }
 
-std::string expand_dir(std::string text, const std::string& dir) {
-  const std::string tag = "{dir}";
-  for (size_t at = text.find(tag); at != std::string::npos; at = text.find(tag, at + dir.size()))
-    text.replace(at, tag.size(), dir);
-  return text;
-}
-
 }  // namespace
 
 TEST_CASE("a save replaces only what a save wrote: a user's meta.json is refused, untouched",
@@ -501,7 +494,7 @@ TEST_CASE("a save replaces only what a save wrote: a user's meta.json is refused
       const std::string refusal =
           "refusing to replace '" + dir +
           "': it is not a directory that Python tensordict or this library saved (" +
-          expand_dir(u.problem, dir);
+          tc_test::expand(u.problem, "{dir}", dir);
       for (bool like : {false, true}) {
         INFO((like ? "memmap_like" : "memmap"));
         CHECK_THROWS_WITH(like ? generation(1).memmap_like(dir) : generation(1).memmap(dir),

@@ -491,11 +491,7 @@ TEST_CASE("corrupt archives give clean errors", "[io][tdz]") {
 
 namespace {
 
-std::string expand(std::string text, const std::string& tag, const std::string& value) {
-  for (size_t at = text.find(tag); at != std::string::npos; at = text.find(tag, at + value.size()))
-    text.replace(at, tag.size(), value);
-  return text;
-}
+using tc_test::expand;
 
 // A tree whose meta.json files nest "n" `depth` levels deep (the root is level 1).
 void write_nested(const std::string& dir, int depth) {
