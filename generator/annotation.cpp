@@ -6,13 +6,14 @@
 #include "check.h"
 #include "input_checks.h"
 #include "names.h"
+#include "tensordict/annotate.h"
 #include "type_parser.h"
 
 namespace tcgen {
 namespace {
 
 constexpr char kPrefix[] = "tensorclass:";
-constexpr char kSeparator = '\x1f';
+constexpr char kSeparator = TC_DETAIL_SEP[0];  // annotate.h
 
 const std::vector<std::string> kClassKeys = {"options", "python", "batch_dims", "cpp_includes",
                                              "version"};

@@ -19,8 +19,8 @@ struct Annotation {
   std::vector<std::string> malformed;  ///< entries without '='
 };
 
-/// Parses `tensorclass:<kind>` followed by entries separated by '\x1f'; nullopt for annotations
-/// that are not tcgen's.
+/// Parses `tensorclass:<kind>` followed by entries separated by TC_DETAIL_SEP (annotate.h); nullopt
+/// for annotations that are not tcgen's.
 std::optional<Annotation> parse_annotation(const std::string& text);
 
 /// TC_CLASS: `options=`, `python=`, `batch_dims=`, `cpp_includes=`, `version=`; problems are

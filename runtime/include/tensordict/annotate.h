@@ -13,11 +13,13 @@
 /// \endcode
 ///
 /// Each argument is one `key=value` string. Under clang they become one
-/// `[[clang::annotate("tensorclass:class\x1f" "key=value" ...)]]` (entries separated by the unit
-/// separator, which no value contains); other compilers see nothing, since GCC warns (-Wattributes)
-/// on attributes of scopes it does not know, which would break users' -Werror builds.
+/// `[[clang::annotate("tensorclass:class\a" "key=value" ...)]]` (entries separated by BEL, which no
+/// value contains); other compilers see nothing, since GCC warns (-Wattributes) on attributes of
+/// scopes it does not know, which would break users' -Werror builds.
 
-#define TC_DETAIL_SEP "\x1f"
+// The separator is a simple escape: an attribute's string is an unevaluated string literal, in
+// which clang 21 refuses numeric escapes such as \x1f.
+#define TC_DETAIL_SEP "\a"
 #define TC_DETAIL_J1(a) TC_DETAIL_SEP a
 #define TC_DETAIL_J2(a, ...) TC_DETAIL_SEP a TC_DETAIL_J1(__VA_ARGS__)
 #define TC_DETAIL_J3(a, ...) TC_DETAIL_SEP a TC_DETAIL_J2(__VA_ARGS__)
