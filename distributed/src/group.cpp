@@ -6,7 +6,7 @@
 
 #include <thread>
 
-#include "gloo_process_group.h"
+#include "c10d_bridge.h"
 #include "tensordict/distributed.h"
 #include "tensordict/internal.h"
 #include "wire.h"
@@ -76,7 +76,7 @@ Group make_group(c10::intrusive_ptr<c10d::Store> store, const std::string& host,
 Group Group::tcp(const std::string& host, int port, int rank, int size,
                  std::chrono::milliseconds timeout) {
   const detail::SigpipeGuard guard;
-  c10d::TCPStoreOptions opts;
+  c10d::TCPStoreOptions opts = detail::tcp_store_options();
   opts.port = static_cast<std::uint16_t>(port);
   opts.isServer = rank == 0;
   opts.numWorkers = static_cast<std::size_t>(size);

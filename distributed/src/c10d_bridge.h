@@ -1,9 +1,12 @@
-// The one place that bridges c10d's ProcessGroup/Backend split. Up to libtorch 1.13 a
-// ProcessGroupGloo *is* the c10d::ProcessGroup; from 2.0 on it is a c10d::Backend, which a
-// ProcessGroup wraps and dispatches to per device type, as Python's init_process_group builds it.
+// The one place that bridges c10d across libtorch 1.13 and 2.x:
+// - the ProcessGroup/Backend split: up to 1.13 a ProcessGroupGloo *is* the c10d::ProcessGroup; from
+//   2.0 on it is a c10d::Backend, which a ProcessGroup wraps and dispatches to per device type, as
+//   Python's init_process_group builds it;
+// - the TCP store's server: 2.x asks for the libuv one by default, which Debian's libtorch lacks.
 #pragma once
 
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/version.h>
 
 namespace tensordict::dist::detail {
@@ -21,6 +24,15 @@ inline c10::intrusive_ptr<c10d::ProcessGroup> gloo_process_group(
   (void)store;
   return gloo;
 #endif
+}
+
+/// Store options whose server every libtorch here has built in.
+inline c10d::TCPStoreOptions tcp_store_options() {
+  c10d::TCPStoreOptions options;
+#if TORCH_VERSION_MAJOR >= 2
+  options.useLibUV = false;
+#endif
+  return options;
 }
 
 }  // namespace tensordict::dist::detail
