@@ -49,9 +49,12 @@ echo 'Acquire::Check-Valid-Until "false";' >"$root/etc/apt/apt.conf.d/99tensorcl
 # The live Python tests run the chroot's own tensordict where scripts/python-peer.sh put one there.
 peer=${TC_PYTHON_PEER:-}
 [ -x "$root/opt/peer-default/tdpy" ] && peer=/opt/peer-default/tdpy
+# The chroot starts from a clean environment; the caller's TC_* settings (TC_TARGETS, ...) go in.
+tc_vars=()
+for name in "${!TC_@}"; do tc_vars+=("$name=${!name}"); done
 in_root() { chroot "$root" env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-  HOME=/root LANG=C.UTF-8 TC_BUILD_DIR="build-$release" \
-  CI="${CI:-}" TC_PYTHON_PEER="$peer" "$@"; }
+  HOME=/root LANG=C.UTF-8 CI="${CI:-}" "${tc_vars[@]}" \
+  TC_BUILD_DIR="${TC_BUILD_DIR:-build-$release}" TC_PYTHON_PEER="$peer" "$@"; }
 
 in_root "$checkout/scripts/install-deps.sh" >/dev/null
 cd "$checkout"

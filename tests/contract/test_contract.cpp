@@ -9,109 +9,34 @@
 #include <string>
 #include <vector>
 
+#include "io_test_util.h"
 #include "lazy_forms.h"
 #include "skip.h"
 #include "tensordict/class_contract.h"
 #include "tensordict/dtype.h"
 
-#ifdef TC_HAVE_LIBCLANG
-#include <clang-c/Index.h>
-#endif
 
 namespace {
 
 #ifdef TC_HAVE_LIBCLANG
-std::string spelling(CXCursor cursor) {
-  CXString text = clang_getCursorSpelling(cursor);
-  std::string out = clang_getCString(text);
-  clang_disposeString(text);
-  return out;
-}
-
 // Members of the class `name` defined in `header` (a class template when `is_template`), read with
-// libclang: public and protected ones, private ones too with `with_private`. Constructors are
-// spelled by the class's name; destructors are left out.
+// libclang by the class_members tool (a process without libtorch; class_members.cpp says why):
+// public and protected ones, private ones too with `with_private`.
 std::set<std::string> members_of(const std::string& header, const std::string& name,
                                  bool is_template, bool with_private,
                                  const std::vector<std::string>& include_dirs = {}) {
-  std::vector<std::string> args = {"-x",
-                                   "c++",
-                                   TC_CLANG_STD,
-                                   "-resource-dir",
-                                   TC_CLANG_RESOURCE_DIR,
-                                   "-I",
-                                   TC_RUNTIME_INCLUDE_DIR};
-  for (const auto& dir : include_dirs) args.insert(args.end(), {"-I", dir});
-  std::istringstream torch_dirs(TC_TORCH_INCLUDE_DIRS);
-  // The compiler's own /usr/include must not be re-added (it breaks libstdc++'s #include_next).
-  for (std::string dir; std::getline(torch_dirs, dir, '|');) {
-    if (std::filesystem::weakly_canonical(dir) != "/usr/include") {
-      args.insert(args.end(), {"-isystem", dir});
-    }
+  std::string command = std::string("'") + TC_CLASS_MEMBERS_EXE + "' '" + header + "' " + name +
+                        (is_template ? " template" : " class") + (with_private ? " all" : " public");
+  for (const auto& dir : include_dirs) command += " '" + dir + "'";
+  const auto result = tc_test::run_command(command + " 2>&1");
+  INFO(command << "\n" << result.output);
+  CHECK(result.code == 0);
+  std::set<std::string> members;
+  std::istringstream lines(result.output);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("member ", 0) == 0) members.insert(line.substr(7));
   }
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  CXIndex index = clang_createIndex(0, 0);
-  CXTranslationUnit tu = clang_parseTranslationUnit(
-      index, header.c_str(), argv.data(), static_cast<int>(argv.size()), nullptr, 0,
-      CXTranslationUnit_SkipFunctionBodies | CXTranslationUnit_Incomplete);
-  REQUIRE(tu != nullptr);
-  for (unsigned i = 0; i < clang_getNumDiagnostics(tu); ++i) {
-    CXDiagnostic d = clang_getDiagnostic(tu, i);
-    CXString text = clang_formatDiagnostic(d, clang_defaultDiagnosticDisplayOptions());
-    INFO(clang_getCString(text));
-    CHECK(clang_getDiagnosticSeverity(d) < CXDiagnostic_Error);
-    clang_disposeString(text);
-    clang_disposeDiagnostic(d);
-  }
-  struct Walk {
-    std::string name;
-    CXCursorKind class_kind;
-    bool with_private;
-    std::set<std::string> members;
-  } walk{name, is_template ? CXCursor_ClassTemplate : CXCursor_ClassDecl, with_private, {}};
-  // Finds the class's definition through the namespaces, then collects its own members only.
-  clang_visitChildren(
-      clang_getTranslationUnitCursor(tu),
-      [](CXCursor cursor, CXCursor, CXClientData data) {
-        auto& w = *static_cast<Walk*>(data);
-        const CXCursorKind kind = clang_getCursorKind(cursor);
-        if (kind == CXCursor_Namespace) return CXChildVisit_Recurse;
-        if (kind != w.class_kind || spelling(cursor) != w.name || !clang_isCursorDefinition(cursor))
-          return CXChildVisit_Continue;
-        clang_visitChildren(
-            cursor,
-            [](CXCursor member_cursor, CXCursor, CXClientData member_data) {
-              auto& m = *static_cast<Walk*>(member_data);
-              if (!m.with_private && clang_getCXXAccessSpecifier(member_cursor) == CX_CXXPrivate) {
-                return CXChildVisit_Continue;
-              }
-              switch (clang_getCursorKind(member_cursor)) {
-                case CXCursor_CXXMethod:
-                case CXCursor_FunctionTemplate:
-                case CXCursor_FieldDecl:
-                case CXCursor_VarDecl:
-                case CXCursor_TypeAliasDecl:
-                case CXCursor_TypedefDecl:
-                case CXCursor_StructDecl:
-                case CXCursor_ClassDecl:
-                  m.members.insert(spelling(member_cursor));
-                  break;
-                case CXCursor_Constructor:  // spelled `TensorClass<Derived>` in the template
-                  m.members.insert(m.name);
-                  break;
-                default:
-                  break;
-              }
-              return CXChildVisit_Continue;
-            },
-            data);
-        return CXChildVisit_Break;
-      },
-      &walk);
-  clang_disposeTranslationUnit(tu);
-  clang_disposeIndex(index);
-  return walk.members;
+  return members;
 }
 
 // Public and protected members of tensordict::TensorClass.
