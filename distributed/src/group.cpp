@@ -1,7 +1,6 @@
 // Group: a Gloo process group on a TCP or file store. The only translation unit that needs
 // USE_C10D_GLOO (ProcessGroupGloo.hpp is empty without it).
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
-#include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 
 #include <thread>
@@ -39,9 +38,9 @@ void store_barrier(c10d::Store& store, int rank, int size, std::chrono::millisec
   }
 }
 
-// Joins the group the way torch 1.13's init_process_group("gloo", init_method=...) builds its
-// default group — Gloo's keys under "default_pg/0/", then a store barrier and the sequence number —
-// so that Python processes can be ranks of the same group.
+// Joins the group the way init_process_group("gloo", init_method=...) of the same torch builds its
+// default group (c10d_bridge.h: its store keys; on 1.13, then a store barrier and the sequence
+// number), so that Python processes can be ranks of the same group.
 Group make_group(c10::intrusive_ptr<c10d::Store> store, const std::string& host, int rank, int size,
                  std::chrono::milliseconds timeout) {
   if (size < 1 || rank < 0 || rank >= size) {
@@ -55,11 +54,13 @@ Group make_group(c10::intrusive_ptr<c10d::Store> store, const std::string& host,
   try {
     store->setTimeout(timeout);
     auto default_pg = c10::make_intrusive<c10d::PrefixStore>("default_pg", store);
-    auto gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(
-        c10::make_intrusive<c10d::PrefixStore>("0", default_pg), rank, size, options);
-    state->pg = detail::gloo_process_group(gloo, default_pg);
-    store_barrier(*default_pg, rank, size, timeout);
-    gloo->setSequenceNumberForGroup();
+    const auto stores = detail::default_group_stores(default_pg);
+    auto gloo = c10::make_intrusive<c10d::ProcessGroupGloo>(stores.backend, rank, size, options);
+    state->pg = detail::gloo_process_group(gloo, stores.group);
+    if (detail::kBarrierAfterInit) {
+      store_barrier(*default_pg, rank, size, timeout);
+      gloo->setSequenceNumberForGroup();
+    }
   } catch (const Error&) {
     throw;
   } catch (const std::exception& e) {

@@ -13,7 +13,10 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "python_stubs"))
 
-import td_compat  # noqa: F401  (the python-peer shims for torch 1.13)
+try:  # ../shared/python-peer's shims for torch 1.13, before tensordict; torch 2.x needs none
+    import td_compat  # noqa: F401
+except ImportError:
+    pass
 import torch
 import torch.distributed as dist
 from example import MyData
@@ -154,6 +157,9 @@ def collectives(rank, size):
 def main():
     scenario, rank, size, store = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
     port = int(store.split(":")[1])
+    # torch 2.x's TCP store asks for libuv, which Debian's torch is built without; the C++ ranks
+    # use the classic store too (distributed/src/c10d_bridge.h). torch 1.13 ignores this.
+    os.environ.setdefault("USE_LIBUV", "0")
     dist.init_process_group(
         "gloo",
         init_method=f"tcp://127.0.0.1:{port}",
