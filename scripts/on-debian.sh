@@ -46,9 +46,10 @@ cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
 # The archive these machines reach may serve a Release file past its Valid-Until date.
 echo 'Acquire::Check-Valid-Until "false";' >"$root/etc/apt/apt.conf.d/99tensorclass"
 
-# The live Python tests run the chroot's own tensordict where scripts/python-peer.sh put one there.
+# The live Python tests run the chroot's own tensordict where scripts/python-peer.sh put one there
+# (TC_PYTHON_PEER=/opt/peer-HEAD/tdpy picks another).
 peer=${TC_PYTHON_PEER:-}
-[ -x "$root/opt/peer-default/tdpy" ] && peer=/opt/peer-default/tdpy
+[ -z "$peer" ] && [ -x "$root/opt/peer-default/tdpy" ] && peer=/opt/peer-default/tdpy
 # The chroot starts from a clean environment; the caller's TC_* settings (TC_TARGETS, ...) go in.
 tc_vars=()
 for name in "${!TC_@}"; do tc_vars+=("$name=${!name}"); done

@@ -7,21 +7,14 @@
 #include <iostream>
 
 #include "launch.h"
-#include "skip.h"
+#include "python_peer.h"
 
 namespace {
 
-const std::string kPeer = TC_PYTHON_PEER;
+const std::string kPeer = tc_test::python_peer();
 const std::string kScript = TC_SOURCE_DIR "/tests/distributed/python_peer.py";
 
-void require_python() {
-  static const bool ok =
-      !kPeer.empty() &&
-      std::system(("'" + kPeer + "' -c 'import td_compat, tensordict, torch.distributed' " +
-                   ">/dev/null 2>&1")
-                      .c_str()) == 0;
-  if (!ok) TC_SKIP("no Python tensordict at TC_PYTHON_PEER='" << kPeer << "'");
-}
+void require_python() { tc_test::require_python_peer("tensordict, torch.distributed"); }
 
 // `layout`: one letter per rank, 'p' for Python, 'c' for C++.
 void run(const std::string& scenario, const std::string& layout) {

@@ -10,7 +10,10 @@ import json
 import sys
 
 try:
-    import td_compat  # noqa: F401  (must precede tensordict)
+    try:  # ../shared/python-peer's shims for torch 1.13, before tensordict; torch 2.x needs none
+        import td_compat  # noqa: F401
+    except ImportError:
+        pass
     import torch
     from tensordict import LazyStackedTensorDict, TensorDict
     from tensordict.tensorclass import NonTensorData, NonTensorStack

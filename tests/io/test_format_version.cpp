@@ -9,6 +9,7 @@
 #include "catch2_compat.h"
 
 #include "io_test_util.h"
+#include "python_peer.h"
 #include "skip.h"
 #include "tensordict/archive.h"
 #include "tensordict/format_version.h"
@@ -65,7 +66,7 @@ TensorDict named_td() {
 }
 
 // Python with tensordict importable (tests/CMakeLists.txt); the live case skips without it.
-const std::string kPeer = TC_PYTHON_PEER;
+const std::string kPeer = tc_test::python_peer();
 
 }  // namespace
 

@@ -5,7 +5,10 @@
 import json
 import sys
 
-import td_compat  # noqa: F401  (torch 1.13 shims)
+try:  # ../shared/python-peer's shims for torch 1.13, before tensordict; torch 2.x needs none
+    import td_compat  # noqa: F401
+except ImportError:
+    pass
 import torch
 from tensordict import TensorDict
 

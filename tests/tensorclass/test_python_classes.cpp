@@ -14,22 +14,16 @@
 
 #include "defaults.h"
 #include "nested.h"
-#include "skip.h"
+#include "python_peer.h"
 #include "tensordict/json.h"
 
 using namespace golden;
 
 namespace {
 
-const std::string kPeer = TC_PYTHON_PEER;
+const std::string kPeer = tc_test::python_peer();
 
-void require_python() {
-  const bool ok =
-      !kPeer.empty() &&
-      std::system(("'" + kPeer + "' -c 'import td_compat, tensordict' >/dev/null 2>&1").c_str()) ==
-          0;
-  if (!ok) TC_SKIP("no Python tensordict at TC_PYTHON_PEER='" << kPeer << "'");
-}
+void require_python() { tc_test::require_python_peer("tensordict"); }
 
 }  // namespace
 
