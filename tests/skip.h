@@ -1,6 +1,6 @@
 // Skipping a test case whose prerequisite is missing (Python's fixtures, CUDA, libclang, a
-// permission the user lacks): the case exits with 77, which tc_add_test registers as CTest's
-// SKIP_RETURN_CODE, so CTest reports it as skipped instead of passed.
+// permission the user lacks): the case exits with TC_SKIP_EXIT_CODE, which tc_add_test registers
+// as CTest's SKIP_RETURN_CODE, so CTest reports it as skipped instead of passed.
 #pragma once
 
 #include <cstdlib>
@@ -9,5 +9,5 @@
 #define TC_SKIP(reason)                         \
   do {                                          \
     std::cerr << "SKIPPED: " << reason << "\n"; \
-    std::exit(77);                              \
+    std::exit(TC_SKIP_EXIT_CODE);               \
   } while (false)
