@@ -16,6 +16,13 @@ namespace {
 
 bool same(const at::Tensor& a, const at::Tensor& b) { return a.sizes() == b.sizes() && a.equal(b); }
 
+// Outputs of different calls of one TorchScript module agree to rounding only: from the second
+// call on, libtorch 2.x runs the profiled graph fused (TensorExpr), whose float results may differ
+// from the first, interpreted call's in the last bit.
+bool same_to_rounding(const at::Tensor& a, const at::Tensor& b) {
+  return a.sizes() == b.sizes() && a.allclose(b, 1e-6, 1e-6);
+}
+
 // forward(td: Dict[str, Tensor]) -> Dict[str, Tensor], over a submodule "body" with a weight
 // and a buffer.
 torch::jit::Module dict_policy() {
@@ -254,20 +261,20 @@ TEST_CASE("to_module swaps TorchScript tensors, scoped swaps restore them", "[nn
     CHECK(swap.originals().get_tensordict("body").keys() ==
           std::vector<NestedKey>{"weight", "shift"});
   }
-  CHECK(same(actor(td.clone()).get("logits"), before));
+  CHECK(same_to_rounding(actor(td.clone()).get("logits"), before));
 
   TensorDict old = to_module(zeros, policy);
   zeros.get({"body", "shift"}).fill_(2.0);  // the module holds these tensors now
   CHECK(same(actor(td.clone()).get("logits"), at::full({3, 2}, 0.0)));  // gain is 0
   to_module(old, policy);
-  CHECK(same(actor(td.clone()).get("logits"), before));
+  CHECK(same_to_rounding(actor(td.clone()).get("logits"), before));
 
   // In place: copied into the module's own tensors.
   const at::Tensor own = policy.attr("gain").toTensor();
   TensorDict doubled({{"gain", at::full({1}, 2.0)}}, {});
   to_module(doubled, policy, true);
   CHECK(policy.attr("gain").toTensor().is_same(own));
-  CHECK(same(actor(td.clone()).get("logits"), before * 2));
+  CHECK(same_to_rounding(actor(td.clone()).get("logits"), before * 2));
 }
 
 TEST_CASE("to_module on TorchScript checks every key first", "[nn][script]") {
