@@ -1,4 +1,4 @@
-# The API reference (issue #23): `cmake --build build --target docs` runs Doxygen over the public
+# The API reference: `cmake --build build --target docs` runs Doxygen over the public
 # headers and writes HTML to build/docs/html/ (index.html). Not part of `all`. Any Doxygen warning
 # (an undocumented public name, a malformed comment) fails the target; names in `detail`
 # namespaces and TC_DETAIL_* macros are implementation and left out.

@@ -23,17 +23,21 @@ namespace tensordict::format {
 /// one silently) and at a container opened `max_open` deep (the root container is the first).
 class LinearJsonBuilder {
  public:
+  /// The value built: nlohmann's ordered JSON, members in file order.
   using Json = nlohmann::ordered_json;
   /// Why the parse stopped.
   enum class Stop { None, Malformed, DuplicateKey, TooDeep };
 
+  /// A builder that stops at a container opened `max_open` deep.
   explicit LinearJsonBuilder(size_t max_open) : max_open_(max_open) {}
 
   /// Parses `text`: true with the value in take(), else false with stop() and detail() set.
   bool parse(std::string_view text) { return Json::sax_parse(text, this) && stop_ == Stop::None; }
+  /// Why the parse stopped; Stop::None while it has not.
   Stop stop() const { return stop_; }
   /// The parser's message (Malformed) or the key given twice (DuplicateKey).
   const std::string& detail() const { return detail_; }
+  /// The value parsed, moved out.
   Json take() { return std::move(root_); }
 
   /// The SAX events (sax_parse's interface).

@@ -803,8 +803,10 @@ class Value {
   NonTensorStack& non_tensor_stack();
   ///@}
   /// The tensor, or nullptr when the entry is of another kind (no exception path).
+  ///@{
   const at::Tensor* tensor_if() const noexcept { return std::get_if<at::Tensor>(&v_); }
   at::Tensor* tensor_if() noexcept { return std::get_if<at::Tensor>(&v_); }
+  ///@}
 
   /// "Tensor", "TensorDict", "NonTensorData" or "NonTensorStack".
   const char* kind_name() const;
