@@ -1,4 +1,4 @@
-// Lazy stacks and non-tensor stacks at scale (issue #10): per-row cost of unbind(0) on a [B, 8]
+// Lazy stacks and non-tensor stacks at scale: per-row cost of unbind(0) on a [B, 8]
 // History must not grow with B, and apply_chat_template on a [10000, 8] batch must cost about
 // what rendering the 10,000 conversations one by one does. Results: docs/performance.md.
 #include <ATen/ATen.h>
@@ -32,7 +32,7 @@ Json chats(int64_t batch) {
 }
 
 // "lazy": History::from_chats (TorchRL's lazy stack); "dense": the same batch densified, so every
-// field is a [B, 8] NonTensorStack (the row ops of issue #10).
+// field is a [B, 8] NonTensorStack.
 History batch_of(int64_t batch, bool dense) {
   History h = History::from_chats(chats(batch));
   return dense ? History::from_tensordict(h._tensordict().densify()) : h;

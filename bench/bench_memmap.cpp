@@ -136,7 +136,7 @@ void BM_save_load(benchmark::State& state, bool torch_serialize) {
 BENCHMARK_CAPTURE(BM_save_load, torch, true)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(BM_save_load, memmap, false)->Unit(benchmark::kMillisecond)->UseRealTime();
 
-// A random batch of 4096 rows from a memory-mapped dataset of 8 leaves and 512 MB (issue #22):
+// A random batch of 4096 rows from a memory-mapped dataset of 8 leaves and 512 MB:
 //  BM_batch_read/tensordict  td[rows] with 2 threads (the leaves gathered in parallel)
 //  BM_batch_read/raw         index_select per mapped leaf, one thread
 //  BM_batch_read/pread       the rows read from the leaves' files with pread(2) by hand

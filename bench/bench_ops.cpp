@@ -133,7 +133,7 @@ std::vector<Op> ops() {
        [](auto& s, Data& d) {
          raw_map(s, d, [](const at::Tensor& t) { return t.index_select(0, index16()); });
        }},
-      // Math (issue #15): TensorDict arithmetic and reductions against the per-leaf loop.
+      // Math: TensorDict arithmetic and reductions against the per-leaf loop.
       {"mul_scalar", [](auto& s, Data& d) { td_run(s, [&] { return d.td * 2; }); },
        [](auto& s, Data& d) { raw_map(s, d, [](const at::Tensor& t) { return t * 2; }); }},
       {"add_td", [](auto& s, Data& d) { td_run(s, [&] { return d.td + d.tds8[1]; }); },

@@ -15,7 +15,7 @@ import statistics
 import sys
 
 TARGETS = {"tensordict": 1.15, "consolidated": 0.5}
-# Fused math on consolidated TensorDicts (issue #22): tighter targets at 100 leaves.
+# Fused math on consolidated TensorDicts: tighter targets at 100 leaves.
 FUSED_OPS = {"mul_scalar", "add_td", "mul_scalar_", "exp", "neg"}
 VARIANTS = ("tensordict", "consolidated", "kernel")
 

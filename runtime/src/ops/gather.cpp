@@ -1,4 +1,4 @@
-// td[rows] for a large batch of rows (issue #22), as a batch read from a memory-mapped dataset
+// td[rows] for a large batch of rows, as a batch read from a memory-mapped dataset
 // does: the rows of every plain leaf copied by hand into one buffer, leaves and row ranges
 // spread over threads. Against index_select per leaf (one thread, bench_memmap BM_batch_read)
 // this is 0.7x on one thread and 0.5x on two: one allocation for the batch, where one per leaf
