@@ -21,9 +21,8 @@ inline void require_python_peer(const std::string& modules) {
   const std::string peer = python_peer();
   const std::string script =
       "try:\n    import td_compat\nexcept ImportError:\n    pass\nimport " + modules;
-  const bool ok =
-      !peer.empty() &&
-      std::system(("'" + peer + "' -c '" + script + "' >/dev/null 2>&1").c_str()) == 0;
+  const bool ok = !peer.empty() &&
+                  std::system(("'" + peer + "' -c '" + script + "' >/dev/null 2>&1").c_str()) == 0;
   if (!ok) TC_SKIP("no Python tensordict at TC_PYTHON_PEER='" << peer << "'");
 }
 

@@ -7,10 +7,10 @@
 //   with a store barrier (read from torch 1.13's and 2.14's distributed_c10d.py).
 #pragma once
 
+#include <torch/version.h>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
-#include <torch/version.h>
 
 namespace tensordict::dist::detail {
 

@@ -77,11 +77,18 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string header = argv[1];
-  Walk walk{argv[2], std::string(argv[3]) == "template" ? CXCursor_ClassTemplate : CXCursor_ClassDecl,
-            std::string(argv[4]) == "all", {}};
+  Walk walk{argv[2],
+            std::string(argv[3]) == "template" ? CXCursor_ClassTemplate : CXCursor_ClassDecl,
+            std::string(argv[4]) == "all",
+            {}};
 
-  std::vector<std::string> args = {"-x", "c++", TC_CLANG_STD, "-resource-dir", TC_CLANG_RESOURCE_DIR,
-                                   "-I", TC_RUNTIME_INCLUDE_DIR};
+  std::vector<std::string> args = {"-x",
+                                   "c++",
+                                   TC_CLANG_STD,
+                                   "-resource-dir",
+                                   TC_CLANG_RESOURCE_DIR,
+                                   "-I",
+                                   TC_RUNTIME_INCLUDE_DIR};
   for (int i = 5; i < argc; ++i) args.insert(args.end(), {"-I", argv[i]});
   std::istringstream torch_dirs(TC_TORCH_INCLUDE_DIRS);
   // The compiler's own /usr/include must not be re-added (it breaks libstdc++'s #include_next).

@@ -15,7 +15,6 @@
 #include "tensordict/class_contract.h"
 #include "tensordict/dtype.h"
 
-
 namespace {
 
 #ifdef TC_HAVE_LIBCLANG
@@ -26,7 +25,8 @@ std::set<std::string> members_of(const std::string& header, const std::string& n
                                  bool is_template, bool with_private,
                                  const std::vector<std::string>& include_dirs = {}) {
   std::string command = std::string("'") + TC_CLASS_MEMBERS_EXE + "' '" + header + "' " + name +
-                        (is_template ? " template" : " class") + (with_private ? " all" : " public");
+                        (is_template ? " template" : " class") +
+                        (with_private ? " all" : " public");
   for (const auto& dir : include_dirs) command += " '" + dir + "'";
   const auto result = tc_test::run_command(command + " 2>&1");
   INFO(command << "\n" << result.output);

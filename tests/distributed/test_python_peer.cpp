@@ -2,9 +2,9 @@
 // running Python tensordict's own methods (scenarios_python.cpp). Where no Python tensordict runs
 // (TC_PYTHON_PEER cannot import it, as on CI), each case exits 77, which CTest reports as
 // skipped.
-#include "catch2_compat.h"
 #include <cstdlib>
 #include <iostream>
+#include "catch2_compat.h"
 
 #include "launch.h"
 #include "python_peer.h"

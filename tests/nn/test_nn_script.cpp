@@ -234,7 +234,8 @@ TEST_CASE("a TorchScript positional forward takes the in_keys in order", "[nn][s
   CHECK_THROWS_WITH(TensorDictModule(mlp, {"x"}, {"y"}),
                     "TensorDictModule 'Mlp': forward takes 2 arguments, the module has 1 in_keys");
   TensorDictModule short_outs(mlp, {"x", {"params", "scale"}}, {"y"});
-  CHECK_THROWS_WITH(short_outs(td), ContainsSubstring("the module returned 2 outputs for 1 out_keys"));
+  CHECK_THROWS_WITH(short_outs(td),
+                    ContainsSubstring("the module returned 2 outputs for 1 out_keys"));
 }
 
 TEST_CASE("from_module nests a TorchScript module's parameters and buffers", "[nn][script]") {

@@ -7,10 +7,10 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include "catch2_compat.h"
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include "catch2_compat.h"
 
 #include "defaults.h"
 #include "nested.h"
