@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "tensordict/class_contract.h"
+#include "tensordict/class_info.h"
 #include "tensordict/tensordict.h"
 
 namespace tensordict {
@@ -89,16 +90,7 @@ Json read_meta(const std::string& dir);
 void write_meta(const std::string& dir, const Json& meta, bool compact = false);
 
 // ---- writing (memmap/write.cpp) ----------------------------------------------------------------
-/// A tensorclass's identity on disk: its `_type` string and the non-tensor fields of its meta.json
-/// (for ordinary classes the fields whose value is None).
-struct ClassInfo {
-  /// The `_type` string: "<class 'module.Name'>".
-  std::string type;
-  /// meta.json's other entries, in order.
-  Json fields = Json::object();
-  /// The version of the class's schema (0: none), saved as kSchemaVersionFile beside meta.json.
-  int64_t schema_version = 0;
-};
+// ClassInfo, a tensorclass's identity on disk: tensordict/class_info.h.
 
 /// Parses the text of a schema.json (`where` names it in the FormatError of a malformed one).
 int64_t parse_schema_version(const std::string& text, const std::string& where);

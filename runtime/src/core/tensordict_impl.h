@@ -5,7 +5,7 @@
 #include <functional>
 #include <memory>
 
-#include "tensordict/memmap.h"
+#include "tensordict/class_info.h"
 #include "tensordict/tensordict.h"
 
 namespace tensordict::detail {

@@ -6,6 +6,7 @@
 
 #include "core/tensordict_impl.h"
 #include "lazy/internal.h"
+#include "tensordict/memmap.h"
 #include "tensordict/tensorclass.h"
 
 namespace tensordict::detail::tc {
