@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "core/shape.h"
 #include "lazy/internal.h"
-#include "ops/util.h"
 
 namespace tensordict {
 namespace detail::lazy {

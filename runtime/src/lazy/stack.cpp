@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
+#include "core/shape.h"
 #include "lazy/internal.h"
-#include "ops/util.h"
 
 namespace tensordict {
 

@@ -2,13 +2,13 @@
 // Helpers shared by the ops_*.cpp files (private to the runtime).
 
 #include <ATen/TensorIndexing.h>
-#include <c10/util/SmallVector.h>
 
 #include <functional>
 #include <string>
 #include <unordered_map>
 
 #include "core/dim_names.h"
+#include "core/shape.h"
 #include "core/tensordict_impl.h"
 #include "tensordict/internal.h"
 
@@ -17,7 +17,6 @@ namespace tensordict::detail {
 /// A batch-dim op: maps a tensor whose first `nb` dims are the batch dims of the TensorDict the
 /// op was called on; trailing (feature) dims must pass through untouched.
 using TensorOp = std::function<at::Tensor(const at::Tensor&)>;
-using Shape = c10::SmallVector<int64_t, 8>;
 
 /// libtorch 1.x returns int64_t from TensorIndex accessors, 2.x returns c10::SymInt.
 inline int64_t to_int(int64_t v) { return v; }
@@ -26,17 +25,9 @@ int64_t to_int(const T& v) {
   return v.expect_int();
 }
 
-/// `dim` wrapped into [0, ndim); ShapeError naming the op and the batch size otherwise.
-int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op, const BatchSize& batch);
-/// `head` followed by `full[from:]` (a new batch shape followed by a leaf's feature dims).
-Shape join_shape(at::IntArrayRef head, at::IntArrayRef full, size_t from);
-/// Resolves one -1 in `shape` so that it holds `numel` elements; ShapeError otherwise.
-BatchSize infer_shape(at::IntArrayRef shape, int64_t numel, const char* op, const BatchSize& batch);
-int64_t product(at::IntArrayRef shape);
+// Dims, shapes and positions (wrap_dim, join_shape, infer_shape, product, positions):
+// core/shape.h.
 
-/// Positions 0..numel-1 viewed as `shape`: applying a batch op to it tells where every item of a
-/// NonTensorStack goes, so stacks follow every op through one code path.
-at::Tensor positions(at::IntArrayRef shape, int64_t offset = 0);
 /// A stack of `pos`'s shape whose items are `items[pos[i]]`.
 NonTensorStack gather_items(const NonTensorStack::Items& items, const at::Tensor& pos);
 inline NonTensorStack gather_items(const std::vector<Json>& items, const at::Tensor& pos) {
