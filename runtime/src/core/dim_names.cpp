@@ -6,7 +6,7 @@
 #include <set>
 
 #include "core/dim_names.h"
-#include "lazy/internal.h"
+#include "core/lazy_state.h"
 
 namespace tensordict {
 namespace detail {

@@ -5,8 +5,8 @@
 #include <ostream>
 #include <sstream>
 
+#include "core/lazy_state.h"
 #include "core/tensordict_impl.h"
-#include "lazy/internal.h"
 #include "tensordict/dtype.h"
 #include "tensordict/json.h"
 

@@ -5,8 +5,8 @@
 #include <numeric>
 
 #include "core/dim_names.h"
+#include "core/lazy_state.h"
 #include "core/tensordict_impl.h"
-#include "lazy/internal.h"
 
 namespace tensordict {
 
@@ -346,7 +346,7 @@ TensorDict& TensorDict::set_device(std::optional<at::Device> device) {
 
 bool TensorDict::contains(const NestedKey& key) const {
   if (auto lazy = detail::lazy::on_path(*this, key))
-    return detail::lazy::contains(lazy->first, lazy->second);
+    return detail::lazy::state(lazy->first).contains(lazy->first, lazy->second);
   TensorDict node = *this;
   for (size_t i = 0; i < key.size(); ++i) {
     const int64_t slot = node.impl_->find(key, i);
@@ -361,7 +361,7 @@ bool TensorDict::contains(const NestedKey& key) const {
 
 Value TensorDict::get_value(const NestedKey& key) const {
   if (auto lazy = detail::lazy::on_path(*this, key))
-    return detail::lazy::get_value(lazy->first, lazy->second);
+    return detail::lazy::state(lazy->first).get_value(lazy->first, lazy->second);
   const TensorDict parent = key.is_nested() ? parent_of(*this, key, false) : *this;
   const int64_t slot = parent.impl_->find(key, key.size() - 1);
   if (slot < 0) throw KeyError("key " + key.repr() + " not found in TensorDict");
@@ -403,7 +403,7 @@ TensorDict TensorDict::get_tensordict(const NestedKey& key) const {
 
 Json TensorDict::get_non_tensor(const NestedKey& key) const {
   if (auto lazy = detail::lazy::on_path(*this, key))
-    return detail::lazy::get_non_tensor(lazy->first, lazy->second);
+    return detail::lazy::state(lazy->first).get_non_tensor(lazy->first, lazy->second);
   Value value = get_value(key);
   if (value.is_non_tensor_data()) return value.non_tensor_data().data;
   if (value.is_non_tensor_stack()) return value.non_tensor_stack().tolist();
@@ -438,7 +438,7 @@ TensorDict& TensorDict::set(const NestedKey& key, Value value) {
     }
   }
   if (auto lazy = detail::lazy::on_path(*this, key)) {
-    detail::lazy::set(lazy->first, lazy->second, value);
+    detail::lazy::state(lazy->first).set(lazy->first, lazy->second, value);
     return *this;
   }
   std::optional<TensorDict> parent;  // only nested keys pay for a handle copy
@@ -475,7 +475,7 @@ TensorDict& TensorDict::set_non_tensor(const NestedKey& key, Json value) {
 
 TensorDict& TensorDict::set_(const NestedKey& key, const at::Tensor& value) {
   if (auto lazy = detail::lazy::on_path(*this, key)) {  // element-wise: the elements are written
-    detail::lazy::set_(lazy->first, lazy->second, value);
+    detail::lazy::state(lazy->first).set_(lazy->first, lazy->second, value);
     return *this;
   }
   at::Tensor dst = get(key);
@@ -494,7 +494,7 @@ TensorDict& TensorDict::del_(const NestedKey& key) {
 
 Value TensorDict::pop(const NestedKey& key) {
   if (auto lazy = detail::lazy::on_path(*this, key))
-    return detail::lazy::pop(lazy->first, lazy->second);
+    return detail::lazy::state(lazy->first).pop(lazy->first, lazy->second);
   TensorDict parent = key.is_nested() ? parent_of(*this, key, false) : *this;
   auto& impl = detail::impl_of(parent);
   const int64_t slot = impl.find(key.back());

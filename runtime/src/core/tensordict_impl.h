@@ -71,7 +71,7 @@ struct TensorDictImpl : Slots {
   /// Flat byte buffer that every tensor leaf views after consolidate() (ops/consolidate.cpp);
   /// undefined otherwise. Checked for staleness on use: a replaced leaf no longer views it.
   at::Tensor consolidated;
-  /// Set on a lazy stack (lazy/internal.h): its elements; `keys`/`values` then stay empty.
+  /// Set on a lazy stack (core/lazy_state.h): its elements; `keys`/`values` then stay empty.
   std::shared_ptr<LazyState> lazy;
   /// The tensorclass a loaded directory held (its `_type` and meta.json fields), so that a save
   /// through the plain TensorDict API writes that class back.

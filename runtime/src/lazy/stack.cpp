@@ -7,6 +7,37 @@
 #include "lazy/internal.h"
 
 namespace tensordict {
+namespace detail::lazy {
+namespace {
+
+// The lazy stack behind core's entry points (core/lazy_state.h): this file's entry functions.
+struct Stack final : LazyState {
+  bool contains(const TensorDict& td, const NestedKey& key) const override {
+    return lazy::contains(td, key);
+  }
+  Value get_value(const TensorDict& td, const NestedKey& key) const override {
+    return lazy::get_value(td, key);
+  }
+  Json get_non_tensor(const TensorDict& td, const NestedKey& key) const override {
+    return lazy::get_non_tensor(td, key);
+  }
+  void set(const TensorDict& td, const NestedKey& key, const Value& value) const override {
+    lazy::set(td, key, value);
+  }
+  void set_(const TensorDict& td, const NestedKey& key, const at::Tensor& value) const override {
+    lazy::set_(td, key, value);
+  }
+  Value pop(const TensorDict& td, const NestedKey& key) const override {
+    return lazy::pop(td, key);
+  }
+  TensorDict restack(const TensorDict& td, const std::vector<TensorDict>& tds,
+                     int64_t stack_dim) const override {
+    return lazy::restack(td, tds, stack_dim);
+  }
+};
+
+}  // namespace
+}  // namespace detail::lazy
 
 TensorDict lazy_stack(const std::vector<TensorDict>& tds, int64_t dim) {
   if (tds.empty()) throw ShapeError("lazy_stack: expected at least one TensorDict");
@@ -28,39 +59,14 @@ TensorDict lazy_stack(const std::vector<TensorDict>& tds, int64_t dim) {
   const int64_t d = detail::wrap_dim(dim, ndim, "lazy_stack", first);
   batch.insert(batch.begin() + d, static_cast<int64_t>(tds.size()));
   TensorDict out = detail::make_tensordict(std::move(batch), device);
-  auto state = std::make_shared<detail::LazyState>();
+  auto state = std::make_shared<detail::lazy::Stack>();
   state->tds = tds;
   state->stack_dim = d;
   detail::impl_of(out).lazy = std::move(state);
   return out;
 }
 
-bool TensorDict::is_lazy_stack() const { return impl_->lazy != nullptr; }
-
-const std::vector<TensorDict>& TensorDict::tensordicts() const {
-  return detail::lazy::state(*this).tds;
-}
-
-int64_t TensorDict::stack_dim() const { return detail::lazy::state(*this).stack_dim; }
-
-namespace detail {
-
-void dense_only(const TensorDictImpl& impl, const char* op) {
-  if (impl.lazy) {
-    throw TypeError(std::string(op) +
-                    ": not supported on a LazyStackedTensorDict (call densify() first, or apply "
-                    "it to each of tensordicts())");
-  }
-}
-
-void dense_only_deep(const TensorDict& td, const char* op) {
-  const TensorDictImpl& impl = impl_of(td);
-  dense_only(impl, op);
-  for (const Value& value : impl.values)
-    if (value.is_tensordict()) dense_only_deep(value.tensordict(), op);
-}
-
-namespace lazy {
+namespace detail::lazy {
 namespace {
 
 std::string elements_str(size_t k) { return "element " + std::to_string(k) + " of the lazy stack"; }
@@ -89,47 +95,10 @@ Json element_list(const TensorDict& element, const NestedKey& key) {
 
 }  // namespace
 
-const LazyState& state(const TensorDict& td) {
-  if (!detail::impl_of(td).lazy)
-    throw TypeError("this TensorDict is not a lazy stack (see is_lazy_stack())");
-  return *detail::impl_of(td).lazy;
-}
-
-TensorDict per_element(const TensorDict& td,
-                       const std::function<TensorDict(const TensorDict&)>& fn) {
-  const LazyState& st = state(td);
-  std::vector<TensorDict> out;
-  out.reserve(st.tds.size());
-  for (const auto& element : st.tds) out.push_back(fn(element));
-  return restack(td, out, st.stack_dim);
-}
-
 TensorDict restack(const TensorDict& like, const std::vector<TensorDict>& tds, int64_t stack_dim) {
   TensorDict out = lazy_stack(tds, stack_dim);
   detail::impl_of(out).lazy->dim_name = state(like).dim_name;
   return out;
-}
-
-void for_each(const TensorDict& td, const std::function<void(TensorDict&)>& fn) {
-  for (TensorDict element : state(td).tds) fn(element);
-}
-
-std::optional<std::pair<TensorDict, NestedKey>> on_path(const TensorDict& root,
-                                                        const NestedKey& key) {
-  if (root.is_lazy_stack()) return std::make_pair(root, key);
-  const TensorDictImpl* node = &detail::impl_of(root);
-  for (size_t i = 0; i + 1 < key.size(); ++i) {
-    const int64_t slot = node->find(key[i]);
-    if (slot < 0) return std::nullopt;
-    const Value& value = node->values[static_cast<size_t>(slot)];
-    if (!value.is_tensordict()) return std::nullopt;
-    if (value.tensordict().is_lazy_stack()) {
-      return std::make_pair(value.tensordict(),
-                            NestedKey(std::vector<std::string>(key.begin() + i + 1, key.end())));
-    }
-    node = &detail::impl_of(value.tensordict());
-  }
-  return std::nullopt;
 }
 
 std::vector<std::pair<NestedKey, Value>> items(const TensorDict& td,
@@ -255,28 +224,6 @@ std::vector<NestedKey> keys(const TensorDict& td, bool include_nested, bool leav
   return out;
 }
 
-std::vector<int64_t> item_shape(const TensorDict& td, const NestedKey& key) {
-  const LazyState& st = state(td);
-  std::optional<std::vector<int64_t>> shape;
-  for (const auto& element : st.tds) {
-    const Value v = element.get_value(key);
-    std::vector<int64_t> s = v.is_tensordict() && v.tensordict().is_lazy_stack()
-                                 ? v.tensordict().batch_size()
-                                 : v.shape().value_or(element.batch_size());
-    if (!shape) {
-      shape = s;
-    } else if (shape->size() != s.size()) {
-      throw ShapeError("key " + key.repr() + " has " + std::to_string(shape->size()) + " dims in " +
-                       elements_str(0) + " but " + std::to_string(s.size()));
-    } else {
-      for (size_t d = 0; d < s.size(); ++d)
-        if ((*shape)[d] != s[d]) (*shape)[d] = -1;
-    }
-  }
-  shape->insert(shape->begin() + st.stack_dim, static_cast<int64_t>(st.tds.size()));
-  return *shape;
-}
-
 const Value& handed_out(const TensorDict& td, const std::string& key) {
   Value v = NonTensorData{};
   try {
@@ -297,6 +244,5 @@ const Value& handed_out(const TensorDict& td, const std::string& key) {
   return *slot;
 }
 
-}  // namespace lazy
-}  // namespace detail
+}  // namespace detail::lazy
 }  // namespace tensordict

@@ -3,9 +3,9 @@
 
 #include <future>
 
+#include "core/lazy_state.h"
 #include "core/parallel.h"
 #include "core/tensordict_impl.h"
-#include "lazy/internal.h"
 #include "memmap/internal.h"
 #include "tensordict/archive.h"
 #include "tensordict/memmap.h"

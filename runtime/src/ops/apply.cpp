@@ -1,7 +1,7 @@
 // Per-leaf ops: apply, casts and copies, in-place fills, masked_fill and where.
 #include <ATen/ATen.h>
 
-#include "lazy/internal.h"
+#include "core/lazy_state.h"
 #include "ops/util.h"
 
 namespace tensordict {

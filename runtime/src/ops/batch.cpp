@@ -3,7 +3,7 @@
 
 #include <algorithm>
 
-#include "lazy/internal.h"
+#include "core/lazy_state.h"
 #include "ops/util.h"
 
 namespace tensordict {

@@ -1,8 +1,8 @@
 // Element-wise comparison of TensorDicts and the all()/any() reductions.
 #include <ATen/ATen.h>
 
+#include "core/lazy_state.h"
 #include "core/tensordict_impl.h"
-#include "lazy/internal.h"
 
 namespace tensordict {
 namespace {

@@ -2,7 +2,7 @@
 // TensorDict lacks (the `data = TensorDict({}, {N}); data[i] = sample` pattern).
 #include <ATen/ATen.h>
 
-#include "lazy/internal.h"
+#include "core/lazy_state.h"
 #include "ops/util.h"
 
 namespace tensordict {

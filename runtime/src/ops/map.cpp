@@ -9,7 +9,7 @@
 #include <mutex>
 #include <thread>
 
-#include "lazy/internal.h"
+#include "core/lazy_state.h"
 #include "ops/util.h"
 
 namespace tensordict {

@@ -2,7 +2,7 @@
 // another TensorDict; comparisons; point-wise functions; their in-place forms.
 #include <ATen/ATen.h>
 
-#include "lazy/internal.h"
+#include "core/lazy_state.h"
 #include "ops/fused.h"
 #include "ops/util.h"
 #include "tensordict/dtype.h"

@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "lazy/internal.h"
+#include "core/lazy_state.h"
 #include "ops/util.h"
 
 namespace tensordict {

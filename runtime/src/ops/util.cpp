@@ -2,11 +2,12 @@
 // (positions themselves: core/shape.cpp), and the recursive walkers that build same-structure
 // TensorDicts.
 #include "ops/util.h"
-#include "lazy/internal.h"
 
 #include <ATen/ATen.h>
 
 #include <algorithm>
+
+#include "core/lazy_state.h"
 
 namespace tensordict::detail {
 

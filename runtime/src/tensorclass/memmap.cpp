@@ -3,8 +3,8 @@
 // as tensorclass directories of their own.
 #include <ATen/ATen.h>
 
+#include "core/lazy_state.h"
 #include "core/tensordict_impl.h"
-#include "lazy/internal.h"
 #include "tensorclass/evolve.h"
 #include "tensordict/archive.h"
 #include "tensordict/memmap.h"
