@@ -5,7 +5,9 @@
 // consolidate(filename)'s files. Per TensorDict level: "cls", "non_tensors" (key -> (data,
 // batch_size, device)), "leaves" (key -> (dtype, shape, start, stop, pad), byte offsets into the
 // buffer), "cls_metadata" (device, names, batch_size, is_locked), and one nested dict per
-// sub-TensorDict or NonTensorStack. The one writer and reader of that dict.
+// sub-TensorDict or NonTensorStack. The one writer and reader of that dict. Its functions live
+// in runtime/src/memmap/ except the few marked below, and the header belongs to the memmap layer:
+// core/, lazy/ and ops/ do not include it (tests/layers/check_layers.cmake).
 #include <ATen/core/Tensor.h>
 
 #include <string>
@@ -23,9 +25,6 @@ void set_save_step_hook(void (*hook)(const char* step));
 
 namespace tensordict::detail {
 
-/// The dotted path of `key` below `prefix`, as messages name keys ("nest.b").
-std::string join_key(const std::string& prefix, const std::string& key);
-
 /// True for the keys a description level uses for itself ("cls", "leaves", ...): its other keys
 /// that hold dicts are nested TensorDicts or stacks.
 bool is_level_field(const std::string& key);
@@ -41,6 +40,14 @@ TensorDict from_metadata(const Json& meta, const at::Tensor& flat, const std::st
 
 /// Sets the non-tensor data `meta` describes into `here`, whose structure matches it.
 void set_non_tensor(const Json& meta, const TensorDict& here, const std::string& op);
+
+// ---- from the ops layer ----------------------------------------------------------------------
+// Defined in runtime/src/ops/ and declared for the runtime in ops/util.h, which the sibling
+// libraries cannot include: declared again here for them. The two declarations must agree (the
+// runtime's memmap/ sources see both).
+
+/// The dotted path of `key` below `prefix`, as messages name keys ("nest.b").
+std::string join_key(const std::string& prefix, const std::string& key);
 
 /// The flat buffer of a consolidated TensorDict, or an undefined tensor when any leaf left it.
 at::Tensor consolidated_buffer(const TensorDict& td);

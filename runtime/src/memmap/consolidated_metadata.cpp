@@ -306,10 +306,6 @@ class Reader {
 
 }  // namespace
 
-std::string join_key(const std::string& prefix, const std::string& key) {
-  return prefix.empty() ? key : prefix + "." + key;
-}
-
 bool is_level_field(const std::string& key) {
   return key == "cls" || key == "non_tensors" || key == "leaves" || key == "cls_metadata" ||
          key == "size";

@@ -5,12 +5,10 @@
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
 
+#include "ops/util.h"
+
 namespace tensordict {
 namespace {
-
-std::string join_key(const std::string& prefix, const std::string& key) {
-  return prefix.empty() ? key : prefix + "." + key;
-}
 
 template <class Named>
 auto* find_named(Named& items, const std::string& name) {
@@ -40,7 +38,7 @@ void check_fits(const TensorDict& td, const detail::ModuleAccess& module,
   auto children = module.children();
   for (const auto& [key, value] : td.items()) {
     const std::string& name = key.front();
-    const std::string path = join_key(prefix, name);
+    const std::string path = detail::join_key(prefix, name);
     if (value.is_tensordict()) {
       auto* child = find_named(children, name);
       if (child == nullptr) throw KeyError("to_module: the module has no submodule '" + path + "'");

@@ -33,10 +33,6 @@ struct Combine {
   }
 };
 
-std::string join_key(const std::string& prefix, const std::string& name) {
-  return prefix.empty() ? name : prefix + "." + name;
-}
-
 // The entry `name` of every TensorDict (same slot in the common case of equal key order).
 std::vector<const Value*> gather(const std::vector<TensorDict>& tds, size_t slot,
                                  const std::string& key, const Combine& op) {
@@ -152,7 +148,7 @@ TensorDict combine(const std::vector<TensorDict>& tds, const Combine& op,
   std::vector<at::Tensor> ts(tds.size());
   std::vector<TensorDict> children(tds.size());
   for (size_t i = 0; i < first.keys.size(); ++i) {
-    const std::string key = join_key(prefix, first.keys[i]);
+    const std::string key = detail::join_key(prefix, first.keys[i]);
     const auto vs = gather(tds, i, key, op);
     if (vs[0]->is_tensor()) {
       for (size_t k = 0; k < vs.size(); ++k) {

@@ -1,6 +1,6 @@
-// Shared machinery of the TensorDict ops: torch messages, the positions trick for NonTensorStacks
-// (positions themselves: core/shape.cpp), and the recursive walkers that build same-structure
-// TensorDicts.
+// Shared machinery of the TensorDict ops: key and message helpers, the positions trick for
+// NonTensorStacks (positions themselves: core/shape.cpp), and the recursive walkers that build
+// same-structure TensorDicts.
 #include "ops/util.h"
 
 #include <ATen/ATen.h>
@@ -10,6 +10,10 @@
 #include "core/lazy_state.h"
 
 namespace tensordict::detail {
+
+std::string join_key(const std::string& prefix, const std::string& key) {
+  return prefix.empty() ? key : prefix + "." + key;
+}
 
 NonTensorStack gather_items(const NonTensorStack::Items& items, const at::Tensor& pos) {
   const at::Tensor flat = pos.contiguous();

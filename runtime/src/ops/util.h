@@ -1,5 +1,5 @@
 #pragma once
-// Helpers shared by the ops_*.cpp files (private to the runtime).
+// Helpers shared by the ops/ files and the layers above them (private to the runtime).
 
 #include <ATen/TensorIndexing.h>
 
@@ -10,7 +10,6 @@
 #include "core/dim_names.h"
 #include "core/shape.h"
 #include "core/tensordict_impl.h"
-#include "tensordict/internal.h"
 
 namespace tensordict::detail {
 
@@ -24,6 +23,11 @@ template <class T>
 int64_t to_int(const T& v) {
   return v.expect_int();
 }
+
+/// The dotted path of `key` below `prefix`, as messages name keys ("nest.b").
+std::string join_key(const std::string& prefix, const std::string& key);
+/// First line of a torch message (the rest is a C++ backtrace).
+std::string first_line(const char* what);
 
 // Dims, shapes and positions (wrap_dim, join_shape, infer_shape, product, positions):
 // core/shape.h.
@@ -89,6 +93,8 @@ void inherit_consolidated(const TensorDict& src, TensorDict& out);
 /// True when `a` and `b` have the same keys, kinds and tensor layouts (dtype, sizes, strides,
 /// storage offsets): a copy between their consolidated buffers is then a copy of every leaf.
 bool same_layout(const TensorDict& a, const TensorDict& b);
+/// The flat buffer of a consolidated TensorDict, or an undefined tensor when any leaf left it.
+at::Tensor consolidated_buffer(const TensorDict& td);
 
 // ---- indexing (ops/index.cpp) ----------------------------------------------------------------
 /// An index checked against a batch size, with its ellipsis spelled out as full slices so that it

@@ -6,15 +6,12 @@
 
 #include "core/tensordict_impl.h"
 #include "lazy/internal.h"
+#include "ops/util.h"
 #include "tensordict/memmap.h"
 #include "tensordict/tensorclass.h"
 
 namespace tensordict::detail::tc {
 namespace {
-
-std::string join_key(const std::string& prefix, const std::string& key) {
-  return prefix.empty() ? key : prefix + "." + key;
-}
 
 Json level_meta(const TensorDict& td) {
   Json meta = Json::object();
