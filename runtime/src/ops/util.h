@@ -95,6 +95,22 @@ void inherit_consolidated(const TensorDict& src, TensorDict& out);
 bool same_layout(const TensorDict& a, const TensorDict& b);
 /// The flat buffer of a consolidated TensorDict, or an undefined tensor when any leaf left it.
 at::Tensor consolidated_buffer(const TensorDict& td);
+/// Python's layout of a consolidated buffer: the tensor leaves in insertion order (depth first),
+/// each at a byte offset padded to a multiple of 8 bytes.
+struct ConsolidatedLayout {
+  struct Leaf {
+    std::string key;  ///< dotted
+    at::Tensor tensor;
+    int64_t offset = 0;  ///< bytes
+  };
+  std::vector<Leaf> leaves;
+  int64_t bytes = 0;  ///< the buffer's size
+};
+ConsolidatedLayout consolidated_layout(const TensorDict& td);
+/// `td`'s structure over `flat` (at least layout.bytes bytes), every leaf copied to its offset in
+/// `layout` (consolidated_layout(td)), on `device` when set; marked consolidated over `flat`.
+TensorDict pack_consolidated(const TensorDict& td, const ConsolidatedLayout& layout,
+                             const at::Tensor& flat, std::optional<at::Device> device);
 
 // ---- indexing (ops/index.cpp) ----------------------------------------------------------------
 /// An index checked against a batch size, with its ellipsis spelled out as full slices so that it
