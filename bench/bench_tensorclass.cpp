@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "driver.h"
+#include "driver/driver.h"
 #include "tensorclass_bench.h"
 
 namespace {

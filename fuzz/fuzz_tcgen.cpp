@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "driver.h"
+#include "driver/driver.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const tcgen::Templates templates = tcgen::builtin_templates();

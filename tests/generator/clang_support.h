@@ -4,7 +4,7 @@
 
 #include <unistd.h>
 
-#include "driver.h"
+#include "driver/driver.h"
 #include "test_support.h"
 
 namespace tcgen_test {

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "driver.h"
+#include "driver/driver.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;

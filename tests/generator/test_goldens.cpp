@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "driver.h"
+#include "driver/driver.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "driver.h"
+#include "driver/driver.h"
 #include "hostile_text.h"
 #include "skip.h"
 #include "test_support.h"

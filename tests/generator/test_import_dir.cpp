@@ -12,7 +12,7 @@
 #include <fstream>
 #include "catch2_compat.h"
 
-#include "driver.h"
+#include "driver/driver.h"
 #include "history.h"
 #include "imported_fixture.h"
 #include "imported_history.h"

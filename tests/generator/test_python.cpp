@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <sstream>
 
-#include "driver.h"
+#include "driver/driver.h"
 #include "skip.h"
 #include "test_support.h"
 

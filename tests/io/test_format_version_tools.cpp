@@ -10,7 +10,7 @@
 #include "tensordict/archive.h"
 #include "v1_tree.h"
 #ifdef TC_HAVE_TCGEN
-#include "import_dir.h"
+#include "frontend/import_dir.h"
 #endif
 
 namespace fs = std::filesystem;

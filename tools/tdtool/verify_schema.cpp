@@ -8,10 +8,10 @@
 #include <ostream>
 
 #include "commands.h"
-#include "driver.h"
-#include "names.h"
+#include "driver/driver.h"
+#include "model/names.h"
 #include "tensordict/dtype.h"
-#include "type_parser.h"
+#include "frontend/type_parser.h"
 
 namespace tdtool {
 namespace {

@@ -1,0 +1,598 @@
+#include "check/check.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <set>
+#include <sstream>
+
+#include "frontend/input_checks.h"
+#include "frontend/type_parser.h"
+#include "model/names.h"
+#include "model/python_names.h"
+#include "model/source_text.h"
+
+namespace tcgen {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+bool is_tensor_like(const Type& type) {
+  if (type.kind == TypeKind::Optional) return is_tensor_like(type.args.at(0));
+  return type.kind == TypeKind::Tensor || type.kind == TypeKind::Class;
+}
+
+bool fits(const Json& value, const Type& type) {
+  switch (type.kind) {
+    case TypeKind::Optional:
+      return value.is_null() || fits(value, type.args.at(0));
+    case TypeKind::Any:
+      return true;
+    case TypeKind::Str:
+      return value.is_string();
+    case TypeKind::Int:
+      return value.is_number_integer();
+    case TypeKind::Float:
+      return value.is_number();
+    case TypeKind::Bool:
+      return value.is_boolean();
+    case TypeKind::List:
+      if (!value.is_array()) return false;
+      for (const auto& item : value) {
+        if (!fits(item, type.args.at(0))) return false;
+      }
+      return true;
+    case TypeKind::Tensor:
+    case TypeKind::Class:
+      return false;  // only `null`, through optional[...]
+  }
+  return false;
+}
+
+bool has_non_finite(const Json& value) {
+  if (value.is_number_float()) return !std::isfinite(value.get<double>());
+  if (!value.is_structured()) return false;
+  return std::any_of(value.begin(), value.end(), has_non_finite);
+}
+
+// Float-typed defaults spell .inf / .nan with std::numeric_limits; `any` ones are JSON text.
+bool non_finite_in_any(const Json& value, const Type& type) {
+  switch (type.kind) {
+    case TypeKind::Any:
+      return has_non_finite(value);
+    case TypeKind::Optional:
+      return non_finite_in_any(value, type.args.at(0));
+    case TypeKind::List:
+      return value.is_array() && std::any_of(value.begin(), value.end(), [&](const Json& item) {
+               return non_finite_in_any(item, type.args.at(0));
+             });
+    default:
+      return false;
+  }
+}
+
+class Checker {
+ public:
+  explicit Checker(Diagnostics& diagnostics) : diagnostics_(diagnostics) {}
+
+  ClassIndex run(const std::vector<Schema>& schemas) {
+    for (const auto& schema : schemas) {
+      for (const auto& cls : schema.classes) index_class(cls);
+    }
+    check_header_names(schemas);
+    for (const auto& schema : schemas) {
+      check_file_name(schema);
+      check_namespace(schema);
+      check_bounds(schema);
+      for (const auto& cls : schema.classes) check_class(cls);
+    }
+    check_cycles();
+    return index_;
+  }
+
+ private:
+  void index_class(const Class& cls) {
+    if (cls.name.empty()) return;
+    if (!is_identifier(cls.name) || is_cpp_keyword(cls.name)) return;  // reported by check_class
+    auto [it, inserted] = index_.emplace(cls.name, &cls);
+    if (!inserted) {
+      diagnostics_.error(cls.loc, "duplicate class '" + cls.name + "'");
+      diagnostics_.note(it->second->loc, "previously defined here");
+    }
+    // Fields may also name it with its namespace: `other_ns::Config`.
+    if (!cls.cpp_namespace.empty()) index_.emplace(cls.cpp_namespace + "::" + cls.name, &cls);
+  }
+
+  // For every front end: a namespace the generated header can open, and not one of the
+  // libraries' (the generated code names them from the root, `::at::Tensor`, so `mylib::at` is
+  // fine, but `at::mine` would add to libtorch's namespace).
+  void check_namespace(const Schema& schema) {
+    const std::string& name = schema.cpp_namespace;
+    if (name.empty()) return;
+    for (size_t start = 0;;) {
+      const size_t end = name.find("::", start);
+      const std::string part =
+          name.substr(start, end == std::string::npos ? std::string::npos : end - start);
+      if (!is_identifier(part) || is_cpp_keyword(part)) {
+        diagnostics_.error(schema.namespace_loc,
+                           "namespace '" + name + "' is not a C++ namespace name (like a::b)");
+        return;
+      }
+      if (start == 0 && is_library_namespace(part)) {
+        diagnostics_.error(schema.namespace_loc, "namespace '" + name + "' is inside '" + part +
+                                                     "', a namespace of the libraries the "
+                                                     "generated code uses");
+        return;
+      }
+      if (end == std::string::npos) return;
+      start = end + 2;
+    }
+  }
+
+  // Bounds for every front end: what tcgen accepts compiles in bounded time and memory, and
+  // `tcgen import` writes it as YAML within the YAML front end's bounds (nodes and nesting),
+  // so the YAML it writes is never refused.
+  void check_bounds(const Schema& schema) {
+    if (schema.classes.size() > kMaxClassesPerSchema) {
+      const Class& cls = schema.classes[kMaxClassesPerSchema];
+      diagnostics_.error(cls.loc, "class '" + cls.name + "': a schema file holds at most " +
+                                      std::to_string(kMaxClassesPerSchema) +
+                                      " classes (split it into files that include each other)");
+    }
+    size_t fields = 0;
+    bool schema_reported = false;
+    for (const auto& cls : schema.classes) {
+      if (cls.fields.size() > kMaxFieldsPerClass) {
+        const Field& field = cls.fields[kMaxFieldsPerClass];
+        diagnostics_.error(field.loc, "field '" + field.name + "': class '" + cls.name +
+                                          "' has more than " + std::to_string(kMaxFieldsPerClass) +
+                                          " fields, the most a class may have");
+      }
+      if (!schema_reported && fields + cls.fields.size() > kMaxFieldsPerSchema) {
+        const Field& field = cls.fields[kMaxFieldsPerSchema - fields];
+        diagnostics_.error(
+            field.loc, "field '" + field.name + "' of class '" + cls.name +
+                           "': a schema file holds at most " + std::to_string(kMaxFieldsPerSchema) +
+                           " fields in all (split it into files that include each other)");
+        schema_reported = true;
+      }
+      fields += cls.fields.size();
+      for (const auto& field : cls.fields) {
+        const int depth =
+            kDefaultDepth + (field.default_value ? json_depth(*field.default_value) : 0);
+        if (depth > kMaxNesting) {
+          diagnostics_.error(field.default_loc,
+                             "default of field '" + field.name +
+                                 "' nests too deep for a schema file: its innermost value would "
+                                 "be at level " +
+                                 std::to_string(depth) + " of the YAML (the most is " +
+                                 std::to_string(kMaxNesting) + ")");
+        }
+      }
+    }
+    // Within the bounds above, long defaults or lists (methods, batch dims) can still pass it.
+    const bool over_bounds = schema.classes.size() > kMaxClassesPerSchema || schema_reported;
+    if (!over_bounds && yaml_nodes(schema) > kMaxExpandedNodes) {
+      diagnostics_.error(schema.loc, "the schema would be more than " +
+                                         std::to_string(kMaxExpandedNodes) +
+                                         " YAML nodes, more than a schema file may have");
+    }
+  }
+
+  // Levels below a JSON value's own YAML node: 0 for a scalar or [], 1 for [1] or [[]].
+  static int json_depth(const Json& value) {
+    if (!value.is_structured() || value.empty()) return 0;
+    int deepest = 0;
+    for (const auto& item : value) deepest = std::max(deepest, json_depth(item));
+    return deepest + 1;
+  }
+
+  // YAML nodes of `value` as check_size() counts them (keys too).
+  static long json_nodes(const Json& value) {
+    long nodes = 1;
+    if (value.is_object()) {
+      for (const auto& item : value) nodes += 1 + json_nodes(item);
+    } else if (value.is_array()) {
+      for (const auto& item : value) nodes += json_nodes(item);
+    }
+    return nodes;
+  }
+
+  // YAML nodes of the schema as `tcgen import` writes it (yaml_writer.cpp) and check_size()
+  // counts them: a key and its value are two, a list one more than its items.
+  static long yaml_nodes(const Schema& schema) {
+    auto list = [](size_t n) { return n ? 2 + static_cast<long>(n) : 0L; };
+    auto text = [](bool present) { return present ? 2L : 0L; };
+    long nodes = 1 + text(!schema.cpp_namespace.empty()) + text(schema.version != 0) +
+                 list(schema.includes.size()) + 2;
+    for (const auto& cls : schema.classes) {
+      nodes += 3 + text(!cls.doc.empty()) + text(!cls.python_name.empty()) +
+               list(option_names(cls.options).size()) + list(cls.batch_dims.size()) +
+               list(cls.cpp_includes.size()) + list(cls.methods.size()) + 2;
+      for (const auto& field : cls.fields) {
+        nodes += 5 + text(!field.doc.empty()) + list(field.renamed_from.size()) +
+                 text(field.deprecated.has_value());
+        if (field.default_value) nodes += 1 + json_nodes(*field.default_value);
+        if (nodes > kMaxExpandedNodes) return nodes;
+      }
+    }
+    return nodes;
+  }
+
+  void check_name(const std::string& name, const SourceLoc& loc, const std::string& what) {
+    if (!is_identifier(name)) {
+      diagnostics_.error(loc, what + " name '" + name + "' is not a C++ identifier");
+    } else if (is_cpp_keyword(name)) {
+      diagnostics_.error(loc, what + " name '" + name + "' is a C++ keyword");
+    } else if (is_macro_in_scope(name)) {
+      diagnostics_.error(loc, what + " name '" + name +
+                                  "' is a macro where the generated header is compiled (the C "
+                                  "library's, glog's or libtorch's)");
+    } else if (is_python_keyword(name)) {
+      diagnostics_.error(loc, what + " name '" + name +
+                                  "' is a Python keyword: the Python class could not declare it");
+    }
+  }
+
+  void check_class(const Class& cls) {
+    if (!cls.name.empty()) check_name(cls.name, cls.loc, "class");
+    check_options(cls);
+    check_batch_dims(cls);
+    std::map<std::string, const Field*> seen;
+    for (const auto& field : cls.fields) {
+      check_field(cls, field);
+      auto [it, inserted] = seen.emplace(field.name, &field);
+      if (!inserted && !field.name.empty()) {
+        diagnostics_.error(field.loc,
+                           "duplicate field '" + field.name + "' in class '" + cls.name + "'");
+        diagnostics_.note(it->second->loc, "previously defined here");
+      }
+    }
+    check_setter_clashes(cls);
+    check_generated_spelling(cls);
+    check_evolution(cls, seen);
+  }
+
+  // `renamed_from:` and `deprecated:`, the field-level part of schema evolution.
+  void check_evolution(const Class& cls, const std::map<std::string, const Field*>& fields) {
+    std::map<std::string, const Field*> old_names;
+    for (const auto& field : cls.fields) {
+      for (const auto& old : field.renamed_from) {
+        if (!is_identifier(old)) {
+          diagnostics_.error(field.loc, "renamed_from name '" + old + "' of field '" + field.name +
+                                            "' is not an identifier");
+        } else if (fields.count(old)) {
+          diagnostics_.error(field.loc, "field '" + field.name + "' is renamed from '" + old +
+                                            "', which is still a field of class '" + cls.name +
+                                            "'");
+        } else if (auto [it, fresh] = old_names.emplace(old, &field); !fresh) {
+          diagnostics_.error(field.loc, "fields '" + it->second->name + "' and '" + field.name +
+                                            "' are both renamed from '" + old + "'");
+        }
+      }
+      // New instances no longer set it: it needs a value of its own.
+      if (field.deprecated && !field.default_value && !is_optional(field.type) &&
+          field.type.kind != TypeKind::Any) {
+        diagnostics_.error(field.loc, "deprecated field '" + field.name +
+                                          "' needs a default or an optional[...] type (new "
+                                          "instances no longer set it)");
+      }
+    }
+  }
+
+  // Names and text the generated header could not spell: whatever tcgen accepts must compile.
+  void check_generated_spelling(const Class& cls) {
+    // A class named like a member of its base would shadow that member inside the class; at
+    // global scope, one named like a library's namespace would clash with it.
+    if ((cls.cpp_namespace.empty() && is_global_name(cls.name)) || is_used_unqualified(cls.name) ||
+        is_generated_member_name(cls.name) || is_tensorclass_member_name(cls.name)) {
+      diagnostics_.error(
+          cls.loc, "class name '" + cls.name + "' collides with a name the generated header uses");
+    }
+    check_doc(cls.doc, cls.loc, "class '" + cls.name + "'");
+    for (const auto& include : cls.cpp_includes) check_cpp_include(cls, include);
+    for (const auto& field : cls.fields) {
+      if (is_used_unqualified(field.name)) {
+        diagnostics_.error(field.loc, "field name '" + field.name +
+                                          "' collides with a name the generated header uses");
+      }
+      if (!field.name.empty() && field.name == nested_class(field.type)) {
+        diagnostics_.error(field.loc, "field name '" + field.name +
+                                          "' is also its type's name (the generated class "
+                                          "could no longer name the type)");
+      }
+      check_doc(field.doc, field.loc, "field '" + field.name + "'");
+    }
+  }
+
+  // The file name goes into a // comment, a string literal and #include "..." lines.
+  // Each schema's header is included by its name alone (`#include "common.h"`): two schemas of the
+  // same file name in different directories could not both be included.
+  void check_header_names(const std::vector<Schema>& schemas) {
+    std::map<std::string, const Schema*> seen;
+    for (const auto& schema : schemas) {
+      auto [it, inserted] = seen.emplace(header_name(schema.path), &schema);
+      if (inserted) continue;
+      diagnostics_.error(schema.loc, "schemas '" + it->second->display_path + "' and '" +
+                                         schema.display_path + "' would both generate '" +
+                                         it->first + "', which their users include by name");
+    }
+  }
+
+  void check_file_name(const Schema& schema) {
+    const std::string& name = schema.display_path;
+    const bool ok = std::none_of(name.begin(), name.end(), [](char c) {
+      return c == '"' || c == '\\' || static_cast<unsigned char>(c) < 0x20;
+    });
+    if (!ok || name.find("?\?") != std::string::npos) {
+      diagnostics_.error(SourceLoc{name, 0, 0},
+                         "the schema's file name cannot be written into the generated header "
+                         "(it has a '\"', a '\\', '?\?' or a control character)");
+    } else if (!is_plain_text(name)) {  // #include "..." has no escapes
+      diagnostics_.error(SourceLoc{name, 0, 0},
+                         "the schema's file name cannot be written into the generated header "
+                         "(it has a control character, a line separator, a bidirectional control "
+                         "character or a byte that is not UTF-8)");
+    }
+  }
+
+  // A `//` comment line ending in a backslash (or `??/`, one under -trigraphs) continues onto
+  // the next line; a bidirectional control character makes the header display differently from
+  // what compiles ("Trojan Source"). Words as doc_lines (emit_fields.cpp) splits them: the
+  // escapes cpp_text writes for other characters never end in a backslash.
+  void check_doc(const std::string& doc, const SourceLoc& loc, const std::string& what) {
+    for (size_t i = 0; i < doc.size();) {
+      const TextChar c = text_char_at(doc, i);
+      i += c.size;
+      if (!c.valid || !is_bidi_control(c.value)) continue;
+      diagnostics_.error(loc, "doc of " + what +
+                                  " holds a bidirectional control character, which would make "
+                                  "the generated header read differently from what compiles");
+      return;
+    }
+    std::istringstream paragraphs(doc);
+    for (std::string paragraph; std::getline(paragraphs, paragraph);) {
+      std::istringstream words(paragraph);
+      for (std::string word; std::getline(words, word, ' ');) {
+        const bool splice =
+            !word.empty() &&
+            (word.back() == '\\' || (word.size() >= 3 && word.substr(word.size() - 3) == "?\?/"));
+        if (!splice) continue;
+        diagnostics_.error(loc, "doc of " + what + " has a word ending in a backslash ('" +
+                                    cpp_text(word, CppText::Comment) +
+                                    "'), which would continue a // comment onto the next line");
+        return;
+      }
+    }
+  }
+
+  void check_cpp_include(const Class& cls, const std::string& include) {
+    const bool angled = !include.empty() && include.front() == '<';
+    const std::string path = angled ? include.substr(1, include.size() - 2) : include;
+    bool ok = !path.empty() && (!angled || include.back() == '>');
+    for (char c : path) ok = ok && c != '"' && c != '<' && c != '>';
+    ok = ok && is_plain_text(path);  // #include <...> has no escapes
+    if (!ok) {
+      diagnostics_.error(cls.loc, "cpp_includes entry '" + cpp_text(include, CppText::Comment) +
+                                      "' of class '" + cls.name +
+                                      "' is not a header name like <vector> or my/header.h");
+    }
+  }
+
+  // `set_x` would be both the setter of `x` and the accessor of a field `set_x`.
+  void check_setter_clashes(const Class& cls) {
+    std::map<std::string, const Field*> accessors;
+    for (const auto& field : cls.fields) {
+      auto [it, inserted] = accessors.emplace(accessor_name(field), &field);
+      if (inserted || field.name == it->second->name) continue;  // duplicates: reported apart
+      diagnostics_.error(field.loc, "field '" + field.name + "' would have the accessor '" +
+                                        it->first + "()' of field '" + it->second->name +
+                                        "' (a reserved name's accessor takes the 'field_' prefix)");
+      diagnostics_.note(it->second->loc, "field '" + it->second->name + "' declared here");
+    }
+    for (const auto& field : cls.fields) {
+      auto clash = accessors.find(setter_name(field));
+      if (clash == accessors.end() || cls.options.frozen) continue;
+      diagnostics_.error(clash->second->loc, "field name '" + clash->second->name +
+                                                 "' clashes with the setter of field '" +
+                                                 field.name + "'");
+      diagnostics_.note(field.loc, "field '" + field.name + "' declared here");
+    }
+  }
+
+  void check_options(const Class& cls) {
+    const Options& o = cls.options;
+    if (o.autocast && o.nocast) {
+      diagnostics_.error(o.loc, "options 'autocast' and 'nocast' exclude each other");
+    }
+    if (o.tensor_only && (o.autocast || o.nocast)) {
+      diagnostics_.error(o.loc, std::string("option 'tensor_only' excludes '") +
+                                    (o.autocast ? "autocast" : "nocast") + "'");
+    }
+  }
+
+  void check_batch_dims(const Class& cls) {
+    std::set<std::string> seen;
+    for (const auto& dim : cls.batch_dims) {
+      if (!is_identifier(dim)) {
+        diagnostics_.error(
+            cls.loc, "batch dim '" + dim + "' of class '" + cls.name + "' is not an identifier");
+      } else if (!seen.insert(dim).second) {
+        diagnostics_.error(cls.loc,
+                           "batch dim '" + dim + "' of class '" + cls.name + "' is given twice");
+      }
+    }
+  }
+
+  void check_field(const Class& cls, const Field& field) {
+    if (field.name.empty()) return;
+    check_name(field.name, field.loc, "field");
+    if (is_identifier(field.name) && !is_cpp_keyword(field.name) && is_reserved_name(field.name) &&
+        !cls.options.shadow) {
+      diagnostics_.error(field.loc, "field name '" + field.name +
+                                        "' is reserved by TensorDict (use option 'shadow' to "
+                                        "allow it)");
+    }
+    if (is_generated_member_name(field.name) || field.name == cls.name) {
+      diagnostics_.error(field.loc, "field name '" + field.name +
+                                        "' clashes with a member of the generated class '" +
+                                        cls.name + "'");
+    }
+    if (!check_type(field.type)) return;
+    if (cls.options.tensor_only && !is_tensor_like(field.type)) {
+      diagnostics_.error(field.type.loc, "field '" + field.name + "' has type '" +
+                                             type_to_string(field.type) +
+                                             "', but a 'tensor_only' class holds only tensors "
+                                             "and tensorclasses");
+    }
+    check_shape(cls, field);
+    check_batch_trap(cls, field);
+    if (field.default_value && !fits(*field.default_value, field.type)) {
+      diagnostics_.error(field.default_loc,
+                         "default " + field.default_value->dump() + " of field '" + field.name +
+                             "' does not fit its type '" + type_to_string(field.type) + "'");
+    } else if (field.default_value && non_finite_in_any(*field.default_value, field.type)) {
+      diagnostics_.error(field.default_loc, "default of field '" + field.name +
+                                                "' holds .inf or .nan where the type is 'any' "
+                                                "(JSON has no such numbers)");
+    }
+  }
+
+  // Returns false when the type is unusable (so later checks do not pile up on it).
+  // `depth`: of `type` in the field's type; bounded for every front end as the YAML type parser
+  // bounds it (a header's std::vector nested 100 deep generated code g++ could not compile).
+  bool check_type(const Type& type, int depth = 1) {
+    if (depth > kMaxNesting) {
+      diagnostics_.error(type.loc,
+                         "type nested deeper than " + std::to_string(kMaxNesting) + " levels");
+      return false;
+    }
+    switch (type.kind) {
+      case TypeKind::Class:
+        if (type.class_name.empty()) return false;  // parse error, already reported
+        if (!index_.count(type.class_name)) {
+          diagnostics_.error(type.loc, "unknown type '" + type.class_name + "'");
+          return false;
+        }
+        return true;
+      case TypeKind::Optional:
+        if (type.args.empty()) return false;
+        if (type.args[0].kind == TypeKind::Optional) {
+          diagnostics_.error(type.loc, "optional[optional[...]] is redundant");
+          return false;
+        }
+        return check_type(type.args[0], depth + 1);
+      case TypeKind::List:
+        if (type.args.empty()) return false;
+        if (type.args[0].kind == TypeKind::Tensor || type.args[0].kind == TypeKind::Class) {
+          diagnostics_.error(type.args[0].loc,
+                             "list elements must be JSON-like (str, int, float, "
+                             "bool, any, list), not '" +
+                                 type_to_string(type.args[0]) + "'");
+          return false;
+        }
+        return check_type(type.args[0], depth + 1);
+      default:
+        return true;
+    }
+  }
+
+  void check_shape(const Class& cls, const Field& field) {
+    const Type& type = field.type.kind == TypeKind::Optional ? field.type.args[0] : field.type;
+    if (type.kind != TypeKind::Tensor || !type.shape || cls.batch_dims.empty()) return;
+    const auto& shape = *type.shape;
+    bool leads = shape.size() >= cls.batch_dims.size();
+    for (size_t i = 0; leads && i < cls.batch_dims.size(); ++i) {
+      leads = shape[i].name == cls.batch_dims[i];
+    }
+    if (!leads) {
+      std::string dims;
+      for (const auto& d : cls.batch_dims) dims += (dims.empty() ? "" : ", ") + d;
+      diagnostics_.error(type.loc, "shape of field '" + field.name +
+                                       "' must start with the batch dims (" + dims + ")");
+    }
+  }
+
+  // Python's @tensorclass stores some plain values as tensors of their own shape (checked against
+  // tensordict 0.14): every int/float/bool/list[number] and their optionals in default mode,
+  // optional scalars under autocast, lists of numbers under nocast. Such a tensor cannot fit a
+  // batch dim, so a class with batch dims could hold the field only when batch-less.
+  void check_batch_trap(const Class& cls, const Field& field) {
+    if (cls.batch_dims.empty()) return;
+    const bool optional = field.type.kind == TypeKind::Optional;
+    const Type& inner = optional ? field.type.args.at(0) : field.type;
+    const bool scalar = inner.kind == TypeKind::Int || inner.kind == TypeKind::Float ||
+                        inner.kind == TypeKind::Bool;
+    const bool numbers =
+        inner.kind == TypeKind::List && !inner.args.empty() &&
+        (inner.args[0].kind == TypeKind::Int || inner.args[0].kind == TypeKind::Float ||
+         inner.args[0].kind == TypeKind::Bool);
+    if (!scalar && !numbers) return;
+    // Whether the value becomes a tensor under each mode: default, autocast, nocast.
+    const bool as_tensor[] = {true, scalar && optional, numbers};
+    const char* modes[] = {"default mode", "option 'autocast'", "option 'nocast'"};
+    const int mode = cls.options.autocast ? 1 : cls.options.nocast ? 2 : 0;
+    if (!as_tensor[mode]) return;
+    std::string keeps;
+    for (int m = 1; m < 3; ++m) {
+      if (!as_tensor[m]) keeps += std::string(keeps.empty() ? "" : " or ") + modes[m];
+    }
+    std::string dims;
+    for (const auto& d : cls.batch_dims) dims += (dims.empty() ? "" : ", ") + d;
+    diagnostics_.warning(field.type.loc,
+                         "field '" + field.name + "' of type '" + type_to_string(field.type) +
+                             "' is stored as a tensor of its own shape under " + modes[mode] +
+                             " (as by Python's @tensorclass), which does not fit the batch dims (" +
+                             dims + "): only a batch-less instance can hold it" +
+                             (keeps.empty() ? "" : "; " + keeps + " keeps it a plain value"));
+  }
+
+  // Depth-first search over "class A has a field of class B" edges.
+  void check_cycles() {
+    std::set<std::string> done;
+    std::vector<const Class*> path;
+    std::function<void(const Class*)> visit = [&](const Class* cls) {
+      if (done.count(cls->name)) return;
+      path.push_back(cls);
+      for (const auto& field : cls->fields) {
+        std::string target = nested_class(field.type);
+        if (target.empty() || !index_.count(target)) continue;
+        const Class* next = index_.at(target);
+        auto on_path = std::find(path.begin(), path.end(), next);
+        if (on_path != path.end()) {
+          report_cycle(std::vector<const Class*>(on_path, path.end()), field);
+        } else {
+          visit(next);
+        }
+      }
+      path.pop_back();
+      done.insert(cls->name);
+    };
+    for (const auto& [name, cls] : index_) visit(cls);
+  }
+
+  static std::string nested_class(const Type& type) {
+    if (type.kind == TypeKind::Class) return type.class_name;
+    if (type.kind == TypeKind::Optional && !type.args.empty()) return nested_class(type.args[0]);
+    return "";
+  }
+
+  void report_cycle(const std::vector<const Class*>& cycle, const Field& closing) {
+    std::string chain;
+    for (const Class* c : cycle) chain += c->name + " -> ";
+    chain += cycle.front()->name;
+    diagnostics_.error(closing.type.loc,
+                       "nesting cycle: " + chain + " (a class cannot contain itself)");
+  }
+
+  Diagnostics& diagnostics_;
+  ClassIndex index_;
+};
+
+}  // namespace
+
+ClassIndex check_schemas(const std::vector<Schema>& schemas, Diagnostics& diagnostics) {
+  return Checker(diagnostics).run(schemas);
+}
+
+}  // namespace tcgen

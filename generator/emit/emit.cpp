@@ -1,0 +1,148 @@
+#include "emit/emit.h"
+
+#include <kainjow/mustache.hpp>
+
+#include <set>
+
+#include "emit/emit_fields.h"
+#include "emit/render.h"
+#include "model/names.h"
+#include "version.h"
+
+namespace tcgen {
+namespace {
+
+using kainjow::mustache::data;
+
+FieldView field_view(const Field& field, const FieldContext& ctx) {
+  switch (element_type(field.type).kind) {
+    case TypeKind::Tensor:
+      return tensor_field(field, ctx);
+    case TypeKind::Class:
+      return nested_field(field, ctx);
+    default:
+      return value_field(field, ctx);
+  }
+}
+
+constexpr size_t kColumnLimit = 100;
+
+bool fits(const std::string& text, const std::string& marker) {
+  size_t at = text.find(marker);
+  if (at == std::string::npos) return true;
+  size_t begin = text.rfind('\n', at) + 1;  // npos + 1 == 0
+  size_t end = text.find('\n', at);
+  return (end == std::string::npos ? text.size() : end) - begin <= kColumnLimit;
+}
+
+// Getter and setter on one line each when they fit in the column limit, else with the body on
+// its own line, as clang-format lays them out.
+std::string render_field(kainjow::mustache::data view, Renderer& renderer) {
+  view.set("getter_fits", true);
+  view.set("setter_fits", true);
+  const std::string one_line = renderer.render("field", view);
+  view.set("getter_fits", fits(one_line, "() const {"));
+  view.set("setter_fits", fits(one_line, " value) {"));
+  return trim_newlines(renderer.render("field", view));
+}
+
+// `.with(Option::frozen)...` for each option set (after `tensordict::ClassOptions()`).
+std::string options_initializer(const Options& o) {
+  std::string text;
+  for (const auto& name : option_names(o)) text += ".with(Option::" + name + ")";
+  return text;
+}
+
+std::string class_text(const Class& cls, const ClassIndex& classes, Renderer& renderer) {
+  data view;
+  view.set("name", cls.name);
+  view.set("doc", doc_lines(cls.doc, 0));
+  view.set("python_type", cpp_text(python_type_string(cls), CppText::InLiteral));
+  view.set("options", options_initializer(cls.options));
+  view.set("has_options", !option_names(cls.options).empty());
+  view.set("has_fields", !cls.fields.empty());
+  view.set("indent", std::string(cls.name.size() + 12, ' '));
+  view.set("field_count", std::to_string(cls.fields.size()));
+  if (cls.version) view.set("version", std::to_string(cls.version));
+  data fields = data::type::list, specs = data::type::list, accessors = data::type::list;
+  for (size_t i = 0; i < cls.fields.size(); ++i) {
+    FieldView field = field_view(cls.fields[i], FieldContext{cls, classes, i});
+    fields.push_back(field.arg);
+    data spec;
+    spec.set("spec", field.spec);
+    specs.push_back(spec);
+    if (cls.fields[i].deprecated) continue;  // hidden from the API: no accessor, no setter
+    data accessor;
+    accessor.set("text", render_field(field.accessor, renderer));
+    accessors.push_back(accessor);
+  }
+  view.set("fields", fields);
+  view.set("field_specs", specs);
+  view.set("accessors", accessors);
+  data methods = data::type::list;
+  for (const auto& declaration : cls.methods) {
+    data method;
+    method.set("declaration", declaration);
+    methods.push_back(method);
+  }
+  view.set("methods", methods);
+  view.set("has_methods", !cls.methods.empty());
+  // The wrapping constructor on one line when it fits, else as clang-format breaks it.
+  view.set("wrap_fits", true);
+  const std::string one_line = renderer.render("class", view);
+  if (fits(one_line, "WrapTag, ::tensordict::TensorDict td) : ")) return trim_newlines(one_line);
+  view.set("wrap_fits", false);
+  return trim_newlines(renderer.render("class", view));
+}
+
+// Headers of other schema files whose classes this file nests, and the hand-written includes, as
+// one block of #include lines (<...> before "...", each sorted, as clang-format orders them).
+std::string include_block(const Schema& schema, const ClassIndex& classes) {
+  std::set<std::string> system, local;
+  for (const auto& cls : schema.classes) {
+    for (const auto& field : cls.fields) {
+      std::string nested = nested_class_name(field.type);
+      if (nested.empty()) continue;
+      const Class& target = *classes.at(nested);
+      if (target.schema_path != schema.display_path) {
+        local.insert("\"" + header_name(target.schema_path) + "\"");
+      }
+    }
+    for (const auto& include : cls.cpp_includes) {
+      if (include.front() == '<') {
+        system.insert(include);
+      } else {
+        local.insert("\"" + include + "\"");
+      }
+    }
+  }
+  std::string block;
+  for (const auto& set : {system, local}) {
+    for (const auto& header : set) block += "#include " + header + "\n";
+  }
+  return block.empty() ? "" : "\n" + block;
+}
+
+}  // namespace
+
+Output emit_schema(const Schema& schema, const ClassIndex& classes, const Templates& templates,
+                   Diagnostics& diagnostics) {
+  Renderer renderer(templates, diagnostics, schema.display_path);
+  data view;
+  view.set("version", kTcgenVersion);
+  view.set("schema_path", cpp_text(schema.display_path, CppText::Comment));
+  view.set("abi_version", std::to_string(tensordict::kAbiVersion));
+  view.set("header", cpp_text(header_name(schema.display_path), CppText::InLiteral));
+  view.set("include_block", include_block(schema, classes));
+  if (!schema.cpp_namespace.empty()) view.set("namespace", schema.cpp_namespace);
+  data class_list = data::type::list;
+  for (const Class* cls : declaration_order(schema, classes)) {
+    data item;
+    item.set("class_text", class_text(*cls, classes, renderer));
+    class_list.push_back(item);
+  }
+  view.set("classes", class_list);
+  return Output{header_name(schema.display_path), renderer.render("file", view)};
+}
+
+}  // namespace tcgen

@@ -1,0 +1,33 @@
+#pragma once
+// Per-field view models, one builder per field kind (tensor, nested class, non-tensor value).
+
+#include <kainjow/mustache.hpp>
+
+#include <string>
+
+#include "model/model.h"
+
+namespace tcgen {
+
+struct FieldView {
+  kainjow::mustache::data accessor;  ///< context of field.mustache
+  kainjow::mustache::data arg;       ///< the Args member: arg_type, name, arg_init, doc
+  std::string spec;                  ///< FieldSpec initializer
+};
+
+struct FieldContext {
+  const Class& cls;
+  const ClassIndex& classes;
+  size_t index;
+};
+
+FieldView tensor_field(const Field& field, const FieldContext& ctx);
+FieldView nested_field(const Field& field, const FieldContext& ctx);
+FieldView value_field(const Field& field, const FieldContext& ctx);
+
+/// `text` as a list of {line} for `/// {{line}}` doc comments: a paragraph per line of the text,
+/// its space-separated words wrapped so that a comment indented by `indent` stays within 100
+/// columns, each escaped by cpp_text (a tab, CR or NUL is spelled out).
+kainjow::mustache::data doc_lines(const std::string& text, size_t indent);
+
+}  // namespace tcgen

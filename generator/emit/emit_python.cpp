@@ -1,0 +1,349 @@
+#include "emit/emit_python.h"
+
+#include <kainjow/mustache.hpp>
+
+#include <cctype>
+#include <map>
+#include <set>
+#include <sstream>
+#include <utility>
+#include <vector>
+
+#include "emit/render.h"
+#include "model/names.h"
+#include "model/python_names.h"
+#include "version.h"
+
+namespace tcgen {
+namespace {
+
+using kainjow::mustache::data;
+
+// Lines of a doc text, as the template's `{{#doc}}` section lists them: a `#:` comment line per
+// line of the text, each escaped (a CR would end the comment: Python ends lines at CR too).
+data doc_lines(const std::string& doc) {
+  data lines = data::type::list;
+  std::istringstream in(doc);
+  for (std::string line; std::getline(in, line);) {
+    lines.push_back(data("line", python_text(line, PythonText::Comment)));
+  }
+  return lines;
+}
+
+// Names an annotation or a default reads where it runs (the class body, then the module):
+// identifiers that are neither attributes (`Tensor` of `torch.Tensor`) nor keyword arguments
+// (`default_factory=`), outside the string literals python_text writes; keywords aside.
+std::set<std::string> names_read(const std::string& expression) {
+  std::set<std::string> names;
+  const auto at = [&](size_t i) { return i < expression.size() ? expression[i] : '\0'; };
+  const auto word = [&](size_t i) {
+    return std::isalnum(static_cast<unsigned char>(at(i))) || at(i) == '_';
+  };
+  for (size_t i = 0; i < expression.size();) {
+    if (at(i) == '"') {
+      for (++i; i < expression.size() && at(i) != '"'; ++i) i += at(i) == '\\';
+      ++i;
+    } else if (std::isdigit(static_cast<unsigned char>(at(i)))) {
+      while (word(i) || at(i) == '.') ++i;  // a number: 2.0, 1e-05
+    } else if (word(i)) {
+      const size_t begin = i;
+      while (word(i)) ++i;
+      const std::string name = expression.substr(begin, i - begin);
+      const bool keyword_argument = at(i) == '=' && at(i + 1) != '=';
+      if (at(begin - 1) != '.' && !keyword_argument && !is_python_keyword(name)) names.insert(name);
+    } else {
+      ++i;
+    }
+  }
+  return names;
+}
+
+// The class keywords of the options set: Python's TensorClass takes them as
+// `class C(TensorClass, nocast=True)`, spelled as schemas spell them.
+std::string bases(const Class& cls) {
+  std::string out = "TensorClass";
+  for (const auto& option : option_names(cls.options)) out += ", " + option + "=True";
+  return out;
+}
+
+struct ModuleView {
+  std::set<std::string> typing;                           // Any, Optional
+  std::map<std::string, std::set<std::string>> imported;  // module -> class names
+  std::map<std::string, std::string> imported_from;       // class name -> module
+  std::map<std::string, const Class*> declared;           // its classes, by Python name
+  std::set<std::string> dataclasses;                      // field, KW_ONLY
+  data classes = data::type::list;
+};
+
+// A class body as its fields are written: the names it binds (fields with a default) and the
+// code of each field (`annotation = default`).
+struct ClassBody {
+  const Class& cls;
+  const ClassIndex& classes;
+  const std::set<std::string>& defined;
+  ModuleView& module;
+  Diagnostics& diagnostics;
+  std::map<std::string, const Field*> bound;
+  std::vector<std::pair<const Field*, std::string>> code;
+};
+
+// Reports a name the Python class would spell otherwise than the schema: one starting with '__'
+// (mangled to `_Class__x`, or one of Python's own `__x__`), or `_` beside the keyword-only marker.
+void check_field_name(const Field& field, bool keyword_only, const ClassBody& body) {
+  const std::string& name = field.name;
+  if (name.rfind("__", 0) == 0) {
+    const bool dunder = name.size() >= 4 && name.compare(name.size() - 2, 2, "__") == 0;
+    std::string owner = python_class_name(body.cls);
+    owner.erase(0, owner.find_first_not_of('_'));
+    body.diagnostics.error(
+        field.loc, dunder ? "field name '" + name +
+                                "' is one of Python's own '__x__' names, which its class "
+                                "machinery reads"
+                          : "field name '" + name + "' would be '_" + owner + name +
+                                "' in the Python class (a class body mangles names starting "
+                                "with '__')");
+  } else if (name == "_" && keyword_only) {
+    body.diagnostics.error(field.loc,
+                           "field name '_' is the Python class's keyword-only marker "
+                           "('_: KW_ONLY')");
+  }
+}
+
+// Notes `from <module> import <Name>` for `field`, which nests `target` of another module;
+// reports a name Python cannot import (a class of an included schema is checked here), or one the
+// module binds to something else.
+void import_class(const Class& target, const Field& field, ClassBody& body) {
+  const std::string name = python_class_name(target);
+  const std::string from = python_module(target);
+  const auto imported = body.module.imported_from.find(name);
+  std::string clash;
+  std::istringstream parts(python_dotted_name(target));
+  for (std::string part; clash.empty() && std::getline(parts, part, '.');) {
+    clash = python_name_problem(part);
+  }
+  if (!clash.empty()) {
+    clash = "Python cannot import it (" + clash + ")";
+  } else if (body.module.declared.count(name)) {
+    clash = "it declares a class of that name";
+  } else if (imported != body.module.imported_from.end() && imported->second != from) {
+    clash = "it imports '" + imported->second + "." + name + "' under that name";
+  } else if (is_spelled_by_python_module(name)) {
+    clash = "its generated code uses that name";
+  }
+  if (!clash.empty()) {
+    body.diagnostics.error(field.loc, "field '" + field.name + "' nests '" +
+                                          python_dotted_name(target) + "', which Python module '" +
+                                          python_module(body.cls) + "' cannot import as '" + name +
+                                          "': " + clash);
+    return;
+  }
+  body.module.imported_from.emplace(name, from);
+  body.module.imported[from].insert(name);
+}
+
+// Reports a field whose default binds a name that a field's annotation or default reads: Python
+// looks names up in the class body first (a field `torch` with a default turns a later
+// `torch.Tensor` into an attribute of its value; annotations evaluated lazily, as from Python
+// 3.14, or after the value, as `x: ann = value` does, see every field bound).
+void check_reads(const ClassBody& body) {
+  for (const auto& [field, code] : body.code) {
+    for (const auto& name : names_read(code)) {
+      const auto binder = body.bound.find(name);
+      if (binder == body.bound.end()) continue;
+      body.diagnostics.error(binder->second->loc,
+                             "field '" + name + "' of class '" + body.cls.name +
+                                 "' would hide, in the Python class, the '" + name +
+                                 "' that field '" + field->name + "' reads (`" + code + "`)");
+      body.diagnostics.note(field->loc, "field '" + field->name + "' declared here");
+    }
+  }
+}
+
+// Whether a field without a default comes after one with a default: Python's dataclass refuses
+// that order unless the later fields are keyword-only.
+bool needs_keyword_only(const Class& cls) {
+  bool defaulted = false;
+  for (const auto& field : cls.fields) {
+    const bool has_default = field.default_value || is_optional(field.type);
+    if (defaulted && !has_default) return true;
+    defaulted = defaulted || has_default;
+  }
+  return false;
+}
+
+// A field's view; notes the imports it needs in the module, and the name it binds in `body`.
+data field_view(const Field& field, ClassBody& body) {
+  ModuleView& module = body.module;
+  data item;
+  item.set("name", field.name);
+  std::string annotation = python_annotation(field.type, body.classes);
+  const std::string nested = nested_class_name(field.type);
+  if (!nested.empty()) {
+    const Class& target = *body.classes.at(nested);
+    if (python_module(target) != python_module(body.cls)) {
+      import_class(target, field, body);
+    } else if (!body.defined.count(target.name)) {  // itself: not bound yet while its body runs
+      annotation = python_text(annotation, PythonText::Literal);
+    }
+  }
+  if (annotation.find("Any") != std::string::npos) module.typing.insert("Any");
+  if (annotation.find("Optional[") != std::string::npos) module.typing.insert("Optional");
+  item.set("annotation", annotation);
+  // An optional field left out is None, in C++ (its Args member) and so in Python.
+  if (field.default_value || is_optional(field.type)) {
+    bool per_instance = false;
+    std::string value = field.default_value
+                            ? python_default(*field.default_value, field.type, per_instance)
+                            : "None";
+    if (per_instance) {
+      value = "field(default_factory=lambda: " + value + ")";
+      module.dataclasses.insert("field");
+    }
+    item.set("default", data("value", value));
+    body.code.emplace_back(&field, annotation + " = " + value);
+    body.bound.emplace(field.name, &field);
+  } else {
+    body.code.emplace_back(&field, annotation);
+  }
+  // What the schema's evolution keys say, which Python tensordict does not act on.
+  std::string doc = field.doc;
+  if (field.deprecated) {
+    doc += std::string(doc.empty() ? "" : "\n") + "Deprecated" +
+           (field.deprecated->empty() ? "." : ": " + *field.deprecated);
+  }
+  if (!field.renamed_from.empty()) {
+    doc += std::string(doc.empty() ? "" : "\n") + "Formerly " +
+           comma_separated(field.renamed_from) + " (older directories hold that name).";
+  }
+  if (!doc.empty()) item.set("doc", doc_lines(doc));
+  return item;
+}
+
+data class_view(ClassBody body) {
+  const Class& cls = body.cls;
+  ModuleView& module = body.module;
+  data view;
+  view.set("name", python_class_name(cls));
+  view.set("bases", bases(cls));
+  if (!cls.doc.empty()) view.set("docstring", python_text(cls.doc, PythonText::Docstring));
+  view.set("gap", !cls.doc.empty() && !cls.fields.empty() ? "\n" : "");
+  if (cls.doc.empty() && cls.fields.empty()) view.set("empty", true);
+  const bool keyword_only = needs_keyword_only(cls);
+  if (keyword_only) module.dataclasses.insert("KW_ONLY");
+  bool marked = false;
+  data fields = data::type::list;
+  for (const auto& field : cls.fields) {
+    check_field_name(field, keyword_only, body);
+    data item = field_view(field, body);
+    // Fields from the first one with a default on are keyword-only (`_: KW_ONLY`).
+    if (keyword_only && !marked && (field.default_value || is_optional(field.type))) {
+      item.set("keyword_only", true);
+      marked = true;
+    }
+    fields.push_back(item);
+  }
+  check_reads(body);
+  view.set("fields", fields);
+  return view;
+}
+
+// The import lines of a module: the standard library's, then torch's and tensordict's and the
+// modules of nested classes, as isort groups them.
+std::string import_block(const ModuleView& module) {
+  auto joined = [](const std::set<std::string>& names) {
+    std::string out;
+    for (const auto& name : names) out += (out.empty() ? "" : ", ") + name;
+    return out;
+  };
+  std::string block;
+  if (!module.dataclasses.empty())
+    block += "from dataclasses import " + joined(module.dataclasses) + "\n";
+  if (!module.typing.empty()) block += "from typing import " + joined(module.typing) + "\n";
+  if (!block.empty()) block += "\n";
+  block += "import torch\nfrom tensordict import TensorClass\n";
+  for (const auto& [path, names] : module.imported)
+    block += "from " + path + " import " + joined(names) + "\n";
+  block.pop_back();  // the template ends the line
+  return block;
+}
+
+// Declares the classes of `order` in their modules; reports a Python name that Python cannot
+// declare, that would hide what the module imports or uses, or that two classes share. False when
+// one was reported.
+bool declare_classes(const std::vector<const Class*>& order,
+                     std::map<std::string, ModuleView>& modules, Diagnostics& diagnostics) {
+  bool ok = true;
+  for (const Class* cls : order) {
+    const std::string module = python_module(*cls);
+    if (module.empty()) {
+      diagnostics.error(cls->loc, "class '" + cls->name +
+                                      "' has no Python module: give it `python: <module>." +
+                                      cls->name + "` or a namespace");
+      ok = false;
+      continue;
+    }
+    const std::string dotted = python_dotted_name(*cls);
+    const std::string name = python_class_name(*cls);
+    const std::string top = dotted.substr(0, dotted.find('.'));
+    std::string problem;
+    std::istringstream parts(dotted);
+    for (std::string part; problem.empty() && std::getline(parts, part, '.');) {
+      problem = python_name_problem(part);
+    }
+    if (problem.empty() && is_imported_python_module(top)) {
+      problem = "a module '" + top + "' would hide the '" + top + "' that generated modules import";
+    } else if (problem.empty() && is_spelled_by_python_module(name)) {
+      problem = "a class '" + name + "' would hide the '" + name + "' that generated modules use";
+    }
+    const bool given = !cls->python_name.empty();
+    const SourceLoc& loc = given && cls->python_loc.line > 0 ? cls->python_loc : cls->loc;
+    if (!problem.empty()) {
+      diagnostics.error(loc, given ? "python name '" + dotted + "' cannot be generated: " + problem
+                                   : "class '" + cls->name + "' would be the Python class '" +
+                                         dotted + "' (its namespace and name): " + problem +
+                                         " (give it `python: <module>." + cls->name + "`)");
+      ok = false;
+      continue;
+    }
+    const auto [first, fresh] = modules[module].declared.emplace(name, cls);
+    if (!fresh) {
+      diagnostics.error(loc, "classes '" + first->second->name + "' and '" + cls->name +
+                                 "' would both be the Python class '" + dotted + "'");
+      diagnostics.note(
+          first->second->python_loc.line > 0 ? first->second->python_loc : first->second->loc,
+          "class '" + first->second->name + "' declared here");
+      ok = false;
+    }
+  }
+  return ok;
+}
+
+}  // namespace
+
+std::vector<Output> emit_python_schema(const Schema& schema, const ClassIndex& classes,
+                                       const Templates& templates, Diagnostics& diagnostics) {
+  Renderer renderer(templates, diagnostics, schema.display_path);
+  std::map<std::string, ModuleView> modules;  // by module path, in order
+  const std::vector<const Class*> order = declaration_order(schema, classes);
+  if (!declare_classes(order, modules, diagnostics)) return {};
+  std::set<std::string> defined;
+  for (const Class* cls : order) {
+    defined.insert(cls->name);
+    ModuleView& view = modules[python_module(*cls)];
+    const data text = class_view(ClassBody{*cls, classes, defined, view, diagnostics, {}, {}});
+    view.classes.push_back(
+        data("class_text", trim_newlines(renderer.render("python_class", text))));
+  }
+  std::vector<Output> outputs;
+  for (auto& [module, view] : modules) {
+    data file;
+    file.set("version", kTcgenVersion);
+    file.set("schema_path", python_text(schema.display_path, PythonText::Comment));
+    file.set("imports", import_block(view));
+    file.set("classes", view.classes);
+    outputs.push_back(Output{python_module_file(module), renderer.render("python_module", file)});
+  }
+  return outputs;
+}
+
+}  // namespace tcgen

@@ -1,0 +1,43 @@
+#pragma once
+// What every emitter shares: rendering a Mustache template, and the order a file declares its
+// classes in.
+
+#include <kainjow/mustache.hpp>
+
+#include <string>
+#include <vector>
+
+#include "emit/templates.h"
+#include "model/diagnostics.h"
+#include "model/model.h"
+
+namespace tcgen {
+
+/// Renders templates with HTML escaping off; reports invalid templates at the schema. Values are
+/// never rendered as templates, so user text holding `{{` is output as written (load_templates
+/// checks the names a template uses).
+class Renderer {
+ public:
+  Renderer(const Templates& templates, Diagnostics& diagnostics, std::string schema_path)
+      : templates_(templates), diagnostics_(diagnostics), schema_path_(std::move(schema_path)) {}
+
+  std::string render(const std::string& name, const kainjow::mustache::data& context);
+
+ private:
+  void report(const std::string& message);
+
+  const Templates& templates_;
+  Diagnostics& diagnostics_;
+  std::string schema_path_;
+};
+
+/// `text` without its trailing newlines (a rendered part goes into a template's line).
+std::string trim_newlines(std::string text);
+
+/// The class a field of `type` nests (through `optional[...]`), or "".
+std::string nested_class_name(const Type& type);
+/// Classes of the file, each after the classes of the same file it nests (C++ needs them
+/// complete, Python bound).
+std::vector<const Class*> declaration_order(const Schema& schema, const ClassIndex& classes);
+
+}  // namespace tcgen

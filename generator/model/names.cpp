@@ -1,0 +1,274 @@
+#include "model/names.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <utility>
+
+#include "model/python_names.h"
+#include "model/source_text.h"
+
+namespace tcgen {
+
+std::string aten_dtype(const std::string& dtype) {
+  return "::at::k" + std::string(schema_dtype(dtype)->scalar_type);
+}
+
+std::vector<std::string> option_names(const tensordict::ClassOptions& options) {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < tensordict::kClassOptionNames.size(); ++i) {
+    if (options.has(static_cast<tensordict::ClassOption>(i))) {
+      names.emplace_back(tensordict::kClassOptionNames[i]);
+    }
+  }
+  return names;
+}
+
+std::string accessor_name(const Field& field) {
+  const bool hides_member = is_reserved_name(field.name) ||
+                            is_tensorclass_member_name(field.name) ||
+                            is_tensorclass_member_name("set_" + field.name);
+  return hides_member ? std::string(tensordict::kReservedFieldPrefix) + field.name : field.name;
+}
+
+std::string setter_name(const Field& field) { return "set_" + accessor_name(field); }
+
+std::string cpp_type(const Type& type, const std::string& current_namespace) {
+  switch (type.kind) {
+    case TypeKind::Tensor:
+      return "::at::Tensor";
+    case TypeKind::Str:
+      return "::std::string";
+    case TypeKind::Int:
+      return "::std::int64_t";
+    case TypeKind::Float:
+      return "double";
+    case TypeKind::Bool:
+      return "bool";
+    case TypeKind::Any:
+      return "::tensordict::Json";
+    case TypeKind::List:
+      return "::std::vector<" + cpp_type(type.args.at(0), current_namespace) + ">";
+    case TypeKind::Optional:
+      return optional_of(cpp_type(type.args.at(0), current_namespace));
+    case TypeKind::Class:
+      return type.class_name;  // qualified by the emitter once the class is resolved
+  }
+  return "void";
+}
+
+std::string qualified_class_name(const Class& cls, const std::string& current_namespace) {
+  if (cls.cpp_namespace == current_namespace || cls.cpp_namespace.empty()) return cls.name;
+  return "::" + cls.cpp_namespace + "::" + cls.name;
+}
+
+std::string python_type_string(const Class& cls) {
+  return "<class '" + python_dotted_name(cls) + "'>";
+}
+
+std::string optional_of(const std::string& type) { return "::std::optional<" + type + ">"; }
+
+std::string autocast_of(const std::string& type) { return "::tensordict::Autocast<" + type + ">"; }
+
+std::string const_ref(const std::string& type) { return "const " + type + "&"; }
+
+std::string moved(const std::string& expr) { return "::std::move(" + expr + ")"; }
+
+std::string as_field(const std::string& expr) { return "as_field(" + expr + ")"; }
+
+std::string field_reader(const Type& type, const std::string& element) {
+  const std::string prefix = is_optional(type) ? "optional_" : "";
+  switch (element_type(type).kind) {
+    case TypeKind::Tensor:
+      return prefix + "tensor_field";
+    case TypeKind::Class:
+      return prefix + "nested_field<" + element + ">";
+    case TypeKind::Any:
+      if (prefix.empty()) return "any_field";  // None reads as null, as Python returns None
+      break;
+    default:
+      break;
+  }
+  return prefix + "value_field<" + element + ">";
+}
+
+namespace {
+
+std::string kind_constant(TypeKind kind) {
+  return "Kind::" + std::string(tensordict::spelling(field_kind(kind)).enumerator);
+}
+
+std::string shape_initializer(const std::vector<Dim>& shape) {
+  std::string dims;
+  for (const auto& d : shape) {
+    dims += (dims.empty() ? "" : ", ") + (d.name.empty() ? std::to_string(d.size) : "-1");
+  }
+  return "{" + dims + "}";
+}
+
+}  // namespace
+
+std::string field_spec_head(const Field& field) {
+  return "Field(" + cpp_text(field.name, CppText::Literal) + ", " +
+         kind_constant(element_type(field.type).kind) + ")";
+}
+
+namespace {
+
+// A JSON value as a raw string literal (which has no escapes): JSON text in ASCII, with `\uXXXX`
+// for every other character (so no character that needs_escape reaches the header), under a
+// delimiter that the text does not close.
+std::string json_literal(const nlohmann::ordered_json& value) {
+  const std::string text = value.dump(-1, ' ', true);
+  std::string delimiter;
+  for (int n = 0; text.find(")" + delimiter + "\"") != std::string::npos; ++n) {
+    delimiter = "tc" + std::to_string(n);
+  }
+  return "R\"" + delimiter + "(" + text + ")" + delimiter + "\"";
+}
+
+// A default as the runtime reads it back: numbers of float fields as floats (2 -> 2.0), so that
+// the value stored is the one Args' `2.0` gives.
+nlohmann::ordered_json typed_default(const nlohmann::ordered_json& value, const Type& type) {
+  const Type& element = element_type(type);
+  if (element.kind == TypeKind::Float && value.is_number_integer()) {
+    return static_cast<double>(value.get<int64_t>());
+  }
+  if (element.kind != TypeKind::List || !value.is_array()) return value;
+  nlohmann::ordered_json items = nlohmann::ordered_json::array();
+  for (const auto& item : value) items.push_back(typed_default(item, element.args.at(0)));
+  return items;
+}
+
+}  // namespace
+
+std::vector<std::string> field_spec_calls(const Field& field, const std::string& nested) {
+  const Type& type = field.type;
+  const Type& element = element_type(type);
+  std::vector<std::string> calls;
+  if (is_optional(type)) calls.push_back(".nullable()");
+  if (element.kind == TypeKind::Class) calls.push_back(".with_class(&" + nested + "::class_spec)");
+  if (element.kind == TypeKind::Tensor && element.dtype)
+    calls.push_back(".with_dtype(" + aten_dtype(*element.dtype) + ")");
+  if (element.kind == TypeKind::Tensor && element.shape)
+    calls.push_back(".with_shape(" + shape_initializer(*element.shape) + ")");
+  // What loading a directory of an older schema version needs: the value of a field it lacks,
+  // the names it may hold the field under.
+  const auto& value = field.default_value;
+  if (value && !value->is_null() && value->dump().find("null") == std::string::npos) {
+    // (JSON spells .inf and .nan as null: such a default is left out, the field stays required)
+    calls.push_back(".with_default(" + json_literal(typed_default(*value, type)) + ")");
+  }
+  if (!field.renamed_from.empty()) {
+    std::string names;
+    for (const auto& old : field.renamed_from)
+      names += (names.empty() ? "" : ", ") + cpp_text(old, CppText::Literal);
+    calls.push_back(".renamed_from({" + names + "})");
+  }
+  if (field.deprecated) calls.push_back(".as_deprecated()");
+  return calls;
+}
+
+namespace {
+
+// Octal escapes of a character's bytes: `\015`, `\342\200\250`.
+std::string octal_escapes(const std::string& text, size_t at, size_t size) {
+  std::string out;
+  for (size_t i = at; i < at + size; ++i) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    const char octal[] = {'\\', static_cast<char>('0' + (byte >> 6)),
+                          static_cast<char>('0' + ((byte >> 3) & 7)),
+                          static_cast<char>('0' + (byte & 7)), '\0'};
+    out += octal;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string cpp_text(const std::string& text, CppText form) {
+  const bool literal = form != CppText::Comment;
+  const std::string quote = form == CppText::Literal ? "\"" : "";
+  std::string out = quote;
+  for (size_t i = 0; i < text.size();) {
+    const TextChar c = text_char_at(text, i);
+    const bool trigraph = c.value == '?' && i > 0 && text[i - 1] == '?';
+    if (literal && (c.value == '"' || c.value == '\\' || trigraph)) {
+      out += '\\';
+      out += static_cast<char>(c.value);
+    } else if (!needs_escape(c)) {
+      out.append(text, i, c.size);
+    } else if (literal && c.value == '\n') {
+      out += "\\n";
+    } else {
+      out += literal ? octal_escapes(text, i, c.size) : escape_sequence(c);
+    }
+    i += c.size;
+  }
+  return out + quote;
+}
+
+std::string nullopt_literal() { return "::std::nullopt"; }
+
+std::string json_null_literal() { return "nullptr"; }
+
+namespace {
+
+std::string float_literal(double value) {
+  if (std::isnan(value)) return "::std::numeric_limits<double>::quiet_NaN()";
+  if (std::isinf(value)) {
+    return std::string(value < 0 ? "-" : "") + "::std::numeric_limits<double>::infinity()";
+  }
+  return nlohmann::ordered_json(value).dump();
+}
+
+std::string text_literal(const std::string& text) {
+  // A NUL would end a plain literal's std::string early; give the length.
+  if (text.find('\0') == std::string::npos) return cpp_text(text, CppText::Literal);
+  return "::std::string(" + cpp_text(text, CppText::Literal) + ", " + std::to_string(text.size()) +
+         ")";
+}
+
+std::string list_literal(const nlohmann::ordered_json& items, const Type& list) {
+  std::string text;
+  for (const auto& item : items) {
+    text += (text.empty() ? "" : ", ") + default_literal(item, list.args.at(0));
+  }
+  return cpp_type(list, "") + "{" + text + "}";
+}
+
+std::string number_literal(const nlohmann::ordered_json& value, const Type& element) {
+  if (element.kind == TypeKind::Float && value.is_number_integer()) {
+    return std::to_string(value.get<int64_t>()) + ".0";
+  }
+  if (value.is_number_float()) return float_literal(value.get<double>());
+  // -9223372036854775808 would be the negation of a literal too large for int64_t (a warning).
+  if (value.is_number_integer() && value.get<int64_t>() == std::numeric_limits<int64_t>::min()) {
+    return "(-9223372036854775807 - 1)";
+  }
+  return value.dump();
+}
+
+}  // namespace
+
+std::string default_literal(const nlohmann::ordered_json& value, const Type& type) {
+  if (value.is_null()) return is_optional(type) ? nullopt_literal() : json_null_literal();
+  const Type& element = element_type(type);
+  if (element.kind == TypeKind::Any) {
+    return "::tensordict::Json::parse(" + json_literal(value) + ")";
+  }
+  if (value.is_string()) return text_literal(value.get_ref<const std::string&>());
+  if (value.is_array()) return list_literal(value, element);
+  return number_literal(value, element);
+}
+
+std::string header_name(const std::string& schema_path) {
+  return std::filesystem::path(schema_path).stem().string() + ".h";
+}
+
+}  // namespace tcgen
