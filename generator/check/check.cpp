@@ -8,6 +8,7 @@
 
 #include "frontend/input_checks.h"
 #include "frontend/type_parser.h"
+#include "model/kinds.h"
 #include "model/names.h"
 #include "model/python_names.h"
 #include "model/source_text.h"
@@ -23,27 +24,19 @@ bool is_tensor_like(const Type& type) {
 }
 
 bool fits(const Json& value, const Type& type) {
-  switch (type.kind) {
-    case TypeKind::Optional:
+  switch (form_of(type)) {
+    case KindForm::Optional:
       return value.is_null() || fits(value, type.args.at(0));
-    case TypeKind::Any:
-      return true;
-    case TypeKind::Str:
-      return value.is_string();
-    case TypeKind::Int:
-      return value.is_number_integer();
-    case TypeKind::Float:
-      return value.is_number();
-    case TypeKind::Bool:
-      return value.is_boolean();
-    case TypeKind::List:
+    case KindForm::Value:
+      return traits(type.kind).holds_json(value);
+    case KindForm::List:
       if (!value.is_array()) return false;
       for (const auto& item : value) {
         if (!fits(item, type.args.at(0))) return false;
       }
       return true;
-    case TypeKind::Tensor:
-    case TypeKind::Class:
+    case KindForm::Tensor:
+    case KindForm::Class:
       return false;  // only `null`, through optional[...]
   }
   return false;
@@ -57,18 +50,20 @@ bool has_non_finite(const Json& value) {
 
 // Float-typed defaults spell .inf / .nan with std::numeric_limits; `any` ones are JSON text.
 bool non_finite_in_any(const Json& value, const Type& type) {
-  switch (type.kind) {
-    case TypeKind::Any:
-      return has_non_finite(value);
-    case TypeKind::Optional:
+  switch (form_of(type)) {
+    case KindForm::Value:
+      return traits(type.kind).is_json && has_non_finite(value);
+    case KindForm::Optional:
       return non_finite_in_any(value, type.args.at(0));
-    case TypeKind::List:
+    case KindForm::List:
       return value.is_array() && std::any_of(value.begin(), value.end(), [&](const Json& item) {
                return non_finite_in_any(item, type.args.at(0));
              });
-    default:
+    case KindForm::Tensor:
+    case KindForm::Class:
       return false;
   }
+  return false;
 }
 
 class Checker {
@@ -236,6 +231,7 @@ class Checker {
 
   void check_class(const Class& cls) {
     if (!cls.name.empty()) check_name(cls.name, cls.loc, "class");
+    check_python_name(cls);
     check_options(cls);
     check_batch_dims(cls);
     std::map<std::string, const Field*> seen;
@@ -251,6 +247,13 @@ class Checker {
     check_setter_clashes(cls);
     check_generated_spelling(cls);
     check_evolution(cls, seen);
+  }
+
+  // The front ends set python_loc exactly when the schema names the Python class.
+  void check_python_name(const Class& cls) {
+    if (cls.python_loc.line == 0 || is_python_dotted_name(cls.python_name)) return;
+    diagnostics_.error(cls.python_loc, "python name '" + cls.python_name +
+                                           "' is not a dotted name like pkg.module.Class");
   }
 
   // `renamed_from:` and `deprecated:`, the field-level part of schema evolution.
@@ -272,7 +275,7 @@ class Checker {
       }
       // New instances no longer set it: it needs a value of its own.
       if (field.deprecated && !field.default_value && !is_optional(field.type) &&
-          field.type.kind != TypeKind::Any) {
+          !traits(field.type.kind).is_json) {
         diagnostics_.error(field.loc, "deprecated field '" + field.name +
                                           "' needs a default or an optional[...] type (new "
                                           "instances no longer set it)");
@@ -467,24 +470,24 @@ class Checker {
                          "type nested deeper than " + std::to_string(kMaxNesting) + " levels");
       return false;
     }
-    switch (type.kind) {
-      case TypeKind::Class:
+    switch (form_of(type)) {
+      case KindForm::Class:
         if (type.class_name.empty()) return false;  // parse error, already reported
         if (!index_.count(type.class_name)) {
           diagnostics_.error(type.loc, "unknown type '" + type.class_name + "'");
           return false;
         }
         return true;
-      case TypeKind::Optional:
+      case KindForm::Optional:
         if (type.args.empty()) return false;
         if (type.args[0].kind == TypeKind::Optional) {
           diagnostics_.error(type.loc, "optional[optional[...]] is redundant");
           return false;
         }
         return check_type(type.args[0], depth + 1);
-      case TypeKind::List:
+      case KindForm::List:
         if (type.args.empty()) return false;
-        if (type.args[0].kind == TypeKind::Tensor || type.args[0].kind == TypeKind::Class) {
+        if (form_of(type.args[0]) == KindForm::Tensor || form_of(type.args[0]) == KindForm::Class) {
           diagnostics_.error(type.args[0].loc,
                              "list elements must be JSON-like (str, int, float, "
                              "bool, any, list), not '" +
@@ -492,9 +495,11 @@ class Checker {
           return false;
         }
         return check_type(type.args[0], depth + 1);
-      default:
+      case KindForm::Value:
+      case KindForm::Tensor:
         return true;
     }
+    return false;
   }
 
   void check_shape(const Class& cls, const Field& field) {
@@ -521,12 +526,9 @@ class Checker {
     if (cls.batch_dims.empty()) return;
     const bool optional = field.type.kind == TypeKind::Optional;
     const Type& inner = optional ? field.type.args.at(0) : field.type;
-    const bool scalar = inner.kind == TypeKind::Int || inner.kind == TypeKind::Float ||
-                        inner.kind == TypeKind::Bool;
-    const bool numbers =
-        inner.kind == TypeKind::List && !inner.args.empty() &&
-        (inner.args[0].kind == TypeKind::Int || inner.args[0].kind == TypeKind::Float ||
-         inner.args[0].kind == TypeKind::Bool);
+    const bool scalar = is_number(traits(inner.kind));
+    const bool numbers = inner.kind == TypeKind::List && !inner.args.empty() &&
+                         is_number(traits(inner.args[0].kind));
     if (!scalar && !numbers) return;
     // Whether the value becomes a tensor under each mode: default, autocast, nocast.
     const bool as_tensor[] = {true, scalar && optional, numbers};

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "frontend/type_parser.h"
+#include "model/kinds.h"
 #include "model/names.h"
 
 namespace tcgen {
@@ -16,7 +17,7 @@ constexpr std::array<bool, 3> kBreaksApis{false, true, true};
 constexpr std::array<bool, 3> kBreaksCpp{false, true, false};
 
 bool may_be_absent(const Field& field) {
-  return field.default_value || is_optional(field.type) || field.type.kind == TypeKind::Any;
+  return field.default_value || is_optional(field.type) || traits(field.type.kind).is_json;
 }
 
 std::string shape_text(const std::vector<Dim>& shape) {

@@ -6,6 +6,7 @@
 
 #include "emit/emit_fields.h"
 #include "emit/render.h"
+#include "model/kinds.h"
 #include "model/names.h"
 #include "version.h"
 
@@ -15,14 +16,17 @@ namespace {
 using kainjow::mustache::data;
 
 FieldView field_view(const Field& field, const FieldContext& ctx) {
-  switch (element_type(field.type).kind) {
-    case TypeKind::Tensor:
+  switch (form_of(element_type(field.type))) {
+    case KindForm::Tensor:
       return tensor_field(field, ctx);
-    case TypeKind::Class:
+    case KindForm::Class:
       return nested_field(field, ctx);
-    default:
+    case KindForm::Value:
+    case KindForm::List:
+    case KindForm::Optional:  // not an element type
       return value_field(field, ctx);
   }
+  return value_field(field, ctx);
 }
 
 constexpr size_t kColumnLimit = 100;

@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "model/kinds.h"
 #include "model/names.h"
 
 namespace tcgen {
@@ -67,7 +68,7 @@ data arg_member(const Field& field, const ArgType& type, const FieldContext& ctx
     init = " = " + default_literal(*field.default_value, field.type);
   } else if (type.unset) {
     init = " = " + nullopt_literal();
-  } else if (element_type(field.type).kind == TypeKind::Any) {
+  } else if (traits(element_type(field.type).kind).is_json) {
     init = " = " + json_null_literal();
   }
   arg.set("arg_init", init);
@@ -134,16 +135,15 @@ FieldView value_field(const Field& field, const FieldContext& ctx) {
   FieldView view{base_accessor(field, ctx), {}, spec_initializer(field, ctx)};
   const std::string type = value_type(field.type, ctx);
   const bool optional = is_optional(field.type);
-  const TypeKind kind = element_type(field.type).kind;
+  const KindTraits& kind = traits(element_type(field.type).kind);
   const std::string element = value_type(element_type(field.type), ctx);
   view.accessor.set("return_type", type);
   view.accessor.set("read", field_reader(field.type, element));
   view.accessor.set("param_type", type);
-  const bool scalar = kind == TypeKind::Int || kind == TypeKind::Float || kind == TypeKind::Bool;
-  if (scalar && !optional) view.accessor.set("stored", "value");
+  if (is_number(kind) && !optional) view.accessor.set("stored", "value");
   // Autocast casts a tensor given for a plain field (Python's `int(t)`): both the constructor and
   // the setter take one.
-  if (ctx.cls.options.autocast && (scalar || kind == TypeKind::Str)) {
+  if (ctx.cls.options.autocast && kind.autocast) {
     view.accessor.set("param_type", autocast_of(element));
     view.accessor.set("stored", moved("value"));
     view.arg = arg_member(field, {autocast_of(element), true}, ctx);
@@ -151,7 +151,7 @@ FieldView value_field(const Field& field, const FieldContext& ctx) {
   }
   // A required field without a default is held as std::optional in Args, so that leaving it
   // unset is detected (KeyError) instead of silently storing 0 or "".
-  const bool must_be_given = !optional && !field.default_value && kind != TypeKind::Any;
+  const bool must_be_given = !optional && !field.default_value && !kind.is_json;
   view.arg = arg_member(
       field, must_be_given ? ArgType{optional_of(type), true} : ArgType{type, optional}, ctx);
   return view;

@@ -121,10 +121,6 @@ void apply_class_annotation(const Annotation& annotation, Class& cls, Diagnostic
     if (key == "options") {
       read_options(value, cls.options, diagnostics);
     } else if (key == "python") {
-      if (!is_python_dotted_name(value)) {
-        diagnostics.error(cls.loc,
-                          "python name '" + value + "' is not a dotted name like pkg.module.Class");
-      }
       cls.python_name = value;
       cls.python_loc = cls.loc;
     } else if (key == "batch_dims") {

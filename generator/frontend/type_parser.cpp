@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "frontend/input_checks.h"
-
+#include "model/kinds.h"
 #include "model/name_rules.h"
 
 namespace tcgen {
@@ -15,10 +15,10 @@ namespace {
 // optional[...].
 const std::map<std::string, TypeKind>& builtin_kinds() {
   static const std::map<std::string, TypeKind> kinds = [] {
-    std::map<std::string, TypeKind> out{{"optional", TypeKind::Optional}};
-    for (const auto& k : tensordict::kFieldKinds) {
-      if (k.kind != tensordict::FieldKind::Class)
-        out.emplace(k.schema, static_cast<TypeKind>(k.kind));
+    std::map<std::string, TypeKind> out;
+    for (size_t i = 0; i <= static_cast<size_t>(TypeKind::Optional); ++i) {
+      const auto kind = static_cast<TypeKind>(i);
+      if (traits(kind).form != KindForm::Class) out.emplace(schema_spelling(kind), kind);
     }
     return out;
   }();
@@ -97,16 +97,18 @@ class Parser {
       return true;
     }
     out.kind = builtin->second;
-    switch (out.kind) {
-      case TypeKind::Tensor:
+    switch (form_of(out)) {
+      case KindForm::Tensor:
         return peek('[') ? parse_tensor_params(out) : true;
-      case TypeKind::List:
-      case TypeKind::Optional:
+      case KindForm::List:
+      case KindForm::Optional:
         return parse_element(name, out);
-      default:
+      case KindForm::Value:
+      case KindForm::Class:
         if (peek('[')) return fail("'" + name + "' takes no parameters");
         return true;
     }
+    return false;
   }
 
   bool parse_element(const std::string& name, Type& out) {
@@ -178,15 +180,6 @@ class Parser {
   int depth_ = 0;
 };
 
-std::string shape_to_string(const std::vector<Dim>& shape) {
-  std::string s = "(";
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (i) s += ", ";
-    s += shape[i].name.empty() ? std::to_string(shape[i].size) : shape[i].name;
-  }
-  return s + ")";
-}
-
 }  // namespace
 
 bool parse_type(const std::string& text, const SourceLoc& loc, Type& out,
@@ -198,29 +191,6 @@ bool parse_type(const std::string& text, const SourceLoc& loc, Type& out,
   out.kind = TypeKind::Class;
   out.loc = loc;
   return false;
-}
-
-std::string type_to_string(const Type& type) {
-  switch (type.kind) {
-    case TypeKind::Tensor: {
-      std::string params = type.dtype.value_or("");
-      if (type.shape) params += (params.empty() ? "" : ", ") + shape_to_string(*type.shape);
-      return params.empty() ? "tensor" : "tensor[" + params + "]";
-    }
-    case TypeKind::Str:
-    case TypeKind::Int:
-    case TypeKind::Float:
-    case TypeKind::Bool:
-    case TypeKind::Any:
-      return std::string(tensordict::spelling(field_kind(type.kind)).schema);
-    case TypeKind::List:
-      return "list[" + type_to_string(type.args.at(0)) + "]";
-    case TypeKind::Optional:
-      return "optional[" + type_to_string(type.args.at(0)) + "]";
-    case TypeKind::Class:
-      return type.class_name;
-  }
-  return "?";
 }
 
 }  // namespace tcgen

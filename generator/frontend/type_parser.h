@@ -6,6 +6,7 @@
 #include <string>
 
 #include "model/diagnostics.h"
+#include "model/kinds.h"
 #include "model/model.h"
 
 namespace tcgen {
@@ -13,8 +14,5 @@ namespace tcgen {
 /// Parses `text`, found at `loc`; reports problems (located at the offending character) to
 /// `diagnostics` and returns false when the text is malformed.
 bool parse_type(const std::string& text, const SourceLoc& loc, Type& out, Diagnostics& diagnostics);
-
-/// Canonical spelling of a type (the inverse of parse_type), used by --dump-model and messages.
-std::string type_to_string(const Type& type);
 
 }  // namespace tcgen

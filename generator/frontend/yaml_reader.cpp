@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <sstream>
 
 #include "frontend/input_checks.h"
 #include "frontend/text_values.h"
@@ -156,21 +155,6 @@ class Reader {
     }
   }
 
-  // A dotted Python path (pkg.mod.Name); `<locals>` parts are allowed, as Python writes them.
-  std::string python_name(const YAML::Node& node) {
-    std::string name = scalar(node, "'python'");
-    std::istringstream parts(name);
-    bool ok = !name.empty() && name.back() != '.';
-    for (std::string part; ok && std::getline(parts, part, '.');) {
-      ok = is_identifier(part) || part == "<locals>";
-    }
-    if (!ok) {
-      diagnostics_.error(text_loc(node),
-                         "python name '" + name + "' is not a dotted name like pkg.module.Class");
-    }
-    return name;
-  }
-
   void read_classes(const YAML::Node& node, Schema& schema) {
     if (!expect_list(node, "'classes'")) return;
     for (const auto& item : node) {
@@ -189,7 +173,7 @@ class Reader {
       } else if (key == "doc") {
         cls.doc = scalar(value, "'doc'");
       } else if (key == "python") {
-        cls.python_name = python_name(value);
+        cls.python_name = scalar(value, "'python'");
         cls.python_loc = text_loc(value);
       } else if (key == "options") {
         read_options(value, cls.options);

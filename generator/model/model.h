@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tensordict/class_contract.h"
@@ -25,9 +26,22 @@ struct SourceLoc {
 /// tensordict::kFieldKinds spells them) or `optional[...]`.
 enum class TypeKind { Tensor, Str, Int, Float, Bool, Any, List, Class, Optional };
 
-static_assert(static_cast<int>(TypeKind::Class) == static_cast<int>(tensordict::FieldKind::Class) &&
-              static_cast<int>(TypeKind::Tensor) ==
-                  static_cast<int>(tensordict::FieldKind::Tensor));
+namespace detail {
+template <class... Pairs>
+constexpr bool same_values(Pairs... pairs) {
+  return ((static_cast<int>(pairs.first) == static_cast<int>(pairs.second)) && ...);
+}
+}  // namespace detail
+static_assert(detail::same_values(std::pair{TypeKind::Tensor, tensordict::FieldKind::Tensor},
+                                  std::pair{TypeKind::Str, tensordict::FieldKind::Str},
+                                  std::pair{TypeKind::Int, tensordict::FieldKind::Int},
+                                  std::pair{TypeKind::Float, tensordict::FieldKind::Float},
+                                  std::pair{TypeKind::Bool, tensordict::FieldKind::Bool},
+                                  std::pair{TypeKind::Any, tensordict::FieldKind::Any},
+                                  std::pair{TypeKind::List, tensordict::FieldKind::List},
+                                  std::pair{TypeKind::Class, tensordict::FieldKind::Class}) &&
+                  static_cast<std::size_t>(TypeKind::Optional) == tensordict::kFieldKinds.size(),
+              "TypeKind must be FieldKind's enumerators, in order, then Optional");
 
 /// The field kind of a type that is not `optional[...]`.
 constexpr tensordict::FieldKind field_kind(TypeKind kind) {
@@ -81,7 +95,7 @@ struct Class {
   std::string name;
   std::string doc;
   std::string python_name;                ///< e.g. torchrl.data.llm.reward.RewardData
-  SourceLoc python_loc;                   ///< of the python name (unknown: the class's loc)
+  SourceLoc python_loc;                   ///< of the python name; line 0 when none is given
   std::vector<std::string> batch_dims;    ///< names usable in tensor shapes
   std::vector<std::string> methods;       ///< hand-written member declarations, injected verbatim
   std::vector<std::string> cpp_includes;  ///< headers those declarations need

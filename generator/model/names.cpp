@@ -10,6 +10,7 @@
 #include <sstream>
 #include <utility>
 
+#include "model/kinds.h"
 #include "model/python_names.h"
 #include "model/source_text.h"
 
@@ -39,24 +40,15 @@ std::string accessor_name(const Field& field) {
 std::string setter_name(const Field& field) { return "set_" + accessor_name(field); }
 
 std::string cpp_type(const Type& type, const std::string& current_namespace) {
-  switch (type.kind) {
-    case TypeKind::Tensor:
-      return "::at::Tensor";
-    case TypeKind::Str:
-      return "::std::string";
-    case TypeKind::Int:
-      return "::std::int64_t";
-    case TypeKind::Float:
-      return "double";
-    case TypeKind::Bool:
-      return "bool";
-    case TypeKind::Any:
-      return "::tensordict::Json";
-    case TypeKind::List:
+  switch (form_of(type)) {
+    case KindForm::Tensor:
+    case KindForm::Value:
+      return std::string(traits(type.kind).cpp_type);
+    case KindForm::List:
       return "::std::vector<" + cpp_type(type.args.at(0), current_namespace) + ">";
-    case TypeKind::Optional:
+    case KindForm::Optional:
       return optional_of(cpp_type(type.args.at(0), current_namespace));
-    case TypeKind::Class:
+    case KindForm::Class:
       return type.class_name;  // qualified by the emitter once the class is resolved
   }
   return "void";
@@ -83,15 +75,17 @@ std::string as_field(const std::string& expr) { return "as_field(" + expr + ")";
 
 std::string field_reader(const Type& type, const std::string& element) {
   const std::string prefix = is_optional(type) ? "optional_" : "";
-  switch (element_type(type).kind) {
-    case TypeKind::Tensor:
+  switch (form_of(element_type(type))) {
+    case KindForm::Tensor:
       return prefix + "tensor_field";
-    case TypeKind::Class:
+    case KindForm::Class:
       return prefix + "nested_field<" + element + ">";
-    case TypeKind::Any:
-      if (prefix.empty()) return "any_field";  // None reads as null, as Python returns None
+    case KindForm::Value:
+      // None reads as null, as Python returns None
+      if (traits(element_type(type).kind).is_json && prefix.empty()) return "any_field";
       break;
-    default:
+    case KindForm::List:
+    case KindForm::Optional:
       break;
   }
   return prefix + "value_field<" + element + ">";
@@ -136,7 +130,7 @@ std::string json_literal(const nlohmann::ordered_json& value) {
 // the value stored is the one Args' `2.0` gives.
 nlohmann::ordered_json typed_default(const nlohmann::ordered_json& value, const Type& type) {
   const Type& element = element_type(type);
-  if (element.kind == TypeKind::Float && value.is_number_integer()) {
+  if (traits(element.kind).tensors == TensorHolds::Floating && value.is_number_integer()) {
     return static_cast<double>(value.get<int64_t>());
   }
   if (element.kind != TypeKind::List || !value.is_array()) return value;
@@ -243,7 +237,7 @@ std::string list_literal(const nlohmann::ordered_json& items, const Type& list) 
 }
 
 std::string number_literal(const nlohmann::ordered_json& value, const Type& element) {
-  if (element.kind == TypeKind::Float && value.is_number_integer()) {
+  if (traits(element.kind).tensors == TensorHolds::Floating && value.is_number_integer()) {
     return std::to_string(value.get<int64_t>()) + ".0";
   }
   if (value.is_number_float()) return float_literal(value.get<double>());
@@ -259,7 +253,7 @@ std::string number_literal(const nlohmann::ordered_json& value, const Type& elem
 std::string default_literal(const nlohmann::ordered_json& value, const Type& type) {
   if (value.is_null()) return is_optional(type) ? nullopt_literal() : json_null_literal();
   const Type& element = element_type(type);
-  if (element.kind == TypeKind::Any) {
+  if (traits(element.kind).is_json) {
     return "::tensordict::Json::parse(" + json_literal(value) + ")";
   }
   if (value.is_string()) return text_literal(value.get_ref<const std::string&>());

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <set>
 
+#include "model/kinds.h"
 #include "model/names.h"
 #include "model/source_text.h"
 
@@ -57,24 +58,15 @@ bool is_imported_python_module(const std::string& name) {
 }
 
 std::string python_annotation(const Type& type, const ClassIndex& classes) {
-  switch (type.kind) {
-    case TypeKind::Tensor:
-      return "torch.Tensor";
-    case TypeKind::Str:
-      return "str";
-    case TypeKind::Int:
-      return "int";
-    case TypeKind::Float:
-      return "float";
-    case TypeKind::Bool:
-      return "bool";
-    case TypeKind::Any:
-      return "Any";
-    case TypeKind::List:
+  switch (form_of(type)) {
+    case KindForm::Tensor:
+    case KindForm::Value:
+      return std::string(traits(type.kind).python_annotation);
+    case KindForm::List:
       return "list[" + python_annotation(type.args.at(0), classes) + "]";
-    case TypeKind::Class:
+    case KindForm::Class:
       return python_class_name(*classes.at(type.class_name));
-    case TypeKind::Optional:
+    case KindForm::Optional:
       return "Optional[" + python_annotation(type.args.at(0), classes) + "]";
   }
   return "Any";
@@ -165,7 +157,7 @@ std::string python_literal(const nlohmann::ordered_json& value, bool as_float) {
 bool holds_floats(const Type& type) {
   const Type& element = element_type(type);
   if (element.kind == TypeKind::List) return holds_floats(element.args.at(0));
-  return element.kind == TypeKind::Float;
+  return traits(element.kind).tensors == TensorHolds::Floating;
 }
 
 }  // namespace
@@ -174,7 +166,7 @@ std::string python_default(const nlohmann::ordered_json& value, const Type& type
                            bool& per_instance) {
   per_instance = value.is_array() || value.is_object();
   const std::string literal = python_literal(value, holds_floats(type));
-  if (element_type(type).kind == TypeKind::Tensor && !value.is_null()) {
+  if (form_of(element_type(type)) == KindForm::Tensor && !value.is_null()) {
     per_instance = true;
     return "torch.tensor(" + literal + ")";
   }

@@ -9,9 +9,10 @@
 
 #include "commands.h"
 #include "driver/driver.h"
+#include "frontend/type_parser.h"
+#include "model/kinds.h"
 #include "model/names.h"
 #include "tensordict/dtype.h"
-#include "frontend/type_parser.h"
 
 namespace tdtool {
 namespace {
@@ -19,6 +20,23 @@ namespace {
 using tensordict::Json;
 using tensordict::TensorDict;
 using tensordict::Value;
+
+// Whether a stored tensor of `dtype` holds a value of a kind whose tensors are `holds`.
+bool holds(tcgen::TensorHolds holds, at::ScalarType dtype) {
+  switch (holds) {
+    case tcgen::TensorHolds::None:
+      return false;
+    case tcgen::TensorHolds::Bool:
+      return dtype == at::kBool;
+    case tcgen::TensorHolds::Integral:
+      return at::isIntegralType(dtype, false);
+    case tcgen::TensorHolds::Floating:
+      return at::isFloatingType(dtype);
+    case tcgen::TensorHolds::Any:
+      return true;
+  }
+  return false;
+}
 
 std::string join(const std::vector<std::string>& path) {
   std::string out;
@@ -140,7 +158,7 @@ class SchemaChecker {
   }
 
   static bool accepts_none(const tcgen::Field& field) {
-    return tcgen::is_optional(field.type) || field.type.kind == tcgen::TypeKind::Any ||
+    return tcgen::is_optional(field.type) || tcgen::traits(field.type.kind).is_json ||
            (field.default_value && field.default_value->is_null());
   }
 
@@ -176,38 +194,20 @@ class SchemaChecker {
     const std::string at = join(path) + ": ";
     const std::string expected = tcgen::type_to_string(type);
     auto wrong_kind = [&] { add(at + "expected " + expected + ", found " + describe(value)); };
-    switch (type.kind) {
-      case tcgen::TypeKind::Tensor:
+    switch (tcgen::form_of(type)) {
+      case tcgen::KindForm::Tensor:
         if (!value.is_tensor()) return wrong_kind();
         return check_tensor(type, value.tensor(), at, bound, stack_dim);
-      case tcgen::TypeKind::Str:
-        if (!value.is_non_tensor_data() || !value.non_tensor_data().data.is_string()) {
-          wrong_kind();
-        }
-        return;
-      case tcgen::TypeKind::Int:
-      case tcgen::TypeKind::Float:
-      case tcgen::TypeKind::Bool: {
-        if (value.is_tensor()) {
-          const at::ScalarType dtype = value.tensor().scalar_type();
-          const bool fits = type.kind == tcgen::TypeKind::Bool ? dtype == at::kBool
-                            : type.kind == tcgen::TypeKind::Float
-                                ? at::isFloatingType(dtype)
-                                : at::isIntegralType(dtype, false);
-          if (!fits) wrong_kind();
-          return;
-        }
+      case tcgen::KindForm::Value: {
+        const tcgen::KindTraits& kind = tcgen::traits(type.kind);
+        if (kind.is_json) return;
         const Json* data = value.is_non_tensor_data() ? &value.non_tensor_data().data : nullptr;
-        const bool fits =
-            data && (type.kind == tcgen::TypeKind::Bool    ? data->is_boolean()
-                     : type.kind == tcgen::TypeKind::Float ? data->is_number()
-                                                           : data->is_number_integer());
+        const bool fits = value.is_tensor() ? holds(kind.tensors, value.tensor().scalar_type())
+                                            : data && kind.holds_json(*data);
         if (!fits) wrong_kind();
         return;
       }
-      case tcgen::TypeKind::Any:
-        return;
-      case tcgen::TypeKind::List: {
+      case tcgen::KindForm::List: {
         const tcgen::TypeKind element = type.args.at(0).kind;
         if (value.is_non_tensor_stack()) {
           if (element != tcgen::TypeKind::Str) return;
@@ -220,7 +220,7 @@ class SchemaChecker {
         if (value.is_tensor() && element != tcgen::TypeKind::Str) return;
         return wrong_kind();
       }
-      case tcgen::TypeKind::Class: {
+      case tcgen::KindForm::Class: {
         const auto cls = classes_.find(type.class_name);
         const auto info = nested_.find(join(path));
         if (!value.is_tensordict() || info == nested_.end()) return wrong_kind();
@@ -228,7 +228,7 @@ class SchemaChecker {
           check_class(value.tensordict(), info->second, *cls->second, path);
         return;
       }
-      case tcgen::TypeKind::Optional:
+      case tcgen::KindForm::Optional:
         return check_value(type.args.at(0), value, path, bound, stack_dim);
     }
   }

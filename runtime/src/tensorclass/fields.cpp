@@ -105,27 +105,27 @@ at::Tensor numbers_to_tensor(const Json& json) {
 // ---- the casting table (spec §7.1)
 // ---------------------------------------------------------------
 
-enum class Hint { Tensor, Str, Int, Float, Bool, Class, Any };
+// Autocast casts by annotation; only plain types count (optional and list act as `any`).
+FieldKind hint_of(const FieldSpec& field) {
+  return field.optional || field.kind == FieldKind::List ? FieldKind::Any : field.kind;
+}
 
-// Autocast casts by annotation; only plain types count (optional / list / any act as Any).
-Hint hint_of(const FieldSpec& field) {
-  if (field.optional) return Hint::Any;
-  switch (field.kind) {
-    case FieldKind::Tensor:
-      return Hint::Tensor;
+// Whether autocast converts a value given for a field of kind `hint` (`str(x)`, `int(t)`) rather
+// than storing it as given.
+bool converts(FieldKind hint) {
+  switch (hint) {
     case FieldKind::Str:
-      return Hint::Str;
     case FieldKind::Int:
-      return Hint::Int;
     case FieldKind::Float:
-      return Hint::Float;
     case FieldKind::Bool:
-      return Hint::Bool;
+      return true;
+    case FieldKind::Tensor:
+    case FieldKind::Any:
+    case FieldKind::List:
     case FieldKind::Class:
-      return Hint::Class;
-    default:
-      return Hint::Any;
+      return false;
   }
+  return false;
 }
 
 Value list_value(const Json& list, const BatchSize& batch) {
@@ -142,50 +142,59 @@ bool py_truth(const Json& v) {
   if (v.is_string() || v.is_array() || v.is_object()) return !v.empty();
   return false;
 }
-Json convert(const Json& v, Hint hint, const std::string& where) {
+// Python's conversion of `v` for a field of kind `hint` (the kinds `converts`; others keep `v`).
+Json convert(const Json& v, FieldKind hint, const std::string& where) {
   try {
     switch (hint) {
-      case Hint::Str:
+      case FieldKind::Str:
         return py_str(v);
-      case Hint::Bool:
+      case FieldKind::Bool:
         return py_truth(v);
-      case Hint::Int:
+      case FieldKind::Int:
         if (v.is_string()) return static_cast<int64_t>(std::stoll(v.get<std::string>()));
         if (v.is_boolean()) return static_cast<int64_t>(v.get<bool>());
         return static_cast<int64_t>(v.get<double>());
-      case Hint::Float:
+      case FieldKind::Float:
         if (v.is_string()) return std::stod(v.get<std::string>());
         if (v.is_boolean()) return v.get<bool>() ? 1.0 : 0.0;
         return v.get<double>();
-      default:
-        return v;
+      case FieldKind::Tensor:
+      case FieldKind::Any:
+      case FieldKind::List:
+      case FieldKind::Class:
+        break;
     }
   } catch (const std::exception&) {
     throw TypeError("Failed to cast " + v.dump() + " for field " + where);
   }
+  return v;
 }
 
 std::optional<Value> autocast_json(const ClassSpec& spec, const FieldSpec& field, const Json& v,
                                    const BatchSize& batch, std::optional<at::Device> device) {
-  const Hint hint = hint_of(field);
+  const FieldKind hint = hint_of(field);
   switch (hint) {
-    case Hint::Tensor:
+    case FieldKind::Tensor:
       if (!is_numeric_tree(v)) {
         throw TypeError("Failed to cast " + v.dump() + " to a tensor for field " +
                         where(spec, field));
       }
       return Value(numbers_to_tensor(v));
-    case Hint::Class: {
+    case FieldKind::Class: {
       if (!v.is_object()) break;
       const ClassSpec& nested = field.nested();
       std::vector<FieldValue> values(nested.fields.size());
       for (const auto& [key, item] : v.items()) values.at(index_of(nested, key)) = FieldValue(item);
       return Value(build(nested, values, batch, device));
     }
-    case Hint::Any:
+    case FieldKind::Any:
+    case FieldKind::List:  // hint_of gives Any instead
       if (v.is_number() || v.is_boolean()) return Value(numbers_to_tensor(v));
       return Value(NonTensorData{v});
-    default:
+    case FieldKind::Str:
+    case FieldKind::Int:
+    case FieldKind::Float:
+    case FieldKind::Bool:
       return Value(NonTensorData{convert(v, hint, where(spec, field))});
   }
   return Value(NonTensorData{v});
@@ -247,8 +256,8 @@ std::optional<Value> cast(const ClassSpec& spec, size_t i, const FieldValue& val
   if (value.is_none()) return std::nullopt;
   if (const at::Tensor* t = value.tensor()) {
     if (!t->defined()) throw TypeError("field " + where(spec, field) + " got an undefined tensor");
-    const Hint hint = hint_of(field);
-    if (o.autocast && hint != Hint::Tensor && hint != Hint::Any && hint != Hint::Class) {
+    const FieldKind hint = hint_of(field);
+    if (o.autocast && converts(hint)) {
       return Value(NonTensorData{convert(tensor_to_json(*t), hint, where(spec, field))});
     }
     // Python stores it, but the typed accessor could never read it back: refuse it now.
@@ -300,10 +309,7 @@ bool extends(at::IntArrayRef shape, const BatchSize& batch) {
 // Inlined into both setter fast paths: as a call it was a quarter of a setter's time.
 [[gnu::always_inline]] inline bool stored_as_is(const TensorDictImpl& impl, const ClassSpec& spec,
                                                 const FieldSpec& field, const at::Tensor& t) {
-  if (spec.options.autocast) {
-    const Hint hint = hint_of(field);
-    if (hint != Hint::Tensor && hint != Hint::Any && hint != Hint::Class) return false;
-  }
+  if (spec.options.autocast && converts(hint_of(field))) return false;
   if (field.kind == FieldKind::Str) return false;
   if (field.dtype && t.scalar_type() != *field.dtype) return false;
   const at::IntArrayRef sizes = t.sizes();
