@@ -38,6 +38,21 @@ bool is_under(const std::string& path, const std::string& dir) {
   return std::mismatch(root.begin(), root.end(), file.begin(), file.end()).first == root.end();
 }
 
+// `a/b.py` beside `a/b/c.py`: Python imports `a.b` as the module, and `a.b.c` then fails ("a.b is
+// not a package"), so one of the two modules could never be imported.
+void refuse_module_packages(const std::map<std::string, const Schema*>& module_of,
+                            Diagnostics& diagnostics) {
+  for (const auto& [file, schema] : module_of) {
+    const std::string package = file.substr(0, file.size() - 3) + "/";  // "a/b.py" -> "a/b/"
+    const auto inside = module_of.lower_bound(package);
+    if (inside == module_of.end() || inside->first.rfind(package, 0) != 0) continue;
+    diagnostics.error(inside->second->loc,
+                      "its classes' Python module '" + inside->first + "' lies in the package '" +
+                          package + "', which is also the module '" + file + "' of " +
+                          schema->display_path + ": Python could import only one of them");
+  }
+}
+
 // Emits the requested schemas and, with `options.emit_includes`, the included ones that are not
 // prebuilt.
 void check_and_emit(Compilation& c, const Templates& templates, const CompileOptions& options) {
@@ -69,6 +84,7 @@ void check_and_emit(Compilation& c, const Templates& templates, const CompileOpt
       c.outputs.push_back(emit_schema(*schema, c.classes, templates, c.diagnostics));
     }
   }
+  if (options.language == Language::Python) refuse_module_packages(module_of, c.diagnostics);
   if (c.diagnostics.has_errors()) c.outputs.clear();
 }
 

@@ -96,11 +96,11 @@ TEST_CASE("fields keep the schema's order, keyword-only where a dataclass needs 
   REQUIRE_FALSE(c.diagnostics.has_errors());
   REQUIRE(c.outputs.size() == 1);
   CHECK(c.outputs[0].file_name == "pyorder.py");
-  CHECK_THAT(
-      c.outputs[0].content,
-      Catch::Matchers::ContainsSubstring("from dataclasses import KW_ONLY\n") &&
-          Catch::Matchers::ContainsSubstring("class Step(TensorClass):\n    _: KW_ONLY\n    label: str = \"a\"\n"
-                          "    count: int\n"));
+  CHECK_THAT(c.outputs[0].content,
+             Catch::Matchers::ContainsSubstring("from dataclasses import KW_ONLY\n") &&
+                 Catch::Matchers::ContainsSubstring(
+                     "class Step(TensorClass):\n    _: KW_ONLY\n    label: str = \"a\"\n"
+                     "    count: int\n"));
 }
 
 TEST_CASE("two schemas writing one Python module are refused", "[generator][python]") {
@@ -112,6 +112,25 @@ TEST_CASE("two schemas writing one Python module are refused", "[generator][pyth
         "defaults.yaml:1:1: error: its classes' Python module 'golden.py' is also written from "
         "nested.yaml: one module's classes belong in one schema file\n");
   CHECK(c.outputs.empty());
+}
+
+TEST_CASE("a module and a package of the same name are refused", "[generator][python]") {
+  const fs::path dir =
+      fs::temp_directory_path() / ("tc-python-package-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  write_text(dir / "clash.yaml",
+             "classes:\n  - name: A\n    python: pkg.mod.A\n    fields: []\n"
+             "  - name: B\n    python: pkg.mod.sub.B\n    fields: []\n");
+  ScopedCwd cwd(dir);
+  const tcgen::Compilation c = compile_python({"clash.yaml"});
+  std::ostringstream text;
+  c.diagnostics.print(text);
+  CHECK(text.str() ==
+        "clash.yaml:1:1: error: its classes' Python module 'pkg/mod/sub.py' lies in the package "
+        "'pkg/mod/', which is also the module 'pkg/mod.py' of clash.yaml: Python could import "
+        "only one of them\n");
+  CHECK(c.outputs.empty());
+  fs::remove_all(dir);
 }
 
 TEST_CASE("a class without a Python module is an error under --lang python",
