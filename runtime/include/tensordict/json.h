@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "tensordict/limits.h"
 #include "tensordict/non_tensor.h"
 
 namespace tensordict {
@@ -21,9 +22,9 @@ struct JsonStyle {
 /// repr (0.1, 1e-05, 1e+16, 1.0), NaN/Infinity/-Infinity tokens, object keys in insertion order.
 std::string dumps_python(const Json& value, JsonStyle style = {});
 
-/// Deepest nesting of arrays and objects parse_json accepts (Python's json module stops near its
-/// recursion limit of 1000 too).
-constexpr int kMaxJsonDepth = 1000;
+/// Deepest nesting of arrays and objects parse_json accepts: the bound of the limits table
+/// (Python's json module stops near its recursion limit of 1000 too).
+using limits::kMaxJsonDepth;
 
 /// Parses JSON text, also accepting Python's NaN, Infinity and -Infinity tokens. Throws
 /// FormatError (with `what` naming the source, e.g. a file path) on malformed text, on nesting

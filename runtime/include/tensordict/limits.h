@@ -24,9 +24,8 @@ inline constexpr int kMaxTreeDepth = 256;
 /// name plus ".memmap" must fit.
 inline constexpr std::size_t kMaxNameBytes = 255;
 
-/// Nesting of arrays and objects in a meta.json, the object itself the first level: the same
-/// bound as tensordict::kMaxJsonDepth (tensordict/json.h, checked to agree), which the JSON
-/// reader enforces. A save checks its meta.json files against it (a NonTensorData's value
+/// Nesting of arrays and objects in a meta.json, the object itself the first level, which the
+/// JSON reader (tensordict/json.h) enforces for any JSON text. A save checks its meta.json files against it (a NonTensorData's value
 /// nested deeper could be written, but not read back).
 inline constexpr int kMaxJsonDepth = 1000;
 

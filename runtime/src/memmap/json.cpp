@@ -1,12 +1,8 @@
 // meta.json files: Python stdlib json spelling on write (tensordict/json.h), any JSON on read.
 #include "tensordict/json.h"
 #include "memmap/internal.h"
-#include "tensordict/limits.h"
 
 namespace tensordict::memmap {
-
-// The JSON reader's bound predates the table of limits; the two are one number.
-static_assert(limits::kMaxJsonDepth == kMaxJsonDepth, "tensordict/limits.h and json.h disagree");
 
 Json read_meta(const std::string& dir) {
   const std::string path = detail::join(dir, "meta.json");
