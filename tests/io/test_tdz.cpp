@@ -733,6 +733,16 @@ TEST_CASE("a save refuses a tree a load would refuse, the old save intact", "[io
                       Catch::Matchers::ContainsSubstring("257 levels deep"));
     unchanged();
   }
+  SECTION("packing a directory nested one level deeper than a load reads") {
+    tc_test::TempDir src;
+    write_nested(src / "deep", 257);
+    CHECK_THROWS_MATCHES(
+        archive::pack_memmap(src / "deep", arc), tensordict::ValueError,
+        Catch::Matchers::Message("cannot archive '" + (src / "deep") + n_path(256) +
+                                 "': it nests directories 257 levels deep, "
+                                 "and a load reads at most 256"));
+    unchanged();
+  }
   SECTION("the deepest tree a load reads is saved and loads") {
     for (const std::string& target : {dir, arc}) {
       INFO(target);

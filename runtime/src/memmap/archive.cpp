@@ -20,6 +20,7 @@
 #include "memmap/tree_loader.h"
 #include "tensordict/dtype.h"
 #include "tensordict/json.h"
+#include "tensordict/limits.h"
 
 namespace tensordict::archive {
 namespace fs = std::filesystem;
@@ -120,8 +121,16 @@ struct FileItem {
 };
 
 // Python's _iter_memmap_dir: per level, sorted by name, meta.json first, the other files, then
-// each child directory recursively. Symlinks are refused (the loaders never follow them either).
-void collect(const std::string& dir, const std::string& rel, std::vector<FileItem>& out) {
+// each child directory recursively. Symlinks are refused (the loaders never follow them either),
+// and so is a tree deeper than a load reads, before anything is written. `level` is `dir`'s, the
+// root's being 1.
+void collect(const std::string& dir, const std::string& rel, std::vector<FileItem>& out,
+             int level = 1) {
+  if (level > limits::kMaxTreeDepth) {
+    throw ValueError("cannot archive '" + dir + "': it nests directories " + std::to_string(level) +
+                     " levels deep, and a load reads at most " +
+                     std::to_string(limits::kMaxTreeDepth));
+  }
   std::vector<std::string> names;
   std::error_code ec;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
@@ -149,7 +158,7 @@ void collect(const std::string& dir, const std::string& rel, std::vector<FileIte
   for (const auto& name : files) {
     out.push_back({join(rel, name), join(dir, name)});
   }
-  for (const auto& name : dirs) collect(join(dir, name), join(rel, name), out);
+  for (const auto& name : dirs) collect(join(dir, name), join(rel, name), out, level + 1);
 }
 
 // Writes the archive of `dir` into the temporary `tmp` beside `target`, then renames it into
