@@ -1,7 +1,8 @@
-# The runtime's include layers, checked: every #include of runtime/src/** and runtime/internal/**
-# names its own layer or a lower one. Torch-free; run as
-#   cmake [-DROOT=<tree holding runtime/>] -P check_layers.cmake
-# (ROOT defaults to this repository). Each upward include is reported as
+# The include layers of the runtime and of tcgen, checked: every #include of runtime/src/** and
+# runtime/internal/** (or, with -DTREE=generator, of generator/**) names its own layer or a lower
+# one. Torch-free; run as
+#   cmake [-DROOT=<tree holding runtime/>] [-DTREE=runtime|generator] -P check_layers.cmake
+# (ROOT defaults to this repository, TREE to runtime). Each upward include is reported as
 #   <file>:<line>: upward include <from> -> <to>: "<header>"
 # and the script then fails. docs/runtime.md ("Source layout") describes the layers.
 cmake_minimum_required(VERSION 3.18)
@@ -9,6 +10,8 @@ cmake_minimum_required(VERSION 3.18)
 # The layers, lowest first: the folders of runtime/src/. This list is the one statement of the
 # order; a file includes only its own layer and those before it.
 set(TC_LAYERS core lazy ops memmap tensorclass)
+# tcgen's stages, in the order a schema passes through them (docs/architecture.md).
+set(TC_STAGES model frontend check emit driver)
 
 # Headers outside runtime/src/ that belong to a layer above core, as `<include path>=<layer>`:
 # runtime/internal/'s (every one must be listed) and the public headers of one upper layer's API.
@@ -31,6 +34,14 @@ endif()
 get_filename_component(ROOT "${ROOT}" ABSOLUTE)
 set(src "${ROOT}/runtime/src")
 set(internal "${ROOT}/runtime/internal")
+if(TREE STREQUAL "generator")  # no internal or layered public headers there
+  set(TC_LAYERS ${TC_STAGES})
+  set(TC_LAYERED_HEADERS "")
+  set(src "${ROOT}/generator")
+  set(internal "")
+elseif(DEFINED TREE AND NOT TREE STREQUAL "runtime")
+  message(FATAL_ERROR "layer check: TREE is runtime or generator, not '${TREE}'")
+endif()
 
 # The layer of a header under runtime/internal/ or runtime/include/ (`rel`, its include path), or
 # "" when it has none.
@@ -123,7 +134,7 @@ function(tc_check_file file layer from_internal)
   set(checked ${checked} PARENT_SCOPE)
 endfunction()
 
-file(GLOB_RECURSE sources LIST_DIRECTORIES false "${src}/*")
+file(GLOB_RECURSE sources LIST_DIRECTORIES false "${src}/*.h" "${src}/*.cpp")
 if(NOT sources)
   message(FATAL_ERROR "layer check: no sources under ${src}")
 endif()
@@ -137,7 +148,10 @@ foreach(file IN LISTS sources)
   tc_check_file("${file}" "${folder}" FALSE)
 endforeach()
 
-file(GLOB_RECURSE headers LIST_DIRECTORIES false "${internal}/*")
+set(headers "")
+if(internal)
+  file(GLOB_RECURSE headers LIST_DIRECTORIES false "${internal}/*")
+endif()
 foreach(file IN LISTS headers)
   file(RELATIVE_PATH rel "${internal}" "${file}")
   tc_header_layer("${rel}" layer)
