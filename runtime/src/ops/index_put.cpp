@@ -23,9 +23,11 @@ Value preallocate(const TensorDict& dst, const TensorDict& src, const Value& val
       const auto shape = detail::join_shape(batch, value.tensordict().batch_size(), src_nb);
       return detail::make_tensordict(BatchSize(shape.begin(), shape.end()), dst.device());
     }
-    default:  // items not written yet stay null
-      return NonTensorStack::filled(batch, Json());
+    case Value::Kind::NonTensorData:
+    case Value::Kind::NonTensorStack:  // items not written yet stay null
+      break;
   }
+  return NonTensorStack::filled(batch, Json());
 }
 
 // Writes a non-tensor `value` at `plan` into the non-tensor entry `slot`.
