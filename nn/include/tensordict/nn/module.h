@@ -41,6 +41,8 @@ struct Module;
 
 namespace tensordict::nn {
 
+class ExportedModel;
+
 /// The most positional inputs a callable module can take.
 inline constexpr size_t kMaxModuleInputs = 8;
 
@@ -264,6 +266,11 @@ class TensorDictModule : public TensorDictModuleBase {
   /// out_keys (script.h).
   TensorDictModule(const torch::jit::Module& module, std::vector<NestedKey> in_keys,
                    std::vector<NestedKey> out_keys, std::string name = "");
+  /// An exported model (exported.h): inputs and outputs in dicts are named by their keys,
+  /// positional ones by `in_keys` / `out_keys` (which, given for a dict, rename its entries in
+  /// order). The name defaults to the package's file name.
+  explicit TensorDictModule(const ExportedModel& model, std::vector<NestedKey> in_keys = {},
+                            std::vector<NestedKey> out_keys = {}, std::string name = "");
 
   void run(KeyIO& io) const override;
 

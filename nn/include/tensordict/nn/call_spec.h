@@ -1,0 +1,69 @@
+#pragma once
+/// \file
+/// The call spec of an exported model: how a `torch.export` program, packaged by AOTInductor,
+/// takes its inputs and returns its outputs, as the pytrees its `.pt2` package records
+/// (`AOTIModelPackageLoader::get_call_spec()`: torch.utils._pytree's treespec JSON, protocol 1).
+/// The package's runner takes and returns flat lists of tensors, the leaves of those trees in
+/// order; the keys of a TensorDict name them.
+///
+/// \code
+///   // forward(td: dict) -> dict, exported with {"observation": ..., "goal": {"bias": ...}}
+///   const CallSpec spec = CallSpec::parse(in_spec_json, out_spec_json);
+///   spec.input_keys({});   // {"observation"}, {"goal", "bias"}: the runner's inputs, in order
+///   spec.output_keys({});  // {"logits"}, {"action"}, {"value"}
+/// \endcode
+///
+/// Leaves inside a dict are named by their keys (a nested dict gives a nested key); leaves passed
+/// positionally, or returned in a tuple or list, by the in_keys or out_keys a module is given, in
+/// order.
+
+#include <string>
+#include <vector>
+
+#include "tensordict/nested_key.h"
+
+namespace tensordict::nn {
+
+/// One node of a pytree spec.
+struct TreeSpec {
+  enum class Kind {
+    Leaf,   ///< a tensor
+    Tuple,  ///< builtins.tuple
+    List,   ///< builtins.list
+    Dict,   ///< builtins.dict (and collections.OrderedDict): `keys` name the children
+    None,   ///< builtins.NoneType: no leaves
+  };
+  Kind kind = Kind::Leaf;
+  std::vector<std::string> keys;  ///< Dict: one per child, in order
+  std::vector<TreeSpec> children;
+
+  /// Number of leaves below (and including) this node.
+  size_t leaves() const;
+};
+
+/// An exported program's inputs (`(args, kwargs)`) and outputs.
+class CallSpec {
+ public:
+  /// Parses the two treespec JSON texts a package records. FormatError, naming which spec and
+  /// what is wrong, on anything else (another protocol, an unknown node type, a dict keyed by
+  /// other than strings).
+  static CallSpec parse(const std::string& in_spec, const std::string& out_spec);
+
+  /// The key of each input leaf, in the runner's order: the dicts' keys, and `in_keys` in order
+  /// for the leaves passed positionally. ValueError when `in_keys` does not have one key per
+  /// positional leaf, or when an input sits in a tuple or list inside an argument.
+  std::vector<NestedKey> input_keys(const std::vector<NestedKey>& in_keys) const;
+  /// The key of each output leaf, in the runner's order: `out_keys` when given (one per leaf),
+  /// else the returned dict's keys. ValueError when there are no names for them (a tuple returned,
+  /// no out_keys) or `out_keys` has another count.
+  std::vector<NestedKey> output_keys(const std::vector<NestedKey>& out_keys) const;
+
+  const TreeSpec& inputs() const { return in_; }
+  const TreeSpec& outputs() const { return out_; }
+
+ private:
+  TreeSpec in_;
+  TreeSpec out_;
+};
+
+}  // namespace tensordict::nn

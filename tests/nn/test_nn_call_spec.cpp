@@ -1,0 +1,107 @@
+// The call spec of exported models: the in/out treespecs AOTInductor packages record (the texts
+// below are those of ../shared/fixtures/aoti's packages, made by torch 2.14.1), mapped onto keys.
+#include <string>
+#include <vector>
+
+#include "catch2_compat.h"
+#include "tensordict/errors.h"
+#include "tensordict/nn/call_spec.h"
+
+using tensordict::NestedKey;
+using tensordict::nn::CallSpec;
+using tensordict::nn::TreeSpec;
+
+namespace {
+
+const std::string kLeaf = R"({"type": null, "context": null, "children_spec": []})";
+const std::string kNoKwargs = R"({"type": "builtins.dict", "context": "[]", "children_spec": []})";
+
+std::string tuple_of(const std::string& items) {
+  return R"({"type": "builtins.tuple", "context": "null", "children_spec": [)" + items + "]}";
+}
+std::string args_spec(const std::string& args, const std::string& kwargs = kNoKwargs) {
+  return "[1, " + tuple_of(tuple_of(args) + ", " + kwargs) + "]";
+}
+
+// forward(td: dict) -> dict: {"observation", "goal": {"bias"}} -> {"logits", "action", "value"}
+const std::string kDictIn =
+    R"([1, {"type": "builtins.tuple", "context": "null", "children_spec": [{"type": "builtins.tuple", "context": "null", "children_spec": [{"type": "builtins.dict", "context": "[\"observation\", \"goal\"]", "children_spec": [{"type": null, "context": null, "children_spec": []}, {"type": "builtins.dict", "context": "[\"bias\"]", "children_spec": [{"type": null, "context": null, "children_spec": []}]}]}]}, {"type": "builtins.dict", "context": "[]", "children_spec": []}]}])";
+const std::string kDictOut =
+    R"([1, {"type": "builtins.dict", "context": "[\"logits\", \"action\", \"value\"]", "children_spec": [{"type": null, "context": null, "children_spec": []}, {"type": null, "context": null, "children_spec": []}, {"type": null, "context": null, "children_spec": []}]}])";
+// forward(x, scale) -> (y, y_sum)
+const std::string kTupleIn =
+    R"([1, {"type": "builtins.tuple", "context": "null", "children_spec": [{"type": "builtins.tuple", "context": "null", "children_spec": [{"type": null, "context": null, "children_spec": []}, {"type": null, "context": null, "children_spec": []}]}, {"type": "builtins.dict", "context": "[]", "children_spec": []}]}])";
+const std::string kTupleOut =
+    R"([1, {"type": "builtins.tuple", "context": "null", "children_spec": [{"type": null, "context": null, "children_spec": []}, {"type": null, "context": null, "children_spec": []}]}])";
+
+}  // namespace
+
+TEST_CASE("a dict forward's leaves are named by its nested keys", "[nn][call_spec]") {
+  const CallSpec spec = CallSpec::parse(kDictIn, kDictOut);
+  CHECK(spec.inputs().leaves() == 2);
+  CHECK(spec.outputs().leaves() == 3);
+  CHECK(spec.input_keys({}) == std::vector<NestedKey>{"observation", NestedKey{"goal", "bias"}});
+  CHECK(spec.output_keys({}) == std::vector<NestedKey>{"logits", "action", "value"});
+  // out_keys rename the outputs in order.
+  CHECK(spec.output_keys({"a", NestedKey{"b", "c"}, "d"}) ==
+        std::vector<NestedKey>{"a", NestedKey{"b", "c"}, "d"});
+  CHECK_THROWS_MATCHES(spec.output_keys({"a"}), tensordict::ValueError,
+                       Catch::Matchers::Message("1 out_keys given for the model's 3 outputs"));
+  CHECK_THROWS_MATCHES(
+      spec.input_keys({"x"}), tensordict::ValueError,
+      Catch::Matchers::Message("1 in_keys given for the model's 0 positional tensors"));
+}
+
+TEST_CASE("positional tensors and tuple results take in_keys and out_keys", "[nn][call_spec]") {
+  const CallSpec spec = CallSpec::parse(kTupleIn, kTupleOut);
+  const std::vector<NestedKey> in{"x", NestedKey{"params", "scale"}};
+  CHECK(spec.input_keys(in) == in);
+  CHECK(spec.output_keys({"y", "y_sum"}) == std::vector<NestedKey>{"y", "y_sum"});
+  CHECK_THROWS_MATCHES(spec.input_keys({"x"}), tensordict::ValueError,
+                       Catch::Matchers::Message("the model takes more positional tensors than "
+                                                "the 1 in_keys given"));
+  CHECK_THROWS_MATCHES(
+      spec.output_keys({}), tensordict::ValueError,
+      Catch::Matchers::Message("the model returns 2 tensors without names: give out_keys"));
+}
+
+TEST_CASE("keyword arguments are named by their keywords, after the positional ones",
+          "[nn][call_spec]") {
+  const std::string kwargs =
+      R"({"type": "builtins.dict", "context": "[\"mask\"]", "children_spec": [)" + kLeaf + "]}";
+  const CallSpec spec = CallSpec::parse(args_spec(kLeaf, kwargs), "[1, " + kLeaf + "]");
+  CHECK(spec.input_keys({"obs"}) == std::vector<NestedKey>{"obs", "mask"});
+  CHECK(spec.output_keys({"out"}) == std::vector<NestedKey>{"out"});
+}
+
+TEST_CASE("tensors without a key, and specs it cannot read, are refused", "[nn][call_spec]") {
+  const CallSpec tuple_arg = CallSpec::parse(args_spec(tuple_of(kLeaf + ", " + kLeaf)), kDictOut);
+  CHECK_THROWS_MATCHES(tuple_arg.input_keys({"a", "b"}), tensordict::ValueError,
+                       Catch::Matchers::Message(
+                           "argument 0 of the model is a tuple or list of tensors, which have no "
+                           "keys: export the model with a dict or with tensors as arguments"));
+  const std::string dict_of_list =
+      R"({"type": "builtins.dict", "context": "[\"seq\"]", "children_spec": [{"type": "builtins.list", "context": "null", "children_spec": [)" +
+      kLeaf + "]}]}";
+  CHECK_THROWS_MATCHES(
+      CallSpec::parse(args_spec(dict_of_list), kDictOut).input_keys({}), tensordict::ValueError,
+      Catch::Matchers::Message("the tensors in the list at 'seq' have no keys: export the model "
+                               "with a dict there"));
+  CHECK_THROWS_MATCHES(CallSpec::parse("[2, " + kLeaf + "]", kDictOut), tensordict::FormatError,
+                       Catch::Matchers::Message("the package's in_spec is not a treespec of "
+                                                "protocol 1 ([1, {...}])"));
+  const std::string dataclass =
+      R"([1, {"type": "mypkg.Obs", "context": "null", "children_spec": []}])";
+  CHECK_THROWS_MATCHES(CallSpec::parse(kDictIn, dataclass), tensordict::FormatError,
+                       Catch::Matchers::Message("the package's out_spec: nodes of type "
+                                                "'mypkg.Obs' are not supported (tensors in "
+                                                "dicts, tuples and lists are)"));
+  const std::string int_keys =
+      R"([1, {"type": "builtins.dict", "context": "[0]", "children_spec": [)" + kLeaf + "]}]";
+  CHECK_THROWS_MATCHES(CallSpec::parse(kDictIn, int_keys), tensordict::FormatError,
+                       Catch::Matchers::Message("the package's out_spec: a dict key 0 is not a "
+                                                "str"));
+  CHECK_THROWS_MATCHES(CallSpec::parse(kDictOut, kDictOut), tensordict::FormatError,
+                       Catch::Matchers::Message("the package's in_spec is not (args, kwargs)"));
+  CHECK_THROWS_AS(CallSpec::parse("not json", kDictOut), tensordict::FormatError);
+}

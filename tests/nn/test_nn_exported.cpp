@@ -1,0 +1,99 @@
+// Models exported by Python torch and packaged by AOTInductor (fixtures/aoti/<case>, made by
+// make_aoti_fixtures.py beside them): run as TensorDictModules on the inputs Python used, they
+// give the outputs Python computed. A package loads only in the libtorch release that made it
+// (2.14.1 for fixtures/aoti/<case>, 2.6.0 for fixtures/aoti/2.6/<case>); other builds skip those
+// cases, and builds before libtorch 2.6 check their refusal instead.
+#include <torch/version.h>
+// Before Catch: torch's headers bring glog's CHECK, which Catch's must replace.
+#include "catch2_compat.h"
+#include "tensordict/nn/exported.h"
+
+#include <filesystem>
+#include <string>
+
+#include "skip.h"
+#include "tensordict/index.h"
+#include "tensordict/nn/module.h"
+
+using namespace tensordict;
+using namespace tensordict::nn;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path case_dir(const std::string& name) {
+  const fs::path root = fs::path(TC_FIXTURES_DIR) / "aoti";
+  return TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR == 6 ? root / "2.6" / name : root / name;
+}
+
+struct Case {
+  ExportedModel model;
+  TensorDict input;
+  TensorDict expected;
+};
+
+Case load_case(const std::string& name) {
+  if (!can_load_exported_models()) TC_SKIP("libtorch " TORCH_VERSION " cannot load packages");
+  const fs::path dir = case_dir(name);
+  if (!fs::exists(dir / "package.pt2")) {
+    TC_SKIP("no AOTInductor package for libtorch " TORCH_VERSION " at " << dir);
+  }
+  return {ExportedModel((dir / "package.pt2").string()),
+          TensorDict::load_memmap((dir / "input").string()),
+          TensorDict::load_memmap((dir / "expected").string())};
+}
+
+void check_outputs(const TensorDict& out, const TensorDict& expected) {
+  for (const auto& key : expected.keys(/*include_nested=*/true, /*leaves_only=*/true)) {
+    INFO(key.repr());
+    const at::Tensor want = expected.get(key);
+    const at::Tensor got = out.get(key);
+    CHECK(got.scalar_type() == want.scalar_type());
+    CHECK(got.sizes() == want.sizes());
+    CHECK(at::allclose(got, want, /*rtol=*/1e-5, /*atol=*/1e-6));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a build without AOTInductor says so when loading a package", "[nn][exported]") {
+  if (can_load_exported_models()) TC_SKIP("libtorch " TORCH_VERSION " loads packages");
+  CHECK_THROWS_MATCHES(
+      ExportedModel("policy.pt2"), tensordict::Error,
+      Catch::Matchers::Message("cannot load the AOTInductor package 'policy.pt2': this build uses "
+                               "libtorch " TORCH_VERSION
+                               ", and loading packages needs libtorch 2.6 or later"));
+}
+
+TEST_CASE("a dict forward runs by the keys of its call spec", "[nn][exported]") {
+  const Case c = load_case("dict_policy");
+  CHECK(c.model.metadata().at("AOTI_DEVICE_KEY") == "cpu");
+  TensorDictModule policy(c.model);
+  CHECK(policy.in_keys() == std::vector<NestedKey>{"observation", NestedKey{"goal", "bias"}});
+  CHECK(policy.out_keys() == std::vector<NestedKey>{"logits", "action", "value"});
+  CHECK(policy.name() == "package.pt2");
+  check_outputs(policy(c.input.clone()), c.expected);
+
+  SECTION("another batch size within the package's range") {
+    const tensordict::Index rows{tensordict::Slice(0, 3)};
+    check_outputs(policy(c.input.index(rows).clone()), c.expected.index(rows));
+  }
+  SECTION("an input of the wrong shape is refused with every input's shape") {
+    TensorDict wrong = c.input.clone();
+    wrong.set("observation", at::zeros({8, 4}));
+    CHECK_THROWS_WITH(policy(wrong), Catch::Matchers::ContainsSubstring(
+                                         "refused its inputs (float32 [8, 4]; float32 [8, 3])"));
+  }
+  SECTION("a missing input is a KeyError naming the key") {
+    TensorDict missing = c.input.clone();
+    missing.del_(NestedKey{"goal", "bias"});
+    CHECK_THROWS_AS(policy(missing), tensordict::KeyError);
+  }
+}
+
+TEST_CASE("positional tensors and a tuple result take in_keys and out_keys", "[nn][exported]") {
+  const Case c = load_case("tuple_mlp");
+  TensorDictModule mlp(c.model, {"x", NestedKey{"params", "scale"}}, {"y", "y_sum"});
+  check_outputs(mlp(c.input.clone()), c.expected);
+  CHECK_THROWS_AS(TensorDictModule(c.model), tensordict::ValueError);  // no names for them
+}
