@@ -20,17 +20,4 @@ template <class K, class V>
 class map {};
 }  // namespace std
 
-namespace at {
-class Tensor {};
-}  // namespace at
-namespace torch {
-using at::Tensor;
-}  // namespace torch
-namespace nlohmann {
-template <typename T = void>
-class basic_json {};
-using ordered_json = basic_json<>;
-}  // namespace nlohmann
-namespace tensordict {
-using Json = nlohmann::ordered_json;
-}  // namespace tensordict
+#include "stand_ins.h"  // tests/schemas/clang/, on the harness's include path

@@ -58,7 +58,7 @@ ExportedModel::ExportedModel(const std::string& path) : state_(std::make_shared<
     state_->loader = std::make_unique<torch::inductor::AOTIModelPackageLoader>(path);
   } catch (const std::exception& e) {
     throw Error("cannot load the AOTInductor package '" + path +
-                "': " + detail::first_line(e.what()));
+                "': " + ::tensordict::detail::first_line(e.what()));
   }
   const std::vector<std::string> spec = state_->loader->get_call_spec();
   if (spec.size() != 2) {
@@ -92,7 +92,7 @@ std::vector<at::Tensor> ExportedModel::run(const std::vector<at::Tensor>& inputs
     return state_->loader->run(inputs);
   } catch (const std::exception& e) {
     throw ValueError("the AOTInductor package '" + state_->path + "' refused its inputs (" +
-                     shapes_of(inputs) + "): " + detail::first_line(e.what()));
+                     shapes_of(inputs) + "): " + ::tensordict::detail::first_line(e.what()));
   }
 #else
   throw Error("cannot run '" + state_->path + "': this build cannot load AOTInductor packages");

@@ -41,7 +41,7 @@ inline fs::path scratch(const std::string& name) {
       fs::temp_directory_path() / ("tcgen_clang_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
-  fs::copy_file(kFixtures / "prelude.h", dir / "prelude.h");
+  for (const char* file : {"prelude.h", "stand_ins.h"}) fs::copy_file(kFixtures / file, dir / file);
   return dir;
 }
 

@@ -8,19 +8,5 @@
 #include <string>
 #include <vector>
 
+#include "stand_ins.h"
 #include "tensordict/annotate.h"
-
-namespace at {
-class Tensor {};
-}  // namespace at
-namespace torch {
-using at::Tensor;
-}  // namespace torch
-namespace nlohmann {
-template <typename T = void>
-class basic_json {};
-using ordered_json = basic_json<>;
-}  // namespace nlohmann
-namespace tensordict {
-using Json = nlohmann::ordered_json;
-}  // namespace tensordict
