@@ -26,6 +26,7 @@ namespace tensordict::nn {
 
 /// One node of a pytree spec.
 struct TreeSpec {
+  /// What the node is.
   enum class Kind {
     Leaf,   ///< a tensor
     Tuple,  ///< builtins.tuple
@@ -33,9 +34,9 @@ struct TreeSpec {
     Dict,   ///< builtins.dict (and collections.OrderedDict): `keys` name the children
     None,   ///< builtins.NoneType: no leaves
   };
-  Kind kind = Kind::Leaf;
-  std::vector<std::string> keys;  ///< Dict: one per child, in order
-  std::vector<TreeSpec> children;
+  Kind kind = Kind::Leaf;          ///< what the node is
+  std::vector<std::string> keys;   ///< Dict: one per child, in order
+  std::vector<TreeSpec> children;  ///< in the order of the runner's leaves
 
   /// Number of leaves below (and including) this node.
   size_t leaves() const;
@@ -58,7 +59,9 @@ class CallSpec {
   /// no out_keys) or `out_keys` has another count.
   std::vector<NestedKey> output_keys(const std::vector<NestedKey>& out_keys) const;
 
+  /// The in_spec: a tuple of the positional arguments' tuple and the keyword arguments' dict.
   const TreeSpec& inputs() const { return in_; }
+  /// The out_spec.
   const TreeSpec& outputs() const { return out_; }
 
  private:

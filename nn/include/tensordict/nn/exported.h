@@ -38,6 +38,7 @@ class ExportedModel {
   /// another torch release, a file that is not one) or when this build cannot load packages.
   explicit ExportedModel(const std::string& path);
 
+  /// The path it was loaded from.
   const std::string& path() const;
   /// How it takes its inputs and returns its outputs.
   const CallSpec& call_spec() const;
