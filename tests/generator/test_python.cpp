@@ -114,39 +114,39 @@ TEST_CASE("two schemas writing one Python module are refused", "[generator][pyth
   CHECK(c.outputs.empty());
 }
 
-TEST_CASE("a module and a package of the same name are refused", "[generator][python]") {
-  const fs::path dir =
-      fs::temp_directory_path() / ("tc-python-package-" + std::to_string(::getpid()));
+namespace {
+
+// What `tcgen --lang python` reports for `schema`, written as `name` in a scratch directory; on
+// errors nothing may be output.
+std::string python_errors(const std::string& name, const std::string& schema) {
+  const fs::path dir = fs::temp_directory_path() / ("tc-python-" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  write_text(dir / "clash.yaml",
-             "classes:\n  - name: A\n    python: pkg.mod.A\n    fields: []\n"
-             "  - name: B\n    python: pkg.mod.sub.B\n    fields: []\n");
-  ScopedCwd cwd(dir);
-  const tcgen::Compilation c = compile_python({"clash.yaml"});
+  write_text(dir / name, schema);
   std::ostringstream text;
-  c.diagnostics.print(text);
-  CHECK(text.str() ==
+  {
+    ScopedCwd cwd(dir);
+    const tcgen::Compilation c = compile_python({name});
+    c.diagnostics.print(text);
+    CHECK(c.outputs.empty());
+  }
+  fs::remove_all(dir);
+  return text.str();
+}
+
+}  // namespace
+
+TEST_CASE("a module and a package of the same name are refused", "[generator][python]") {
+  CHECK(python_errors("clash.yaml",
+                      "classes:\n  - name: A\n    python: pkg.mod.A\n    fields: []\n"
+                      "  - name: B\n    python: pkg.mod.sub.B\n    fields: []\n") ==
         "clash.yaml:1:1: error: its classes' Python module 'pkg/mod/sub.py' lies in the package "
         "'pkg/mod/', which is also the module 'pkg/mod.py' of clash.yaml: Python could import "
         "only one of them\n");
-  CHECK(c.outputs.empty());
-  fs::remove_all(dir);
 }
 
 TEST_CASE("a class without a Python module is an error under --lang python",
           "[generator][python]") {
-  const char* schema = "classes:\n  - name: Loose\n    fields: []\n";
-  const fs::path dir =
-      fs::temp_directory_path() / ("tc-python-loose-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  write_text(dir / "loose.yaml", schema);
-  ScopedCwd cwd(dir);
-  const tcgen::Compilation c = compile_python({"loose.yaml"});
-  std::ostringstream text;
-  c.diagnostics.print(text);
-  CHECK(text.str() ==
+  CHECK(python_errors("loose.yaml", "classes:\n  - name: Loose\n    fields: []\n") ==
         "loose.yaml:2:11: error: class 'Loose' has no Python module: give it `python: "
         "<module>.Loose` or a namespace\n");
-  CHECK(c.outputs.empty());
-  fs::remove_all(dir);
 }
