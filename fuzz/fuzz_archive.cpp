@@ -36,6 +36,9 @@ namespace fs = std::filesystem;
 
 constexpr size_t kMaxExpanded = 16u << 20;  // bytes of one NAME or DATA
 constexpr size_t kMaxRecords = 200000;
+// Bytes of an archive a plan may describe: the harness's own memory, not the reader's, is bounded
+// here (70,000 records of a 60 KB name would be 4 GB of central directory).
+constexpr size_t kMaxArchiveBytes = 64u << 20;
 
 void put16(std::string& s, uint64_t v) {
   for (int i = 0; i < 2; ++i) s += static_cast<char>((v >> (8 * i)) & 0xFF);
@@ -94,6 +97,13 @@ void put_fields(std::string& zip, const Record& r) {
 bool build(const std::string& plan, std::string& zip) {
   std::vector<Record> entries;  // one per f / d line: the local headers written
   std::vector<Record> central;
+  size_t central_bytes = 0;
+  // Whether `n` more central records of `r` keep the archive within kMaxArchiveBytes.
+  auto fits = [&](const Record& r, size_t n) {
+    const size_t each = 46 + r.name.size();
+    return n <= (kMaxArchiveBytes - central_bytes) / each &&
+           zip.size() + central_bytes + n * each <= kMaxArchiveBytes;
+  };
   std::stringstream lines(plan);
   for (std::string line; std::getline(lines, line);) {
     std::stringstream in(line);
@@ -111,7 +121,10 @@ bool build(const std::string& plan, std::string& zip) {
         r.name += '/';
         data.clear();
       }
-      if (r.name.size() > 0xFFFF || zip.size() + data.size() > 0xFFFFFFFFu) return false;
+      if (r.name.size() > 0xFFFF ||
+          zip.size() + 30 + r.name.size() + data.size() > kMaxArchiveBytes || !fits(r, 1)) {
+        return false;
+      }
       r.header_offset = zip.size();
       r.size = data.size();
       r.crc = tensordict::archive::crc32(data.data(), data.size());
@@ -121,18 +134,23 @@ bool build(const std::string& plan, std::string& zip) {
       zip += data;
       entries.push_back(r);
       central.push_back(r);
+      central_bytes += 46 + r.name.size();
     } else if (op == "a" || op == "c" || op == "s") {
       size_t k = 0;
       std::string arg;
       if (!(in >> k >> arg) || k >= entries.size()) return false;
       Record r = entries[k];
       if (op == "a") {
-        if (!expand(arg, r.name) || r.name.empty() || r.name.size() > 0xFFFF) return false;
+        if (!expand(arg, r.name) || r.name.empty() || r.name.size() > 0xFFFF || !fits(r, 1)) {
+          return false;
+        }
         central.push_back(r);
+        central_bytes += 46 + r.name.size();
       } else if (op == "c") {
         const size_t n = std::strtoul(arg.c_str(), nullptr, 10);
-        if (n > kMaxRecords - central.size()) return false;
+        if (n > kMaxRecords - central.size() || !fits(r, n)) return false;
         central.insert(central.end(), n, r);
+        central_bytes += n * (46 + r.name.size());
       } else {
         const int64_t delta = std::strtoll(arg.c_str(), nullptr, 10);
         for (auto& c : central) {
