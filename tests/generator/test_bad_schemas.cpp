@@ -172,9 +172,10 @@ TEST_CASE("a template override may use only the names tcgen provides for it",
   tcgen::load_templates(dir.string(), diagnostics);
   fs::remove_all(dir);
   REQUIRE(diagnostics.all().size() == 1);
-  CHECK_THAT(diagnostics.all()[0].message,
-             Catch::Matchers::StartsWith("template uses 'nonsense', which tcgen does not provide for "
-                               "'file' (it provides: "));
+  CHECK_THAT(
+      diagnostics.all()[0].message,
+      Catch::Matchers::StartsWith("template uses 'nonsense', which tcgen does not provide for "
+                                  "'file' (it provides: "));
   CHECK(tcgen::template_names("{{a}} {{& b }} {{{c}}} {{#d}}{{/d}} {{^e}}{{/e}} {{! note }}") ==
         std::set<std::string>{"a", "b", "c", "d", "e"});
 }

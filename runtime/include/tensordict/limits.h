@@ -25,8 +25,8 @@ inline constexpr int kMaxTreeDepth = 256;
 inline constexpr std::size_t kMaxNameBytes = 255;
 
 /// Nesting of arrays and objects in a meta.json, the object itself the first level, which the
-/// JSON reader (tensordict/json.h) enforces for any JSON text. A save checks its meta.json files against it (a NonTensorData's value
-/// nested deeper could be written, but not read back).
+/// JSON reader (tensordict/json.h) enforces for any JSON text. A save checks its meta.json files
+/// against it (a NonTensorData's value nested deeper could be written, but not read back).
 inline constexpr int kMaxJsonDepth = 1000;
 
 }  // namespace tensordict::limits
