@@ -20,19 +20,71 @@ namespace detail {
 // One batch: built under the runner's lock while open, then owned by the worker, then read by
 // its callers once `done`. What the worker writes (`out`, `error`, `plain_views`, the members'
 // `start` and `error`) happens before it sets `done`.
+// What decides whether two requests may share a forward: every entry's key, kind, dtype,
+// device and shape past the batch dim, and the request's batch dims past the first. Requests of
+// one layout concatenate without an error and without type promotion, so one request can never
+// change the dtype, or the failure, of another's result.
+struct RequestLayout {
+  struct Entry {
+    std::string key;
+    Value::Kind kind;
+    int8_t dtype = -1;  // tensors only
+    std::optional<at::Device> device;
+    std::vector<int64_t> trailing;  // sizes past dim 0 (a nested TensorDict's batch size)
+
+    bool operator==(const Entry& o) const {
+      return key == o.key && kind == o.kind && dtype == o.dtype && device == o.device &&
+             trailing == o.trailing;
+    }
+  };
+  std::vector<int64_t> trailing;  // the request's batch dims past the first
+  std::vector<Entry> entries;     // sorted by key
+
+  explicit RequestLayout(const TensorDict& td)
+      : trailing(td.batch_size().begin() + 1, td.batch_size().end()) {
+    for (auto& [key, value] : td.items(true)) {
+      Entry entry{key.repr(), value.kind(), -1, std::nullopt, {}};
+      if (const at::Tensor* t = value.tensor_if()) {
+        entry.dtype = static_cast<int8_t>(t->scalar_type());
+        entry.device = t->device();
+      } else if (value.is_tensordict()) {
+        entry.device = value.tensordict().device();
+      }
+      if (auto shape = value.shape(); shape && !shape->empty()) {
+        entry.trailing.assign(shape->begin() + 1, shape->end());
+      }
+      entries.push_back(std::move(entry));
+    }
+    std::sort(entries.begin(), entries.end(),
+              [](const Entry& a, const Entry& b) { return a.key < b.key; });
+  }
+  bool operator==(const RequestLayout& o) const {
+    return trailing == o.trailing && entries == o.entries;
+  }
+};
+
 struct RunnerBatch {
   struct Member {
     TensorDict td;
-    int64_t start = 0;         // first row in `out`
-    std::exception_ptr error;  // this request alone failed (it did not concatenate)
+    size_t output = 0;         // the forward that answered it: an index into `outputs`
+    int64_t start = 0;         // its first row there
+    std::exception_ptr error;  // this request failed, on its own
   };
+  // One forward's result, with whether its rows need autograd views.
+  struct Output {
+    TensorDict td;
+    bool plain_views = false;  // no tensor requires grad: rows need no autograd views
+  };
+  explicit RunnerBatch(RequestLayout shared_layout) : layout(std::move(shared_layout)) {}
+
+  const RequestLayout layout;  // that of every member
   std::vector<Member> members;
   int64_t rows = 0;
   bool closed = false;  // no more requests join (under the runner's lock)
 
-  TensorDict out;            // the module's result for the rows of every member without error
-  std::exception_ptr error;  // the whole batch failed
-  bool plain_views = false;  // no tensor of `out` requires grad: rows need no autograd views
+  // One forward for all members, or, when that failed, one per part that succeeded alone.
+  std::vector<Output> outputs;
+  std::exception_ptr error;  // the whole batch failed (the runner was destroyed)
 
   std::mutex mutex;
   std::condition_variable finished;
@@ -89,17 +141,18 @@ TensorDict BatchFuture::get() {
   const auto& member = batch->members[member_];
   if (member.error) std::rethrow_exception(member.error);
   if (batch->error) std::rethrow_exception(batch->error);
+  const auto& output = batch->outputs[member.output];
   const int64_t rows = rows_of(member.td);
-  // A request alone in its batch gets the batch's TensorDict itself; the others, views of their
-  // rows, taken here (on the caller's thread, not the worker's).
-  if (member.start == 0 && rows == rows_of(batch->out)) return batch->out;
-  if (batch->plain_views) {
+  // A request alone in its forward gets its TensorDict itself; the others, views of their rows,
+  // taken here (on the caller's thread, not the worker's).
+  if (member.start == 0 && rows == rows_of(output.td)) return output.td;
+  if (output.plain_views) {
     // Nothing requires grad, so the views skip autograd's view tracking (half the cost of a
     // row): no graph can reach them, and the rows of different callers do not overlap.
     const at::AutoDispatchBelowADInplaceOrView below_autograd;
-    return batch->out.index({Slice(member.start, member.start + rows)});
+    return output.td.index({Slice(member.start, member.start + rows)});
   }
-  return batch->out.index({Slice(member.start, member.start + rows)});
+  return output.td.index({Slice(member.start, member.start + rows)});
 }
 
 void BatchFuture::wait() const {
@@ -132,6 +185,7 @@ BatchRunner::~BatchRunner() {
   arrived_.notify_all();
   room_.notify_all();
   worker_.join();
+  open_.clear();
   for (const auto& batch : queue_) {
     batch->error = std::make_exception_ptr(Error("BatchRunner: destroyed before the request ran"));
     batch->finish();
@@ -144,6 +198,7 @@ BatchFuture BatchRunner::submit(TensorDict request) {
                      shape_str(request.batch_size()) + ")");
   }
   const int64_t rows = rows_of(request);
+  detail::RequestLayout layout(request);  // outside the lock
   std::shared_ptr<detail::RunnerBatch> batch;
   size_t member = 0;
   bool wake = false;  // the worker waits for a first batch, or for the oldest one to close
@@ -160,29 +215,38 @@ BatchFuture BatchRunner::submit(TensorDict request) {
     }
     if (stopping_) throw Error("BatchRunner: submit during destruction");
     wake = queue_.empty();
-    detail::RunnerBatch* open =
-        queue_.empty() || queue_.back()->closed ? nullptr : queue_.back().get();
-    if (open != nullptr && open->rows + rows > options_.max_batch) {
-      open->closed = true;  // this request does not fit: it starts the next batch
-      open = nullptr;
+    const auto open = std::find_if(open_.begin(), open_.end(),
+                                   [&](const auto& b) { return b->layout == layout; });
+    if (open != open_.end()) batch = *open;
+    if (batch != nullptr && batch->rows + rows > options_.max_batch) {
+      close(*batch);  // this request does not fit: it starts the next batch of its layout
+      batch = nullptr;
       wake = true;
     }
-    if (open == nullptr) {
-      queue_.push_back(std::make_shared<detail::RunnerBatch>());
-      queue_.back()->members.reserve(initial_members(options_.max_batch));
+    if (batch == nullptr) {
+      batch = std::make_shared<detail::RunnerBatch>(std::move(layout));
+      batch->members.reserve(initial_members(options_.max_batch));
+      queue_.push_back(batch);
+      open_.push_back(batch);
     }
-    batch = queue_.back();
     member = batch->members.size();
-    batch->members.push_back({std::move(request), 0, nullptr});
+    batch->members.push_back({std::move(request), 0, 0, nullptr});
     batch->rows += rows;
     if (batch->rows >= options_.max_batch) {
-      batch->closed = true;
+      close(*batch);
       wake = true;
     }
     ++queued_;
   }
   if (wake) arrived_.notify_one();
   return BatchFuture(std::move(batch), member);
+}
+
+void BatchRunner::close(detail::RunnerBatch& batch) {
+  batch.closed = true;
+  open_.erase(
+      std::remove_if(open_.begin(), open_.end(), [&](const auto& b) { return b.get() == &batch; }),
+      open_.end());
 }
 
 TensorDict BatchRunner::run(TensorDict request) {
@@ -209,7 +273,7 @@ void BatchRunner::work() {
       batch = queue_.front();
       if (!batch->closed) {  // wait for it to fill, at most max_delay from now
         arrived_.wait_for(lock, options_.max_delay, [&] { return stopping_ || batch->closed; });
-        batch->closed = true;  // taken: later requests start a new batch
+        if (!batch->closed) close(*batch);  // taken: later requests start a new batch
       }
       queue_.pop_front();
       queued_ -= batch->members.size();
@@ -220,60 +284,60 @@ void BatchRunner::work() {
 }
 
 void BatchRunner::run_batch(detail::RunnerBatch& batch) {
-  auto& members = batch.members;
   std::optional<at::NoGradGuard> no_grad;
   std::optional<c10::InferenceMode> inference;
   if (options_.grad_mode == RunnerGradMode::NoGrad) no_grad.emplace();
   if (options_.grad_mode == RunnerGradMode::Inference) inference.emplace();
-  try {
-    TensorDict joined;
-    if (members.size() == 1) {
-      joined = members.front().td.clone(false);  // the module writes into a copy, not the request
-    } else {
-      std::vector<TensorDict> inputs;
-      inputs.reserve(members.size());
-      for (const auto& member : members) inputs.push_back(member.td);
-      try {
-        joined = cat(inputs);
-      } catch (...) {
-        // The first request sets the layout; each one that does not concatenate with it fails
-        // alone.
-        inputs.resize(1);
-        for (size_t i = 1; i < members.size(); ++i) {
-          try {
-            cat({members.front().td, members[i].td});
-            inputs.push_back(members[i].td);
-          } catch (...) {
-            members[i].error = std::current_exception();
-          }
-        }
-        joined = inputs.size() == 1 ? inputs.front().clone(false) : cat(inputs);
-      }
-    }
-    Stats ran;
-    ran.batches = 1;
-    for (auto& member : members) {
-      if (member.error) continue;
-      member.start = ran.rows;
-      ran.rows += rows_of(member.td);
-      ran.requests += 1;
-    }
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stats_.batches += ran.batches;
-      stats_.requests += ran.requests;
-      stats_.rows += ran.rows;
-    }
-    batch.out = module_->forward(joined);
-    batch.plain_views = true;
-    for (const Value& value : batch.out.values(true, true)) {
-      const at::Tensor* t = value.tensor_if();
-      if (t != nullptr && t->requires_grad()) batch.plain_views = false;
-    }
-  } catch (...) {
-    batch.error = std::current_exception();
+  Stats ran;
+  run_members(batch, 0, batch.members.size(), ran);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stats_.batches += ran.batches;
+    stats_.requests += ran.requests;
+    stats_.rows += ran.rows;
   }
   batch.finish();
+}
+
+void BatchRunner::run_members(detail::RunnerBatch& batch, size_t begin, size_t end,
+                              Stats& ran) const {
+  auto& members = batch.members;
+  try {
+    TensorDict joined;
+    if (end - begin == 1) {
+      joined = members[begin].td.clone(false);  // the module writes into a copy, not the request
+    } else {
+      std::vector<TensorDict> inputs;
+      inputs.reserve(end - begin);
+      for (size_t i = begin; i < end; ++i) inputs.push_back(members[i].td);
+      joined = cat(inputs);
+    }
+    detail::RunnerBatch::Output output{module_->forward(joined), true};
+    for (const Value& value : output.td.values(true, true)) {
+      const at::Tensor* t = value.tensor_if();
+      if (t != nullptr && t->requires_grad()) output.plain_views = false;
+    }
+    int64_t start = 0;
+    for (size_t i = begin; i < end; ++i) {
+      members[i].output = batch.outputs.size();
+      members[i].start = start;
+      start += rows_of(members[i].td);
+    }
+    batch.outputs.push_back(std::move(output));
+    ran.batches += 1;
+    ran.requests += static_cast<int64_t>(end - begin);
+    ran.rows += start;
+  } catch (...) {
+    // Which request failed is unknown: each half runs on its own, down to single requests,
+    // which fail with their own error.
+    if (end - begin == 1) {
+      members[begin].error = std::current_exception();
+      return;
+    }
+    const size_t middle = begin + (end - begin) / 2;
+    run_members(batch, begin, middle, ran);
+    run_members(batch, middle, end, ran);
+  }
 }
 
 }  // namespace tensordict::nn

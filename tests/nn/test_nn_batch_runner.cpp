@@ -1,5 +1,5 @@
-// BatchRunner: callers get their own rows; requests are batched up to max_batch; a request that
-// does not fit its batch and a failing module fail only their callers; every wait is bounded; a
+// BatchRunner: callers get their own rows; requests are batched up to max_batch, by layout; a
+// request that fails (alone or in a batch) fails only its caller; every wait is bounded; a
 // destroyed runner fails what it did not run. A gate (a module that waits until released) makes
 // the batching deterministic: requests queue while the batch before them runs.
 // Before Catch: torch's headers bring glog's CHECK, which Catch's must replace.
@@ -120,28 +120,131 @@ TEST_CASE("batches hold at most max_batch rows", "[nn][batch_runner]") {
   CHECK(gate.batch_rows == std::vector<int64_t>{1, 4, 4, 2, 6});
 }
 
-TEST_CASE("a request that does not fit its batch fails alone, a module error fails its batch",
+TEST_CASE("requests of another layout run apart, and a failing request fails alone",
           "[nn][batch_runner]") {
   Gate gate;
   BatchRunner runner(gate.module());
   auto first = hold_first_batch(runner, gate);
   auto good = runner.submit(request(1));
-  auto odd = runner.submit(TensorDict({{"obs", at::ones({1, 5})}}, {1}));
+  auto wide = runner.submit(TensorDict({{"obs", at::ones({1, 5})}}, {1}));
+  auto doubles = runner.submit(TensorDict({{"obs", at::full({1, 3}, 2.0, at::kDouble)}}, {1}));
   auto also_good = runner.submit(request(2));
   gate.release();
   CHECK(first.get().get("y").equal(at::ones({1, 3})));
   CHECK(good.get().get("y").equal(at::full({1, 3}, 3.0F)));
   CHECK(also_good.get().get("y").equal(at::full({1, 3}, 5.0F)));
-  CHECK_THROWS_AS(odd.get(), ShapeError);
+  CHECK(wide.get().get("y").equal(at::full({1, 5}, 3.0F)));
+  // The float64 request neither promotes the float32 ones nor is demoted by them.
+  CHECK(doubles.get().get("y").equal(at::full({1, 3}, 5.0, at::kDouble)));
+  CHECK(gate.batch_rows == std::vector<int64_t>{1, 2, 1, 1});
 
   auto blocker = hold_first_batch(runner, gate);
+  auto before = runner.submit(request(3));
   auto bad = runner.submit(request(std::nanf("")));
-  auto victim = runner.submit(request(3));
+  auto after = runner.submit(request(4));
   gate.release();
   blocker.get();
-  CHECK_THROWS_WITH(bad.get(), "NaN in the batch");
-  CHECK_THROWS_WITH(victim.get(), "NaN in the batch");
-  CHECK(runner.run(request(4)).get("y").equal(at::full({1, 3}, 9.0F)));  // the runner goes on
+  CHECK_THROWS_WITH(bad.get(), ContainsSubstring("NaN in the batch"));
+  CHECK(before.get().get("y").equal(at::full({1, 3}, 7.0F)));
+  CHECK(after.get().get("y").equal(at::full({1, 3}, 9.0F)));
+  // The batch of 3 failed; its halves ran alone: [before] and [bad, after], then bad and after.
+  CHECK(gate.batch_rows == std::vector<int64_t>{1, 3, 1, 2, 1, 1});
+  CHECK(runner.run(request(5)).get("y").equal(at::full({1, 3}, 11.0F)));  // the runner goes on
+}
+
+TEST_CASE("with 8 clients and one bad request in 7, every request gets its own answer",
+          "[nn][batch_runner]") {
+  torch::nn::Linear linear(3, 2);
+  auto module = std::make_shared<TensorDictModule>(
+      [linear](const at::Tensor& obs) mutable {
+        if (obs.isnan().any().item<bool>()) throw std::runtime_error("a poisoned row");
+        return linear->forward(obs);
+      },
+      std::vector<NestedKey>{"obs"}, std::vector<NestedKey>{"y"}, "policy");
+  BatchRunnerOptions options;
+  options.max_batch = 16;
+  options.max_delay = 200us;
+  BatchRunner runner(module, options);
+  constexpr int kClients = 8;
+  constexpr int kRequests = 140;
+  constexpr size_t kInFlight = 3;
+  // Request i of a client: every 7th is bad, in turn float64, 5 columns wide, or poisoned; every
+  // 7th + 3 carries an extra key, which the module ignores and the result keeps.
+  struct Sent {
+    at::Tensor obs;
+    std::string error;  // what the bad one's error must say; empty for a good one
+    bool extra = false;
+    BatchFuture result;
+  };
+  auto make = [&](int c, int i) {
+    Sent sent;
+    sent.obs = at::full({1, 3}, static_cast<float>(c * kRequests + i) / 100.0F);
+    if (i % 7 == 0) {
+      switch ((i / 7) % 3) {
+        case 0:
+          sent.obs = sent.obs.to(at::kDouble);
+          sent.error = "same dtype";
+          break;
+        case 1:
+          sent.obs = at::ones({1, 5});
+          sent.error = "cannot be multiplied";
+          break;
+        default:
+          sent.obs[0][1] = std::nanf("");
+          sent.error = "a poisoned row";
+      }
+    }
+    TensorDict td({{"obs", sent.obs}}, {1});
+    if (i % 7 == 3) {
+      sent.extra = true;
+      td.set("extra", at::full({1}, i));
+    }
+    sent.result = runner.submit(td);
+    return sent;
+  };
+  std::atomic<int> wrong{0};
+  std::atomic<int> bad_answered{0};
+  std::atomic<int> good_answered{0};
+  auto check = [&](Sent& sent) {
+    if (!sent.error.empty()) {
+      try {
+        sent.result.get();
+        ++wrong;  // a bad request got a result
+      } catch (const std::exception& e) {
+        const bool own = std::string(e.what()).find(sent.error) != std::string::npos;
+        ++(own ? bad_answered : wrong);
+      }
+      return;
+    }
+    TensorDict out = sent.result.get();
+    const at::Tensor expected = linear->forward(sent.obs).detach();
+    const at::Tensor y = out.get("y");
+    if (y.scalar_type() != at::kFloat || !at::allclose(y, expected, 1e-6, 1e-6) ||
+        out.contains("extra") != sent.extra) {
+      ++wrong;
+    } else {
+      ++good_answered;
+    }
+  };
+  std::vector<std::thread> clients;
+  for (int c = 0; c < kClients; ++c) {
+    clients.emplace_back([&, c] {
+      std::deque<Sent> in_flight;
+      for (int i = 0; i < kRequests; ++i) {
+        in_flight.push_back(make(c, i));
+        if (in_flight.size() == kInFlight) {
+          check(in_flight.front());
+          in_flight.pop_front();
+        }
+      }
+      for (auto& rest : in_flight) check(rest);
+    });
+  }
+  for (auto& client : clients) client.join();
+  CHECK(wrong == 0);
+  CHECK(bad_answered == kClients * 20);  // i = 0, 7, ..., 133
+  CHECK(good_answered == kClients * (kRequests - 20));
+  CHECK(runner.stats().requests == kClients * (kRequests - 20));
 }
 
 TEST_CASE("every wait is bounded", "[nn][batch_runner]") {

@@ -1,7 +1,8 @@
 #pragma once
 /// \file
 /// BatchRunner: serving a module to many callers at once. Callers submit TensorDicts of batch [k]
-/// (typically [1]); requests join the open batch in arrival order until it holds max_batch rows;
+/// (typically [1]); each request joins the open batch of its layout (below) until that holds
+/// max_batch rows;
 /// one worker thread takes the oldest batch (waiting at most max_delay for it to fill),
 /// concatenates its requests along dim 0, runs the module once, and wakes the batch's callers with
 /// one notify; each caller then takes its own rows of the result (views, no copy).
@@ -13,10 +14,13 @@
 ///
 /// A caller may keep several requests in flight: submit() returns at once with a BatchFuture.
 /// Every wait is bounded: submit() waits at most `timeout` for room in the queue, run() at most
-/// `timeout` for the result (TimeoutError). A request that cannot join its batch (other keys, a
-/// shape that does not concatenate with the batch's first request) fails alone; an exception of the
-/// module reaches every caller of that batch. Destroying the runner fails the requests still queued
-/// (Error) after the batch in flight ends.
+/// `timeout` for the result (TimeoutError). One request never changes another's result: requests
+/// share a batch only when their layouts match (keys, kinds, dtypes, devices, shapes past the
+/// batch dim), so a float64 request never promotes a float32 one; when a batch fails (in the
+/// concatenation or in the module), its halves run again, each alone, down to single requests, so
+/// that every request that succeeds alone gets its result and every one that fails gets its own
+/// error. Destroying the runner fails the requests still queued (Error) after the batch in flight
+/// ends.
 
 #include <chrono>
 #include <condition_variable>
@@ -120,9 +124,10 @@ class BatchRunner {
 
   /// What the worker did so far.
   struct Stats {
-    /// Forwards run (one per batch).
+    /// Forwards that returned (one per batch; a failed batch adds one per part that then
+    /// succeeded alone).
     int64_t batches = 0;
-    /// Requests that went into a forward (not those that failed to join their batch).
+    /// Requests answered with a result.
     int64_t requests = 0;
     /// Rows of those requests.
     int64_t rows = 0;
@@ -134,15 +139,20 @@ class BatchRunner {
 
  private:
   void work();
+  // Closes `batch` to new requests (under the lock).
+  void close(detail::RunnerBatch& batch);
   void run_batch(detail::RunnerBatch& batch);
+  // One forward for members [begin, end) of `batch`; when it fails, each half runs alone.
+  void run_members(detail::RunnerBatch& batch, size_t begin, size_t end, Stats& ran) const;
 
   std::shared_ptr<const TensorDictModuleBase> module_;
   BatchRunnerOptions options_;
   mutable std::mutex mutex_;
   std::condition_variable arrived_;  // the queue became non-empty, or its oldest batch closed
   std::condition_variable room_;
-  // Batches in arrival order; only the newest can be open (still taking requests).
+  // Batches in arrival order; of these, the open ones (still taking requests), one per layout.
   std::deque<std::shared_ptr<detail::RunnerBatch>> queue_;
+  std::vector<std::shared_ptr<detail::RunnerBatch>> open_;
   size_t queued_ = 0;  // requests in queue_
   bool stopping_ = false;
   Stats stats_;
