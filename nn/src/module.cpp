@@ -2,7 +2,10 @@
 // and writing out_keys, chaining modules.
 #include "tensordict/nn/module.h"
 
+#include <c10/util/Exception.h>
+
 #include <algorithm>
+#include <exception>
 #include <string>
 
 namespace tensordict::nn {
@@ -37,6 +40,26 @@ std::string keys_repr(const std::vector<NestedKey>& keys) {
 
 bool contains(const std::vector<NestedKey>& keys, const NestedKey& key) {
   return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+
+// The first `n` parts of `key`.
+NestedKey prefix(const NestedKey& key, size_t n) {
+  return NestedKey(std::vector<std::string>(key.begin(), key.begin() + n));
+}
+
+// What a write replaced, to put back when a later write fails.
+struct Undo {
+  const NestedKey* key;           // an out_key
+  std::optional<Value> previous;  // its value before, or nullopt when it had none
+  size_t created = 0;             // for nullopt: the length of the shortest prefix it created
+};
+
+// The text of an exception from inside a module: c10::Error without its C++ backtrace.
+std::string inner_text(const std::exception& e) {
+  if (const auto* c10_error = dynamic_cast<const c10::Error*>(&e)) {
+    return c10_error->what_without_backtrace();
+  }
+  return e.what();
 }
 
 // The shape whose leading dims must be the batch size (a view: no copy), or nullopt for values
@@ -135,13 +158,21 @@ void TensorDictModule::run(KeyIO& io) const {
   } catch (const detail::WrongInputCount&) {
     throw TypeError(who() + ": the module cannot be called with " + std::to_string(inputs.size()) +
                     " tensors (in_keys " + keys_repr(in_keys()) + ")");
+  } catch (const Error&) {
+    throw;  // the runtime's own errors name what failed already
+  } catch (const std::exception& e) {
+    // As Python's `raise err from RuntimeError("TensorDictModule failed with ...")`: the message
+    // says which module failed, and the original stays reachable (std::rethrow_if_nested).
+    std::throw_with_nested(ModuleError(who() + " (in_keys " + keys_repr(in_keys()) + ", out_keys " +
+                                       keys_repr(out_keys()) + ") failed: " + inner_text(e)));
   }
   if (outputs.size() != out_keys().size()) {
     throw Error(who() + ": the module returned " + std::to_string(outputs.size()) +
                 " outputs for " + std::to_string(out_keys().size()) + " out_keys " +
                 keys_repr(out_keys()));
   }
-  // Every output is checked before the first is written: a failure changes nothing.
+  // Every output is checked before the first is written, and a write that fails (a nested
+  // out_key through a tensor, a field's check) undoes the ones before: a failure changes nothing.
   const BatchSize& batch = io.batch_size();
   for (size_t i = 0; i < outputs.size(); ++i) {
     const auto shape = leading_shape(outputs[i]);
@@ -152,7 +183,29 @@ void TensorDictModule::run(KeyIO& io) const {
                        shape_str(batch));
     }
   }
-  for (size_t i = 0; i < outputs.size(); ++i) io.write(out_keys()[i], std::move(outputs[i]));
+  std::vector<Undo> undo;
+  undo.reserve(outputs.size());
+  try {
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const NestedKey& key = out_keys()[i];
+      Undo step{&key, io.read(key)};
+      if (!step.previous && key.is_nested()) {
+        step.created = 1;
+        while (step.created < key.size() && io.read(prefix(key, step.created))) ++step.created;
+      }
+      io.write(key, std::move(outputs[i]));
+      undo.push_back(std::move(step));
+    }
+  } catch (...) {
+    for (auto step = undo.rbegin(); step != undo.rend(); ++step) {
+      if (step->previous) {
+        io.write(*step->key, std::move(*step->previous));
+      } else {
+        io.remove(step->created ? prefix(*step->key, step->created) : *step->key);
+      }
+    }
+    throw;
+  }
 }
 
 namespace {

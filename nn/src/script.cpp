@@ -14,6 +14,10 @@
 namespace tensordict::nn {
 namespace {
 
+// value_from_ivalue, with numbers as tensors when `numbers_as_tensors` (a module's outputs).
+Value convert_ivalue(const c10::IValue& value, const BatchSize& batch_size, const NestedKey& key,
+                     bool numbers_as_tensors);
+
 [[noreturn]] void unconvertible(const NestedKey& key, const std::string& what) {
   throw TypeError("key " + key.repr() + ": " + what);
 }
@@ -219,7 +223,7 @@ ModuleFn dict_forward(torch::jit::Module module, c10::TypePtr arg_type,
         }
         entry = std::move(*found);
       }
-      outputs.push_back(value_from_ivalue(entry, batch_size, out_keys[k]));
+      outputs.push_back(convert_ivalue(entry, batch_size, out_keys[k], true));
     }
     return outputs;
   };
@@ -249,7 +253,7 @@ ModuleFn positional_forward(torch::jit::Module module, std::vector<NestedKey> in
     outputs.reserve(results.size());
     for (size_t i = 0; i < results.size(); ++i) {
       const NestedKey key = i < out_keys.size() ? out_keys[i] : NestedKey(std::to_string(i));
-      outputs.push_back(value_from_ivalue(results[i], batch_size, key));
+      outputs.push_back(convert_ivalue(results[i], batch_size, key, true));
     }
     return outputs;
   };
@@ -273,8 +277,27 @@ c10::IValue to_ivalue(const Value& value, const NestedKey& key) {
 
 c10::IValue to_ivalue(const TensorDict& td) { return dict_to_ivalue(td, std::nullopt); }
 
-Value value_from_ivalue(const c10::IValue& value, const BatchSize& batch_size,
-                        const NestedKey& key) {
+namespace {
+
+// A number as Python's TensorDict.set stores it: a 0-dim tensor (bool, int64, float32 as
+// torch.as_tensor makes them); a flat list of numbers a 1-dim one (float64 for floats, as numpy
+// reads them). Nullopt for other values.
+std::optional<at::Tensor> number_as_tensor(const c10::IValue& value) {
+  if (value.isBool()) return at::scalar_tensor(value.toBool(), at::kBool);
+  if (value.isInt()) return at::scalar_tensor(value.toInt(), at::kLong);
+  if (value.isDouble()) return at::scalar_tensor(value.toDouble(), at::kFloat);
+  if (value.isIntList()) return at::tensor(value.toIntVector());
+  if (value.isDoubleList()) return at::tensor(value.toDoubleVector());
+  if (value.isBoolList()) {
+    std::vector<int64_t> flags;
+    for (const bool b : value.toBoolList()) flags.push_back(b);
+    return at::tensor(flags).to(at::kBool);
+  }
+  return std::nullopt;
+}
+
+Value convert_ivalue(const c10::IValue& value, const BatchSize& batch_size, const NestedKey& key,
+                     bool numbers_as_tensors) {
   if (value.isTensor()) return value.toTensor();
   if (value.isGenericDict()) {
     TensorDict td({}, batch_size);
@@ -283,11 +306,21 @@ Value value_from_ivalue(const c10::IValue& value, const BatchSize& batch_size,
         unconvertible(key, "a dict key of type " + entry.key().type()->str() + " is not a str");
       }
       const std::string& name = entry.key().toStringRef();
-      td.set(name, value_from_ivalue(entry.value(), batch_size, key.child(name)));
+      td.set(name, convert_ivalue(entry.value(), batch_size, key.child(name), numbers_as_tensors));
     }
     return td;
   }
+  if (numbers_as_tensors) {
+    if (auto tensor = number_as_tensor(value)) return *tensor;
+  }
   return NonTensorData{ivalue_to_json(value, key)};
+}
+
+}  // namespace
+
+Value value_from_ivalue(const c10::IValue& value, const BatchSize& batch_size,
+                        const NestedKey& key) {
+  return convert_ivalue(value, batch_size, key, false);
 }
 
 TensorDict from_ivalue(const c10::IValue& value, BatchSize batch_size) {

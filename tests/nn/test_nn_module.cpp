@@ -105,11 +105,11 @@ TEST_CASE("module errors name the module and the key, and change nothing", "[nn]
                     "TensorDictModule 'sum': output 'total' has shape [], whose "
                     "leading dims are not the batch size [4]");
 
-  // A failing second output leaves the first unwritten too.
+  // A failing second output leaves the first unwritten too (checked before any write).
   TensorDictModule half_bad([](const at::Tensor& x) { return std::make_tuple(x, x.unsqueeze(0)); },
                             {"obs"}, {"ok", "bad"}, "half");
-  CHECK_THROWS_WITH(half_bad(td),
-                    ContainsSubstring("output 'bad' has shape [1, 4, 4]") && !ContainsSubstring("output 'ok'"));
+  CHECK_THROWS_WITH(half_bad(td), ContainsSubstring("output 'bad' has shape [1, 4, 4]") &&
+                                      !ContainsSubstring("output 'ok'"));
 
   TensorDictModule unary([](const at::Tensor& x) { return x; }, {"obs", "target"}, {"y"}, "unary");
   CHECK_THROWS_WITH(unary(td),
@@ -124,6 +124,65 @@ TEST_CASE("module errors name the module and the key, and change nothing", "[nn]
                     "the module takes tensors");
   td.del_("task");
   CHECK(td.keys() == keys_before);
+}
+
+TEST_CASE("an exception inside a module names the module and its keys, the original nested",
+          "[nn]") {
+  TensorDict td = batch_of(4);
+  TensorDictModule failing(
+      [](const at::Tensor& x) -> at::Tensor { throw std::out_of_range("row 3 is poisoned"); },
+      {"obs"}, {"y"}, "poisoned");
+  CHECK_THROWS_AS(failing(td), ModuleError);
+  CHECK_THROWS_WITH(failing(td),
+                    "TensorDictModule 'poisoned' (in_keys ['obs'], out_keys ['y']) "
+                    "failed: row 3 is poisoned");
+  bool original_reached = false;
+  try {
+    failing(td);
+  } catch (const ModuleError& e) {
+    try {
+      std::rethrow_if_nested(e);
+    } catch (const std::out_of_range& original) {
+      original_reached = std::string(original.what()) == "row 3 is poisoned";
+    }
+  }
+  CHECK(original_reached);
+
+  // A torch error keeps its message, without its C++ backtrace.
+  torch::nn::Linear linear(3, 2);
+  TensorDictModule wrong_width(linear, {"obs"}, {"y"});
+  CHECK_THROWS_WITH(wrong_width(td),
+                    ContainsSubstring("TensorDictModule 'torch::nn::Linear' (in_keys ['obs'], "
+                                      "out_keys ['y']) failed: mat1 and mat2 shapes cannot be "
+                                      "multiplied") &&
+                        !ContainsSubstring("frame #0"));
+
+  // The runtime's own errors pass through with their type.
+  TensorDictModule refusing([](const at::Tensor&) -> at::Tensor { throw ValueError("no"); },
+                            {"obs"}, {"y"});
+  CHECK_THROWS_AS(refusing(td), ValueError);
+  CHECK_FALSE(td.contains("y"));
+}
+
+TEST_CASE("a write that fails undoes the outputs written before it", "[nn]") {
+  TensorDict td = batch_of(4);
+  const at::Tensor old_y = at::zeros({4, 2});
+  td.set("y", old_y);
+  td.set("t", at::ones({4}));
+  // The third out_key goes through the tensor 't': the first two were written, and are undone,
+  // the replaced 'y' restored and the new nested 'fresh' removed with its parent.
+  TensorDictModule through_tensor(
+      [](const at::Tensor& x) { return std::make_tuple(x * 2, x + 1, x); }, {"obs"},
+      {"y", {"fresh", "z"}, {"t", "w"}}, "three");
+  CHECK_THROWS(through_tensor(td));
+  CHECK(td.get("y").equal(old_y));
+  CHECK_FALSE(td.contains("fresh"));
+  CHECK(td.keys() == std::vector<NestedKey>{"obs", "target", "y", "t"});
+
+  // Into an existing nested TensorDict, only the new leaf goes.
+  td.set({"fresh", "kept"}, at::ones({4}));
+  CHECK_THROWS(through_tensor(td));
+  CHECK(td.get_tensordict("fresh").keys() == std::vector<NestedKey>{"kept"});
 }
 
 TEST_CASE("TensorDictSequential chains modules and computes its keys", "[nn]") {

@@ -171,6 +171,31 @@ TEST_CASE("a TorchScript dict-in/dict-out forward runs as a TensorDictModule", "
                     "make a Dict(str, Any)");
 }
 
+TEST_CASE("a TorchScript error names the module, and numbers returned are tensors as in Python",
+          "[nn][script]") {
+  torch::jit::Module checker("Checker");
+  checker.define(R"(
+def forward(self, x: Tensor) -> int:
+    return torch.matmul(x, torch.ones(2, 1)).size(0)
+)");
+  TensorDictModule rows(checker, {"obs"}, {"rows"});
+  TensorDict td({{"obs", at::ones({4, 3})}}, {4});
+  CHECK_THROWS_AS(rows(td), ModuleError);
+  CHECK_THROWS_WITH(rows(td), ContainsSubstring("TensorDictModule 'Checker' (in_keys ['obs'], "
+                                                "out_keys ['rows']) failed: ") &&
+                                  ContainsSubstring("shapes cannot be multiplied (4x3 and 2x1)"));
+  // An int for a batch-[4] TensorDict is a 0-dim tensor, refused as Python refuses it.
+  td.set("obs", at::ones({4, 2}));
+  CHECK_THROWS_AS(rows(td), ShapeError);
+  CHECK_THROWS_WITH(rows(td), ContainsSubstring("output 'rows' has shape [], whose leading dims "
+                                                "are not the batch size [4]"));
+  CHECK_FALSE(td.contains("rows"));
+  // Without batch dims it is stored as Python stores it: an int64 0-dim tensor.
+  TensorDict unbatched({{"obs", at::ones({3, 2})}});
+  rows(unbatched);
+  CHECK(same(unbatched.get("rows"), at::scalar_tensor(3, at::kLong)));
+}
+
 TEST_CASE("a dict forward reads the module's current parameters, and keys given twice once",
           "[nn][script]") {
   torch::jit::Module policy = dict_policy();

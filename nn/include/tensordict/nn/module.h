@@ -43,6 +43,15 @@ namespace tensordict::nn {
 
 class ExportedModel;
 
+/// An exception raised inside a module's forward (a C++ callable, a torch::nn module, a
+/// TorchScript or an exported model), rethrown naming the module and its in_keys and out_keys
+/// with the original message. The original exception is nested: std::rethrow_if_nested(e)
+/// rethrows it. The runtime's own errors (tensordict::Error) pass through unchanged.
+class ModuleError : public Error {
+ public:
+  using Error::Error;
+};
+
 /// The most positional inputs a callable module can take.
 inline constexpr size_t kMaxModuleInputs = 8;
 
