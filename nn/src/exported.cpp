@@ -11,6 +11,7 @@
 #define TC_HAVE_AOTI 0
 #endif
 
+#include <limits>
 #include <utility>
 
 #include "tensordict/dtype.h"
@@ -24,6 +25,7 @@ struct ExportedModel::State {
   std::string path;
   CallSpec spec;
   std::map<std::string, std::string> metadata;
+  std::vector<InputSignature> inputs;  // empty when the package records no input checks
 #if TC_HAVE_AOTI
   std::unique_ptr<torch::inductor::AOTIModelPackageLoader> loader;
 #endif
@@ -47,9 +49,54 @@ std::string shapes_of(const std::vector<at::Tensor>& inputs) {
 // The file name of a package, for messages and module names.
 std::string base_name(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
+std::string dims_str(const std::vector<DimRange>& dims) {
+  std::string out;
+  for (const DimRange& d : dims) {
+    out += out.empty() ? "" : ", ";
+    out += d.is_static()
+               ? std::to_string(d.min)
+               : std::to_string(d.min) + ".." +
+                     (d.max == std::numeric_limits<int64_t>::max() ? std::string()
+                                                                   : std::to_string(d.max));
+  }
+  return "[" + out + "]";
+}
+
+bool dim_fits(int64_t size, const DimRange& range) {
+  // torch.export specializes sizes 0 and 1, so a dynamic dim exported as Dim(min=1) is recorded
+  // from 2; the compiled code takes 1 as well (the fixtures run batch 1), so a recorded 2 lets 1
+  // in.
+  const int64_t min = !range.is_static() && range.min == 2 ? 1 : range.min;
+  return size >= min && size <= range.max;
+}
+
+// Refuses, naming the input, what the package's checks would refuse or its code misread: another
+// dtype, rank, static size or a size out of a dynamic dim's range.
+void check_input(const at::Tensor& t, const InputSignature& sig, const std::string& name,
+                 const std::string& package) {
+  if (!sig.dtype.empty() && dtype_name(t.scalar_type()) != sig.dtype) {
+    throw TypeError("the AOTInductor package '" + package + "': input " + name + " is " +
+                    dtype_name(t.scalar_type()) + ", the package takes " + sig.dtype);
+  }
+  bool fits = static_cast<size_t>(t.dim()) == sig.dims.size();
+  for (size_t d = 0; fits && d < sig.dims.size(); ++d) fits = dim_fits(t.size(d), sig.dims[d]);
+  if (!fits) {
+    throw ShapeError("the AOTInductor package '" + package + "': input " + name + " has shape " +
+                     shape_str(t.sizes()) + ", the package takes " + dims_str(sig.dims));
+  }
+}
+
 }  // namespace
 
 bool can_load_exported_models() { return TC_HAVE_AOTI; }
+
+std::vector<InputSignature> package_input_checks(const std::string& path) {
+  for (const auto& [name, text] : archive::detail::read_files(path, ".cpp")) {
+    // The wrapper is the source that holds the call spec; the others are kernels.
+    if (text.find("in_spec_") != std::string::npos) return parse_input_checks(text);
+  }
+  return {};
+}
 
 ExportedModel::ExportedModel(const std::string& path) : state_(std::make_shared<State>()) {
   state_->path = path;
@@ -68,6 +115,16 @@ ExportedModel::ExportedModel(const std::string& path) : state_(std::make_shared<
   for (const auto& [key, value] : state_->loader->get_metadata()) {
     state_->metadata.emplace(key, value);
   }
+  try {
+    state_->inputs = package_input_checks(path);
+  } catch (const FormatError&) {
+    // A zip the archive reader refuses, though the loader took it: no checks to offer.
+  }
+  if (!state_->inputs.empty() && state_->inputs.size() != state_->spec.inputs().leaves()) {
+    throw FormatError("the AOTInductor package '" + path + "' checks " +
+                      std::to_string(state_->inputs.size()) + " inputs, but its call spec has " +
+                      std::to_string(state_->spec.inputs().leaves()));
+  }
 #else
   throw Error("cannot load the AOTInductor package '" + path +
               "': this build uses libtorch " TORCH_VERSION
@@ -80,19 +137,33 @@ const CallSpec& ExportedModel::call_spec() const { return state_->spec; }
 const std::map<std::string, std::string>& ExportedModel::metadata() const {
   return state_->metadata;
 }
+const std::vector<InputSignature>& ExportedModel::input_signatures() const {
+  return state_->inputs;
+}
 
-std::vector<at::Tensor> ExportedModel::run(const std::vector<at::Tensor>& inputs) const {
+std::vector<at::Tensor> ExportedModel::run(const std::vector<at::Tensor>& inputs,
+                                           const std::vector<NestedKey>& names) const {
   const size_t expected = state_->spec.inputs().leaves();
   if (inputs.size() != expected) {
     throw ValueError("the AOTInductor package '" + state_->path + "' takes " +
                      std::to_string(expected) + " tensors, not " + std::to_string(inputs.size()));
   }
+  const auto name = [&](size_t i) {
+    return i < names.size() ? names[i].repr() : std::to_string(i);
+  };
+  for (size_t i = 0; i < state_->inputs.size(); ++i) {
+    check_input(inputs[i], state_->inputs[i], name(i), base_name(state_->path));
+  }
+  // The compiled code reads its inputs with the strides it was exported with: contiguous ones.
+  std::vector<at::Tensor> contiguous;
+  contiguous.reserve(inputs.size());
+  for (const at::Tensor& t : inputs) contiguous.push_back(t.contiguous());
 #if TC_HAVE_AOTI
   try {
-    return state_->loader->run(inputs);
+    return state_->loader->run(contiguous);
   } catch (const std::exception& e) {
     throw ValueError("the AOTInductor package '" + state_->path + "' refused its inputs (" +
-                     shapes_of(inputs) + "): " + ::tensordict::detail::first_line(e.what()));
+                     shapes_of(contiguous) + "): " + ::tensordict::detail::first_line(e.what()));
   }
 #else
   throw Error("cannot run '" + state_->path + "': this build cannot load AOTInductor packages");
@@ -102,14 +173,15 @@ std::vector<at::Tensor> ExportedModel::run(const std::vector<at::Tensor>& inputs
 TensorDictModule::TensorDictModule(const ExportedModel& model, std::vector<NestedKey> in_keys,
                                    std::vector<NestedKey> out_keys, std::string name)
     : TensorDictModule(
-          [model](const std::vector<Value>& inputs, const BatchSize&) {
+          [model, keys = model.call_spec().input_keys(in_keys)](const std::vector<Value>& inputs,
+                                                                const BatchSize&) {
             std::vector<at::Tensor> tensors;
             tensors.reserve(inputs.size());
             for (size_t i = 0; i < inputs.size(); ++i) {
               tensors.push_back(detail::input_tensor(inputs, i));
             }
             std::vector<Value> outputs;
-            for (at::Tensor& t : model.run(tensors)) outputs.emplace_back(std::move(t));
+            for (at::Tensor& t : model.run(tensors, keys)) outputs.emplace_back(std::move(t));
             return outputs;
           },
           model.call_spec().input_keys(in_keys), model.call_spec().output_keys(out_keys),

@@ -105,3 +105,50 @@ TEST_CASE("tensors without a key, and specs it cannot read, are refused", "[nn][
                        Catch::Matchers::Message("the package's in_spec is not (args, kwargs)"));
   CHECK_THROWS_AS(CallSpec::parse("not json", kDictOut), tensordict::FormatError);
 }
+
+TEST_CASE("input checks are read from a wrapper's check_input functions", "[nn][call_spec]") {
+  using tensordict::nn::parse_input_checks;
+  // As torch 2.14.1's AOTInductor writes them (abridged: the messages and strides left out).
+  const std::string source = R"(
+AOTI_NOINLINE static void check_input_0(
+    AtenTensorHandle* input_handles
+) {
+    int32_t arg6_1_expected_dtype = aoti_torch_dtype_float32();
+    if (arg6_1_size[0] < 2) {
+    }
+    if (arg6_1_size[0] > 1024) {
+    }
+    if (5 != arg6_1_size[1]) {
+    }
+}
+
+AOTI_NOINLINE static void check_input_1(
+    AtenTensorHandle* input_handles
+) {
+    int32_t arg7_1_expected_dtype = aoti_torch_dtype_int64();
+}
+
+static bool _check_aoti_runtime_check_inputs_env() {
+    if (5 != unrelated_size[7]) {
+    }
+}
+)";
+  const auto inputs = parse_input_checks(source);
+  REQUIRE(inputs.size() == 2);
+  CHECK(inputs[0].dtype == "float32");
+  REQUIRE(inputs[0].dims.size() == 2);
+  CHECK(inputs[0].dims[0].min == 2);
+  CHECK(inputs[0].dims[0].max == 1024);
+  CHECK_FALSE(inputs[0].dims[0].is_static());
+  CHECK(inputs[0].dims[1].is_static());
+  CHECK(inputs[0].dims[1].min == 5);
+  CHECK(inputs[1].dtype == "int64");
+  CHECK(inputs[1].dims.empty());  // a 0-dim tensor: no size checks
+
+  CHECK(parse_input_checks("int main() {}").empty());  // torch 2.6 writes no checks
+  std::string skipped = source;
+  skipped.replace(skipped.find("check_input_0"), 13, "check_input_3");
+  CHECK_THROWS_MATCHES(parse_input_checks(skipped), tensordict::FormatError,
+                       Catch::Matchers::Message("the package's input checks are out of order: "
+                                                "check_input_3 where check_input_0 was expected"));
+}

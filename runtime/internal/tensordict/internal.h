@@ -11,6 +11,9 @@
 #include <ATen/core/Tensor.h>
 
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "tensordict/tensordict.h"
 
@@ -22,6 +25,16 @@ namespace tensordict::memmap::detail {
 void set_save_step_hook(void (*hook)(const char* step));
 
 }  // namespace tensordict::memmap::detail
+
+namespace tensordict::archive::detail {
+
+/// The files of the zip archive at `path` whose names end with `suffix`, as (name, bytes), in
+/// central-directory order and CRC-checked: for zips that are not memmap archives (an
+/// AOTInductor package's sources). FormatError for a zip the archive reader refuses.
+std::vector<std::pair<std::string, std::string>> read_files(const std::string& path,
+                                                            std::string_view suffix);
+
+}  // namespace tensordict::archive::detail
 
 namespace tensordict::detail {
 

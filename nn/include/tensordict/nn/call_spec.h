@@ -17,7 +17,10 @@
 /// positionally, or returned in a tuple or list, by the in_keys or out_keys a module is given, in
 /// order.
 
+#include <cstdint>
+#include <limits>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tensordict/nested_key.h"
@@ -68,5 +71,27 @@ class CallSpec {
   TreeSpec in_;
   TreeSpec out_;
 };
+
+/// One dim of an input as a package's compiled code checks it: a static size (min == max) or a
+/// range of sizes.
+struct DimRange {
+  int64_t min = 0;                                    ///< smallest size taken
+  int64_t max = std::numeric_limits<int64_t>::max();  ///< largest size taken
+  /// True for a dim of one size only.
+  bool is_static() const { return min == max; }
+};
+
+/// What a package's compiled code requires of one input tensor, where its source records it
+/// (recent AOTInductor releases write a check_input_<i> function per input, which the package
+/// runs only under AOTI_RUNTIME_CHECK_INPUTS=1: torch 2.14 writes them, torch 2.6 does not).
+struct InputSignature {
+  std::string dtype;           ///< a dtype name ("float32", as tensordict names dtypes)
+  std::vector<DimRange> dims;  ///< one per dim; empty for a 0-dim tensor
+};
+
+/// The input checks an AOTInductor wrapper's C++ source records, one per runner input in order;
+/// empty when the source has none. FormatError when the checks are there but not as expected
+/// (inputs numbered out of order, an unknown dtype).
+std::vector<InputSignature> parse_input_checks(std::string_view wrapper_source);
 
 }  // namespace tensordict::nn

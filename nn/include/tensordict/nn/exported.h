@@ -31,6 +31,11 @@ namespace tensordict::nn {
 /// True when this build can load AOTInductor packages (libtorch 2.6 or later).
 bool can_load_exported_models();
 
+/// The input checks an AOTInductor package's wrapper source records (parse_input_checks), read
+/// from the package without loading it, on any libtorch; empty when it records none.
+/// FormatError for a file that is not a zip of stored entries.
+std::vector<InputSignature> package_input_checks(const std::string& path);
+
 /// An AOTInductor package, loaded.
 class ExportedModel {
  public:
@@ -44,10 +49,16 @@ class ExportedModel {
   const CallSpec& call_spec() const;
   /// The package's metadata, e.g. AOTI_DEVICE_KEY ("cpu", "cuda").
   const std::map<std::string, std::string>& metadata() const;
-  /// Runs on the inputs as the in_spec's leaves, in order; returns the out_spec's leaves. An
-  /// input the package refuses (a shape, a dtype) is a ValueError naming every input's shape and
-  /// dtype.
-  std::vector<at::Tensor> run(const std::vector<at::Tensor>& inputs) const;
+  /// What the package's compiled code requires of each input (dtype, static dims, the range of
+  /// dynamic ones), where its source records it; empty otherwise (torch 2.6's packages).
+  const std::vector<InputSignature>& input_signatures() const;
+  /// Runs on the inputs as the in_spec's leaves, in order; returns the out_spec's leaves. First
+  /// each input is checked against input_signatures(): another dtype is a TypeError, another
+  /// rank, static size or a size out of range a ShapeError, naming the input by `names` (one per
+  /// input, e.g. the in_keys; its position otherwise) with what the package takes. An input the
+  /// package itself refuses is a ValueError naming every input's shape and dtype.
+  std::vector<at::Tensor> run(const std::vector<at::Tensor>& inputs,
+                              const std::vector<NestedKey>& names = {}) const;
 
  private:
   struct State;
