@@ -175,6 +175,7 @@ TensorDictModule::TensorDictModule(const ExportedModel& model, std::vector<Neste
     : TensorDictModule(
           [model, keys = model.call_spec().input_keys(in_keys)](const std::vector<Value>& inputs,
                                                                 const BatchSize&) {
+            if (inputs.size() < keys.size()) throw detail::WrongInputCount{};  // it takes all
             std::vector<at::Tensor> tensors;
             tensors.reserve(inputs.size());
             for (size_t i = 0; i < inputs.size(); ++i) {

@@ -142,13 +142,25 @@ void TensorDictModule::run(KeyIO& io) const {
   // The name for messages is built on the error paths only: a call that succeeds allocates no
   // string.
   const auto who = [this] { return "TensorDictModule '" + name() + "'"; };
+  // The in_keys in order; the last ones may be missing from the data, as Python passes None for
+  // them: the module is then called without them (their defaults), or refuses.
   std::vector<Value> inputs;
   inputs.reserve(in_keys().size());
-  for (const auto& key : in_keys()) {
-    std::optional<Value> value = io.read(key);
-    if (!value) throw KeyError(who() + ": missing in_key " + key.repr());
-    inputs.push_back(std::move(*value));
+  std::optional<size_t> first_missing;
+  for (size_t i = 0; i < in_keys().size(); ++i) {
+    std::optional<Value> value = io.read(in_keys()[i]);
+    if (!value) {
+      if (!first_missing) first_missing = i;
+    } else if (first_missing) {
+      throw KeyError(who() + ": missing in_key " + in_keys()[*first_missing].repr() +
+                     ", which a later in_key " + in_keys()[i].repr() + " follows");
+    } else {
+      inputs.push_back(std::move(*value));
+    }
   }
+  const auto missing = [&] {
+    return KeyError(who() + ": missing in_key " + in_keys()[*first_missing].repr());
+  };
   std::vector<Value> outputs;
   try {
     outputs = fn_(inputs, io.batch_size());
@@ -156,6 +168,7 @@ void TensorDictModule::run(KeyIO& io) const {
     throw TypeError(who() + ": in_key " + in_keys()[e.index].repr() + " holds " +
                     inputs[e.index].kind_name() + ", but the module takes tensors");
   } catch (const detail::WrongInputCount&) {
+    if (first_missing) throw missing();
     throw TypeError(who() + ": the module cannot be called with " + std::to_string(inputs.size()) +
                     " tensors (in_keys " + keys_repr(in_keys()) + ")");
   } catch (const Error&) {

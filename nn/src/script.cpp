@@ -173,6 +173,7 @@ ModuleFn dict_forward(torch::jit::Module module, c10::TypePtr arg_type,
           in_keys = std::move(in_keys), in_names = std::move(in_names), out_keys,
           out_paths = std::move(out_paths)](const std::vector<Value>& inputs,
                                             const BatchSize& batch_size) mutable {
+    if (inputs.size() < in_keys.size()) throw detail::WrongInputCount{};  // the dict holds all
     const bool all_tensors =
         !in_names.empty() && std::all_of(inputs.begin(), inputs.end(),
                                          [](const Value& value) { return value.is_tensor(); });
@@ -236,9 +237,21 @@ ModuleFn positional_forward(torch::jit::Module module, std::vector<NestedKey> in
   torch::jit::Method method = module.get_method("forward");
   return [method = std::move(method), in_keys = std::move(in_keys), out_keys = std::move(out_keys)](
              const std::vector<Value>& inputs, const BatchSize& batch_size) {
+    const auto& arguments = method.function().getSchema().arguments();  // [0] is self
     std::vector<c10::IValue> args;
-    args.reserve(inputs.size() + 1);  // room for `self`, inserted in front
+    args.reserve(arguments.size());  // room for `self`, inserted in front
     for (size_t i = 0; i < inputs.size(); ++i) args.push_back(to_ivalue(inputs[i], in_keys[i]));
+    // The in_keys missing from the data, last ones only: their default, or None for an Optional
+    // argument, as Python passes None for an in_key it does not find.
+    for (size_t i = inputs.size() + 1; i < arguments.size(); ++i) {
+      if (arguments[i].default_value()) {
+        args.push_back(*arguments[i].default_value());
+      } else if (arguments[i].type()->kind() == c10::TypeKind::OptionalType) {
+        args.emplace_back();
+      } else {
+        throw detail::WrongInputCount{};
+      }
+    }
     c10::IValue result = method(std::move(args));
     std::vector<c10::IValue> results;
     if (result.isTuple()) {
@@ -374,9 +387,14 @@ ModuleFn script_module_fn(const torch::jit::Module& module, const std::vector<Ne
   if (arguments.size() == 2 && arguments[1].type()->kind() == c10::TypeKind::DictType) {
     return dict_forward(module, arguments[1].type(), in_keys, out_keys);
   }
-  if (arguments.size() != in_keys.size() + 1) {
+  // Arguments past the in_keys must have defaults: forward(x, scale: Optional[Tensor] = None)
+  // runs with in_keys {"x"}.
+  size_t required = 0;
+  for (size_t i = 1; i < arguments.size(); ++i) required += !arguments[i].default_value();
+  if (in_keys.size() + 1 > arguments.size() || in_keys.size() < required) {
     throw TypeError("TensorDictModule '" + script_name(module) + "': forward takes " +
-                    std::to_string(arguments.size() - 1) + " arguments, the module has " +
+                    std::to_string(arguments.size() - 1) + " arguments (" +
+                    std::to_string(required) + " without a default), the module has " +
                     std::to_string(in_keys.size()) + " in_keys");
   }
   return positional_forward(module, in_keys, out_keys);

@@ -3,6 +3,7 @@
 #include <torch/nn/modules/activation.h>
 #include <torch/nn/modules/container/sequential.h>
 #include <torch/nn/modules/linear.h>
+#include <torch/nn/modules/rnn.h>
 #include "catch2_compat.h"
 
 #include "tensordict/nn/module.h"
@@ -183,6 +184,35 @@ TEST_CASE("a write that fails undoes the outputs written before it", "[nn]") {
   td.set({"fresh", "kept"}, at::ones({4}));
   CHECK_THROWS(through_tensor(td));
   CHECK(td.get_tensordict("fresh").keys() == std::vector<NestedKey>{"kept"});
+}
+
+TEST_CASE("in_keys missing at the end leave out defaulted arguments, as Python passes None",
+          "[nn]") {
+  // A GRU policy called with and without its hidden state: GRU's forward(input, hx = {}).
+  torch::nn::GRU gru(torch::nn::GRUOptions(4, 3));
+  TensorDictModule policy(gru, {"obs", "hidden"}, {"features", "hidden"});
+  const at::Tensor obs = at::randn({5, 2, 4});  // (seq, batch, features)
+  TensorDict td({{"obs", obs}});
+  policy(td);
+  const auto [from_zero, h1] = gru->forward(obs);
+  CHECK(td.get("features").equal(from_zero));
+  CHECK(td.get("hidden").equal(h1));
+  policy(td);  // now with the hidden state the first call wrote
+  const auto [from_h1, h2] = gru->forward(obs, h1);
+  CHECK(td.get("features").equal(from_h1));
+  CHECK(td.get("hidden").equal(h2));
+
+  // A callable that needs every input: the missing key is named.
+  TensorDictModule both([](const at::Tensor& a, const at::Tensor& b) { return a + b; },
+                        {"obs", "other"}, {"sum"}, "both");
+  CHECK_THROWS_MATCHES(both(td), KeyError,
+                       Catch::Matchers::Message("TensorDictModule 'both': missing in_key 'other'"));
+  // Only the last in_keys may be missing: a gap would shift the arguments.
+  TensorDictModule gap([](const at::Tensor& a, const at::Tensor&) { return a; }, {"absent", "obs"},
+                       {"y"}, "gap");
+  CHECK_THROWS_MATCHES(gap(td), KeyError,
+                       Catch::Matchers::Message("TensorDictModule 'gap': missing in_key "
+                                                "'absent', which a later in_key 'obs' follows"));
 }
 
 TEST_CASE("TensorDictSequential chains modules and computes its keys", "[nn]") {

@@ -196,6 +196,34 @@ def forward(self, x: Tensor) -> int:
   CHECK(same(unbatched.get("rows"), at::scalar_tensor(3, at::kLong)));
 }
 
+TEST_CASE("optional and defaulted TorchScript arguments may be left out", "[nn][script]") {
+  torch::jit::Module scaled("Scaled");
+  scaled.define(R"(
+def forward(self, x: Tensor, scale: Optional[Tensor] = None, shift: float = 1.0) -> Tensor:
+    if scale is None:
+        return x + shift
+    return x * scale + shift
+)");
+  const at::Tensor x = at::arange(6, at::kFloat).reshape({3, 2});
+  TensorDict td({{"x", x}}, {3});
+  TensorDictModule one_key(scaled, {"x"}, {"y"});  // forward's defaults for scale and shift
+  one_key(td);
+  CHECK(same(td.get("y"), x + 1));
+  TensorDictModule two_keys(scaled, {"x", "scale"}, {"y"});
+  two_keys(td);  // "scale" missing from the data: None, as Python passes it
+  CHECK(same(td.get("y"), x + 1));
+  td.set("scale", at::full({3, 2}, 2.0F));
+  two_keys(td);
+  CHECK(same(td.get("y"), x * 2 + 1));
+  CHECK_THROWS_MATCHES(TensorDictModule(scaled, {}, {"y"}), TypeError,
+                       Catch::Matchers::Message("TensorDictModule 'Scaled': forward takes 3 "
+                                                "arguments (1 without a default), the module has "
+                                                "0 in_keys"));
+  TensorDictModule on_missing(scaled, {"z"}, {"y"});
+  CHECK_THROWS_MATCHES(on_missing(td), KeyError,
+                       Catch::Matchers::Message("TensorDictModule 'Scaled': missing in_key 'z'"));
+}
+
 TEST_CASE("a dict forward reads the module's current parameters, and keys given twice once",
           "[nn][script]") {
   torch::jit::Module policy = dict_policy();
@@ -257,7 +285,8 @@ TEST_CASE("a TorchScript positional forward takes the in_keys in order", "[nn][s
 
   CHECK_THROWS_AS(TensorDictModule(mlp, {"x"}, {"y"}), TypeError);
   CHECK_THROWS_WITH(TensorDictModule(mlp, {"x"}, {"y"}),
-                    "TensorDictModule 'Mlp': forward takes 2 arguments, the module has 1 in_keys");
+                    "TensorDictModule 'Mlp': forward takes 2 arguments (2 without a default), the "
+                    "module has 1 in_keys");
   TensorDictModule short_outs(mlp, {"x", {"params", "scale"}}, {"y"});
   CHECK_THROWS_WITH(short_outs(td),
                     ContainsSubstring("the module returned 2 outputs for 1 out_keys"));

@@ -114,6 +114,8 @@ class TensorDictModuleBase {
 
 /// A module's call with its inputs in in_keys order, returning its outputs in out_keys order;
 /// `batch_size` is that of the data it runs on (for outputs that become nested TensorDicts).
+/// When the last in_keys are missing from the data, `inputs` holds the ones before them: a module
+/// that cannot be called without them throws detail::WrongInputCount.
 using ModuleFn = std::function<std::vector<Value>(const std::vector<Value>& inputs,
                                                   const BatchSize& batch_size)>;
 
@@ -171,36 +173,22 @@ std::vector<Value> dispatch_arity(F& fn, const std::vector<Value>& in) {
   }
 }
 
-// A torch::nn holder called as `holder->forward(tensors...)` with as many tensors as its forward
-// takes: ModuleHolder::operator() cannot be probed for an arity (it fails hard). A forward that is
-// a template or overloaded (Sequential's) is called with one tensor.
-template <class T>
-constexpr size_t forward_arity(T) {
-  return 1;
-}
-template <class R, class C, class... A>
-constexpr size_t forward_arity(R (C::*)(A...)) {
-  return sizeof...(A);
-}
-template <class R, class C, class... A>
-constexpr size_t forward_arity(R (C::*)(A...) const) {
-  return sizeof...(A);
-}
-template <class H, class = void>
-struct HolderArity : std::integral_constant<size_t, 1> {};
+// A torch::nn holder called as `holder->forward(tensors...)`, with any count of tensors its
+// forward takes (defaulted arguments included: GRU's forward(input, hx = {}) runs with one or
+// two); ModuleHolder::operator() cannot be probed for an arity (it fails hard).
 template <class H>
-struct HolderArity<H, std::void_t<decltype(&H::ContainedType::forward)>>
-    : std::integral_constant<size_t, forward_arity(&H::ContainedType::forward)> {};
-
-template <class H, size_t... I>
-auto holder_call(H holder, std::index_sequence<I...>) {
-  return [holder](TensorArg<I>... inputs) mutable { return holder->forward(inputs...); };
-}
+struct HolderCall {
+  H holder;
+  template <class... T>
+  auto operator()(const T&... inputs) -> decltype(std::declval<H&>()->forward(inputs...)) {
+    return holder->forward(inputs...);
+  }
+};
 
 template <class F>
 auto callable(F module) {
   if constexpr (std::is_base_of_v<torch::detail::ModuleHolderIndicator, F>) {
-    return holder_call(std::move(module), std::make_index_sequence<HolderArity<F>::value>());
+    return HolderCall<F>{std::move(module)};
   } else {
     return module;
   }
