@@ -82,7 +82,7 @@ struct DimRange {
 };
 
 /// What a package's compiled code requires of one input tensor, where its source records it
-/// (recent AOTInductor releases write a check_input_<i> function per input, which the package
+/// (recent AOTInductor releases write a check_input_N function per input, which the package
 /// runs only under AOTI_RUNTIME_CHECK_INPUTS=1: torch 2.14 writes them, torch 2.6 does not).
 struct InputSignature {
   std::string dtype;           ///< a dtype name ("float32", as tensordict names dtypes)
