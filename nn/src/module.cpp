@@ -32,6 +32,27 @@ class TensorDictIO final : public KeyIO {
   TensorDict& td_;  // the caller's handle, which outlives the run
 };
 
+// Reads from the input, writes into another TensorDict (WriteTo::NewTensorDict, EmptyLike).
+class SplitIO final : public KeyIO {
+ public:
+  SplitIO(TensorDict& in, TensorDict& out) : in_(in), out_(out) {}
+  std::optional<Value> read(const NestedKey& key) const override {
+    if (out_.contains(key)) return out_.get_value(key);  // an earlier module's output
+    return TensorDictIO(in_).read(key);
+  }
+  void write(const NestedKey& key, Value value) override { out_.set(key, std::move(value)); }
+  void remove(const NestedKey& key) override {
+    if (out_.contains(key)) out_.del_(key);
+  }
+  const BatchSize& batch_size() const override { return out_.batch_size(); }
+
+ private:
+  TensorDict& in_;
+  TensorDict& out_;
+};
+
+thread_local bool skip_existing_mode = false;
+
 std::string keys_repr(const std::vector<NestedKey>& keys) {
   std::string out = "[";
   for (size_t i = 0; i < keys.size(); ++i) out += (i ? ", " : "") + keys[i].repr();
@@ -72,10 +93,64 @@ std::optional<at::IntArrayRef> leading_shape(const Value& value) {
 
 }  // namespace
 
+bool skip_existing() { return skip_existing_mode; }
+
+SkipExistingGuard::SkipExistingGuard(bool mode) : previous_(skip_existing_mode) {
+  skip_existing_mode = mode;
+}
+SkipExistingGuard::~SkipExistingGuard() { skip_existing_mode = previous_; }
+
 TensorDict TensorDictModuleBase::forward(TensorDict td) const {
-  TensorDictIO io(td);
+  if (write_to_ == WriteTo::Input) {
+    TensorDictIO io(td);
+    run(io);
+    return td;
+  }
+  TensorDict out = write_to_ == WriteTo::EmptyLike ? td.empty() : TensorDict();
+  SplitIO io(td, out);
   run(io);
-  return td;
+  return out;
+}
+
+std::vector<at::Tensor> TensorDictModuleBase::dispatch_tensors(
+    const std::vector<at::Tensor>& tensors) const {
+  if (tensors.size() != in_keys_.size()) {
+    throw TypeError("TensorDictModule '" + name_ + "': dispatch takes " +
+                    std::to_string(in_keys_.size()) + " tensors (in_keys " + keys_repr(in_keys_) +
+                    "), not " + std::to_string(tensors.size()));
+  }
+  TensorDict td;
+  for (size_t i = 0; i < tensors.size(); ++i) td.set(in_keys_[i], tensors[i]);
+  const TensorDict out = forward(td);
+  std::vector<at::Tensor> results;
+  for (const auto& key : out_keys_) {
+    const Value value = out.get_value(key);
+    const at::Tensor* t = value.tensor_if();
+    if (t == nullptr) {
+      throw TypeError("TensorDictModule '" + name_ + "': dispatch returns tensors, but out_key " +
+                      key.repr() + " holds " + value.kind_name());
+    }
+    results.push_back(*t);
+  }
+  return results;
+}
+
+void TensorDictModuleBase::select(const std::vector<NestedKey>& keys, const char* who) {
+  for (const auto& key : keys) {
+    if (!contains(all_out_keys_, key)) {
+      throw KeyError(std::string(who) + ": " + key.repr() + " is not an out_key (out_keys " +
+                     keys_repr(all_out_keys_) + ")");
+    }
+  }
+  out_keys_ = keys.empty() ? all_out_keys_ : keys;
+}
+
+bool TensorDictModuleBase::skips(const KeyIO& io) const {
+  if (!skip_existing_mode) return false;
+  for (const auto& key : out_keys_) {
+    if (contains(in_keys_, key) || !io.read(key)) return false;
+  }
+  return true;
 }
 
 namespace detail {
@@ -142,6 +217,7 @@ void TensorDictModule::run(KeyIO& io) const {
   // The name for messages is built on the error paths only: a call that succeeds allocates no
   // string.
   const auto who = [this] { return "TensorDictModule '" + name() + "'"; };
+  if (skips(io)) return;
   // The in_keys in order; the last ones may be missing from the data, as Python passes None for
   // them: the module is then called without them (their defaults), or refuses.
   std::vector<Value> inputs;
@@ -179,10 +255,11 @@ void TensorDictModule::run(KeyIO& io) const {
     std::throw_with_nested(ModuleError(who() + " (in_keys " + keys_repr(in_keys()) + ", out_keys " +
                                        keys_repr(out_keys()) + ") failed: " + inner_text(e)));
   }
-  if (outputs.size() != out_keys().size()) {
+  const std::vector<NestedKey>& returned = all_out_keys();
+  if (outputs.size() != returned.size()) {
     throw Error(who() + ": the module returned " + std::to_string(outputs.size()) +
-                " outputs for " + std::to_string(out_keys().size()) + " out_keys " +
-                keys_repr(out_keys()));
+                " outputs for " + std::to_string(returned.size()) + " out_keys " +
+                keys_repr(returned));
   }
   // Every output is checked before the first is written, and a write that fails (a nested
   // out_key through a tensor, a field's check) undoes the ones before: a failure changes nothing.
@@ -191,17 +268,27 @@ void TensorDictModule::run(KeyIO& io) const {
     const auto shape = leading_shape(outputs[i]);
     if (shape &&
         (shape->size() < batch.size() || !std::equal(batch.begin(), batch.end(), shape->begin()))) {
-      throw ShapeError(who() + ": output " + out_keys()[i].repr() + " has shape " +
+      throw ShapeError(who() + ": output " + returned[i].repr() + " has shape " +
                        shape_str(*shape) + ", whose leading dims are not the batch size " +
                        shape_str(batch));
     }
   }
+  // What is written: the selected out_keys but "_"; an entry at an unselected one goes.
+  const bool selected_all = out_keys().size() == returned.size();
   std::vector<Undo> undo;
   undo.reserve(outputs.size());
   try {
     for (size_t i = 0; i < outputs.size(); ++i) {
-      const NestedKey& key = out_keys()[i];
+      const NestedKey& key = returned[i];
+      if (key == NestedKey(kDropped)) continue;
       Undo step{&key, io.read(key)};
+      if (!selected_all && !contains(out_keys(), key)) {
+        if (step.previous && !contains(in_keys(), key)) {
+          io.remove(key);
+          undo.push_back(std::move(step));
+        }
+        continue;
+      }
       if (!step.previous && key.is_nested()) {
         step.created = 1;
         while (step.created < key.size() && io.read(prefix(key, step.created))) ++step.created;
@@ -234,7 +321,9 @@ std::pair<std::vector<NestedKey>, std::vector<NestedKey>> chain_keys(
       if (!contains(out_keys, key) && !contains(in_keys, key)) in_keys.push_back(key);
     }
     for (const auto& key : module->out_keys()) {
-      if (!contains(out_keys, key)) out_keys.push_back(key);
+      if (!contains(out_keys, key) && key != NestedKey(TensorDictModule::kDropped)) {
+        out_keys.push_back(key);
+      }
     }
   }
   return {std::move(in_keys), std::move(out_keys)};
@@ -249,30 +338,14 @@ TensorDictSequential::TensorDictSequential(
 TensorDictSequential::TensorDictSequential(
     std::pair<std::vector<NestedKey>, std::vector<NestedKey>> keys,
     const std::vector<std::shared_ptr<const TensorDictModuleBase>>& modules)
-    : TensorDictModuleBase(std::move(keys.first), keys.second, "TensorDictSequential"),
-      modules_(modules),
-      all_out_keys_(std::move(keys.second)) {}
-
-TensorDictSequential& TensorDictSequential::select_out_keys(const std::vector<NestedKey>& keys) {
-  for (const auto& key : keys) {
-    if (!contains(all_out_keys_, key)) {
-      throw KeyError("TensorDictSequential.select_out_keys: " + key.repr() +
-                     " is not an out_key (out_keys " + keys_repr(all_out_keys_) + ")");
-    }
-  }
-  set_out_keys(keys);
-  return *this;
-}
-
-TensorDictSequential& TensorDictSequential::reset_out_keys() {
-  set_out_keys(all_out_keys_);
-  return *this;
-}
+    : TensorDictModuleBase(std::move(keys.first), std::move(keys.second), "TensorDictSequential"),
+      modules_(modules) {}
 
 void TensorDictSequential::run(KeyIO& io) const {
+  if (skips(io)) return;
   for (const auto& module : modules_) module->run(io);
-  if (out_keys().size() == all_out_keys_.size()) return;
-  for (const auto& key : all_out_keys_) {
+  if (out_keys().size() == all_out_keys().size()) return;
+  for (const auto& key : all_out_keys()) {
     // An input that a module overwrote is still the caller's key: it stays.
     if (!contains(out_keys(), key) && !contains(in_keys(), key)) io.remove(key);
   }

@@ -266,6 +266,107 @@ TEST_CASE("select_out_keys keeps only the selected outputs", "[nn]") {
   CHECK(td2.contains("hidden"));
 }
 
+TEST_CASE("select_out_keys and the out key \"_\" on a single module", "[nn]") {
+  TensorDictModule split([](const at::Tensor& x) { return std::make_tuple(x + 1, x * 2); }, {"obs"},
+                         {"plus", "times"}, "split");
+  split.select_out_keys({"times"});
+  CHECK(split.out_keys() == std::vector<NestedKey>{"times"});
+  CHECK(split.all_out_keys() == std::vector<NestedKey>{"plus", "times"});
+  TensorDict td = batch_of(3);
+  td.set("plus", at::zeros({3, 4}));  // an unselected out_key's entry goes, as in Python
+  split(td);
+  CHECK_FALSE(td.contains("plus"));
+  CHECK(same(td.get("times"), td.get("obs") * 2));
+  CHECK_THROWS_MATCHES(split.select_out_keys({"obs"}), KeyError,
+                       Catch::Matchers::Message("TensorDictModule.select_out_keys: 'obs' is not "
+                                                "an out_key (out_keys ['plus', 'times'])"));
+  split.reset_out_keys();
+  split(td);
+  CHECK(same(td.get("plus"), td.get("obs") + 1));
+
+  // "_" drops an output, and is no key of a chain.
+  TensorDictModule drop([](const at::Tensor& x) { return std::make_tuple(x + 1, x * 2); }, {"obs"},
+                        {"_", "times"}, "drop");
+  TensorDict td2 = batch_of(3);
+  drop(td2);
+  CHECK_FALSE(td2.contains("_"));
+  CHECK(td2.keys() == std::vector<NestedKey>{"obs", "target", "times"});
+  CHECK(TensorDictSequential(drop).out_keys() == std::vector<NestedKey>{"times"});
+}
+
+TEST_CASE("write_to: outputs into a new or an empty TensorDict, as Python's inplace", "[nn]") {
+  TensorDictModule plus([](const at::Tensor& x) { return x + 1; }, {"obs"}, {"y"}, "plus");
+  TensorDict td = batch_of(3);
+  plus.write_to(WriteTo::NewTensorDict);  // inplace=False
+  TensorDict fresh = plus(td);
+  CHECK_FALSE(td.contains("y"));
+  CHECK(fresh.keys() == std::vector<NestedKey>{"y"});
+  CHECK(fresh.batch_size().empty());
+  CHECK(same(fresh.get("y"), td.get("obs") + 1));
+  plus.write_to(WriteTo::EmptyLike);  // inplace="empty"
+  TensorDict empty_like = plus(td);
+  CHECK(empty_like.keys() == std::vector<NestedKey>{"y"});
+  CHECK(empty_like.batch_size() == BatchSize{3});
+  CHECK_FALSE(td.contains("y"));
+  plus.write_to(WriteTo::Input);
+  CHECK(plus(td).contains("y"));
+}
+
+TEST_CASE("dispatch runs a module on tensors and returns tensors", "[nn]") {
+  TensorDictModule split(
+      [](const at::Tensor& x, const at::Tensor& t) { return std::make_tuple(x + t, x * t); },
+      {"x", {"nested", "t"}}, {"sum", "product"}, "split");
+  const at::Tensor x = at::arange(4, at::kFloat);
+  const at::Tensor t = at::full({4}, 3.0F);
+  const std::vector<at::Tensor> out = split.dispatch(x, t);
+  REQUIRE(out.size() == 2);
+  CHECK(same(out[0], x + t));
+  CHECK(same(out[1], x * t));
+  split.select_out_keys({"product"});
+  CHECK(split.dispatch(x, t).size() == 1);
+  CHECK_THROWS_AS(split.dispatch(x), TypeError);
+}
+
+TEST_CASE("SkipExistingGuard skips modules whose out_keys are all present", "[nn]") {
+  int calls = 0;
+  TensorDictModule counted(
+      [&calls](const at::Tensor& x) {
+        ++calls;
+        return x + 1;
+      },
+      {"obs"}, {"y"}, "counted");
+  TensorDict td = batch_of(2);
+  counted(td);
+  CHECK(calls == 1);
+  CHECK_FALSE(skip_existing());
+  {
+    SkipExistingGuard skip;
+    CHECK(skip_existing());
+    counted(td);  // "y" is there: skipped
+    CHECK(calls == 1);
+    TensorDictSequential chain(counted, counted);
+    chain(td);
+    CHECK(calls == 1);
+    td.del_("y");
+    counted(td);  // missing: runs
+    CHECK(calls == 2);
+    // A module that writes one of its in_keys always runs.
+    TensorDictModule update([&calls](const at::Tensor& y) { return ++calls, y * 2; }, {"y"}, {"y"},
+                            "update");
+    update(td);
+    CHECK(calls == 3);
+    {
+      SkipExistingGuard off(false);
+      counted(td);
+      CHECK(calls == 4);
+    }
+    CHECK(skip_existing());
+  }
+  CHECK_FALSE(skip_existing());
+  counted(td);
+  CHECK(calls == 5);
+}
+
 #ifdef TC_NN_TENSORCLASS_TESTS
 TEST_CASE("modules run on tensorclasses through their fields", "[nn][tensorclass]") {
   torch::nn::Linear linear(4, 2);

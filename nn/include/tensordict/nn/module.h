@@ -69,6 +69,35 @@ class KeyIO {
   virtual const BatchSize& batch_size() const = 0;
 };
 
+/// Where a TensorDictModule writes its outputs (Python's `inplace`).
+enum class WriteTo {
+  /// Into the TensorDict it runs on, which forward() returns (Python's inplace=True, the default).
+  Input,
+  /// Into a new TensorDict with batch size [] and no device (inplace=False).
+  NewTensorDict,
+  /// Into the input's empty() copy: its batch size and device, no entries (inplace="empty").
+  EmptyLike,
+};
+
+/// Python's skip_existing(): whether modules whose out_keys are all present already are skipped
+/// (for the current thread; set by SkipExistingGuard).
+bool skip_existing();
+
+/// Python's `with set_skip_existing(mode):` for the current thread, until the guard is destroyed.
+/// While it is on, a module (or a TensorDictSequential) whose out_keys are all in the data, none
+/// of them also an in_key, does not run.
+class SkipExistingGuard {
+ public:
+  /// Sets the mode; the destructor restores the one before.
+  explicit SkipExistingGuard(bool mode = true);
+  ~SkipExistingGuard();
+  SkipExistingGuard(const SkipExistingGuard&) = delete;
+  SkipExistingGuard& operator=(const SkipExistingGuard&) = delete;
+
+ private:
+  bool previous_;
+};
+
 /// Base of TensorDictModule and TensorDictSequential: what runs on a TensorDict by keys.
 class TensorDictModuleBase {
  public:
@@ -76,15 +105,29 @@ class TensorDictModuleBase {
 
   /// The keys read, in the order the module takes its inputs.
   const std::vector<NestedKey>& in_keys() const { return in_keys_; }
-  /// The keys written, in the order the module returns its outputs.
+  /// The keys written: those select_out_keys kept (every one by default).
   const std::vector<NestedKey>& out_keys() const { return out_keys_; }
+  /// Every key the module can write, in the order it returns its outputs (Python's
+  /// out_keys_source), whatever select_out_keys kept.
+  const std::vector<NestedKey>& all_out_keys() const { return all_out_keys_; }
   /// The name used in error messages.
   const std::string& name() const { return name_; }
 
-  /// Runs on `td` in place and returns it (a handle to the same TensorDict).
+  /// Runs on `td` and returns the result: `td` itself, written in place, unless a
+  /// TensorDictModule's write_to() says otherwise.
   TensorDict forward(TensorDict td) const;
   /// forward(td): Python's `module(td)`.
   TensorDict operator()(TensorDict td) const { return forward(std::move(td)); }
+
+  /// Python's dispatch (`module(obs=x)`): runs on tensors given in in_keys order, as a
+  /// TensorDict of batch size [], and returns the tensors at out_keys, in order. TypeError for an
+  /// output that is not a tensor.
+  template <class... T>
+  std::vector<at::Tensor> dispatch(const T&... tensors) const {
+    return dispatch_tensors({tensors...});
+  }
+  /// dispatch() with the tensors in a vector.
+  std::vector<at::Tensor> dispatch_tensors(const std::vector<at::Tensor>& tensors) const;
 
   /// Runs on a tensorclass instance in place, through its fields, and returns it.
   template <class C, std::enable_if_t<std::is_base_of_v<TensorClassTag, C>, int> = 0>
@@ -102,13 +145,22 @@ class TensorDictModuleBase {
   /// The keys a subclass reads and writes, and its name for error messages.
   TensorDictModuleBase(std::vector<NestedKey> in_keys, std::vector<NestedKey> out_keys,
                        std::string name)
-      : in_keys_(std::move(in_keys)), out_keys_(std::move(out_keys)), name_(std::move(name)) {}
-  /// Replaces the out_keys (TensorDictSequential::select_out_keys).
-  void set_out_keys(std::vector<NestedKey> out_keys) { out_keys_ = std::move(out_keys); }
+      : in_keys_(std::move(in_keys)),
+        out_keys_(out_keys),
+        all_out_keys_(std::move(out_keys)),
+        name_(std::move(name)) {}
+  /// Keeps `keys` of all_out_keys() as out_keys() (KeyError naming `who` for another key);
+  /// every one when `keys` is empty.
+  void select(const std::vector<NestedKey>& keys, const char* who);
+  /// True when skip_existing() is on and every out_key is in `io`, none also an in_key.
+  bool skips(const KeyIO& io) const;
+  /// Where forward() writes (TensorDictModule::write_to).
+  WriteTo write_to_ = WriteTo::Input;
 
  private:
   std::vector<NestedKey> in_keys_;
   std::vector<NestedKey> out_keys_;
+  std::vector<NestedKey> all_out_keys_;
   std::string name_;
 };
 
@@ -269,6 +321,19 @@ class TensorDictModule : public TensorDictModuleBase {
   explicit TensorDictModule(const ExportedModel& model, std::vector<NestedKey> in_keys = {},
                             std::vector<NestedKey> out_keys = {}, std::string name = "");
 
+  /// Python's select_out_keys: only these outputs are written (and an entry the data holds at
+  /// another out_key, not an in_key, is removed). KeyError for a key that is not an out_key.
+  TensorDictModule& select_out_keys(const std::vector<NestedKey>& keys) {
+    return select(keys, "TensorDictModule.select_out_keys"), *this;
+  }
+  /// Undoes select_out_keys: every output is written.
+  TensorDictModule& reset_out_keys() { return select({}, ""), *this; }
+  /// Python's `inplace`: where forward() writes the outputs (WriteTo::Input by default).
+  TensorDictModule& write_to(WriteTo where) { return write_to_ = where, *this; }
+
+  /// The out key that drops its output (Python's "_").
+  static constexpr const char* kDropped = "_";
+
   void run(KeyIO& io) const override;
 
  private:
@@ -302,9 +367,11 @@ class TensorDictSequential : public TensorDictModuleBase {
 
   /// Python's select_out_keys: after a run only these of the out_keys stay in the TensorDict
   /// (the others, intermediate results, are removed). KeyError for a key that is not an out_key.
-  TensorDictSequential& select_out_keys(const std::vector<NestedKey>& keys);
+  TensorDictSequential& select_out_keys(const std::vector<NestedKey>& keys) {
+    return select(keys, "TensorDictSequential.select_out_keys"), *this;
+  }
   /// Undoes select_out_keys: every out_key stays.
-  TensorDictSequential& reset_out_keys();
+  TensorDictSequential& reset_out_keys() { return select({}, ""), *this; }
   /// The modules, in running order.
   const std::vector<std::shared_ptr<const TensorDictModuleBase>>& modules() const {
     return modules_;
@@ -317,13 +384,17 @@ class TensorDictSequential : public TensorDictModuleBase {
                        const std::vector<std::shared_ptr<const TensorDictModuleBase>>& modules);
 
   std::vector<std::shared_ptr<const TensorDictModuleBase>> modules_;
-  std::vector<NestedKey> all_out_keys_;
 };
 
 // ---- templates -------------------------------------------------------------------------------
 
 template <class C, std::enable_if_t<std::is_base_of_v<TensorClassTag, C>, int>>
 C TensorDictModuleBase::operator()(C obj) const {
+  if (write_to_ != WriteTo::Input) {
+    throw ValueError("TensorDictModule '" + name_ +
+                     "' writes to a new TensorDict (write_to), not into a tensorclass: call "
+                     "forward_as<Out>(obj)");
+  }
   detail::TensorClassIO<C> io(obj);
   run(io);
   return obj;
