@@ -7,6 +7,7 @@
 #include <ATen/core/jit_type.h>
 
 #include <algorithm>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <utility>
@@ -230,23 +231,27 @@ ModuleFn dict_forward(torch::jit::Module module, c10::TypePtr arg_type,
   };
 }
 
-// forward(self, a, b, ...) -> T or Tuple[...]: one argument per in_key, one result per out_key.
-// The arguments' types vary with the data, so forward's schema check stays (Method::operator()).
+// forward(self, a, b, ...) -> T or Tuple[...]: in_key i gives argument `slots[i]` (1 for the
+// first after self), one result per out_key. The arguments' types vary with the data, so
+// forward's schema check stays (Method::operator()).
 ModuleFn positional_forward(torch::jit::Module module, std::vector<NestedKey> in_keys,
-                            std::vector<NestedKey> out_keys) {
+                            std::vector<NestedKey> out_keys, std::vector<size_t> slots) {
   torch::jit::Method method = module.get_method("forward");
-  return [method = std::move(method), in_keys = std::move(in_keys), out_keys = std::move(out_keys)](
-             const std::vector<Value>& inputs, const BatchSize& batch_size) {
+  return [method = std::move(method), in_keys = std::move(in_keys), out_keys = std::move(out_keys),
+          slots = std::move(slots)](const std::vector<Value>& inputs, const BatchSize& batch_size) {
     const auto& arguments = method.function().getSchema().arguments();  // [0] is self
+    std::vector<std::optional<c10::IValue>> given(arguments.size());
+    for (size_t i = 0; i < inputs.size(); ++i) given[slots[i]] = to_ivalue(inputs[i], in_keys[i]);
+    // An argument no in_key gives (or whose in_key the data lacks): its default, or None for an
+    // Optional one, as Python passes None for an in_key it does not find.
     std::vector<c10::IValue> args;
     args.reserve(arguments.size());  // room for `self`, inserted in front
-    for (size_t i = 0; i < inputs.size(); ++i) args.push_back(to_ivalue(inputs[i], in_keys[i]));
-    // The in_keys missing from the data, last ones only: their default, or None for an Optional
-    // argument, as Python passes None for an in_key it does not find.
-    for (size_t i = inputs.size() + 1; i < arguments.size(); ++i) {
-      if (arguments[i].default_value()) {
-        args.push_back(*arguments[i].default_value());
-      } else if (arguments[i].type()->kind() == c10::TypeKind::OptionalType) {
+    for (size_t a = 1; a < arguments.size(); ++a) {
+      if (given[a]) {
+        args.push_back(std::move(*given[a]));
+      } else if (arguments[a].default_value()) {
+        args.push_back(*arguments[a].default_value());
+      } else if (arguments[a].type()->kind() == c10::TypeKind::OptionalType) {
         args.emplace_back();
       } else {
         throw detail::WrongInputCount{};
@@ -397,10 +402,65 @@ ModuleFn script_module_fn(const torch::jit::Module& module, const std::vector<Ne
                     std::to_string(required) + " without a default), the module has " +
                     std::to_string(in_keys.size()) + " in_keys");
   }
-  return positional_forward(module, in_keys, out_keys);
+  std::vector<size_t> slots(in_keys.size());
+  std::iota(slots.begin(), slots.end(), 1);
+  return positional_forward(module, in_keys, out_keys, std::move(slots));
+}
+
+ModuleFn script_keyword_fn(const torch::jit::Module& module, const ArgumentKeys& in_keys,
+                           const std::vector<NestedKey>& out_keys) {
+  const auto& arguments = module.get_method("forward").function().getSchema().arguments();
+  std::vector<NestedKey> keys;
+  std::vector<size_t> slots;
+  for (const auto& [argument, key] : in_keys) {
+    size_t slot = 1;
+    while (slot < arguments.size() && arguments[slot].name() != argument) ++slot;
+    if (slot == arguments.size()) {
+      std::string names;
+      for (size_t a = 1; a < arguments.size(); ++a)
+        names += (a > 1 ? ", " : "") + arguments[a].name();
+      throw KeyError("TensorDictModule '" + script_name(module) + "': forward has no argument '" +
+                     argument + "' (it takes " + names + ")");
+    }
+    keys.push_back(key);
+    slots.push_back(slot);
+  }
+  for (size_t a = 1; a < arguments.size(); ++a) {
+    const bool given = std::find(slots.begin(), slots.end(), a) != slots.end();
+    if (!given && !arguments[a].default_value() &&
+        arguments[a].type()->kind() != c10::TypeKind::OptionalType) {
+      throw TypeError("TensorDictModule '" + script_name(module) + "': forward's argument '" +
+                      arguments[a].name() + "' has no default, and no in_key gives it");
+    }
+  }
+  return positional_forward(module, std::move(keys), out_keys, std::move(slots));
+}
+
+std::vector<NestedKey> keyword_keys(const ArgumentKeys& in_keys) {
+  std::vector<NestedKey> keys;
+  for (const auto& entry : in_keys) keys.push_back(entry.second);
+  return keys;
 }
 
 }  // namespace detail
+
+TensorDictModule TensorDictModule::by_argument(const torch::jit::Module& module,
+                                               ArgumentKeys argument_keys,
+                                               std::vector<NestedKey> out_keys, std::string name) {
+  return TensorDictModule(detail::script_keyword_fn(module, argument_keys, out_keys),
+                          detail::keyword_keys(argument_keys), out_keys,
+                          name.empty() ? detail::script_module_name(module) : std::move(name),
+                          Tag{});
+}
+
+TensorDictModule TensorDictModule::by_key(
+    const torch::jit::Module& module,
+    const std::vector<std::pair<NestedKey, std::string>>& key_arguments,
+    std::vector<NestedKey> out_keys, std::string name) {
+  ArgumentKeys argument_keys;
+  for (const auto& [key, argument] : key_arguments) argument_keys.emplace_back(argument, key);
+  return by_argument(module, std::move(argument_keys), std::move(out_keys), std::move(name));
+}
 
 TensorDictModule::TensorDictModule(const torch::jit::Module& module, std::vector<NestedKey> in_keys,
                                    std::vector<NestedKey> out_keys, std::string name)

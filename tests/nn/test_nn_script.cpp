@@ -224,6 +224,34 @@ def forward(self, x: Tensor, scale: Optional[Tensor] = None, shift: float = 1.0)
                        Catch::Matchers::Message("TensorDictModule 'Scaled': missing in_key 'z'"));
 }
 
+TEST_CASE("in_keys by argument name, as Python's dict in_keys", "[nn][script]") {
+  torch::jit::Module scaled("Scaled");
+  scaled.define(R"(
+def forward(self, x: Tensor, scale: Optional[Tensor] = None, shift: float = 1.0) -> Tensor:
+    if scale is None:
+        return x + shift
+    return x * scale + shift
+)");
+  const at::Tensor x = at::arange(6, at::kFloat).reshape({3, 2});
+  TensorDict td({{"obs", x}, {"params", TensorDict({{"s", at::full({3, 2}, 3.0F)}}, {3})}}, {3});
+  // Python: TensorDictModule(scaled, in_keys={"scale": ("params", "s"), "x": "obs"}, ...)
+  TensorDictModule by_name =
+      TensorDictModule::by_argument(scaled, {{"scale", {"params", "s"}}, {"x", "obs"}}, {"y"});
+  CHECK(by_name.in_keys() == std::vector<NestedKey>{{"params", "s"}, "obs"});
+  by_name(td);
+  CHECK(same(td.get("y"), x * 3 + 1));
+  // out_to_in_map=False: the same map, key first.
+  TensorDictModule by_key = TensorDictModule::by_key(scaled, {{"obs", "x"}}, {"z"});
+  by_key(td);
+  CHECK(same(td.get("z"), x + 1));
+  CHECK_THROWS_MATCHES(TensorDictModule::by_argument(scaled, {{"offset", "obs"}}, {"y"}), KeyError,
+                       Catch::Matchers::Message("TensorDictModule 'Scaled': forward has no "
+                                                "argument 'offset' (it takes x, scale, shift)"));
+  CHECK_THROWS_MATCHES(TensorDictModule::by_argument(scaled, {{"shift", "obs"}}, {"y"}), TypeError,
+                       Catch::Matchers::Message("TensorDictModule 'Scaled': forward's argument "
+                                                "'x' has no default, and no in_key gives it"));
+}
+
 TEST_CASE("a dict forward reads the module's current parameters, and keys given twice once",
           "[nn][script]") {
   torch::jit::Module policy = dict_policy();

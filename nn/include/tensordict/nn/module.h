@@ -52,6 +52,9 @@ class ModuleError : public Error {
   using Error::Error;
 };
 
+/// in_keys by forward argument (Python's dict in_keys): (argument, key) pairs.
+using ArgumentKeys = std::vector<std::pair<std::string, NestedKey>>;
+
 /// The most positional inputs a callable module can take.
 inline constexpr size_t kMaxModuleInputs = 8;
 
@@ -258,6 +261,11 @@ std::string module_name(const torch::nn::Module& module);
 /// forward() of a TorchScript module (script.cpp): dict or positional, from its schema.
 ModuleFn script_module_fn(const torch::jit::Module& module, const std::vector<NestedKey>& in_keys,
                           const std::vector<NestedKey>& out_keys);
+/// forward() of a TorchScript module with its arguments given by name.
+ModuleFn script_keyword_fn(const torch::jit::Module& module, const ArgumentKeys& in_keys,
+                           const std::vector<NestedKey>& out_keys);
+/// The keys of `in_keys`, in order.
+std::vector<NestedKey> keyword_keys(const ArgumentKeys& in_keys);
 std::string script_module_name(const torch::jit::Module& module);
 
 template <class C>
@@ -315,6 +323,17 @@ class TensorDictModule : public TensorDictModuleBase {
   /// out_keys (script.h).
   TensorDictModule(const torch::jit::Module& module, std::vector<NestedKey> in_keys,
                    std::vector<NestedKey> out_keys, std::string name = "");
+  /// A TorchScript module whose forward arguments read the keys `argument_keys` names (Python's
+  /// dict in_keys, out_to_in_map=True): `{{"scale", {"params", "s"}}, {"x", "obs"}}`. Its in_keys
+  /// are those keys, in this order; arguments no pair names take their defaults. KeyError for a
+  /// name forward does not have, TypeError for an argument without a default that no pair gives.
+  static TensorDictModule by_argument(const torch::jit::Module& module, ArgumentKeys argument_keys,
+                                      std::vector<NestedKey> out_keys, std::string name = "");
+  /// by_argument() with the pairs key first: `{{"obs", "x"}}` (Python's out_to_in_map=False).
+  static TensorDictModule by_key(
+      const torch::jit::Module& module,
+      const std::vector<std::pair<NestedKey, std::string>>& key_arguments,
+      std::vector<NestedKey> out_keys, std::string name = "");
   /// An exported model (exported.h): inputs and outputs in dicts are named by their keys,
   /// positional ones by `in_keys` / `out_keys` (which, given for a dict, rename its entries in
   /// order). The name defaults to the package's file name.
