@@ -355,10 +355,14 @@ class TensorDictModule : public TensorDictModuleBase {
 
   void run(KeyIO& io) const override;
 
- private:
+ protected:
+  /// Tells the ModuleFn constructor apart.
   struct Tag {};
+  /// A module from its call (what every public constructor builds).
   TensorDictModule(ModuleFn fn, std::vector<NestedKey> in_keys, std::vector<NestedKey> out_keys,
                    std::string name, Tag);
+
+ private:
   template <class F>
   static std::string default_name(const F& module) {
     if constexpr (std::is_base_of_v<torch::detail::ModuleHolderIndicator, F>) {
