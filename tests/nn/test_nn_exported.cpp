@@ -13,7 +13,11 @@
 
 #include "skip.h"
 #include "tensordict/index.h"
+#include "tensordict/nn/batch_runner.h"
 #include "tensordict/nn/module.h"
+#ifdef TC_NN_TENSORCLASS_TESTS
+#include "policy.h"
+#endif
 
 using namespace tensordict;
 using namespace tensordict::nn;
@@ -134,4 +138,39 @@ TEST_CASE("positional tensors and a tuple result take in_keys and out_keys", "[n
   TensorDictModule mlp(c.model, {"x", NestedKey{"params", "scale"}}, {"y", "y_sum"});
   check_outputs(mlp(c.input.clone()), c.expected);
   CHECK_THROWS_AS(TensorDictModule(c.model), tensordict::ValueError);  // no names for them
+}
+
+TEST_CASE("an exported model runs in a chain, a batch runner and on a tensorclass",
+          "[nn][exported]") {
+  const Case c = load_case("dict_policy");
+  const auto policy = std::make_shared<TensorDictModule>(c.model);
+
+  SECTION("in a TensorDictSequential") {
+    TensorDictModule greedy([](const at::Tensor& logits) { return logits.softmax(-1); }, {"logits"},
+                            {"probs"}, "softmax");
+    TensorDictSequential chain(*policy, greedy);
+    TensorDict out = chain(c.input.clone());
+    check_outputs(out, c.expected);
+    CHECK(at::allclose(out.get("probs"), c.expected.get("logits").softmax(-1), 1e-6, 1e-6));
+  }
+  SECTION("through a BatchRunner, one row per request") {
+    BatchRunner runner(policy);
+    std::vector<BatchFuture> rows;
+    const int64_t n = c.input.batch_size()[0];
+    for (int64_t i = 0; i < n; ++i) {
+      rows.push_back(runner.submit(c.input.index({tensordict::Slice(i, i + 1)}).clone()));
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      check_outputs(rows[size_t(i)].get(), c.expected.index({tensordict::Slice(i, i + 1)}));
+    }
+  }
+#ifdef TC_NN_TENSORCLASS_TESTS
+  SECTION("on a generated tensorclass, through its fields") {
+    nntest::PolicyStep step = nntest::PolicyStep::from_tensordict(c.input.clone());
+    step = (*policy)(step);
+    REQUIRE(step.logits().has_value());
+    CHECK(at::allclose(*step.logits(), c.expected.get("logits"), 1e-6, 1e-6));
+    CHECK(step.action()->equal(c.expected.get("action")));
+  }
+#endif
 }
