@@ -68,7 +68,7 @@ TEST_CASE("arith: two TensorDicts with the same keys", "[math][arith]") {
   check_leaves(td.sub(other, 2), td, [](const at::Tensor& t) { return t.sub(t * 0 + 3, 2); });
   check_leaves(td * other, td, [](const at::Tensor& t) { return t * 3; });
   TensorDict partial = other.exclude({NestedKey("b")});
-  CHECK_THROWS_WITH(td + partial, "apply: key 'b' is missing from the other TensorDict");
+  CHECK_THROWS_WITH(td + partial, "add: key 'b' is missing from the other TensorDict");
   TensorDict mine = td.clone();
   CHECK_THROWS_WITH(mine.add_(partial), "add_: key 'b' is missing from the other TensorDict");
 }

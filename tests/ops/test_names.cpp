@@ -222,3 +222,16 @@ TEST_CASE("names: per-leaf ops keep them", "[names]") {
   CHECK(py(td.apply([](const at::Tensor& t) { return t + 1; }).names()) == "['a', 'b', 'c']");
   CHECK(py(nested_names(td.to(at::kDouble))) == "['a', 'b', 'c', None]");
 }
+
+TEST_CASE("names: reductions keep the names of the dims they leave", "[names]") {
+  // Python 0.14: td.sum(dim=1) on names [a, b, c] gives [a, c]; over every element, none.
+  const TensorDict td = named();
+  CHECK(py(td.sum(1).names()) == "['a', 'c']");
+  CHECK(py(td.mean(1).names()) == "['a', 'c']");
+  CHECK(py(td.quantile(0.5, 1).names()) == "['a', 'c']");
+  CHECK(py(td.sum({0, 2}).names()) == "['b']");
+  CHECK(py(nested_names(td.sum(1))) == "['a', 'c', None]");
+  CHECK(py(td.sum(1, /*keepdim=*/true).names()) == "['a', 'b', 'c']");
+  CHECK(py(td.sum(ReduceDims::feature()).names()) == "['a', 'b', 'c']");
+  CHECK(py(td.sum().names()) == "[]");
+}

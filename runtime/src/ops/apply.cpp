@@ -62,10 +62,15 @@ Value keep_first(const Value& a, const Value&, const BatchSize&) { return a; }
 
 }  // namespace
 
+TensorDict detail::zip_leaves(const TensorDict& a, const TensorDict& b, const LeafFn2& fn,
+                              const char* op) {
+  dense_only(a, op);
+  dense_only(b, op);
+  return zip(a, b, "", op, fn, keep_first);
+}
+
 TensorDict TensorDict::apply(const LeafFn2& fn, const TensorDict& other) const {
-  detail::dense_only(*this, "apply");
-  detail::dense_only(other, "apply");
-  return zip(*this, other, "", "apply", fn, keep_first);
+  return detail::zip_leaves(*this, other, fn, "apply");
 }
 
 TensorDict& TensorDict::apply_(const LeafFn& fn) {

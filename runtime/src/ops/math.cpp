@@ -63,7 +63,7 @@ TensorDict apply_binary(const TensorDict& td, const Operand& other, const Binary
   if (op.tensor_out) {
     if (auto fused = detail::fused_map(td, *other.tensordict(), op.tensor_out)) return *fused;
   }
-  return td.apply(op.with_tensor, *other.tensordict());
+  return detail::zip_leaves(td, *other.tensordict(), op.with_tensor, op.name);
 }
 
 // The leaves of `td`, and for a TensorDict operand the matching leaves of `other` (KeyError

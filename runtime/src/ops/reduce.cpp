@@ -142,6 +142,24 @@ BatchSize reduced_batch(const BatchSize& batch, const Plan& plan) {
   return out;
 }
 
+// The names of reduced_batch's dims, as Python 0.14 gives them: the dims left keep theirs (a dim
+// kept by keepdim too), a reduction over every element has none.
+std::optional<DimNames> reduced_names(const std::optional<DimNames>& names, const Plan& plan) {
+  if (!names || plan.dims.is_all()) return std::nullopt;
+  if (plan.dims.is_feature() || plan.keepdim) return names;
+  DimNames out;
+  bool any = false;
+  for (size_t d = 0; d < names->size(); ++d) {
+    if (std::find(plan.batch_dims.begin(), plan.batch_dims.end(), static_cast<int64_t>(d)) ==
+        plan.batch_dims.end()) {
+      out.push_back((*names)[d]);
+      any = any || (*names)[d].has_value();
+    }
+  }
+  if (!any) return std::nullopt;
+  return out;
+}
+
 at::Tensor reduce_leaf(const at::Tensor& t, const Plan& plan, int64_t batch_dims) {
   if (plan.dims.is_all()) return reduce_elements(t, plan);
   if (plan.dims.is_feature()) {
@@ -155,7 +173,8 @@ at::Tensor reduce_leaf(const at::Tensor& t, const Plan& plan, int64_t batch_dims
 // `td` when nothing is left out (set_values).
 TensorDict reduce_tensordict(const TensorDict& td, const Plan& plan, const std::string& prefix) {
   const auto& src = detail::impl_of(td);
-  TensorDict out = detail::make_tensordict(reduced_batch(src.batch_size, plan), src.device);
+  TensorDict out = detail::make_tensordict(reduced_batch(src.batch_size, plan), src.device,
+                                           reduced_names(src.names, plan));
   std::vector<Value> values;
   values.reserve(src.keys.size());
   for (size_t i = 0; i < src.keys.size(); ++i) {

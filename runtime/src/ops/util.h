@@ -58,6 +58,11 @@ TensorDict map_batch(const TensorDict& td, size_t nb, const BatchSize& new_batch
 TensorDict map_batch_infer(const TensorDict& td, const TensorOp& op, const char* op_name,
                            const NamesOp& names = {});
 
+/// `fn` over the matching leaves of `a` and `b` (dense TensorDicts): apply(fn, other) and the
+/// binary math ops. KeyError / TypeError naming `op` and the key when `b` lacks a key of `a` or
+/// holds another kind there.
+TensorDict zip_leaves(const TensorDict& a, const TensorDict& b, const LeafFn2& fn, const char* op);
+
 /// Applies `fn` to every tensor leaf keeping the batch size (an undefined result drops the leaf).
 /// A result that lost the batch dims is a ShapeError naming the key. `device` replaces the
 /// device of every level when set.
