@@ -30,9 +30,8 @@ void check(const TensorDict& td, const TensorDict& out, const RawOp& raw) {
 
 TEST_CASE("view, reshape, flatten and unflatten reshape the batch dims", "[shape]") {
   TensorDict td = sample();
-  check(td, td.view({12}), [](const at::Tensor& t, int64_t) {
-    return t.view(with_features({12}, t, 2));
-  });
+  check(td, td.view({12}),
+        [](const at::Tensor& t, int64_t) { return t.view(with_features({12}, t, 2)); });
   check(td, td.reshape({2, -1}), [](const at::Tensor& t, int64_t) {
     return t.reshape(with_features({2, 6}, t, 2));
   });
@@ -40,6 +39,15 @@ TEST_CASE("view, reshape, flatten and unflatten reshape the batch dims", "[shape
   TensorDict flat = td.view({12});
   check(td, flat.unflatten(0, {4, 3}), [](const at::Tensor& t, int64_t) { return t; });
   CHECK(td.view({12}).get_tensordict("n").batch_size() == BatchSize{12, 5});
+}
+
+TEST_CASE("flatten without batch dims gives batch [1], as Python", "[shape]") {
+  const TensorDict td({{"a", at::arange(3)}});
+  for (const auto& [start, end] : {std::pair<int64_t, int64_t>{0, -1}, {0, 0}}) {
+    const TensorDict flat = td.flatten(start, end);
+    CHECK(flat.batch_size() == BatchSize{1});
+    CHECK(flat.get("a").equal(at::arange(3).unsqueeze(0)));
+  }
 }
 
 TEST_CASE("permute, transpose, squeeze, unsqueeze and expand", "[shape]") {
@@ -91,5 +99,6 @@ TEST_CASE("shape op errors name the batch size", "[shape][errors]") {
   CHECK_THROWS_AS(td.transpose(0, 2), ShapeError);
   CHECK_THROWS_AS(td.unflatten(0, {3, 3}), ShapeError);
   // A non-contiguous view cannot be viewed; the torch error is reported with the key.
-  CHECK_THROWS_WITH(td.permute({1, 0}).view({12}), Catch::Matchers::ContainsSubstring("view: key 'a' of shape [3, 4, 2]"));
+  CHECK_THROWS_WITH(td.permute({1, 0}).view({12}),
+                    Catch::Matchers::ContainsSubstring("view: key 'a' of shape [3, 4, 2]"));
 }

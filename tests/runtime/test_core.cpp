@@ -306,6 +306,9 @@ TEST_CASE("fromkeys, empty and the batch_size setter", "[core]") {
   TensorDict er = td.empty(true);
   CHECK(er.keys().size() == 1);
   CHECK(er.get_tensordict("n").is_empty());
+  CHECK(er.is_empty());  // as Python's: only empty nested TensorDicts, no leaf
+  er.set({"n", "z"}, at::zeros({2}));
+  CHECK_FALSE(er.is_empty());
 
   td.set_batch_size({2, 3});
   CHECK(td.batch_size() == BatchSize{2, 3});

@@ -175,7 +175,8 @@ class TensorDict {
   ///@}
   /// Product of the batch dims.
   int64_t numel() const;
-  /// True when the TensorDict has no entries.
+  /// True when the TensorDict holds no leaf at any depth (Python's is_empty: nested TensorDicts
+  /// that are empty themselves do not count).
   bool is_empty() const;
   /// The device every leaf is on, when one is set (Python's `device`; None otherwise).
   std::optional<at::Device> device() const;

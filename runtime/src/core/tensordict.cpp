@@ -323,7 +323,13 @@ int64_t TensorDict::numel() const {
   return std::accumulate(b.begin(), b.end(), int64_t{1}, std::multiplies<>());
 }
 
-bool TensorDict::is_empty() const { return size() == 0; }
+bool TensorDict::is_empty() const {
+  // As Python's: no leaf at any depth (nested TensorDicts that are empty themselves count not).
+  for (const Value& value : impl_->values) {
+    if (!value.is_tensordict() || !value.tensordict().is_empty()) return false;
+  }
+  return true;
+}
 
 std::optional<at::Device> TensorDict::device() const { return impl_->device; }
 

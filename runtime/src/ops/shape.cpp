@@ -129,6 +129,9 @@ TensorDict TensorDict::transpose(int64_t dim0, int64_t dim1) const {
 }
 
 TensorDict TensorDict::flatten(int64_t start_dim, int64_t end_dim) const {
+  // No batch dims: Python gives batch [1] for flatten(0, -1) (and (0, 0)), as torch.flatten of a
+  // 0-dim tensor does.
+  if (ndim() == 0 && start_dim == 0 && (end_dim == -1 || end_dim == 0)) return unsqueeze(0);
   const auto& old = batch_size();
   const int64_t s = wrap_dim(start_dim, ndim(), "flatten", old);
   const int64_t e = wrap_dim(end_dim, ndim(), "flatten", old);
