@@ -77,6 +77,27 @@ BatchFuture hold_first_batch(BatchRunner& runner, Gate& gate) {
   return first;
 }
 
+// `clients` threads, each submitting `requests` requests (submit(client, i) returns the
+// in-flight record) and checking each (check(record)) once `in_flight` of its requests are out.
+template <class Submit, class Check>
+void run_clients(int clients, int requests, size_t in_flight, Submit submit, Check check) {
+  std::vector<std::thread> threads;
+  for (int c = 0; c < clients; ++c) {
+    threads.emplace_back([&, c] {
+      std::deque<decltype(submit(c, 0))> window;
+      for (int i = 0; i < requests; ++i) {
+        window.push_back(submit(c, i));
+        if (window.size() == in_flight) {
+          check(window.front());
+          window.pop_front();
+        }
+      }
+      for (auto& rest : window) check(rest);
+    });
+  }
+  for (auto& thread : threads) thread.join();
+}
+
 }  // namespace
 
 TEST_CASE("every caller gets its own rows of one batched forward", "[nn][batch_runner]") {
@@ -226,21 +247,7 @@ TEST_CASE("with 8 clients and one bad request in 7, every request gets its own a
       ++good_answered;
     }
   };
-  std::vector<std::thread> clients;
-  for (int c = 0; c < kClients; ++c) {
-    clients.emplace_back([&, c] {
-      std::deque<Sent> in_flight;
-      for (int i = 0; i < kRequests; ++i) {
-        in_flight.push_back(make(c, i));
-        if (in_flight.size() == kInFlight) {
-          check(in_flight.front());
-          in_flight.pop_front();
-        }
-      }
-      for (auto& rest : in_flight) check(rest);
-    });
-  }
-  for (auto& client : clients) client.join();
+  run_clients(kClients, kRequests, kInFlight, make, check);
   CHECK(wrong == 0);
   CHECK(bad_answered == kClients * 20);  // i = 0, 7, ..., 133
   CHECK(good_answered == kClients * (kRequests - 20));
@@ -354,30 +361,20 @@ TEST_CASE("many clients with several requests in flight each get their own answe
   constexpr int kRequests = 200;
   constexpr size_t kInFlight = 5;
   std::atomic<int> wrong{0};
-  std::vector<std::thread> clients;
-  for (int c = 0; c < kClients; ++c) {
-    clients.emplace_back([&, c] {
-      std::deque<std::pair<float, BatchFuture>> in_flight;
-      auto check = [&](std::pair<float, BatchFuture>& oldest) {
+  run_clients(
+      kClients, kRequests, kInFlight,
+      [&](int c, int i) {
+        const auto v = static_cast<float>(c * kRequests + i);
+        return std::make_pair(v, runner.submit(request(v)));
+      },
+      [&](std::pair<float, BatchFuture>& oldest) {
         TensorDict out = oldest.second.get();
         const float v = oldest.first;
         if (!out.get("obs").equal(at::full({1, 3}, v)) ||
             !out.get("y").equal(at::full({1, 3}, 2 * v + 1))) {
           ++wrong;
         }
-      };
-      for (int i = 0; i < kRequests; ++i) {
-        const auto v = static_cast<float>(c * kRequests + i);
-        in_flight.emplace_back(v, runner.submit(request(v)));
-        if (in_flight.size() == kInFlight) {
-          check(in_flight.front());
-          in_flight.pop_front();
-        }
-      }
-      for (auto& rest : in_flight) check(rest);
-    });
-  }
-  for (auto& client : clients) client.join();
+      });
   CHECK(wrong == 0);
   const auto stats = runner.stats();
   CHECK(stats.requests == kClients * kRequests);

@@ -66,6 +66,18 @@ at::Tensor policy_logits(const torch::jit::Module& policy, const at::Tensor& obs
   return (at::matmul(obs, weight) + shift) * policy.attr("gain").toTensor();
 }
 
+// forward(x, scale: Optional[Tensor] = None, shift: float = 1.0) -> x * scale + shift.
+torch::jit::Module scaled_module() {
+  torch::jit::Module scaled("Scaled");
+  scaled.define(R"(
+def forward(self, x: Tensor, scale: Optional[Tensor] = None, shift: float = 1.0) -> Tensor:
+    if scale is None:
+        return x + shift
+    return x * scale + shift
+)");
+  return scaled;
+}
+
 }  // namespace
 
 TEST_CASE("to_ivalue makes typed dicts, from_ivalue gives the TensorDict back", "[nn][ivalue]") {
@@ -197,13 +209,7 @@ def forward(self, x: Tensor) -> int:
 }
 
 TEST_CASE("optional and defaulted TorchScript arguments may be left out", "[nn][script]") {
-  torch::jit::Module scaled("Scaled");
-  scaled.define(R"(
-def forward(self, x: Tensor, scale: Optional[Tensor] = None, shift: float = 1.0) -> Tensor:
-    if scale is None:
-        return x + shift
-    return x * scale + shift
-)");
+  const torch::jit::Module scaled = scaled_module();
   const at::Tensor x = at::arange(6, at::kFloat).reshape({3, 2});
   TensorDict td({{"x", x}}, {3});
   TensorDictModule one_key(scaled, {"x"}, {"y"});  // forward's defaults for scale and shift
@@ -225,13 +231,7 @@ def forward(self, x: Tensor, scale: Optional[Tensor] = None, shift: float = 1.0)
 }
 
 TEST_CASE("in_keys by argument name, as Python's dict in_keys", "[nn][script]") {
-  torch::jit::Module scaled("Scaled");
-  scaled.define(R"(
-def forward(self, x: Tensor, scale: Optional[Tensor] = None, shift: float = 1.0) -> Tensor:
-    if scale is None:
-        return x + shift
-    return x * scale + shift
-)");
+  const torch::jit::Module scaled = scaled_module();
   const at::Tensor x = at::arange(6, at::kFloat).reshape({3, 2});
   TensorDict td({{"obs", x}, {"params", TensorDict({{"s", at::full({3, 2}, 3.0F)}}, {3})}}, {3});
   // Python: TensorDictModule(scaled, in_keys={"scale": ("params", "s"), "x": "obs"}, ...)
