@@ -325,6 +325,8 @@ int64_t TensorDict::numel() const {
 
 bool TensorDict::is_empty() const {
   // As Python's: no leaf at any depth (nested TensorDicts that are empty themselves count not).
+  // A lazy stack's entries live in its elements.
+  if (impl_->lazy) return keys(/*include_nested=*/true, /*leaves_only=*/true).empty();
   for (const Value& value : impl_->values) {
     if (!value.is_tensordict() || !value.tensordict().is_empty()) return false;
   }
