@@ -156,7 +156,8 @@ TEST_CASE("reductions over every element of each leaf", "[math][reduce]") {
   check_leaves(td.min(), td, [](const at::Tensor& t) { return t.min(); });
   check_leaves(td.norm(), td, [](const at::Tensor& t) { return t.norm(); });
   check_leaves((td > 3).all(ReduceDims()), td, [](const at::Tensor& t) { return (t > 3).all(); });
-  CHECK_THROWS_WITH(sample().mean(), Catch::Matchers::ContainsSubstring("mean: key 'b' (int64 [4, 3])"));
+  CHECK_THROWS_WITH(sample().mean(),
+                    Catch::Matchers::ContainsSubstring("mean: key 'b' (int64 [4, 3])"));
 }
 
 TEST_CASE("reductions over batch dims, with keepdim, and over feature dims", "[math][reduce]") {
