@@ -14,6 +14,7 @@
 #include <limits>
 #include <utility>
 
+#include "tensordict/class_spec.h"
 #include "tensordict/dtype.h"
 #include "tensordict/errors.h"
 #include "tensordict/internal.h"
@@ -23,9 +24,8 @@ namespace tensordict::nn {
 
 struct ExportedModel::State {
   std::string path;
-  CallSpec spec;
+  PackageSignature signature;  // the loader's call spec, the source's input checks
   std::map<std::string, std::string> metadata;
-  std::vector<InputSignature> inputs;  // empty when the package records no input checks
 #if TC_HAVE_AOTI
   std::unique_ptr<torch::inductor::AOTIModelPackageLoader> loader;
 #endif
@@ -86,17 +86,88 @@ void check_input(const at::Tensor& t, const InputSignature& sig, const std::stri
   }
 }
 
+// The field of `cls` that `key` names, through nested classes; null with `problem` set when there
+// is none.
+const FieldSpec* find_field(const ClassSpec& cls, const NestedKey& key, std::string& problem) {
+  const ClassSpec* level = &cls;
+  for (size_t i = 0; i < key.size(); ++i) {
+    const int64_t index = level->field_index(key[i]);
+    if (index < 0) {
+      problem = std::string(level->name) + " has no field '" + key[i] + "'";
+      return nullptr;
+    }
+    const FieldSpec& field = level->fields[static_cast<size_t>(index)];
+    if (i + 1 == key.size()) return &field;
+    if (field.kind != FieldKind::Class || !field.nested) {
+      problem = "field '" + key[i] + "' of " + level->name + " is " +
+                std::string(spelling(field.kind).schema) + ", the package reads a dict there";
+      return nullptr;
+    }
+    level = &field.nested();
+  }
+  return nullptr;  // keys are never empty
+}
+
+std::string declared(const FieldSpec& field) {
+  std::string out = field.dtype ? dtype_name(*field.dtype) : "any dtype";
+  if (!field.shape) return out + ", any shape";
+  std::string dims;
+  for (const int64_t d : *field.shape) {
+    dims += (dims.empty() ? "" : ", ") + (d < 0 ? std::string("*") : std::to_string(d));
+  }
+  return out + " [" + dims + "]";
+}
+
+// Why `field` cannot hold what the package takes as `sig`; empty when it can.
+std::string input_mismatch(const FieldSpec& field, const InputSignature& sig) {
+  if (!sig.dtype.empty() && field.dtype && dtype_name(*field.dtype) != sig.dtype) return "dtype";
+  if (sig.dims.empty() || !field.shape) return "";
+  if (field.shape->size() != sig.dims.size()) return "rank";
+  for (size_t d = 0; d < sig.dims.size(); ++d) {
+    const int64_t size = (*field.shape)[d];
+    if (size >= 0 && !dim_fits(size, sig.dims[d])) return "size of dim " + std::to_string(d);
+  }
+  return "";
+}
+
 }  // namespace
 
-bool can_load_exported_models() { return TC_HAVE_AOTI; }
-
-std::vector<InputSignature> package_input_checks(const std::string& path) {
-  for (const auto& [name, text] : archive::detail::read_files(path, ".cpp")) {
-    // The wrapper is the source that holds the call spec; the others are kernels.
-    if (text.find("in_spec_") != std::string::npos) return parse_input_checks(text);
+void check_class(const PackageSignature& package, const ClassSpec& cls,
+                 const std::string& package_name, const std::vector<NestedKey>& in_keys,
+                 const std::vector<NestedKey>& out_keys) {
+  std::vector<std::string> problems;
+  const auto tensor_field = [&](const NestedKey& key, const char* role) -> const FieldSpec* {
+    std::string problem;
+    const FieldSpec* field = find_field(cls, key, problem);
+    if (field && field->kind != FieldKind::Tensor) {
+      problem = "field '" + key.back() + "' is " + std::string(spelling(field->kind).schema) +
+                ", the package " + (role[0] == 'i' ? "takes" : "returns") + " a tensor";
+      field = nullptr;
+    }
+    if (!field) problems.push_back(std::string(role) + " '" + key.join(".") + "': " + problem);
+    return field;
+  };
+  const std::vector<NestedKey> inputs = package.call_spec.input_keys(in_keys);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const FieldSpec* field = tensor_field(inputs[i], "input");
+    if (!field || i >= package.inputs.size()) continue;
+    const InputSignature& sig = package.inputs[i];
+    const std::string mismatch = input_mismatch(*field, sig);
+    if (!mismatch.empty()) {
+      problems.push_back("input '" + inputs[i].join(".") + "': the package takes " +
+                         (sig.dtype.empty() ? "any dtype" : sig.dtype) + " " + dims_str(sig.dims) +
+                         ", " + cls.name + " declares " + declared(*field) + " (" + mismatch + ")");
+    }
   }
-  return {};
+  for (const NestedKey& key : package.call_spec.output_keys(out_keys)) tensor_field(key, "output");
+  if (problems.empty()) return;
+  std::string message =
+      "the AOTInductor package '" + base_name(package_name) + "' does not fit " + cls.name + ":";
+  for (const std::string& problem : problems) message += "\n  " + problem;
+  throw ValueError(message);
 }
+
+bool can_load_exported_models() { return TC_HAVE_AOTI; }
 
 ExportedModel::ExportedModel(const std::string& path) : state_(std::make_shared<State>()) {
   state_->path = path;
@@ -111,19 +182,17 @@ ExportedModel::ExportedModel(const std::string& path) : state_(std::make_shared<
   if (spec.size() != 2) {
     throw FormatError("the AOTInductor package '" + path + "' has no call spec");
   }
-  state_->spec = CallSpec::parse(spec[0], spec[1]);
+  state_->signature.call_spec = CallSpec::parse(spec[0], spec[1]);
   for (const auto& [key, value] : state_->loader->get_metadata()) {
     state_->metadata.emplace(key, value);
   }
   try {
-    state_->inputs = package_input_checks(path);
+    const PackageSignature source = read_package_signature(path);
+    if (source.inputs.size() == state_->signature.call_spec.inputs().leaves()) {
+      state_->signature.inputs = source.inputs;
+    }
   } catch (const FormatError&) {
-    // A zip the archive reader refuses, though the loader took it: no checks to offer.
-  }
-  if (!state_->inputs.empty() && state_->inputs.size() != state_->spec.inputs().leaves()) {
-    throw FormatError("the AOTInductor package '" + path + "' checks " +
-                      std::to_string(state_->inputs.size()) + " inputs, but its call spec has " +
-                      std::to_string(state_->spec.inputs().leaves()));
+    // A source this reader does not know, though the loader took the package: no checks to offer.
   }
 #else
   throw Error("cannot load the AOTInductor package '" + path +
@@ -133,17 +202,18 @@ ExportedModel::ExportedModel(const std::string& path) : state_(std::make_shared<
 }
 
 const std::string& ExportedModel::path() const { return state_->path; }
-const CallSpec& ExportedModel::call_spec() const { return state_->spec; }
+const CallSpec& ExportedModel::call_spec() const { return state_->signature.call_spec; }
+const PackageSignature& ExportedModel::signature() const { return state_->signature; }
 const std::map<std::string, std::string>& ExportedModel::metadata() const {
   return state_->metadata;
 }
 const std::vector<InputSignature>& ExportedModel::input_signatures() const {
-  return state_->inputs;
+  return state_->signature.inputs;
 }
 
 std::vector<at::Tensor> ExportedModel::run(const std::vector<at::Tensor>& inputs,
                                            const std::vector<NestedKey>& names) const {
-  const size_t expected = state_->spec.inputs().leaves();
+  const size_t expected = call_spec().inputs().leaves();
   if (inputs.size() != expected) {
     throw ValueError("the AOTInductor package '" + state_->path + "' takes " +
                      std::to_string(expected) + " tensors, not " + std::to_string(inputs.size()));
@@ -151,8 +221,9 @@ std::vector<at::Tensor> ExportedModel::run(const std::vector<at::Tensor>& inputs
   const auto name = [&](size_t i) {
     return i < names.size() ? names[i].repr() : std::to_string(i);
   };
-  for (size_t i = 0; i < state_->inputs.size(); ++i) {
-    check_input(inputs[i], state_->inputs[i], name(i), base_name(state_->path));
+  const std::vector<InputSignature>& checks = input_signatures();
+  for (size_t i = 0; i < checks.size(); ++i) {
+    check_input(inputs[i], checks[i], name(i), base_name(state_->path));
   }
   // The compiled code reads its inputs with the strides it was exported with: contiguous ones.
   std::vector<at::Tensor> contiguous;

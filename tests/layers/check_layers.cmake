@@ -21,6 +21,7 @@ set(TC_LAYERED_HEADERS
     tensordict/module.h=ops
     tensordict/archive.h=memmap
     tensordict/internal.h=memmap  # runtime/internal/: the consolidated metadata and the save hook
+    tensordict/zip_files.h=memmap  # runtime/internal/: the files of a zip (AOTInductor packages)
     tensordict/memmap.h=memmap
     tensordict/class_spec.h=tensorclass
     tensordict/detail/tensorclass_support.h=tensorclass

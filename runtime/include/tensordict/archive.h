@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tensordict/archive_entry.h"
 #include "tensordict/memmap.h"
 
 namespace tensordict::archive {
@@ -90,22 +91,11 @@ memmap::Loaded load_key(const std::string& archive, const NestedKey& key,
 TensorDict load_memmap(const std::string& archive, const std::string& subpath = {},
                        std::optional<at::Device> device = std::nullopt);
 
-/// One file entry of an archive, as found by a reader.
-struct Entry {
-  std::string name;            ///< path inside the archive ("next/obs.memmap")
-  uint64_t header_offset = 0;  ///< offset of the local header
-  uint64_t offset = 0;         ///< offset of the payload
-  uint64_t size = 0;           ///< payload size (STORED: compressed == uncompressed)
-  uint32_t crc32 = 0;          ///< as recorded in the central directory
-};
 /// The file entries of `archive`, in central-directory order (directory entries left out), after
 /// the same checks a load makes.
 std::vector<Entry> list(const std::string& archive);
 /// Checks an archive: its zip structure, every entry's CRC-32, then the memmap tree it holds (as
 /// memmap::verify). One message per problem; empty when the archive is sound.
 std::vector<std::string> verify(const std::string& archive);
-
-/// CRC-32 (zip's, ISO-HDLC) of `n` bytes, continuing from `crc`.
-uint32_t crc32(const void* data, size_t n, uint32_t crc = 0);
 
 }  // namespace tensordict::archive

@@ -26,16 +26,6 @@ void set_save_step_hook(void (*hook)(const char* step));
 
 }  // namespace tensordict::memmap::detail
 
-namespace tensordict::archive::detail {
-
-/// The files of the zip archive at `path` whose names end with `suffix`, as (name, bytes), in
-/// central-directory order and CRC-checked: for zips that are not memmap archives (an
-/// AOTInductor package's sources). FormatError for a zip the archive reader refuses.
-std::vector<std::pair<std::string, std::string>> read_files(const std::string& path,
-                                                            std::string_view suffix);
-
-}  // namespace tensordict::archive::detail
-
 namespace tensordict::detail {
 
 /// True for the keys a description level uses for itself ("cls", "leaves", ...): its other keys

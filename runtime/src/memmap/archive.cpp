@@ -413,21 +413,6 @@ TensorDict load_memmap(const std::string& archive, const std::string& subpath,
 
 std::vector<Entry> list(const std::string& archive) { return detail::ZipReader(archive).entries(); }
 
-std::vector<std::pair<std::string, std::string>> detail::read_files(const std::string& path,
-                                                                    std::string_view suffix) {
-  const ZipReader zip(path);
-  std::vector<std::pair<std::string, std::string>> files;
-  for (const Entry& e : zip.entries()) {
-    if (e.name.size() < suffix.size() ||
-        e.name.compare(e.name.size() - suffix.size(), suffix.size(), suffix) != 0) {
-      continue;
-    }
-    zip.check_crc(e);
-    files.emplace_back(e.name, std::string(zip.bytes(e)));
-  }
-  return files;
-}
-
 std::vector<std::string> verify(const std::string& archive) {
   std::vector<std::string> problems;
   try {

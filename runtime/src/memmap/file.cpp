@@ -127,14 +127,6 @@ bool maps_file_at(const at::Tensor& t, const std::string& path) {
          st.st_dev == m->device && st.st_ino == m->inode;
 }
 
-void throw_errno(const std::string& what, const std::string& path) {
-  throw FormatError(what + " '" + path + "': " + std::strerror(errno));
-}
-
-Fd::~Fd() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
 size_t byte_size(at::IntArrayRef shape, at::ScalarType dtype, const std::string& path) {
   constexpr auto kMax = static_cast<size_t>(std::numeric_limits<int64_t>::max());
   size_t n = c10::elementSize(dtype);

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "memmap/fd.h"
 #include "tensordict/internal.h"
 #include "tensordict/memmap.h"
 
@@ -19,28 +20,6 @@ namespace tensordict::memmap::detail {
 
 /// Runs `work` on a background thread (memmap_async of TensorDicts and tensorclasses).
 TensorDictFuture in_background(std::function<TensorDict()> work);
-
-/// FormatError "<what> '<path>': <strerror(errno)>".
-[[noreturn]] void throw_errno(const std::string& what, const std::string& path);
-
-/// Owns a file descriptor.
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  Fd(Fd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-  Fd& operator=(Fd&& o) noexcept {
-    std::swap(fd_, o.fd_);
-    return *this;
-  }
-  ~Fd();
-  int get() const { return fd_; }
-  explicit operator bool() const { return fd_ >= 0; }
-
- private:
-  int fd_;
-};
 
 /// numel × itemsize of `shape`; FormatError naming `path` on negative dims or a size past
 /// int64 (what a tensor's storage can hold).

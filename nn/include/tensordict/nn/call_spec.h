@@ -94,4 +94,21 @@ struct InputSignature {
 /// (inputs numbered out of order, an unknown dtype).
 std::vector<InputSignature> parse_input_checks(std::string_view wrapper_source);
 
+/// What an AOTInductor package says of its inputs and outputs, read from the wrapper source it
+/// carries, without loading it: on any libtorch, and in tcgen (`tcgen import x.pt2`).
+struct PackageSignature {
+  CallSpec call_spec;                  ///< its in/out pytrees
+  std::vector<InputSignature> inputs;  ///< one per input leaf; empty where none are recorded
+};
+
+/// The signature a wrapper's C++ source records (its `in_spec_` and `out_spec_` strings, raw or
+/// escaped, and its input checks). FormatError, prefixed by `what`, when the source has no call
+/// spec or checks another number of inputs than the spec has.
+PackageSignature parse_wrapper_source(std::string_view wrapper_source, const std::string& what);
+
+/// The signature of the package at `path`, from its wrapper source (the `.cpp` entry that holds
+/// the call spec). FormatError naming the package for a file that is not a zip of stored entries
+/// or holds no wrapper source.
+PackageSignature read_package_signature(const std::string& path);
+
 }  // namespace tensordict::nn

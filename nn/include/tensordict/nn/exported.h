@@ -26,15 +26,14 @@
 
 #include "tensordict/nn/call_spec.h"
 
+namespace tensordict {
+struct ClassSpec;
+}
+
 namespace tensordict::nn {
 
 /// True when this build can load AOTInductor packages (libtorch 2.6 or later).
 bool can_load_exported_models();
-
-/// The input checks an AOTInductor package's wrapper source records (parse_input_checks), read
-/// from the package without loading it, on any libtorch; empty when it records none.
-/// FormatError for a file that is not a zip of stored entries.
-std::vector<InputSignature> package_input_checks(const std::string& path);
 
 /// An AOTInductor package, loaded.
 class ExportedModel {
@@ -47,6 +46,8 @@ class ExportedModel {
   const std::string& path() const;
   /// How it takes its inputs and returns its outputs.
   const CallSpec& call_spec() const;
+  /// Its call spec and input signatures together (what check_class compares).
+  const PackageSignature& signature() const;
   /// The package's metadata, e.g. AOTI_DEVICE_KEY ("cpu", "cuda").
   const std::map<std::string, std::string>& metadata() const;
   /// What the package's compiled code requires of each input (dtype, static dims, the range of
@@ -64,5 +65,31 @@ class ExportedModel {
   struct State;
   std::shared_ptr<State> state_;
 };
+
+/// Checks that a generated tensorclass holds what a package reads and writes, so that a program
+/// refuses, at start-up, a model shipped with another signature. Every input key must be a
+/// tensor field of `cls` (a nested dict's keys, fields of a nested class), of the dtype and sizes
+/// the package's input checks record where the class declares them; every output key a tensor
+/// field. Fields the package does not use are fine. ValueError naming the package and the class
+/// and listing every mismatch (key, what the package takes, what the class declares).
+/// `in_keys` / `out_keys` name positional inputs and tuple outputs, as for TensorDictModule.
+void check_class(const PackageSignature& package, const ClassSpec& cls,
+                 const std::string& package_name, const std::vector<NestedKey>& in_keys = {},
+                 const std::vector<NestedKey>& out_keys = {});
+
+/// check_class of the generated class `T` against a loaded package.
+template <class T>
+void check_class(const ExportedModel& model, const std::vector<NestedKey>& in_keys = {},
+                 const std::vector<NestedKey>& out_keys = {}) {
+  check_class(model.signature(), T::class_spec(), model.path(), in_keys, out_keys);
+}
+
+/// check_class of the generated class `T` against the package at `path`, read without loading
+/// it (on any libtorch).
+template <class T>
+void check_class(const std::string& path, const std::vector<NestedKey>& in_keys = {},
+                 const std::vector<NestedKey>& out_keys = {}) {
+  check_class(read_package_signature(path), T::class_spec(), path, in_keys, out_keys);
+}
 
 }  // namespace tensordict::nn
