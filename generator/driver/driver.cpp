@@ -233,26 +233,34 @@ bool is_directory_argument(const std::string& path) {
   return fs::is_directory(path, ec);
 }
 
-int import_directories(const std::vector<std::string>& dirs, const std::string& out_dir,
-                       const ImportOptions& options, const Templates& templates,
-                       const std::function<void(const std::string&, const std::string&)>& write,
-                       std::ostream& err) {
+bool is_data_argument(const std::string& path) {
+  return is_directory_argument(path) || is_package_argument(path);
+}
+
+int import_data(const std::vector<std::string>& sources, const std::string& out_dir,
+                const ImportOptions& options, const Templates& templates,
+                const std::function<void(const std::string&, const std::string&)>& write,
+                std::ostream& err) {
   std::map<std::string, std::string> outputs;  // YAML file name -> its text
-  std::map<std::string, std::string> source;   // YAML file name -> the directory
+  std::map<std::string, std::string> source;   // YAML file name -> the directory or package
   bool failed = false;
-  for (const auto& given : dirs) {
-    const std::string dir = trim_separators(given);
-    const std::string display = display_path(dir);
+  for (const auto& given : sources) {
+    const bool package = is_package_argument(given);
+    const std::string path = package ? given : trim_separators(given);
+    const std::string display = display_path(path);
     Diagnostics diagnostics;
-    if (!is_directory_argument(dir)) {
-      diagnostics.error(SourceLoc{display, 0, 0},
-                        "not a directory (tcgen import takes memmap directories or annotated "
-                        "headers, not both in one run)");
-    }
     Schema schema;
-    if (!diagnostics.has_errors()) schema = import_directory(dir, display, options, diagnostics);
-    const std::string file =
-        fs::path(fs::absolute(dir).lexically_normal()).filename().string() + ".yaml";
+    if (package) {
+      schema = import_package(path, display, options, diagnostics);
+    } else if (is_directory_argument(path)) {
+      schema = import_directory(path, display, options, diagnostics);
+    } else {
+      diagnostics.error(SourceLoc{display, 0, 0},
+                        "neither a directory nor a .pt2 package (tcgen import takes memmap "
+                        "directories and packages, or annotated headers, not both in one run)");
+    }
+    const fs::path absolute = fs::absolute(path).lexically_normal();
+    const std::string file = (package ? absolute.stem() : absolute.filename()).string() + ".yaml";
     std::string yaml;
     if (!diagnostics.has_errors()) {
       yaml = write_yaml_schema(schema);

@@ -13,6 +13,7 @@
 #include "emit/templates.h"
 #include "frontend/clang_reader.h"
 #include "frontend/import_dir.h"
+#include "frontend/import_package.h"
 #include "model/diagnostics.h"
 #include "model/model.h"
 
@@ -64,13 +65,17 @@ std::string dump_model(const std::vector<Schema>& schemas);
 
 /// True when `path` names a directory (then `tcgen import` reads it as a memmap directory).
 bool is_directory_argument(const std::string& path);
+/// True when `tcgen import` reads `path` as data rather than as an annotated header: a memmap
+/// directory or an AOTInductor package (`.pt2`).
+bool is_data_argument(const std::string& path);
 
-/// `tcgen import DIR... -o OUT`: writes `OUT/<directory name>.yaml` for each directory through
-/// `write(path, content)`, after checking every schema with tcgen's own checks; nothing is
-/// written when any directory fails. Diagnostics go to `err`; returns the exit status.
-int import_directories(const std::vector<std::string>& dirs, const std::string& out_dir,
-                       const ImportOptions& options, const Templates& templates,
-                       const std::function<void(const std::string&, const std::string&)>& write,
-                       std::ostream& err);
+/// `tcgen import DIR|PACKAGE... -o OUT`: writes `OUT/<directory name>.yaml` for each directory and
+/// `OUT/<package stem>.yaml` for each package through `write(path, content)`, after checking every
+/// schema with tcgen's own checks; nothing is written when any input fails. Diagnostics go to
+/// `err`; returns the exit status.
+int import_data(const std::vector<std::string>& sources, const std::string& out_dir,
+                const ImportOptions& options, const Templates& templates,
+                const std::function<void(const std::string&, const std::string&)>& write,
+                std::ostream& err);
 
 }  // namespace tcgen

@@ -122,13 +122,29 @@ int run(int argc, char** argv, std::vector<std::string>& schemas) {
   app.add_option("schemas", schemas, "schema files (.yaml) or annotated C++ headers (.h, .hpp)");
   add_clang_options(app, clang);
   CLI::App* import = app.add_subcommand(
-      "import", "write the YAML schema of annotated headers, or of memmap directories' classes");
-  import->add_option("headers", headers, "annotated C++ headers, or tensorclass directories")
+      "import",
+      "write the YAML schema of annotated headers, of memmap directories' classes, or of the "
+      "inputs and outputs of AOTInductor packages (.pt2)");
+  import
+      ->add_option("headers", headers,
+                   "annotated C++ headers, tensorclass directories or .pt2 "
+                   "packages")
       ->required();
   import->add_option("-o,--output-dir", import_dir, "directory of the YAML schemas");
   tcgen::ImportOptions import_options;
   import->add_option("--namespace", import_options.cpp_namespace,
-                     "C++ namespace of the classes imported from directories");
+                     "C++ namespace of the classes imported from directories and packages");
+  import->add_option("--class-name", import_options.class_name,
+                     "packages: the class of the model's inputs and outputs (default: the "
+                     "package's file name in PascalCase)");
+  import
+      ->add_option("--in-keys", import_options.in_keys,
+                   "packages: keys of the positional inputs, in order (dotted for nested keys)")
+      ->delimiter(',');
+  import
+      ->add_option("--out-keys", import_options.out_keys,
+                   "packages: keys of the outputs returned in a tuple, in order")
+      ->delimiter(',');
   add_clang_options(*import, clang);
   std::string compat_old;
   std::string compat_new;
@@ -185,9 +201,9 @@ int run(int argc, char** argv, std::vector<std::string>& schemas) {
   if (compat_cmd->parsed()) {
     return compat(compat_old, compat_new, audiences, templates, options);
   }
-  if (import->parsed() && tcgen::is_directory_argument(headers.front())) {
-    return tcgen::import_directories(headers, import_dir, import_options, templates,
-                                     write_if_changed, std::cerr);
+  if (import->parsed() && tcgen::is_data_argument(headers.front())) {
+    return tcgen::import_data(headers, import_dir, import_options, templates, write_if_changed,
+                              std::cerr);
   }
   tcgen::Compilation c = tcgen::compile(import->parsed() ? headers : schemas, templates, options);
   c.diagnostics.print(std::cerr);  // errors, or warnings of a run that goes on

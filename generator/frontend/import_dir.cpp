@@ -11,6 +11,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "frontend/import_types.h"
 #include "frontend/input_checks.h"
 #include "frontend/type_parser.h"
 #include "model/name_rules.h"
@@ -39,21 +40,12 @@ bool is_non_tensor(const std::string& type) {
   return type == kNonTensorData || type == kMetaData || type == kNonTensorStack;
 }
 
-// Names of `rank` batch dims: N; B, N; B0, B1, B2, ...
-std::vector<std::string> batch_dim_names(size_t rank) {
-  if (rank == 1) return {"N"};
-  if (rank == 2) return {"B", "N"};
-  std::vector<std::string> names;
-  for (size_t i = 0; i < rank; ++i) names.push_back("B" + std::to_string(i));
-  return names;
-}
-
 // The names of `rank` batch dims when a meta.json names some (format version 1's `_names`): each
 // dim its own name where that is an identifier, the others as above (with `_` added until no name
 // is taken twice).
 std::vector<std::string> batch_dim_names(size_t rank,
                                          const std::optional<tensordict::format::Names>& own) {
-  std::vector<std::string> names = batch_dim_names(rank);
+  std::vector<std::string> names = tcgen::batch_dim_names(rank);
   if (!own) return names;
   std::set<std::string> taken;
   for (size_t i = 0; i < rank; ++i) {
@@ -66,18 +58,6 @@ std::vector<std::string> batch_dim_names(size_t rank,
     taken.insert(names[i]);
   }
   return names;
-}
-
-Type make_type(TypeKind kind) {
-  Type type;
-  type.kind = kind;
-  return type;
-}
-
-Type wrap(TypeKind kind, Type element) {
-  Type type = make_type(kind);
-  type.args.push_back(std::move(element));
-  return type;
 }
 
 bool same_type(const Type& a, const Type& b) { return type_to_string(a) == type_to_string(b); }

@@ -23,6 +23,12 @@ constexpr unsigned long long kMaxMetaBytes = 16ull << 20;
 struct ImportOptions {
   /// `namespace:` of the schema written (none when empty).
   std::string cpp_namespace;
+  /// Packages: the name of the class of the model's inputs and outputs (default: the package's
+  /// file name in PascalCase, `policy.pt2` -> `Policy`).
+  std::string class_name;
+  /// Packages: the keys of the positional inputs and of the outputs returned in a tuple, dotted
+  /// for nested keys (`params.scale`), as TensorDictModule's in_keys and out_keys.
+  std::vector<std::string> in_keys, out_keys;
 };
 
 /// Reads the tensorclass directory `dir` into a schema: the directory's class first, then the
