@@ -12,6 +12,7 @@
 // the device from the package's metadata).
 #include <algorithm>
 #include <regex>
+#include <stdexcept>
 #include <string>
 
 #include "tensordict/errors.h"
@@ -69,8 +70,12 @@ std::vector<InputSignature> parse_input_checks(std::string_view source) {
     const size_t next = source.find(kFunction, digits);
     // A function ends at the next one; the last, at the first function that is not a check.
     const size_t end = next != std::string_view::npos ? next : source.find("static bool", digits);
-    inputs.push_back(parse_one(std::string(
-        source.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at))));
+    try {
+      inputs.push_back(parse_one(std::string(
+          source.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at))));
+    } catch (const std::logic_error&) {  // std::stoll's out_of_range: a size past int64
+      throw FormatError("the package's check_input_" + index + " has a size past int64");
+    }
     at = next;
   }
   return inputs;

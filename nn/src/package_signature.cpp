@@ -60,8 +60,9 @@ std::string assigned_string(std::string_view source, std::string_view member,
 
 PackageSignature parse_wrapper_source(std::string_view source, const std::string& what) {
   PackageSignature out;
-  out.call_spec = CallSpec::parse(assigned_string(source, "in_spec_", what),
-                                  assigned_string(source, "out_spec_", what));
+  const std::string in_spec = assigned_string(source, "in_spec_", what);
+  const std::string out_spec = assigned_string(source, "out_spec_", what);
+  out.call_spec = CallSpec::parse(in_spec, out_spec);
   out.inputs = parse_input_checks(source);
   const size_t leaves = out.call_spec.inputs().leaves();
   if (!out.inputs.empty() && out.inputs.size() != leaves) {

@@ -152,3 +152,50 @@ static bool _check_aoti_runtime_check_inputs_env() {
                        Catch::Matchers::Message("the package's input checks are out of order: "
                                                 "check_input_3 where check_input_0 was expected"));
 }
+
+TEST_CASE("a wrapper source's call spec is read raw or escaped, and bad sources are refused",
+          "[nn][call_spec]") {
+  using tensordict::nn::parse_wrapper_source;
+  const std::string leaf = R"({"type": null, "context": null, "children_spec": []})";
+  const std::string in = R"([1, {"type": "builtins.tuple", "context": "null", "children_spec": )"
+                         R"([{"type": "builtins.tuple", "context": "null", "children_spec": [)" +
+                         leaf +
+                         R"(]}, {"type": "builtins.dict", "context": "[]", )"
+                         R"("children_spec": []}]}])";
+  const std::string out = "[1, " + leaf + "]";
+  // torch 2.14 writes raw string literals, torch 2.6 escaped ones: the same spec.
+  const auto raw = parse_wrapper_source(
+      "    in_spec_ = R\"(" + in + ")\";\n    out_spec_ = R\"(" + out + ")\";\n", "raw");
+  std::string escaped_in;
+  for (const char c : in) escaped_in += c == '"' ? std::string("\\\"") : std::string(1, c);
+  std::string escaped_out;
+  for (const char c : out) escaped_out += c == '"' ? std::string("\\\"") : std::string(1, c);
+  const auto escaped = parse_wrapper_source(
+      "in_spec_ = \"" + escaped_in + "\";\nout_spec_ = \"" + escaped_out + "\";\n", "escaped");
+  for (const auto* sig : {&raw, &escaped}) {
+    CHECK(sig->call_spec.input_keys({"x"}) == std::vector<NestedKey>{"x"});
+    CHECK(sig->call_spec.output_keys({"y"}) == std::vector<NestedKey>{"y"});
+    CHECK(sig->inputs.empty());
+  }
+  CHECK_THROWS_MATCHES(parse_wrapper_source("int main() {}", "'m.pt2'"), tensordict::FormatError,
+                       Catch::Matchers::Message("'m.pt2': the wrapper source assigns no in_spec_"));
+  CHECK_THROWS_MATCHES(parse_wrapper_source("in_spec_ = R\"([1, ", "'m.pt2'"),
+                       tensordict::FormatError,
+                       Catch::Matchers::Message("'m.pt2': unterminated in_spec_ = "));
+  CHECK_THROWS_MATCHES(parse_wrapper_source("in_spec_ = \"\\x41\";", "'m.pt2'"),
+                       tensordict::FormatError,
+                       Catch::Matchers::Message("'m.pt2': an unexpected escape '\\x' in in_spec_"));
+  // Checks of another count than the spec's inputs, and a size past int64.
+  const std::string spec = "in_spec_ = R\"(" + in + ")\";\nout_spec_ = R\"(" + out + ")\";\n";
+  const std::string two_checks =
+      "static void check_input_0(A* h) {}\nstatic void check_input_1(A* h) {}\nstatic bool x;";
+  CHECK_THROWS_MATCHES(
+      parse_wrapper_source(spec + two_checks, "'m.pt2'"), tensordict::FormatError,
+      Catch::Matchers::Message("'m.pt2' checks 2 inputs, but its call spec has 1"));
+  CHECK_THROWS_MATCHES(
+      parse_wrapper_source(spec + "static void check_input_0(A* h) {\n  if (a_size[0] > "
+                                  "99999999999999999999999) {}\n}\nstatic bool x;",
+                           "'m.pt2'"),
+      tensordict::FormatError,
+      Catch::Matchers::Message("the package's check_input_0 has a size past int64"));
+}

@@ -1,7 +1,7 @@
-// `.tdz` archives over the zip layer (memmap/archive_zip.cpp): packing a memmap directory (Python's
-// entry order), unpacking, saving a TensorDict through a staging directory, and loading an archive
-// with every leaf a view into one mapping of the file (the format itself is read by
-// memmap/tree_loader.h, as for directories).
+// `.tdz` archives over the zip layer (memmap/zip_reader.cpp, zip_writer.cpp): packing a memmap
+// directory (Python's entry order), unpacking, saving a TensorDict through a staging directory, and
+// loading an archive with every leaf a view into one mapping of the file (the format itself is read
+// by memmap/tree_loader.h, as for directories).
 #include <ATen/ATen.h>
 #include <fcntl.h>
 #include <sys/stat.h>
