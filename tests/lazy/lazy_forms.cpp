@@ -190,6 +190,7 @@ const std::vector<Entry>& entries() {
       same("values", run([](TensorDict td) { return static_cast<int64_t>(td.values().size()); })),
       same("items", run([](TensorDict td) { return describe(td.items().at(0).second); })),
       same("size", run([](TensorDict td) { return static_cast<int64_t>(td.size()); })),
+      same("depth", run([](TensorDict td) { return td.depth(); })),
       refused("key_at", run([](TensorDict td) { return td.key_at(0); })),
       refused("value_at", run([](TensorDict td) { return describe(td.value_at(0)); })),
       // Slots are the dense form's storage: a lazy stack has none (TensorDictModule then reads by
@@ -205,6 +206,14 @@ const std::vector<Entry>& entries() {
       same("set_non_tensor", run([](TensorDict td) { return td.set_non_tensor("t", "u"); })),
       same("del_", run([](TensorDict td) { return td.del_("x"); })),
       same("pop", run([](TensorDict td) { return describe(td.pop("x")); })),
+      same("popitem", run([](TensorDict td) {
+             TensorDict rest = td.exclude({"s"});
+             const auto item = rest.popitem();  // the last top-level entry: "n"
+             return item.first.repr() + describe(item.second) + describe(rest);
+           })),
+      same("setdefault", run([](TensorDict td) {
+             return describe(td.setdefault("z", at::ones({2, 3})));
+           })),
       same("rename_key_", run([](TensorDict td) { return td.rename_key_("x", "w"); })),
       same("zero_", run([](TensorDict td) { return td.zero_(); })),
       same("fill_", run([](TensorDict td) { return td.fill_("x", 7); })),
@@ -212,9 +221,8 @@ const std::vector<Entry>& entries() {
       same("exclude", run([](TensorDict td) { return td.exclude({"x"}); })),
       same("update", run([](TensorDict td) { return td.update(operand(td)); })),
       same("update_", run([](TensorDict td) { return td.update_(operand(td)); })),
-      refused("flatten_keys", run([](TensorDict td) { return td.flatten_keys(); })),
-      refused("unflatten_keys",
-              run([](TensorDict td) { return td.flatten_keys().unflatten_keys(); })),
+      same("flatten_keys", run([](TensorDict td) { return td.flatten_keys(); })),
+      same("unflatten_keys", run([](TensorDict td) { return td.flatten_keys().unflatten_keys(); })),
       same("split_keys", run([](TensorDict td) { return td.split_keys({{"x"}}); })),
       // Copies and structure.
       same("clone", run([](TensorDict td) { return td.clone(); })),
@@ -231,49 +239,56 @@ const std::vector<Entry>& entries() {
            run([](TensorDict td) { return td.apply([](const at::Tensor& t) { return t * 2; }); })),
       same("apply_",
            run([](TensorDict td) { return td.apply_([](const at::Tensor& t) { return t * 2; }); })),
+      same("named_apply", run([](TensorDict td) {
+             return td.named_apply([](const NestedKey& key,
+                                      const at::Tensor& t) { return key.size() == 2 ? t * 2 : t; },
+                                   /*nested_keys=*/true);
+           })),
       refused("map", run([](TensorDict td) {
                 return td.map([](const TensorDict& row) { return row.clone(); });
               })),
-      refused("masked_fill",
-              run([](TensorDict td) { return td.masked_fill(at::eye(2, 3).to(at::kBool), 5); })),
-      refused("masked_fill_",
-              run([](TensorDict td) { return td.masked_fill_(at::eye(2, 3).to(at::kBool), 5); })),
-      refused("where", run([](TensorDict td) {
-                return td.where(at::eye(2, 3).to(at::kBool), operand(td));
-              })),
+      same("masked_fill",
+           run([](TensorDict td) { return td.masked_fill(at::eye(2, 3).to(at::kBool), 5); })),
+      same("masked_fill_",
+           run([](TensorDict td) { return td.masked_fill_(at::eye(2, 3).to(at::kBool), 5); })),
+      same("where",
+           run([](TensorDict td) { return td.where(at::eye(2, 3).to(at::kBool), operand(td)); })),
       // Indexing and shape ops.
       same("index", run([](TensorDict td) {
              return td.index({Slice(0, 1), 2});
            })),
       refused("index_put_", run([](TensorDict td) { return td.index_put_({0}, operand(td)[1]); })),
+      refused("expand_as", run([](TensorDict td) {
+                return td.expand_as(at::zeros({4, 2, 3}));
+              })),
       refused("expand", run([](TensorDict td) {
                 return td.expand({4, 2, 3});
               })),
-      refused("split", run([](TensorDict td) { return td.split(1, 1); })),
-      refused("chunk", run([](TensorDict td) { return td.chunk(2, 0); })),
+      same("split", run([](TensorDict td) { return td.split(1, 1); })),
+      same("chunk", run([](TensorDict td) { return td.chunk(2, 0); })),
       same("unbind", run([](TensorDict td) { return td.unbind(1); })),
-      refused("tensor_split", run([](TensorDict td) { return td.tensor_split(2, 1); })),
-      refused("view", run([](TensorDict td) { return td.view({6}); })),
-      refused("reshape", run([](TensorDict td) {
-                return td.reshape({3, 2});
-              })),
+      same("tensor_split", run([](TensorDict td) { return td.tensor_split(2, 1); })),
+      same("view", run([](TensorDict td) { return td.view({6}); })),
+      same("reshape", run([](TensorDict td) {
+             return td.reshape({3, 2});
+           })),
       refused("reshape_", run([](TensorDict td) {
                 return td.reshape_({3, 2});
               })),
-      refused("flatten", run([](TensorDict td) { return td.flatten(); })),
+      same("flatten", run([](TensorDict td) { return td.flatten(); })),
       refused("flatten_", run([](TensorDict td) { return td.flatten_(); })),
-      refused("unflatten", run([](TensorDict td) {
-                return td.unflatten(1, {3, 1});
-              })),
-      refused("squeeze", run([](TensorDict td) { return td.unsqueeze(0).squeeze(0); })),
-      refused("unsqueeze", run([](TensorDict td) { return td.unsqueeze(1); })),
-      refused("permute", run([](TensorDict td) {
-                return td.permute({1, 0});
-              })),
-      refused("transpose", run([](TensorDict td) { return td.transpose(0, 1); })),
-      refused("swapaxes", run([](TensorDict td) { return td.swapaxes(0, 1); })),
-      refused("swapdims", run([](TensorDict td) { return td.swapdims(0, 1); })),
-      refused("movedim", run([](TensorDict td) { return td.movedim({0}, {1}); })),
+      same("unflatten", run([](TensorDict td) {
+             return td.unflatten(1, {3, 1});
+           })),
+      same("squeeze", run([](TensorDict td) { return td.unsqueeze(0).squeeze(0); })),
+      same("unsqueeze", run([](TensorDict td) { return td.unsqueeze(1); })),
+      same("permute", run([](TensorDict td) {
+             return td.permute({1, 0});
+           })),
+      same("transpose", run([](TensorDict td) { return td.transpose(0, 1); })),
+      same("swapaxes", run([](TensorDict td) { return td.swapaxes(0, 1); })),
+      same("swapdims", run([](TensorDict td) { return td.swapdims(0, 1); })),
+      same("movedim", run([](TensorDict td) { return td.movedim({0}, {1}); })),
       refused("flip", run([](TensorDict td) { return td.flip({1}); })),
       refused("fliplr", run([](TensorDict td) { return td.fliplr(); })),
       refused("flipud", run([](TensorDict td) { return td.flipud(); })),
@@ -288,7 +303,7 @@ const std::vector<Entry>& entries() {
               })),
       same("atleast_1d", run([](TensorDict td) { return td.atleast_1d(); })),
       same("atleast_2d", run([](TensorDict td) { return td.atleast_2d(); })),
-      refused("atleast_3d", run([](TensorDict td) { return td.atleast_3d(); })),
+      same("atleast_3d", run([](TensorDict td) { return td.atleast_3d(); })),
       refused("pad", run([](TensorDict td) {
                 return td.pad({0, 1, 1, 0});
               })),
@@ -302,23 +317,23 @@ const std::vector<Entry>& entries() {
                 return td.gather_(1, at::zeros({2, 2}, at::kLong));
               })),
       // Element-wise math.
-      refused("add", run([](TensorDict td) { return td.add(operand(td)); })),
+      same("add", run([](TensorDict td) { return td.add(operand(td)); })),
       same("add_", run([](TensorDict td) { return td.add_(2); })),
-      refused("sub", run([](TensorDict td) { return td.sub(operand(td)); })),
+      same("sub", run([](TensorDict td) { return td.sub(operand(td)); })),
       same("sub_", run([](TensorDict td) { return td.sub_(2); })),
-      refused("mul", run([](TensorDict td) { return td.mul(operand(td)); })),
+      same("mul", run([](TensorDict td) { return td.mul(operand(td)); })),
       same("mul_", run([](TensorDict td) { return td.mul_(2); })),
-      refused("div", run([](TensorDict td) { return td.div(operand(td)); })),
+      same("div", run([](TensorDict td) { return td.div(operand(td)); })),
       same("div_", run([](TensorDict td) { return td.to(at::kFloat).div_(2); })),
       same("pow", run([](TensorDict td) { return td.pow(2); })),
       same("pow_", run([](TensorDict td) { return td.pow_(2); })),
       same("mod", run([](TensorDict td) { return td.mod(3); })),
-      refused("lerp", run([](TensorDict td) {
-                return td.to(at::kFloat).lerp(operand(td).to(at::kFloat), 0.5);
-              })),
-      refused("lerp_", run([](TensorDict td) {
-                return td.to(at::kFloat).lerp_(operand(td).to(at::kFloat), 0.5);
-              })),
+      same("lerp", run([](TensorDict td) {
+             return td.to(at::kFloat).lerp(operand(td).to(at::kFloat), 0.5);
+           })),
+      same("lerp_", run([](TensorDict td) {
+             return td.to(at::kFloat).lerp_(operand(td).to(at::kFloat), 0.5);
+           })),
       same("clamp", run([](TensorDict td) { return td.clamp(1, 5); })),
       same("clamp_", run([](TensorDict td) { return td.clamp_(1, 5); })),
       same("clamp_min", run([](TensorDict td) { return td.clamp_min(2); })),
@@ -329,9 +344,9 @@ const std::vector<Entry>& entries() {
       same("le", run([](TensorDict td) { return td.le(3); })),
       same("gt", run([](TensorDict td) { return td.gt(3); })),
       same("ge", run([](TensorDict td) { return td.ge(3); })),
-      refused("operator==", run([](TensorDict td) { return td == operand(td); })),
-      refused("operator!=", run([](TensorDict td) { return td != operand(td); })),
-      refused("eq", run([](TensorDict td) { return td.eq(operand(td)); })),
+      same("operator==", run([](TensorDict td) { return td == operand(td); })),
+      same("operator!=", run([](TensorDict td) { return td != operand(td); })),
+      same("eq", run([](TensorDict td) { return td.eq(operand(td)); })),
       same("ne", run([](TensorDict td) { return td.ne(3); })),
       same("abs", run([](TensorDict td) { return td.abs(); })),
       same("abs_", run([](TensorDict td) { return td.abs_(); })),
@@ -366,6 +381,8 @@ const std::vector<Entry>& entries() {
       same("max", run([](TensorDict td) { return td.max(reduce_all); })),
       same("min", run([](TensorDict td) { return td.min(R(0)); })),
       same("norm", run([](TensorDict td) { return td.to(at::kFloat).norm(R(1)); })),
+      same("nansum", run([](TensorDict td) { return td.to(at::kFloat).nansum(R(1)); })),
+      same("nanmean", run([](TensorDict td) { return td.to(at::kFloat).nanmean(reduce_all); })),
       same("quantile", run([](TensorDict td) { return td.to(at::kFloat).quantile(0.5, R(1)); })),
       same("all", run([](TensorDict td) { return td.all(); })),
       same("any", run([](TensorDict td) { return td.any(); })),

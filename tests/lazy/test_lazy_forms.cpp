@@ -2,8 +2,8 @@
 // refusal naming LazyStackedTensorDict.
 #include <ATen/ATen.h>
 
-#include "catch2_compat.h"
 #include <set>
+#include "catch2_compat.h"
 
 #include "lazy_forms.h"
 #include "tensordict/lazy_stack.h"
@@ -35,7 +35,8 @@ TEST_CASE("every op gives on a lazy stack what it gives on the dense stack, or r
       CHECK(on_lazy == entry.run(dense));
     } else {
       CHECK_THROWS_AS(entry.run(lazy), tensordict::TypeError);
-      CHECK_THROWS_WITH(entry.run(lazy), Catch::Matchers::ContainsSubstring("LazyStackedTensorDict"));
+      CHECK_THROWS_WITH(entry.run(lazy),
+                        Catch::Matchers::ContainsSubstring("LazyStackedTensorDict"));
     }
     ++checked;
   }

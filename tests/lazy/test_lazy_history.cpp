@@ -2,9 +2,9 @@
 // different lengths (TorchRL's lazy layout, no padding) and their chat templates and memmap.
 #include <ATen/ATen.h>
 
-#include "catch2_compat.h"
 #include <filesystem>
 #include <sstream>
+#include "catch2_compat.h"
 
 #include "../llm/chat_fixtures.h"
 #include "history.h"
@@ -46,8 +46,9 @@ TEST_CASE("a tensorclass over a lazy stack: typed accessors stack or throw",
   CHECK(at::equal(ragged[1].input_ids(), at::arange(5)));
   std::ostringstream repr;
   repr << ragged;
-  CHECK_THAT(repr.str(), Catch::Matchers::ContainsSubstring("input_ids=Tensor(shape=torch.Size([2, -1]), device=cpu, "
-                                         "dtype=torch.int64, is_shared=False)") &&
+  CHECK_THAT(repr.str(), Catch::Matchers::ContainsSubstring(
+                             "input_ids=Tensor(shape=torch.Size([2, -1]), device=cpu, "
+                             "dtype=torch.int64, is_shared=False)") &&
                              Catch::Matchers::ContainsSubstring("rewards=None") &&
                              Catch::Matchers::ContainsSubstring("batch_size=torch.Size([2, -1])"));
   auto rows = ragged.unbind(0);

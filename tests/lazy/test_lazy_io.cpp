@@ -2,8 +2,8 @@
 // API (spec §3).
 #include <ATen/ATen.h>
 
-#include "catch2_compat.h"
 #include <filesystem>
+#include "catch2_compat.h"
 
 #include "io_test_util.h"
 #include "skip.h"
@@ -66,8 +66,9 @@ TEST_CASE("a file in place of a stack element is an error, not a shorter stack",
   std::filesystem::remove_all(tmp / "ls/1");
   tc_test::write_file(tmp / "ls/1", "not an element");
   CHECK_THROWS_AS(TensorDict::load_memmap(tmp / "ls"), FormatError);
-  CHECK_THROWS_WITH(TensorDict::load_memmap(tmp / "ls"),
-                    Catch::Matchers::ContainsSubstring("ls/1' is not a directory (an element of the stack)"));
+  CHECK_THROWS_WITH(
+      TensorDict::load_memmap(tmp / "ls"),
+      Catch::Matchers::ContainsSubstring("ls/1' is not a directory (an element of the stack)"));
 }
 
 TEST_CASE("lazy stacks of TensorDicts with different keys round-trip", "[lazy][io]") {

@@ -100,18 +100,18 @@ TEST_CASE("densify: a dense TensorDict when the shapes allow it", "[lazy]") {
   CHECK(plain.densify().is_same(plain));
 
   TensorDict ragged = lazy_stack({conv(3, 0), conv(4, 0)});
-  CHECK_THROWS_WITH(ragged.densify(), Catch::Matchers::ContainsSubstring("ragged") && Catch::Matchers::ContainsSubstring("[4]"));
+  CHECK_THROWS_WITH(ragged.densify(), Catch::Matchers::ContainsSubstring("ragged") &&
+                                          Catch::Matchers::ContainsSubstring("[4]"));
 }
 
 TEST_CASE("ops a lazy stack does not support throw TypeError naming the op", "[lazy]") {
   TensorDict ls = lazy_stack({conv(3, 0), conv(3, 1)});
-  CHECK_THROWS_WITH(ls.reshape({6}),
-                    Catch::Matchers::ContainsSubstring("reshape") && Catch::Matchers::ContainsSubstring("LazyStackedTensorDict"));
-  CHECK_THROWS_AS(ls.permute({1, 0}), TypeError);
-  CHECK_THROWS_WITH(ls.consolidate(), Catch::Matchers::ContainsSubstring("consolidate"));
-  CHECK_THROWS_WITH(ls.flatten_keys(), Catch::Matchers::ContainsSubstring("flatten_keys"));
+  CHECK_THROWS_WITH(ls.consolidate(),
+                    Catch::Matchers::ContainsSubstring("consolidate") &&
+                        Catch::Matchers::ContainsSubstring("LazyStackedTensorDict"));
   CHECK_THROWS_WITH(ls.set_batch_size({2}), Catch::Matchers::ContainsSubstring("set_batch_size"));
-  CHECK_THROWS_WITH(ls == ls, Catch::Matchers::ContainsSubstring("operator=="));
+  CHECK_THROWS_AS(ls.expand({4, 2, 3}), TypeError);
+  // A lazy stack nested in a dense TensorDict: the dense op cannot reach into its elements.
   TensorDict holder({{"h", ls}}, {2});
   CHECK_THROWS_WITH(holder.reshape({2}), Catch::Matchers::ContainsSubstring("reshape"));
 }

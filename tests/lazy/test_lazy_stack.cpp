@@ -1,8 +1,8 @@
 // LazyStackedTensorDict: construction, entries, indexing, repr.
 #include <ATen/ATen.h>
 
-#include "catch2_compat.h"
 #include <sstream>
+#include "catch2_compat.h"
 
 #include "lazy_test_util.h"
 #include "tensordict/lazy_stack.h"
@@ -30,7 +30,8 @@ TEST_CASE("lazy_stack: batch size with -1 for ragged dims, elements aliased", "[
   CHECK_THROWS_AS(lazy_stack({}), ShapeError);
   TensorDict flat({{"y", at::zeros({2, 2})}}, {2, 2});
   CHECK_THROWS_WITH(lazy_stack({a, flat}),
-                    Catch::Matchers::ContainsSubstring("batch_size [2, 2]") && Catch::Matchers::ContainsSubstring("TensorDict 1"));
+                    Catch::Matchers::ContainsSubstring("batch_size [2, 2]") &&
+                        Catch::Matchers::ContainsSubstring("TensorDict 1"));
   CHECK_THROWS_AS(a.tensordicts(), TypeError);
   CHECK_THROWS_AS(a.stack_dim(), TypeError);
 }
@@ -48,8 +49,10 @@ TEST_CASE("lazy get: equal shapes stack, ragged ones throw naming key and shapes
   CHECK(ragged.contains("x"));
   CHECK_FALSE(ragged.contains("nope"));
   CHECK_THROWS_AS(ragged.get("x"), ShapeError);
-  CHECK_THROWS_WITH(ragged.get("x"), Catch::Matchers::ContainsSubstring("'x'") && Catch::Matchers::ContainsSubstring("[3]") &&
-                                         Catch::Matchers::ContainsSubstring("[5]") && Catch::Matchers::ContainsSubstring("element 1"));
+  CHECK_THROWS_WITH(ragged.get("x"), Catch::Matchers::ContainsSubstring("'x'") &&
+                                         Catch::Matchers::ContainsSubstring("[3]") &&
+                                         Catch::Matchers::ContainsSubstring("[5]") &&
+                                         Catch::Matchers::ContainsSubstring("element 1"));
   at::Tensor padded = ragged.get_padded("x", -1);
   CHECK(padded.sizes().vec() == std::vector<int64_t>{2, 5});
   CHECK(at::equal(padded[0], at::tensor({0.f, 1.f, 2.f, -1.f, -1.f})));
@@ -113,8 +116,9 @@ TEST_CASE("lazy set, set_ and del_ write into the elements", "[lazy]") {
   ls.del_("y");
   CHECK_FALSE(b.contains("y"));
   TensorDict ragged = lazy_stack({conv(3, 0), conv(4, 0)});
-  CHECK_THROWS_WITH(ragged.set("z", at::zeros({2, 3})),
-                    Catch::Matchers::ContainsSubstring("'z'") && Catch::Matchers::ContainsSubstring("[2, -1]"));
+  CHECK_THROWS_WITH(
+      ragged.set("z", at::zeros({2, 3})),
+      Catch::Matchers::ContainsSubstring("'z'") && Catch::Matchers::ContainsSubstring("[2, -1]"));
   // A nested key through a lazy child.
   TensorDict parent({{"inner", lazy_stack({conv(3, 0), conv(3, 1)})}}, {2});
   CHECK(at::equal(parent.get({"inner", "x"}),

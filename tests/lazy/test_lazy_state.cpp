@@ -99,5 +99,6 @@ TEST_CASE("lazy stacks: state_dict of shared keys, loaded into the elements", "[
   CHECK(at::equal(a.get("x"), at::full({3}, 2.f)));
 
   TensorDict c({{"x", at::zeros({3})}, {"only_c", at::zeros({3})}}, {3});
-  CHECK_THROWS_WITH(lazy_stack({a, c}).state_dict(), Catch::Matchers::ContainsSubstring("element 1"));
+  CHECK_THROWS_WITH(lazy_stack({a, c}).state_dict(),
+                    Catch::Matchers::ContainsSubstring("element 1"));
 }

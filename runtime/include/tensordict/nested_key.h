@@ -38,9 +38,10 @@ class NestedKey {
   NestedKey(std::string&& key) : head_(std::move(key)) {}  // NOLINT(google-explicit-constructor)
   NestedKey(std::string_view key) : head_(key) {}          // NOLINT(google-explicit-constructor)
   ///@}
-  /// A path: `{"next", "obs"}` is Python's `("next", "obs")`. KeyError for an empty path.
+  /// A path: `{"next", "obs"}` is Python's `("next", "obs")`; nested braces flatten as Python's
+  /// nested tuples do (`{"a", {"b", {"c"}}}` is `("a", "b", "c")`). KeyError for an empty path.
   ///@{
-  NestedKey(std::initializer_list<std::string> parts) { assign(parts.begin(), parts.size()); }
+  NestedKey(std::initializer_list<NestedKey> parts);
   explicit NestedKey(const std::vector<std::string>& parts) { assign(parts.data(), parts.size()); }
   ///@}
   /// Copies the components (and their remembered hashes).

@@ -243,6 +243,14 @@ class TensorDict {
   TensorDict& del_(const NestedKey& key);
   /// Removes and returns the entry at `key`.
   Value pop(const NestedKey& key);
+  /// Python's pop(key, default): the entry at `key` removed, or `default_value` when there is
+  /// none.
+  Value pop(const NestedKey& key, const Value& default_value);
+  /// Python's popitem: removes and returns the last top-level entry set (KeyError when there is
+  /// none).
+  std::pair<NestedKey, Value> popitem();
+  /// Python's setdefault: the entry at `key`, set to `default_value` first when there is none.
+  Value setdefault(const NestedKey& key, const Value& default_value);
   /// Renames `old_key` to `new_key`, keeping its position. With `safe`, refuses to overwrite.
   TensorDict& rename_key_(const NestedKey& old_key, const NestedKey& new_key, bool safe = false);
   /// A new TensorDict (sharing tensors) with only `keys`; strict: missing keys throw.
@@ -252,13 +260,18 @@ class TensorDict {
 
   /// Python's keys, values and items, in insertion order. `include_nested` walks nested
   /// TensorDicts depth first (a nested TensorDict's entries before the TensorDict itself, as
-  /// Python); `leaves_only` skips the nested TensorDicts themselves.
+  /// Python); `leaves_only` skips the nested TensorDicts themselves; `sort` orders them by their
+  /// dotted names instead (Python's sort=True).
   ///@{
-  std::vector<NestedKey> keys(bool include_nested = false, bool leaves_only = false) const;
-  std::vector<Value> values(bool include_nested = false, bool leaves_only = false) const;
+  std::vector<NestedKey> keys(bool include_nested = false, bool leaves_only = false,
+                              bool sort = false) const;
+  std::vector<Value> values(bool include_nested = false, bool leaves_only = false,
+                            bool sort = false) const;
   std::vector<std::pair<NestedKey, Value>> items(bool include_nested = false,
-                                                 bool leaves_only = false) const;
+                                                 bool leaves_only = false, bool sort = false) const;
   ///@}
+  /// Python's depth: the most levels of nesting above a leaf (0 without nested TensorDicts).
+  int64_t depth() const;
   /// Number of top-level entries.
   size_t size() const;
 
@@ -362,6 +375,11 @@ class TensorDict {
   TensorDict unflatten(int64_t dim, at::IntArrayRef sizes) const;
   /// Broadcasts the batch dims to `shape` (size-1 dims expand, new dims lead), a view.
   TensorDict expand(at::IntArrayRef shape) const;
+  /// Python's expand_as: expanded to `other`'s batch size, and each leaf to the shape of
+  /// `other`'s leaf at the same key (feature dims included).
+  TensorDict expand_as(const TensorDict& other) const;
+  /// Python's expand_as of a tensor: expand(other.sizes()).
+  TensorDict expand_as(const at::Tensor& other) const;
   /// torch.split along batch dim `dim`: pieces of `split_size` (the last may be shorter) or of
   /// the sizes `split_sizes`; views.
   ///@{
@@ -431,6 +449,10 @@ class TensorDict {
   /// Python's apply(fn, other): `fn(leaf, other's leaf at the same key)` for every tensor leaf;
   /// KeyError / TypeError naming a key `other` lacks or holds as another kind.
   TensorDict apply(const LeafFn2& fn, const TensorDict& other) const;
+  /// Python's named_apply: a TensorDict of `fn(key, leaf)` for every tensor leaf, as apply;
+  /// `key` is the leaf's name in its TensorDict, or its full nested key with `nested_keys`.
+  TensorDict named_apply(const std::function<at::Tensor(const NestedKey&, const at::Tensor&)>& fn,
+                         bool nested_keys = false) const;
   /// Python's apply_: `fn(leaf)` copied into every tensor leaf (ShapeError when its shape
   /// differs; an undefined result, or the leaf itself, leaves the leaf as `fn` left it).
   TensorDict& apply_(const LeafFn& fn);
@@ -615,6 +637,13 @@ class TensorDict {
   ///@{
   TensorDict norm(const ReduceDims& dims = {}, bool keepdim = false) const;
   at::Tensor norm(ReduceAll, const ReduceDims& dims = {}, bool keepdim = false) const;
+  ///@}
+  /// sum and mean with NaNs left out (Python's nansum, nanmean), with the forms of sum.
+  ///@{
+  TensorDict nansum(const ReduceDims& dims = {}, bool keepdim = false) const;
+  at::Tensor nansum(ReduceAll, const ReduceDims& dims = {}, bool keepdim = false) const;
+  TensorDict nanmean(const ReduceDims& dims = {}, bool keepdim = false) const;
+  at::Tensor nanmean(ReduceAll, const ReduceDims& dims = {}, bool keepdim = false) const;
   ///@}
   /// q-th quantile (0 <= q <= 1) with torch's `interpolation` ("linear", "lower", "higher",
   /// "midpoint", "nearest"); at most one batch dim, as torch.quantile reduces one dim.

@@ -64,6 +64,29 @@ const LazyState& state(const TensorDict& td);
 /// The lazy stack of the results of `fn` on every element, along the same stack dim.
 TensorDict per_element(const TensorDict& td,
                        const std::function<TensorDict(const TensorDict&)>& fn);
+/// The lazy stack of `fn(element k, parts[k])` along the same stack dim: `parts` are an operand
+/// unbound along the stack dim (a mask, another TensorDict). ShapeError naming `op` when their
+/// count is not the number of elements.
+template <class Part, class Fn>
+TensorDict zip_elements(const TensorDict& td, const std::vector<Part>& parts, Fn&& fn,
+                        const char* op) {
+  const LazyState& st = state(td);
+  if (parts.size() != st.tds.size()) {
+    throw ShapeError(std::string(op) + ": the operand has " + std::to_string(parts.size()) +
+                     " rows along the stack dim of the lazy stack, which has " +
+                     std::to_string(st.tds.size()) + " elements");
+  }
+  std::vector<TensorDict> out;
+  out.reserve(parts.size());
+  for (size_t k = 0; k < parts.size(); ++k) out.push_back(fn(st.tds[k], parts[k]));
+  return st.restack(td, out, st.stack_dim);
+}
+/// The rows of `operand` along the stack dim of `td` (a mask, a batch-shaped tensor), or
+/// `operand` itself for every element when it stops before the stack dim.
+inline std::vector<at::Tensor> rows_along_stack(const TensorDict& td, const at::Tensor& operand) {
+  if (operand.dim() > td.stack_dim()) return operand.unbind(td.stack_dim());
+  return std::vector<at::Tensor>(td.tensordicts().size(), operand);
+}
 /// Calls `fn` on every element (in-place ops).
 void for_each(const TensorDict& td, const std::function<void(TensorDict&)>& fn);
 /// The first lazy stack on the path of `key` (`root` itself, or a level before the key's last

@@ -53,6 +53,12 @@ void NestedKey::copy_hashes(const NestedKey& from, size_t n) {
   }
 }
 
+NestedKey::NestedKey(std::initializer_list<NestedKey> parts) {
+  std::vector<std::string> flat;
+  for (const NestedKey& part : parts) flat.insert(flat.end(), part.begin(), part.end());
+  assign(flat.data(), flat.size());
+}
+
 NestedKey::NestedKey(const NestedKey& other)
     : head_(other.head_), hash_(other.hash_.load(std::memory_order_relaxed)) {
   if (other.path_) {

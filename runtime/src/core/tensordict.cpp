@@ -514,6 +514,22 @@ Value TensorDict::pop(const NestedKey& key) {
   return value;
 }
 
+Value TensorDict::pop(const NestedKey& key, const Value& default_value) {
+  return contains(key) ? pop(key) : default_value;
+}
+
+std::pair<NestedKey, Value> TensorDict::popitem() {
+  const std::vector<NestedKey> top = keys();
+  if (top.empty()) throw KeyError("popitem(): the TensorDict is empty");
+  Value value = pop(top.back());
+  return {top.back(), std::move(value)};
+}
+
+Value TensorDict::setdefault(const NestedKey& key, const Value& default_value) {
+  if (!contains(key)) set(key, default_value);
+  return get_value(key);
+}
+
 TensorDict& TensorDict::rename_key_(const NestedKey& old_key, const NestedKey& new_key, bool safe) {
   if (old_key == new_key) return *this;
   if (impl_->lazy) {

@@ -43,4 +43,19 @@ void update(const TensorDict& td, const TensorDict& other, bool in_place);
 TensorDict densify(const TensorDict& td);
 at::Tensor get_padded(const TensorDict& td, const NestedKey& key, double padding_value);
 
+// ---- shape ops (lazy/shape.cpp) ------------------------------------------------------------
+// Dims are wrapped and checked by the callers (ops/shape.cpp); each result is a lazy stack of
+// the elements' results, except where noted.
+/// Batch dim i of the result is dim `order[i]` (transpose is a permutation too).
+TensorDict permute(const TensorDict& td, const std::vector<int64_t>& order);
+TensorDict unsqueeze(const TensorDict& td, int64_t dim);
+/// Drops `dims` (size 1, highest first); dropping the stack dim gives its one element.
+TensorDict squeeze(const TensorDict& td, const std::vector<int64_t>& dims);
+/// Pieces of `lengths` along `dim`: runs of elements along the stack dim.
+std::vector<TensorDict> split(const TensorDict& td, int64_t dim,
+                              const std::vector<int64_t>& lengths);
+/// view / reshape to `batch` when it merges adjacent dims into one, or splits one into several
+/// (Python's lazy view): nullopt for any other shape, which only a dense reshape gives.
+std::optional<TensorDict> view(const TensorDict& td, const BatchSize& batch);
+
 }  // namespace tensordict::detail::lazy

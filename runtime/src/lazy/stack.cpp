@@ -156,7 +156,10 @@ Value get_value(const TensorDict& td, const NestedKey& key) {
   if (vs[0].is_tensordict()) {
     std::vector<TensorDict> children;
     for (const auto& v : vs) children.push_back(v.tensordict());
-    return lazy_stack(children, st.stack_dim);
+    TensorDict nested = lazy_stack(children, st.stack_dim);
+    // Part of a locked stack, it is locked too (its elements are already).
+    detail::impl_of(nested).locked = detail::impl_of(td).locked;
+    return nested;
   }
   std::vector<TensorDict> wrapped;
   for (size_t k = 0; k < vs.size(); ++k) wrapped.push_back(wrap_entry(st.tds[k], vs[k]));

@@ -12,6 +12,38 @@ TensorDict TensorDict::apply(const LeafFn& fn) const { return map_leaves(*this, 
 
 namespace {
 
+TensorDict named_level(const TensorDict& td, const std::optional<NestedKey>& prefix,
+                       const std::function<at::Tensor(const NestedKey&, const at::Tensor&)>& fn,
+                       bool nested_keys) {
+  if (td.is_lazy_stack()) {
+    return detail::lazy::per_element(
+        td, [&](const TensorDict& e) { return named_level(e, prefix, fn, nested_keys); });
+  }
+  TensorDict out = detail::empty_like_meta(td);
+  for (const auto& [key, value] : td.items()) {
+    const NestedKey full = prefix ? prefix->child(key.front()) : key;
+    if (value.is_tensor()) {
+      at::Tensor mapped = fn(nested_keys ? full : key, value.tensor());
+      if (mapped.defined()) out.set(key, mapped);  // undefined: dropped, as apply
+    } else if (value.is_tensordict()) {
+      out.set(key, named_level(value.tensordict(), full, fn, nested_keys));
+    } else {
+      out.set(key, value);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TensorDict TensorDict::named_apply(
+    const std::function<at::Tensor(const NestedKey&, const at::Tensor&)>& fn,
+    bool nested_keys) const {
+  return named_level(*this, std::nullopt, fn, nested_keys);
+}
+
+namespace {
+
 // The entry of `other` matching `key` in `self`'s walk; KeyError/TypeError naming the key.
 const Value& partner(const TensorDict& other, const std::string& name, const std::string& key,
                      const Value& mine, const char* op) {
@@ -64,8 +96,17 @@ Value keep_first(const Value& a, const Value&, const BatchSize&) { return a; }
 
 TensorDict detail::zip_leaves(const TensorDict& a, const TensorDict& b, const LeafFn2& fn,
                               const char* op) {
-  dense_only(a, op);
-  dense_only(b, op);
+  // As Python: a lazy stack pairs each element with the other's row along its stack dim; a lazy
+  // other is read as the dense TensorDict it stands for.
+  if (a.is_lazy_stack()) {
+    return lazy::zip_elements(
+        a, b.unbind(a.stack_dim()),
+        [&](const TensorDict& element, const TensorDict& row) {
+          return zip_leaves(element, row, fn, op);
+        },
+        op);
+  }
+  if (b.is_lazy_stack()) return zip(a, b.densify(), "", op, fn, keep_first);
   return zip(a, b, "", op, fn, keep_first);
 }
 
@@ -126,6 +167,10 @@ TensorDict TensorDict::contiguous(bool canonical) const {
 }
 
 TensorDict& TensorDict::contiguous_(bool canonical) {
+  if (impl_->lazy) {  // its leaves are its elements'
+    detail::lazy::for_each(*this, [&](TensorDict& element) { element.contiguous_(canonical); });
+    return *this;
+  }
   return detail::adopt(*this, contiguous(canonical), "contiguous_");
 }
 
@@ -189,16 +234,29 @@ void check_mask(const at::Tensor& mask, const BatchSize& batch, const char* op) 
 }  // namespace
 
 TensorDict TensorDict::masked_fill(const at::Tensor& mask, const at::Scalar& value) const {
-  detail::dense_only(*this, "masked_fill");
   check_mask(mask, batch_size(), "masked_fill");
+  if (impl_->lazy) {
+    return detail::lazy::zip_elements(
+        *this, detail::lazy::rows_along_stack(*this, mask),
+        [&](const TensorDict& element, const at::Tensor& rows) {
+          return element.masked_fill(rows, value);
+        },
+        "masked_fill");
+  }
   return map_leaves(
       *this, [&](const at::Tensor& t) { return t.masked_fill(broadcast_mask(mask, t), value); },
       "masked_fill");
 }
 
 TensorDict& TensorDict::masked_fill_(const at::Tensor& mask, const at::Scalar& value) {
-  detail::dense_only(*this, "masked_fill_");
   check_mask(mask, batch_size(), "masked_fill_");
+  if (impl_->lazy) {
+    const std::vector<at::Tensor> rows = detail::lazy::rows_along_stack(*this, mask);
+    size_t k = 0;
+    detail::lazy::for_each(*this,
+                           [&](TensorDict& element) { element.masked_fill_(rows[k++], value); });
+    return *this;
+  }
   detail::for_each_leaf(*this, [&](const NestedKey&, at::Tensor& t) {
     t.masked_fill_(broadcast_mask(mask, t), value);
   });
@@ -206,8 +264,17 @@ TensorDict& TensorDict::masked_fill_(const at::Tensor& mask, const at::Scalar& v
 }
 
 TensorDict TensorDict::where(const at::Tensor& condition, const TensorDict& other) const {
-  detail::dense_only(*this, "where");
   check_mask(condition, batch_size(), "where");
+  if (impl_->lazy) {  // element by element, with their rows of the condition and of `other`
+    const std::vector<at::Tensor> conditions = detail::lazy::rows_along_stack(*this, condition);
+    size_t k = 0;
+    return detail::lazy::zip_elements(
+        *this, other.unbind(stack_dim()),
+        [&](const TensorDict& element, const TensorDict& row) {
+          return element.where(conditions[k++], row);
+        },
+        "where");
+  }
   auto tensors = [&](const at::Tensor& a, const at::Tensor& b) {
     return at::where(broadcast_mask(condition, a), a, b);
   };

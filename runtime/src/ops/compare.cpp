@@ -54,8 +54,13 @@ bool reduce(const TensorDict& td, bool want_all) {
 }  // namespace
 
 TensorDict TensorDict::operator==(const TensorDict& other) const {
-  detail::dense_only(*this, "operator==");
-  detail::dense_only(other, "operator==");
+  if (impl_->lazy) {  // element by element, as Python
+    return detail::lazy::zip_elements(
+        *this, other.unbind(stack_dim()),
+        [](const TensorDict& element, const TensorDict& row) { return element == row; },
+        "operator==");
+  }
+  if (other.is_lazy_stack()) return *this == other.densify();
   TensorDict out = detail::empty_like_meta(*this);
   for (size_t i = 0; i < impl_->keys.size(); ++i) {
     const std::string& key = impl_->keys[i];

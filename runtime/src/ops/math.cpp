@@ -54,6 +54,14 @@ TensorDict apply_binary(const TensorDict& td, const Operand& other, const Binary
   }
   if (const at::Tensor* o = other.tensor()) {
     check_batch_operand(*o, td.batch_size(), op.name);
+    if (td.is_lazy_stack()) {  // each element with its rows of the operand
+      return detail::lazy::zip_elements(
+          td, detail::lazy::rows_along_stack(td, *o),
+          [&](const TensorDict& element, const at::Tensor& rows) {
+            return apply_binary(element, rows, op);
+          },
+          op.name);
+    }
     const size_t nb = td.batch_size().size();
     // Nested levels have more batch dims than this one, so align on this level's only.
     return map_leaves(
@@ -99,8 +107,29 @@ struct InPlace {
 
 TensorDict& apply_in_place(TensorDict& td, const Operand& other, const InPlace& op) {
   const at::Scalar* s = other.scalar();
+  if (!s && td.is_lazy_stack()) {  // each element with its rows of the operand, as Python
+    const at::Tensor* o = other.tensor();
+    if (o) check_batch_operand(*o, td.batch_size(), op.name);
+    const std::vector<at::Tensor> rows =
+        o ? detail::lazy::rows_along_stack(td, *o) : std::vector<at::Tensor>();
+    const std::vector<TensorDict> others =
+        o ? std::vector<TensorDict>() : other.tensordict()->unbind(td.stack_dim());
+    if (!o && others.size() != td.tensordicts().size()) {
+      throw ShapeError(std::string(op.name) + ": the other TensorDict has " +
+                       std::to_string(others.size()) +
+                       " rows along the stack dim of the lazy "
+                       "stack, which has " +
+                       std::to_string(td.tensordicts().size()) + " elements");
+    }
+    size_t k = 0;
+    detail::lazy::for_each(td, [&](TensorDict& element) {
+      apply_in_place(element, o ? Operand(rows[k]) : Operand(others[k]), op);
+      ++k;
+    });
+    return td;
+  }
   // A tensor or TensorDict operand is matched leaf by leaf to the dense layout; the leaves of a
-  // lazy stack's elements lack its stack dim (the out-of-place ops refuse lazy stacks alike).
+  // lazy stack nested in it lack its stack dim.
   if (!s) detail::dense_only_deep(td, op.name);
   std::vector<at::Tensor> mine = leaves(td);
   const at::Tensor* o = other.tensor();

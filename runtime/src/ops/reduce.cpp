@@ -11,11 +11,25 @@
 namespace tensordict {
 namespace {
 
-enum class Reduction { Sum, Mean, Std, Var, Prod, Max, Min, Norm, All, Any, Quantile };
+enum class Reduction {
+  Sum,
+  Mean,
+  Std,
+  Var,
+  Prod,
+  Max,
+  Min,
+  Norm,
+  All,
+  Any,
+  Quantile,
+  NanSum,
+  NanMean
+};
 
 const char* name_of(Reduction r) {
-  static const char* const kNames[] = {"sum", "mean", "std", "var", "prod",    "max",
-                                       "min", "norm", "all", "any", "quantile"};
+  static const char* const kNames[] = {"sum",  "mean", "std", "var",      "prod",   "max",    "min",
+                                       "norm", "all",  "any", "quantile", "nansum", "nanmean"};
   return kNames[static_cast<int>(r)];
 }
 
@@ -39,6 +53,10 @@ at::Tensor reduce_elements(const at::Tensor& t, const Plan& plan) {
       return t.sum();
     case Reduction::Mean:
       return t.mean();
+    case Reduction::NanSum:
+      return t.nansum();
+    case Reduction::NanMean:
+      return t.nanmean();
     case Reduction::Std:
       return t.std();
     case Reduction::Var:
@@ -77,6 +95,10 @@ at::Tensor reduce_dims(const at::Tensor& t, const Plan& plan, const std::vector<
       return t.sum(dims, keepdim);
     case Reduction::Mean:
       return t.mean(dims, keepdim);
+    case Reduction::NanSum:
+      return t.nansum(dims, keepdim);
+    case Reduction::NanMean:
+      return t.nanmean(dims, keepdim);
     case Reduction::Std:
       return t.std(dims, /*unbiased=*/true, keepdim);
     case Reduction::Var:
@@ -252,6 +274,8 @@ TC_REDUCTION(prod, Prod)
 TC_REDUCTION(max, Max)
 TC_REDUCTION(min, Min)
 TC_REDUCTION(norm, Norm)
+TC_REDUCTION(nansum, NanSum)
+TC_REDUCTION(nanmean, NanMean)
 #undef TC_REDUCTION
 
 TensorDict TensorDict::quantile(double q, const ReduceDims& dims, bool keepdim,

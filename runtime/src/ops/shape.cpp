@@ -24,24 +24,45 @@ detail::NamesOp names_if_same(const BatchSize& old, const BatchSize& batch) {
   return [n = batch.size()](const DimNames&) { return DimNames(n); };
 }
 
+// Python's views keep the lock of what they view (its propagate_lock).
+TensorDict locked_as(const TensorDict& src, TensorDict out) {
+  if (src.is_locked() && !out.is_locked()) out.lock_();
+  return out;
+}
+
 }  // namespace
 
 TensorDict TensorDict::view(at::IntArrayRef shape) const {
   const BatchSize batch = detail::infer_shape(shape, numel(), "view", batch_size());
+  if (impl_->lazy) {
+    std::optional<TensorDict> lazy = detail::lazy::view(*this, batch);
+    if (!lazy) {
+      throw ShapeError("view: a lazy stack of batch_size " + shape_str(batch_size()) +
+                       " views only as dims merged or split, not as " + shape_str(batch) +
+                       " (call reshape)");
+    }
+    return locked_as(*this, *lazy);
+  }
   const size_t nb = nb_of(*this);
-  return map_batch(
-      *this, nb, batch,
-      [&](const at::Tensor& t) { return t.view(join_shape(batch, t.sizes(), nb)); }, "view", {},
-      names_if_same(batch_size(), batch));
+  return locked_as(
+      *this, map_batch(
+                 *this, nb, batch,
+                 [&](const at::Tensor& t) { return t.view(join_shape(batch, t.sizes(), nb)); },
+                 "view", {}, names_if_same(batch_size(), batch)));
 }
 
 TensorDict TensorDict::reshape(at::IntArrayRef shape) const {
   const BatchSize batch = detail::infer_shape(shape, numel(), "reshape", batch_size());
+  if (impl_->lazy) {  // lazily where a view does it, else (as Python) a dense reshape
+    std::optional<TensorDict> lazy = detail::lazy::view(*this, batch);
+    return locked_as(*this, lazy ? *lazy : densify().reshape(batch));
+  }
   const size_t nb = nb_of(*this);
-  return map_batch(
-      *this, nb, batch,
-      [&](const at::Tensor& t) { return t.reshape(join_shape(batch, t.sizes(), nb)); }, "reshape",
-      {}, names_if_same(batch_size(), batch));
+  return locked_as(
+      *this, map_batch(
+                 *this, nb, batch,
+                 [&](const at::Tensor& t) { return t.reshape(join_shape(batch, t.sizes(), nb)); },
+                 "reshape", {}, names_if_same(batch_size(), batch)));
 }
 
 TensorDict TensorDict::squeeze(std::optional<int64_t> dim) const {
@@ -54,30 +75,33 @@ TensorDict TensorDict::squeeze(std::optional<int64_t> dim) const {
     for (int64_t d = ndim() - 1; d >= 0; --d)
       if (old[static_cast<size_t>(d)] == 1) dims.push_back(d);
   }
+  if (impl_->lazy) return locked_as(*this, detail::lazy::squeeze(*this, dims));
   BatchSize batch = old;
   for (int64_t d : dims) batch.erase(batch.begin() + d);
-  return map_batch(
-      *this, nb_of(*this), batch,
-      [&](const at::Tensor& t) {
-        at::Tensor out = t;
-        for (int64_t d : dims) out = out.squeeze(d);
-        return out;
-      },
-      "squeeze", {},
-      [&](const DimNames& names) {
-        DimNames out = names;
-        for (int64_t d : dims) out.erase(out.begin() + d);
-        return out;
-      });
+  return locked_as(*this, map_batch(
+                              *this, nb_of(*this), batch,
+                              [&](const at::Tensor& t) {
+                                at::Tensor out = t;
+                                for (int64_t d : dims) out = out.squeeze(d);
+                                return out;
+                              },
+                              "squeeze", {},
+                              [&](const DimNames& names) {
+                                DimNames out = names;
+                                for (int64_t d : dims) out.erase(out.begin() + d);
+                                return out;
+                              }));
 }
 
 TensorDict TensorDict::unsqueeze(int64_t dim) const {
   const int64_t d = wrap_dim(dim, ndim() + 1, "unsqueeze", batch_size());
+  if (impl_->lazy) return locked_as(*this, detail::lazy::unsqueeze(*this, d));
   BatchSize batch = batch_size();
   batch.insert(batch.begin() + d, 1);
-  return map_batch(
-      *this, nb_of(*this), batch, [d](const at::Tensor& t) { return t.unsqueeze(d); }, "unsqueeze",
-      {}, detail::insert_name(d));
+  return locked_as(
+      *this, map_batch(
+                 *this, nb_of(*this), batch, [d](const at::Tensor& t) { return t.unsqueeze(d); },
+                 "unsqueeze", {}, detail::insert_name(d)));
 }
 
 TensorDict TensorDict::permute(at::IntArrayRef dims) const {
@@ -96,36 +120,45 @@ TensorDict TensorDict::permute(at::IntArrayRef dims) const {
     seen[static_cast<size_t>(w)] = true;
     order.push_back(w);
   }
+  if (impl_->lazy) return locked_as(*this, detail::lazy::permute(*this, order));
   BatchSize batch;
   for (int64_t d : order) batch.push_back(old[static_cast<size_t>(d)]);
-  return map_batch(
-      *this, old.size(), batch,
-      [&](const at::Tensor& t) {
-        detail::Shape full(order.begin(), order.end());
-        for (int64_t d = ndim(); d < t.dim(); ++d) full.push_back(d);
-        return t.permute(full);
-      },
-      "permute", {},
-      [&](const DimNames& names) {
-        DimNames out;
-        for (int64_t d : order) out.push_back(names[static_cast<size_t>(d)]);
-        return out;
-      });
+  return locked_as(*this, map_batch(
+                              *this, old.size(), batch,
+                              [&](const at::Tensor& t) {
+                                detail::Shape full(order.begin(), order.end());
+                                for (int64_t d = ndim(); d < t.dim(); ++d) full.push_back(d);
+                                return t.permute(full);
+                              },
+                              "permute", {},
+                              [&](const DimNames& names) {
+                                DimNames out;
+                                for (int64_t d : order)
+                                  out.push_back(names[static_cast<size_t>(d)]);
+                                return out;
+                              }));
 }
 
 TensorDict TensorDict::transpose(int64_t dim0, int64_t dim1) const {
   const int64_t a = wrap_dim(dim0, ndim(), "transpose", batch_size());
   const int64_t b = wrap_dim(dim1, ndim(), "transpose", batch_size());
+  if (impl_->lazy) {
+    std::vector<int64_t> order(static_cast<size_t>(ndim()));
+    std::iota(order.begin(), order.end(), 0);
+    std::swap(order[static_cast<size_t>(a)], order[static_cast<size_t>(b)]);
+    return locked_as(*this, detail::lazy::permute(*this, order));
+  }
   BatchSize batch = batch_size();
   std::swap(batch[static_cast<size_t>(a)], batch[static_cast<size_t>(b)]);
-  return map_batch(
-      *this, nb_of(*this), batch, [a, b](const at::Tensor& t) { return t.transpose(a, b); },
-      "transpose", {},
-      [a, b](const DimNames& names) {
-        DimNames out = names;
-        std::swap(out[static_cast<size_t>(a)], out[static_cast<size_t>(b)]);
-        return out;
-      });
+  return locked_as(*this,
+                   map_batch(
+                       *this, nb_of(*this), batch,
+                       [a, b](const at::Tensor& t) { return t.transpose(a, b); }, "transpose", {},
+                       [a, b](const DimNames& names) {
+                         DimNames out = names;
+                         std::swap(out[static_cast<size_t>(a)], out[static_cast<size_t>(b)]);
+                         return out;
+                       }));
 }
 
 TensorDict TensorDict::flatten(int64_t start_dim, int64_t end_dim) const {
@@ -142,14 +175,16 @@ TensorDict TensorDict::flatten(int64_t start_dim, int64_t end_dim) const {
   BatchSize batch(old.begin(), old.begin() + s);
   batch.push_back(detail::product(at::IntArrayRef(old).slice(s, e - s + 1)));
   batch.insert(batch.end(), old.begin() + e + 1, old.end());
-  return map_batch(
-      *this, old.size(), batch, [s, e](const at::Tensor& t) { return t.flatten(s, e); }, "flatten",
-      {}, [s, e](const DimNames& names) {  // the flattened dims become one unnamed dim
-        DimNames out = names;
-        out.erase(out.begin() + s, out.begin() + e + 1);
-        out.insert(out.begin() + s, std::nullopt);
-        return out;
-      });
+  if (impl_->lazy) return view(batch);
+  return locked_as(
+      *this, map_batch(
+                 *this, old.size(), batch, [s, e](const at::Tensor& t) { return t.flatten(s, e); },
+                 "flatten", {}, [s, e](const DimNames& names) {  // one unnamed dim
+                   DimNames out = names;
+                   out.erase(out.begin() + s, out.begin() + e + 1);
+                   out.insert(out.begin() + s, std::nullopt);
+                   return out;
+                 }));
 }
 
 TensorDict TensorDict::unflatten(int64_t dim, at::IntArrayRef sizes) const {
@@ -159,15 +194,18 @@ TensorDict TensorDict::unflatten(int64_t dim, at::IntArrayRef sizes) const {
   BatchSize batch(old.begin(), old.begin() + d);
   batch.insert(batch.end(), inner.begin(), inner.end());
   batch.insert(batch.end(), old.begin() + d + 1, old.end());
-  return map_batch(
-      *this, old.size(), batch,
-      [&](const at::Tensor& t) { return t.view(join_shape(batch, t.sizes(), old.size())); },
-      "unflatten", {},
-      [&](const DimNames& names) {  // as Python: the dim's name goes to the last new dim
-        DimNames out = names;
-        out.insert(out.begin() + d, inner.size() - 1, std::nullopt);
-        return out;
-      });
+  if (impl_->lazy) return view(batch);
+  return locked_as(*this, map_batch(
+                              *this, old.size(), batch,
+                              [&](const at::Tensor& t) {
+                                return t.view(join_shape(batch, t.sizes(), old.size()));
+                              },
+                              "unflatten", {},
+                              [&](const DimNames& names) {  // the name goes to the last new dim
+                                DimNames out = names;
+                                out.insert(out.begin() + d, inner.size() - 1, std::nullopt);
+                                return out;
+                              }));
 }
 
 TensorDict TensorDict::expand(at::IntArrayRef shape) const {
@@ -184,22 +222,35 @@ TensorDict TensorDict::expand(at::IntArrayRef shape) const {
     throw ShapeError("expand: cannot expand batch_size " + shape_str(old) + " to " +
                      shape_str(shape));
   }
-  return map_batch(
-      *this, old.size(), batch,
-      [&](const at::Tensor& t) { return t.expand(join_shape(batch, t.sizes(), old.size())); },
-      "expand", {},
-      [lead](const DimNames& names) {  // new leading dims are unnamed
-        DimNames out(lead);
-        out.insert(out.end(), names.begin(), names.end());
-        return out;
-      });
+  return locked_as(*this, map_batch(
+                              *this, old.size(), batch,
+                              [&](const at::Tensor& t) {
+                                return t.expand(join_shape(batch, t.sizes(), old.size()));
+                              },
+                              "expand", {},
+                              [lead](const DimNames& names) {  // new leading dims are unnamed
+                                DimNames out(lead);
+                                out.insert(out.end(), names.begin(), names.end());
+                                return out;
+                              }));
 }
+
+TensorDict TensorDict::expand_as(const TensorDict& other) const {
+  // The batch dims first, then each leaf to its partner's shape (feature dims too), as Python.
+  return detail::zip_leaves(
+      expand(other.batch_size()), other,
+      [](const at::Tensor& mine, const at::Tensor& theirs) { return mine.expand_as(theirs); },
+      "expand_as");
+}
+
+TensorDict TensorDict::expand_as(const at::Tensor& other) const { return expand(other.sizes()); }
 
 namespace {
 
 // Pieces [start, start + length) of batch dim `dim`, each a view.
 std::vector<TensorDict> narrow_pieces(const TensorDict& td, int64_t dim,
                                       const std::vector<int64_t>& lengths) {
+  if (td.is_lazy_stack()) return detail::lazy::split(td, dim, lengths);
   std::vector<TensorDict> out;
   out.reserve(lengths.size());
   int64_t start = 0;

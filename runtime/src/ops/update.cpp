@@ -133,7 +133,10 @@ std::vector<std::string> split_key(const std::string& key, const std::string& se
 }  // namespace
 
 TensorDict TensorDict::flatten_keys(const std::string& separator) const {
-  detail::dense_only(*this, "flatten_keys");
+  if (impl_->lazy) {  // each element's keys (Python refuses elements with keys of their own)
+    return detail::lazy::per_element(
+        *this, [&](const TensorDict& element) { return element.flatten_keys(separator); });
+  }
   TensorDict out = detail::empty_like_meta(*this);
   flatten_into(*this, "", separator, detail::impl_of(out));
   return out;
@@ -141,7 +144,10 @@ TensorDict TensorDict::flatten_keys(const std::string& separator) const {
 
 TensorDict TensorDict::unflatten_keys(const std::string& separator) const {
   if (separator.empty()) throw KeyError("unflatten_keys: the separator must not be empty");
-  detail::dense_only(*this, "unflatten_keys");
+  if (impl_->lazy) {
+    return detail::lazy::per_element(
+        *this, [&](const TensorDict& element) { return element.unflatten_keys(separator); });
+  }
   // As Python: names without the separator keep their places, the others move to their nested
   // keys after them, in order; nested TensorDicts' own names are left as they are. The structure
   // is copied first so that filling an existing nested TensorDict never writes into *this.

@@ -220,6 +220,9 @@ void adopt_level(TensorDictImpl& mine, const TensorDictImpl& result) {
 }  // namespace
 
 TensorDict& adopt(TensorDict& td, const TensorDict& result, const char* op_name) {
+  // A lazy stack's batch size is its elements': it cannot take another in place (Python refuses
+  // inplace=True on it alike).
+  dense_only(td, op_name);
   if (td.is_locked()) {
     throw LockedError(std::string(op_name) + ": cannot change a locked TensorDict in place");
   }

@@ -2,6 +2,8 @@
 // structure (clone, empty).
 #include <ATen/ATen.h>
 
+#include <algorithm>
+
 #include "core/tensordict_impl.h"
 #include "lazy/internal.h"
 #include "ops/util.h"
@@ -60,28 +62,49 @@ void collect(const TensorDict& td, const std::optional<NestedKey>& prefix, bool 
     visit(prefix ? prefix->child(impl.keys[i]) : NestedKey(impl.keys[i]), impl.values[i]);
 }
 
+// Python's sort=True: by the keys' dotted names.
+template <class T, class KeyOf>
+void sort_by_name(std::vector<T>& entries, KeyOf key_of) {
+  std::stable_sort(entries.begin(), entries.end(), [&](const T& a, const T& b) {
+    return key_of(a).join(".") < key_of(b).join(".");
+  });
+}
+
 }  // namespace
 
-std::vector<std::pair<NestedKey, Value>> TensorDict::items(bool include_nested,
-                                                           bool leaves_only) const {
+std::vector<std::pair<NestedKey, Value>> TensorDict::items(bool include_nested, bool leaves_only,
+                                                           bool sort) const {
   std::vector<std::pair<NestedKey, Value>> out;
   out.reserve(impl_->keys.size());
   collect(*this, std::nullopt, include_nested, leaves_only, out);
+  if (sort) sort_by_name(out, [](const auto& item) -> const NestedKey& { return item.first; });
   return out;
 }
 
-std::vector<NestedKey> TensorDict::keys(bool include_nested, bool leaves_only) const {
-  if (impl_->lazy) return detail::lazy::keys(*this, include_nested, leaves_only);
-  if (!include_nested && !leaves_only) return {impl_->keys.begin(), impl_->keys.end()};
+std::vector<NestedKey> TensorDict::keys(bool include_nested, bool leaves_only, bool sort) const {
   std::vector<NestedKey> out;
-  for (auto& item : items(include_nested, leaves_only)) out.push_back(std::move(item.first));
+  if (impl_->lazy) {
+    out = detail::lazy::keys(*this, include_nested, leaves_only);
+  } else if (!include_nested && !leaves_only) {
+    out.assign(impl_->keys.begin(), impl_->keys.end());
+  } else {
+    for (auto& item : items(include_nested, leaves_only)) out.push_back(std::move(item.first));
+  }
+  if (sort) sort_by_name(out, [](const NestedKey& key) -> const NestedKey& { return key; });
   return out;
 }
 
-std::vector<Value> TensorDict::values(bool include_nested, bool leaves_only) const {
+std::vector<Value> TensorDict::values(bool include_nested, bool leaves_only, bool sort) const {
   std::vector<Value> out;
-  for (auto& item : items(include_nested, leaves_only)) out.push_back(std::move(item.second));
+  for (auto& item : items(include_nested, leaves_only, sort)) out.push_back(std::move(item.second));
   return out;
+}
+
+int64_t TensorDict::depth() const {
+  size_t deepest = 1;
+  for (const NestedKey& key : keys(/*include_nested=*/true, /*leaves_only=*/true))
+    deepest = std::max(deepest, key.size());
+  return static_cast<int64_t>(deepest) - 1;
 }
 
 size_t TensorDict::size() const {

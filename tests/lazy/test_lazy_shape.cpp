@@ -1,0 +1,128 @@
+// Shape ops, masks and binary ops on lazy stacks, as Python's LazyStackedTensorDict does them:
+// each gives the values the same op gives on the dense stack, over stacks along every dim, and
+// stays lazy where Python's does (the elements are reached, not copied).
+#include <ATen/ATen.h>
+
+#include "catch2_compat.h"
+
+#include "tensordict/lazy_stack.h"
+
+using namespace tensordict;
+
+namespace {
+
+// Element k of a stack whose elements have batch [3, 4]: x [3, 4, 2], nested n.y [3, 4].
+TensorDict element(int64_t k) {
+  TensorDict nested({{"y", at::arange(12).reshape({3, 4}) * (k + 1)}}, {3, 4});
+  return TensorDict({{"x", at::arange(24, at::kFloat).reshape({3, 4, 2}) + 100 * k}, {"n", nested}},
+                    {3, 4});
+}
+
+// The same content as a lazy stack and as a dense one, stacked along `dim`.
+std::pair<TensorDict, TensorDict> stacks(int64_t dim) {
+  std::vector<TensorDict> tds{element(0), element(1)};
+  return {lazy_stack(tds, dim), stack(tds, dim)};
+}
+
+void check_same(const TensorDict& got, const TensorDict& want) {
+  REQUIRE(got.batch_size() == want.batch_size());
+  for (const auto& key : want.keys(true, true)) {
+    INFO(key.repr());
+    CHECK(got.get(key).equal(want.get(key)));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("lazy shape ops give the dense stack's values, along every stack dim", "[lazy][shape]") {
+  for (int64_t dim = 0; dim < 3; ++dim) {
+    INFO("stack dim " << dim);
+    const auto [lazy, dense] = stacks(dim);
+    check_same(lazy.transpose(0, 2), dense.transpose(0, 2));
+    check_same(lazy.transpose(1, 0), dense.transpose(1, 0));
+    check_same(lazy.permute({2, 0, 1}), dense.permute({2, 0, 1}));
+    check_same(lazy.movedim({0}, {2}), dense.movedim({0}, {2}));
+    for (int64_t d = 0; d <= 3; ++d) check_same(lazy.unsqueeze(d), dense.unsqueeze(d));
+    check_same(lazy.unsqueeze(1).squeeze(1), dense);
+    check_same(lazy.unsqueeze(3).unsqueeze(0).squeeze(), dense);
+    for (int64_t d = 0; d < 3; ++d) {
+      const auto got = lazy.split(1, d);
+      const auto want = dense.split(1, d);
+      REQUIRE(got.size() == want.size());
+      for (size_t i = 0; i < got.size(); ++i) check_same(got[i], want[i]);
+      const auto halves = lazy.chunk(2, d);
+      const auto dense_halves = dense.chunk(2, d);
+      REQUIRE(halves.size() == dense_halves.size());
+      for (size_t i = 0; i < halves.size(); ++i) check_same(halves[i], dense_halves[i]);
+    }
+    // Merging or splitting dims stays lazy; another shape is a dense reshape.
+    const TensorDict flat = lazy.flatten(0, 1);
+    CHECK(flat.is_lazy_stack());
+    check_same(flat, dense.flatten(0, 1));
+    check_same(lazy.flatten(), dense.flatten());
+    check_same(lazy.view({-1}), dense.view({-1}));
+    check_same(flat.unflatten(0, {lazy.batch_size()[0], lazy.batch_size()[1]}), dense);
+    check_same(lazy.reshape({4, 6}), dense.reshape({4, 6}));
+    CHECK_FALSE(lazy.reshape({4, 6}).is_lazy_stack());
+    CHECK_THROWS_MATCHES(lazy.view({4, 6}), ShapeError,
+                         Catch::Matchers::Message(
+                             "view: a lazy stack of batch_size " + shape_str(lazy.batch_size()) +
+                             " views only as dims merged or split, not as [4, 6] (call reshape)"));
+  }
+}
+
+TEST_CASE("lazy views reach the elements, and keep the stack dim's name", "[lazy][shape]") {
+  std::vector<TensorDict> tds{element(0), element(1)};
+  TensorDict lazy = lazy_stack(tds, 1);
+  lazy.set_names(DimNames{"a", "s", "b"});
+  TensorDict swapped = lazy.transpose(0, 2);
+  CHECK((swapped.names() == DimNames{"b", "s", "a"}));
+  swapped.get_tensordict("n").tensordicts()[1].get("y").fill_(-1);
+  CHECK((tds[1].get(NestedKey{"n", "y"}) == -1).all().item<bool>());
+  // Squeezing the stack dim of a one-element stack gives the element itself.
+  const TensorDict single = lazy_stack({tds[0]}, 1);
+  CHECK(single.squeeze(1).is_same(tds[0]));
+}
+
+TEST_CASE("masks, where, comparisons and math with operands work element by element",
+          "[lazy][shape]") {
+  for (int64_t dim = 0; dim < 3; ++dim) {
+    INFO("stack dim " << dim);
+    const auto [lazy, dense] = stacks(dim);
+    const at::Tensor mask = at::arange(lazy.numel()).reshape(lazy.batch_size()).remainder(3) == 0;
+    check_same(lazy.masked_fill(mask, -5), dense.masked_fill(mask, -5));
+    const at::Tensor leading = mask.flatten(1).any(1);  // a mask of the leading dim only
+    check_same(lazy.masked_fill(leading, 7), dense.masked_fill(leading, 7));
+    const TensorDict other = dense.apply([](const at::Tensor& t) { return t * 0 - 1; });
+    check_same(lazy.where(mask, other), dense.where(mask, other));
+    check_same(lazy + other, dense + other);
+    check_same(lazy * lazy, dense * dense);
+    check_same(lazy == dense, dense == dense);
+    const at::Tensor weights = at::arange(lazy.numel(), at::kFloat).reshape(lazy.batch_size());
+    check_same(lazy.mul(weights), dense.mul(weights));
+    TensorDict in_place = lazy.clone();
+    in_place.add_(other);
+    check_same(in_place, dense + other);
+    in_place.masked_fill_(mask, 0);
+    check_same(in_place, (dense + other).masked_fill(mask, 0));
+    check_same(lazy.flatten_keys(), dense.flatten_keys());
+    check_same(lazy.flatten_keys().unflatten_keys(), dense);
+  }
+}
+
+TEST_CASE("views keep the lock of what they view, as Python's", "[lazy][shape][lock]") {
+  TensorDict dense = stack({element(0), element(1)}).lock_();
+  CHECK(dense.reshape({6, 4}).is_locked());
+  CHECK(dense.view({-1}).is_locked());
+  CHECK(dense.transpose(0, 1).is_locked());
+  CHECK(dense.unsqueeze(0).is_locked());
+  CHECK(dense.squeeze().is_locked());
+  CHECK(dense.expand({5, 2, 3, 4}).is_locked());
+  CHECK_FALSE(dense.clone().is_locked());  // a copy is not a view
+  TensorDict lazy = lazy_stack({element(0), element(1)}).lock_();
+  CHECK(lazy.flatten(0, 1).is_locked());
+  CHECK(lazy.transpose(0, 2).is_locked());
+  // A nested TensorDict read from a locked lazy stack is locked too.
+  CHECK(lazy.get_tensordict("n").is_locked());
+  CHECK_THROWS_AS(lazy.get_tensordict("n").set("z", at::zeros({2, 3, 4})), LockedError);
+}
