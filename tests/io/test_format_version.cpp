@@ -402,3 +402,23 @@ TEST_CASE("Python tensordict 0.14 loads our version-1 directories and archives",
   CHECK(described[tmp / "v1"] == expected);
   CHECK(described[tmp / "v1.tdz"] == expected);
 }
+
+TEST_CASE("_SubTensorDict directories Python writes load as the indexed view of their source",
+          "[io][python][peer]") {
+  tc_test::require_python_peer("tensordict");
+  const tc_test::TempDir tmp;
+  const std::string command = "'" + tc_test::python_peer() +
+                              "' '" TC_SOURCE_DIR "/tests/io/make_sub_tensordicts.py' '" +
+                              tmp.path() + "'";
+  REQUIRE(std::system(command.c_str()) == 0);
+  for (const char* name : {"slice", "int", "mask", "tuple", "positions", "ellipsis", "mask2d"}) {
+    INFO(name);
+    const TensorDict got = TensorDict::load_memmap(tmp / name);
+    const TensorDict want = TensorDict::load_memmap(tmp / (std::string(name) + "_expected"));
+    CHECK(got.batch_size() == want.batch_size());
+    CHECK(got.get("a").equal(want.get("a")));
+    CHECK(got.get({"n", "b"}).equal(want.get({"n", "b"})));
+    CHECK(got.get_non_tensor("s") == "hello");
+    CHECK(memmap::verify(tmp / name).empty());
+  }
+}

@@ -407,20 +407,3 @@ TEST_CASE("a save never replaces someone else's meta.json", "[io][roundtrip]") {
                         "/meta.json': no \"_type\" string); move it away or save elsewhere");
   CHECK(tc_test::read_file(project + "/meta.json") == R"({"name": "my project"})");
 }
-
-TEST_CASE("a directory Python saved from a sub-tensordict loads as a TensorDict", "[io]") {
-  tc_test::TempDir tmp;
-  TensorDict td({{"obs", at::arange(6, at::kFloat).reshape({2, 3})}}, {2});
-  td.set({"next", "obs"}, at::ones({2, 3}));
-  td.memmap(tmp / "sub");
-  // Python's _SubTensorDict writes a TensorDict's layout under its own _type, at every level.
-  for (const std::string& dir : {tmp / "sub", tmp / "sub" + "/next"}) {
-    Json meta = memmap::read_meta(dir);
-    meta["_type"] = memmap::kSubTensorDictType;
-    memmap::write_meta(dir, meta);
-  }
-  TensorDict back = TensorDict::load_memmap(tmp / "sub");
-  CHECK(back.batch_size() == tensordict::BatchSize{2});
-  CHECK(back.get("obs").equal(td.get("obs")));
-  CHECK(back.get({"next", "obs"}).equal(td.get({"next", "obs"})));
-}

@@ -2,11 +2,12 @@
 #include <ATen/ATen.h>
 #include <sys/wait.h>
 
-#include "catch2_compat.h"
 #include <cstdio>
 #include <filesystem>
+#include "catch2_compat.h"
 
 #include "io_test_util.h"
+#include "python_peer.h"
 #include "skip.h"
 #include "tensordict/lazy_stack.h"
 #include "tensordict/memmap.h"
@@ -209,4 +210,33 @@ TEST_CASE("tdtool dump --json refuses a tensor with thousands of dims instead of
   CHECK(
       r.output.find("key 'deep': a tensor of 2000 dims is deeper than tdtool prints (998 dims)") !=
       std::string::npos);
+}
+
+TEST_CASE("tdtool ls, dump and verify read _SubTensorDict directories Python writes",
+          "[tdtool][python][peer]") {
+  tc_test::require_python_peer("tensordict");
+  const tc_test::TempDir tmp;
+  REQUIRE(
+      std::system(("'" + tc_test::python_peer() +
+                   "' '" TC_SOURCE_DIR "/tests/io/make_sub_tensordicts.py' '" + tmp.path() + "'")
+                      .c_str()) == 0);
+  for (const char* name : {"slice", "mask"}) {
+    INFO(name);
+    const std::string dir = tmp / name;
+    Run ls = tdtool("ls " + dir);
+    CHECK(ls.code == 0);
+    CHECK(ls.output == dir +
+                           "/  TensorDict  batch_size=[2, 3]\n"
+                           "  a  float32 [2, 3, 2]  48 bytes\n"
+                           "  n/  TensorDict  batch_size=[2, 3]\n"
+                           "    b  int64 [2, 3]  48 bytes\n"
+                           "  s  NonTensorData \"hello\"\n"
+                           "total: 2 tensors, 96 bytes\n");
+    Run verify = tdtool("verify " + dir);
+    CHECK(verify.code == 0);
+    Run dump = tdtool("dump --json " + dir);
+    CHECK(dump.code == 0);
+    // The second row of "a" is source row 1 for the slice, row 2 for the mask.
+    CHECK(dump.output.find(name[0] == 's' ? "[[6.0, 7.0]" : "[[12.0, 13.0]") != std::string::npos);
+  }
 }

@@ -42,6 +42,10 @@ bool maps_file_at(const at::Tensor& t, const std::string& path);
 /// Absolute, lexically normalised spelling of `path` (files need not exist).
 std::string absolute_path(const std::string& path);
 
+/// The index a _SubTensorDict directory's meta.json records (Python's tagged encoding,
+/// memmap/sub_index.cpp); FormatError naming `where` for anything else.
+Index index_from_json(const Json& index, const std::string& where);
+
 /// `dir + "/" + name`.
 std::string join(const std::string& dir, std::string_view name);
 /// The names the leaf file or child directory of `key` may have in its directory, in lookup order:

@@ -69,7 +69,9 @@ class TreeLoader {
     }
     const std::string type = type_it->get<std::string>();
     Loaded out{Value(TensorDict()), type, std::nullopt, {}};
-    if (type == kTensorDictType || type == kSubTensorDictType) {
+    if (type == kSubTensorDictType && meta.contains("index")) {
+      out.value = load_sub_tensordict(dir, meta, where);
+    } else if (type == kTensorDictType || type == kSubTensorDictType) {
       out.value = load_td(dir, meta, where, out);
     } else if (type == kNonTensorDataType || type == kMetaDataType) {
       format_version(meta, where);
@@ -127,6 +129,23 @@ class TreeLoader {
     Json meta = parse_json(src_.text(path), src_.where(path));
     if (!meta.is_object()) throw FormatError(src_.where(path) + " is not a JSON object");
     return meta;
+  }
+
+  // Python's td[index] saved as a view: the source under _source/, indexed as Python does on
+  // load (a slice or an int views the source's leaves; a mask or positions copy them).
+  TensorDict load_sub_tensordict(const std::string& dir, const Json& meta,
+                                 const std::string& where) {
+    const Loaded source = load_dir(join(dir, "_source"));
+    if (!source.value.is_tensordict()) {
+      throw FormatError(where + ": its _source holds a " + source.value.kind_name() +
+                        ", not a TensorDict");
+    }
+    const Index index = index_from_json(meta["index"], where);
+    try {
+      return source.value.tensordict().index(index);
+    } catch (const Error& e) {
+      throw FormatError(where + ": its index does not fit its _source: " + e.what());
+    }
   }
 
   TensorDict load_td(const std::string& dir, const Json& meta, const std::string& where,

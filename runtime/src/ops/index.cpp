@@ -127,7 +127,8 @@ IndexPlan plan_index(const Index& user_index, const BatchSize& batch) {
 }
 
 at::Tensor apply_index(const at::Tensor& t, const IndexPlan& plan) {
-  if (plan.single_long) return t.index_select(0, plan.expanded[0].tensor());
+  // index_select has no meta kernel in libtorch 1.13 (tdtool ls indexes meta leaves); index has.
+  if (plan.single_long && !t.is_meta()) return t.index_select(0, plan.expanded[0].tensor());
   if (!plan.basic) return t.index(plan.expanded);
   // Basic indexing as a chain of view ops (cheaper than the generic indexing path); `cur` avoids
   // copying the input handle when the first entry already makes the view.
