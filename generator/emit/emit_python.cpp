@@ -58,20 +58,20 @@ std::set<std::string> names_read(const std::string& expression) {
   return names;
 }
 
-// The class keywords of the options set: Python's TensorClass takes them as
-// `class C(TensorClass, nocast=True)`, spelled as schemas spell them.
-std::string bases(const Class& cls) {
-  std::string out = "TensorClass";
+// The base and the class keywords of the options set: Python's TensorClass takes them as
+// `class C(_TensorClass, nocast=True)`, spelled as schemas spell them.
+std::string bases(const Class& cls, PythonImports& imports) {
+  std::string out = imports.use("tensordict", "TensorClass");
   for (const auto& option : option_names(cls.options)) out += ", " + option + "=True";
   return out;
 }
 
 struct ModuleView {
-  std::set<std::string> typing;                           // Any, Optional
-  std::map<std::string, std::set<std::string>> imported;  // module -> class names
+  PythonImports imports;                                  // torch, TensorClass, Optional, ...
+  std::map<std::string, std::set<std::string>> imported;  // nested classes: module -> names
   std::map<std::string, std::string> imported_from;       // class name -> module
   std::map<std::string, const Class*> declared;           // its classes, by Python name
-  std::set<std::string> dataclasses;                      // field, KW_ONLY
+  bool loads_old_names = false;                           // a class needs kPythonRenameHelper
   data classes = data::type::list;
 };
 
@@ -87,9 +87,19 @@ struct ClassBody {
   std::vector<std::pair<const Field*, std::string>> code;
 };
 
+// Whether the Python field has a default: an optional field left out is None, in C++ (its Args
+// member) and so in Python.
+bool has_default(const Field& field) {
+  return field.default_value.has_value() || is_optional(field.type);
+}
+
 // Reports a name the Python class would spell otherwise than the schema: one starting with '__'
-// (mangled to `_Class__x`, or one of Python's own `__x__`), or `_` beside the keyword-only marker.
-void check_field_name(const Field& field, bool keyword_only, const ClassBody& body) {
+// (mangled to `_Class__x`, or one of Python's own `__x__`), or `_` beside the keyword-only marker;
+// a method TensorClass binds on every class whatever its fields (`from_tensordict`); and `self`
+// where it must be passed by keyword (the constructor's first parameter is `self`).
+// `has_marker`: the class has the keyword-only marker; `after_marker`: the field follows it.
+void check_field_name(const Field& field, bool has_marker, bool after_marker,
+                      const ClassBody& body) {
   const std::string& name = field.name;
   if (name.rfind("__", 0) == 0) {
     const bool dunder = name.size() >= 4 && name.compare(name.size() - 2, 2, "__") == 0;
@@ -102,10 +112,20 @@ void check_field_name(const Field& field, bool keyword_only, const ClassBody& bo
                           : "field name '" + name + "' would be '_" + owner + name +
                                 "' in the Python class (a class body mangles names starting "
                                 "with '__')");
-  } else if (name == "_" && keyword_only) {
+  } else if (name == "_" && has_marker) {
     body.diagnostics.error(field.loc,
                            "field name '_' is the Python class's keyword-only marker "
-                           "('_: KW_ONLY')");
+                           "('_: _KW_ONLY')");
+  } else if (is_tensorclass_base_attribute(name)) {
+    body.diagnostics.error(field.loc, "field name '" + name +
+                                          "' is a method Python's TensorClass gives every class "
+                                          "whatever its fields (option 'shadow' or not): the "
+                                          "field's attribute and default would read back as it");
+  } else if (name == "self" && after_marker && !has_default(field)) {
+    body.diagnostics.error(field.loc,
+                           "field 'self' would be keyword-only without a default in the Python "
+                           "class, whose constructor takes its instance as 'self': no call could "
+                           "pass it (give it a default, or no defaulted field before it)");
   }
 }
 
@@ -127,7 +147,7 @@ void import_class(const Class& target, const Field& field, ClassBody& body) {
     clash = "it declares a class of that name";
   } else if (imported != body.module.imported_from.end() && imported->second != from) {
     clash = "it imports '" + imported->second + "." + name + "' under that name";
-  } else if (is_spelled_by_python_module(name)) {
+  } else if (is_bound_by_python_module(name)) {
     clash = "its generated code uses that name";
   }
   if (!clash.empty()) {
@@ -164,9 +184,8 @@ void check_reads(const ClassBody& body) {
 bool needs_keyword_only(const Class& cls) {
   bool defaulted = false;
   for (const auto& field : cls.fields) {
-    const bool has_default = field.default_value || is_optional(field.type);
-    if (defaulted && !has_default) return true;
-    defaulted = defaulted || has_default;
+    if (defaulted && !has_default(field)) return true;
+    defaulted = defaulted || has_default(field);
   }
   return false;
 }
@@ -176,7 +195,7 @@ data field_view(const Field& field, ClassBody& body) {
   ModuleView& module = body.module;
   data item;
   item.set("name", field.name);
-  std::string annotation = python_annotation(field.type, body.classes);
+  std::string annotation = python_annotation(field.type, body.classes, module.imports);
   const std::string nested = nested_class_name(field.type);
   if (!nested.empty()) {
     const Class& target = *body.classes.at(nested);
@@ -186,18 +205,15 @@ data field_view(const Field& field, ClassBody& body) {
       annotation = python_text(annotation, PythonText::Literal);
     }
   }
-  if (annotation.find("Any") != std::string::npos) module.typing.insert("Any");
-  if (annotation.find("Optional[") != std::string::npos) module.typing.insert("Optional");
   item.set("annotation", annotation);
-  // An optional field left out is None, in C++ (its Args member) and so in Python.
-  if (field.default_value || is_optional(field.type)) {
+  if (has_default(field)) {
     bool per_instance = false;
-    std::string value = field.default_value
-                            ? python_default(*field.default_value, field.type, per_instance)
-                            : "None";
+    std::string value = field.default_value ? python_default(*field.default_value, field.type,
+                                                             per_instance, module.imports)
+                                            : "None";
     if (per_instance) {
-      value = "field(default_factory=lambda: " + value + ")";
-      module.dataclasses.insert("field");
+      value =
+          module.imports.use("dataclasses", "field") + "(default_factory=lambda: " + value + ")";
     }
     item.set("default", data("value", value));
     body.code.emplace_back(&field, annotation + " = " + value);
@@ -205,7 +221,7 @@ data field_view(const Field& field, ClassBody& body) {
   } else {
     body.code.emplace_back(&field, annotation);
   }
-  // What the schema's evolution keys say, which Python tensordict does not act on.
+  // What the schema's evolution keys say (the renames act through class_view's decorator).
   std::string doc = field.doc;
   if (field.deprecated) {
     doc += std::string(doc.empty() ? "" : "\n") + "Deprecated" +
@@ -219,27 +235,48 @@ data field_view(const Field& field, ClassBody& body) {
   return item;
 }
 
+// `{"old": "new", ...}`: each earlier name of a field, in the order the C++ class tries them.
+std::string old_names_literal(const Class& cls) {
+  std::string out;
+  for (const auto& field : cls.fields) {
+    for (const auto& old : field.renamed_from) {
+      out += (out.empty() ? "{" : ", ") + python_text(old, PythonText::Literal) + ": " +
+             python_text(field.name, PythonText::Literal);
+    }
+  }
+  return out.empty() ? out : out + "}";
+}
+
 data class_view(ClassBody body) {
   const Class& cls = body.cls;
   ModuleView& module = body.module;
   data view;
+  // Python's TensorClass refuses keys that are no field: a decorator makes the class take data
+  // saved under a field's old name as the field, as the C++ class does.
+  const std::string old_names = old_names_literal(cls);
+  if (!old_names.empty()) {
+    data renames;
+    renames.set("helper", kPythonRenameHelper);
+    renames.set("old_names", old_names);
+    view.set("renames", renames);
+    module.loads_old_names = true;
+  }
   view.set("name", python_class_name(cls));
-  view.set("bases", bases(cls));
+  view.set("bases", bases(cls, module.imports));
   if (!cls.doc.empty()) view.set("docstring", python_text(cls.doc, PythonText::Docstring));
   view.set("gap", !cls.doc.empty() && !cls.fields.empty() ? "\n" : "");
   if (cls.doc.empty() && cls.fields.empty()) view.set("empty", true);
   const bool keyword_only = needs_keyword_only(cls);
-  if (keyword_only) module.dataclasses.insert("KW_ONLY");
   bool marked = false;
   data fields = data::type::list;
   for (const auto& field : cls.fields) {
-    check_field_name(field, keyword_only, body);
-    data item = field_view(field, body);
     // Fields from the first one with a default on are keyword-only (`_: KW_ONLY`).
-    if (keyword_only && !marked && (field.default_value || is_optional(field.type))) {
-      item.set("keyword_only", true);
-      marked = true;
-    }
+    const bool marks = keyword_only && !marked && has_default(field);
+    marked = marked || marks;
+    check_field_name(field, keyword_only, marked, body);
+    data item = field_view(field, body);
+    if (marks)
+      item.set("keyword_only", data("marker", module.imports.use("dataclasses", "KW_ONLY")));
     fields.push_back(item);
   }
   check_reads(body);
@@ -248,23 +285,15 @@ data class_view(ClassBody body) {
 }
 
 // The import lines of a module: the standard library's, then torch's and tensordict's and the
-// modules of nested classes, as isort groups them.
+// modules of nested classes (by their own names: annotations show them).
 std::string import_block(const ModuleView& module) {
-  auto joined = [](const std::set<std::string>& names) {
-    std::string out;
-    for (const auto& name : names) out += (out.empty() ? "" : ", ") + name;
-    return out;
-  };
-  std::string block;
-  if (!module.dataclasses.empty())
-    block += "from dataclasses import " + joined(module.dataclasses) + "\n";
-  if (!module.typing.empty()) block += "from typing import " + joined(module.typing) + "\n";
-  if (!block.empty()) block += "\n";
-  block += "import torch\nfrom tensordict import TensorClass\n";
-  for (const auto& [path, names] : module.imported)
-    block += "from " + path + " import " + joined(names) + "\n";
-  block.pop_back();  // the template ends the line
-  return block;
+  std::string block = module.imports.lines();
+  for (const auto& [path, names] : module.imported) {
+    std::string listed;
+    for (const auto& name : names) listed += (listed.empty() ? "" : ", ") + name;
+    block += "\nfrom " + path + " import " + listed;
+  }
+  return block;  // the template ends the line
 }
 
 // Declares the classes of `order` in their modules; reports a Python name that Python cannot
@@ -290,10 +319,13 @@ bool declare_classes(const std::vector<const Class*>& order,
     for (std::string part; problem.empty() && std::getline(parts, part, '.');) {
       problem = python_name_problem(part);
     }
-    if (problem.empty() && is_imported_python_module(top)) {
-      problem = "a module '" + top + "' would hide the '" + top + "' that generated modules import";
-    } else if (problem.empty() && is_spelled_by_python_module(name)) {
+    if (problem.empty()) problem = python_top_module_problem(top);
+    if (problem.empty() && is_bound_by_python_module(name)) {
       problem = "a class '" + name + "' would hide the '" + name + "' that generated modules use";
+    } else if (problem.empty() && name == "TensorClass") {
+      problem =
+          "Python tensordict takes any class named 'TensorClass' for its own base, which it does "
+          "not make a tensorclass";
     }
     const bool given = !cls->python_name.empty();
     const SourceLoc& loc = given && cls->python_loc.line > 0 ? cls->python_loc : cls->loc;
@@ -337,6 +369,12 @@ std::vector<Output> emit_python_schema(const Schema& schema, const ClassIndex& c
   std::vector<Output> outputs;
   for (auto& [module, view] : modules) {
     data file;
+    if (view.loads_old_names) {
+      data helper;
+      helper.set("name", kPythonRenameHelper);
+      helper.set("staticmethod", view.imports.use("builtins", "staticmethod"));
+      file.set("rename_helper", helper);
+    }
     file.set("version", kTcgenVersion);
     file.set("schema_path", python_text(schema.display_path, PythonText::Comment));
     file.set("imports", import_block(view));

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
+#include <set>
 #include <string>
 
 #include "model/model.h"
@@ -23,21 +25,46 @@ std::string python_module_file(const std::string& module);
 /// (`<locals>`, which Python writes for the scope of a function), or a keyword (`__debug__`
 /// included, which cannot be assigned either).
 std::string python_name_problem(const std::string& name);
-/// Names a generated module spells outside its classes' own names: what it imports (`torch`,
-/// `TensorClass`, `field`, `KW_ONLY`, `Any`, `Optional`) and the builtins of annotations and
-/// defaults (`list`, `str`, `int`, `float`, `bool`). A class named so would hide them.
-bool is_spelled_by_python_module(const std::string& name);
-/// Modules every generated module imports (`torch`, `tensordict`, `dataclasses`, `typing`): a
-/// generated module of that name (its first part) would hide them on the path.
-bool is_imported_python_module(const std::string& name);
+/// What a generated module imports, each name bound to its private alias (`import torch as
+/// _torch`, `from typing import Optional as _Optional`, `from builtins import list as _list`), so
+/// that a class or field may take any public name without hiding what the module's code reads.
+class PythonImports {
+ public:
+  /// The alias of `name` of `module` (`_Optional`), noted as imported.
+  std::string use(const std::string& module, const std::string& name);
+  /// The alias of the whole `module` (`_torch`), noted as imported.
+  std::string use_module(const std::string& module);
+  /// The import lines: the standard library's (`builtins`, `dataclasses`, `typing`), then the
+  /// others', each group sorted, as isort groups them; one line each, no final line feed.
+  std::string lines() const;
 
-/// The annotation of a field of `type` (`torch.Tensor`, `Optional[list[int]]`, a class's Python
-/// name).
-std::string python_annotation(const Type& type, const ClassIndex& classes);
+ private:
+  std::map<std::string, std::set<std::string>> names_;  // module -> names ("" for the module)
+};
+
+/// The helper a module declares when one of its classes loads fields under their old names
+/// (python_module.mustache).
+inline constexpr const char* kPythonRenameHelper = "_loads_old_names";
+
+/// Names a generated module binds besides its classes: the aliases PythonImports may give and the
+/// rename helper. A class named so would replace one of them for the classes after it.
+bool is_bound_by_python_module(const std::string& name);
+/// Why a generated module whose dotted name starts with `top` could not be imported as itself
+/// ("" when it can): `top` is a module of Python's standard library (3.11 to 3.14), or `torch` or
+/// `tensordict`, which a process then has already, or would take from the generated module.
+std::string python_top_module_problem(const std::string& top);
+/// Methods Python's TensorClass gives every class beyond TensorDict's names (`extend`,
+/// `from_tensordict`), shadow or not: a field so named reads back as the method, its default too.
+bool is_tensorclass_base_attribute(const std::string& name);
+
+/// The annotation of a field of `type` (`_torch.Tensor`, `_Optional[_list[_int]]`, a class's
+/// Python name), noting in `imports` what it spells.
+std::string python_annotation(const Type& type, const ClassIndex& classes, PythonImports& imports);
 /// A schema default as a Python expression. `per_instance` is set when the value must be built
 /// for each instance (a list, a dict, a tensor: a dataclass `field(default_factory=...)`).
+/// What it spells (`_torch.tensor`, `_float("nan")`) is noted in `imports`.
 std::string python_default(const nlohmann::ordered_json& value, const Type& type,
-                           bool& per_instance);
+                           bool& per_instance, PythonImports& imports);
 /// Where python_text puts user text in a module.
 enum class PythonText {
   Comment,    ///< the text of one `#` comment line (a line feed in it is escaped too)

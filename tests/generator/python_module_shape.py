@@ -19,15 +19,16 @@ import tokenize
 
 def default_shape(node):
     """A field's default: {"value": v} for a literal, {"factory": v} for
-    field(default_factory=lambda: v), {"tensor": v} for torch.tensor(v), else {"code": text}."""
+    _field(default_factory=lambda: v), {"tensor": v} for _torch.tensor(v) (the module's aliases of
+    dataclasses.field and torch), else {"code": text}."""
     if node is None:
         return None
-    if isinstance(node, ast.Call) and ast.unparse(node.func) == "field" and not node.args:
+    if isinstance(node, ast.Call) and ast.unparse(node.func) == "_field" and not node.args:
         keywords = {k.arg: k.value for k in node.keywords}
         factory = keywords.get("default_factory")
         if len(keywords) == 1 and isinstance(factory, ast.Lambda):
             inner = factory.body
-            if isinstance(inner, ast.Call) and ast.unparse(inner.func) == "torch.tensor":
+            if isinstance(inner, ast.Call) and ast.unparse(inner.func) == "_torch.tensor":
                 return {"factory": {"tensor": ast.literal_eval(inner.args[0])}}
             return {"factory": ast.literal_eval(inner)}
     try:

@@ -180,7 +180,7 @@ Json field(const std::string& name, const std::string& annotation, const Json& v
 
 Json python_class(const std::string& name, const Json& doc, const Json& fields) {
   return {{"name", name},
-          {"bases", Json::array({"TensorClass"})},
+          {"bases", Json::array({"_TensorClass"})},
           {"keywords", Json::object()},
           {"decorators", Json::array()},
           {"doc", doc},
@@ -215,10 +215,10 @@ TEST_CASE("hostile text: a Python module holds exactly the schema's definitions"
     // A line feed separates lines: the docstring's next line is indented, a comment line ends.
     const Json docstring = !doc ? Json() : c == '\n' ? Json("a\n    b") : Json(utf8(text));
     classes.push_back(python_class(name, docstring,
-                                   {field("f", "str", {{"value", utf8(text)}}),
-                                    field("g", "list[str]", {{"factory", Json::array({one})}}),
-                                    field("h", "Any", {{"factory", {{one, utf8(text)}}}}),
-                                    field("d", "Optional[str]", {{"value", nullptr}})}));
+                                   {field("f", "_str", {{"value", utf8(text)}}),
+                                    field("g", "_list[_str]", {{"factory", Json::array({one})}}),
+                                    field("h", "_Any", {{"factory", {{one, utf8(text)}}}}),
+                                    field("d", "_Optional[_str]", {{"value", nullptr}})}));
     if (c == '\n') {
       for (const char* line : {"#: a", "#: b", "#: Deprecated: a", "#: b"})
         comments.push_back(line);
@@ -238,9 +238,10 @@ TEST_CASE("hostile text: a Python module holds exactly the schema's definitions"
   write_text(scratch.dir / "hostile.py", python.outputs[0].content);
   const Json shape = module_shape(scratch.dir / "hostile.py");
   REQUIRE_FALSE(shape.contains("error"));
-  CHECK(shape["imports"] ==
-        Json({"from dataclasses import field", "from typing import Any, Optional", "import torch",
-              "from tensordict import TensorClass"}));
+  CHECK(shape["imports"] == Json({"from builtins import list as _list, str as _str",
+                                  "from dataclasses import field as _field",
+                                  "from typing import Any as _Any, Optional as _Optional",
+                                  "from tensordict import TensorClass as _TensorClass"}));
   CHECK(shape["other"] == Json::array());
   CHECK(shape["comments"] == comments);
   REQUIRE(shape["classes"].size() == classes.size());
