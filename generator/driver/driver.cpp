@@ -67,24 +67,24 @@ void check_and_emit(Compilation& c, const Templates& templates, const CompileOpt
     if (i < c.requested || (options.emit_includes && !prebuilt(c.schemas[i])))
       emitted.push_back(&c.schemas[i]);
   }
+  if (options.language == Language::Cpp) {
+    c.outputs = emit_headers(c.schemas, emitted, c.classes, templates, c.diagnostics);
+    if (c.diagnostics.has_errors()) c.outputs.clear();
+    return;
+  }
   std::map<std::string, const Schema*> module_of;  // Python module file -> its schema
   for (const Schema* schema : emitted) {
-    if (options.language == Language::Python) {
-      for (auto& output : emit_python_schema(*schema, c.classes, templates, c.diagnostics)) {
-        const auto [it, fresh] = module_of.emplace(output.file_name, schema);
-        if (!fresh) {
-          c.diagnostics.error(schema->loc, "its classes' Python module '" + output.file_name +
-                                               "' is also written from " +
-                                               it->second->display_path +
-                                               ": one module's classes belong in one schema file");
-        }
-        c.outputs.push_back(std::move(output));
+    for (auto& output : emit_python_schema(*schema, c.classes, templates, c.diagnostics)) {
+      const auto [it, fresh] = module_of.emplace(output.file_name, schema);
+      if (!fresh) {
+        c.diagnostics.error(schema->loc, "its classes' Python module '" + output.file_name +
+                                             "' is also written from " + it->second->display_path +
+                                             ": one module's classes belong in one schema file");
       }
-    } else {
-      c.outputs.push_back(emit_schema(*schema, c.classes, templates, c.diagnostics));
+      c.outputs.push_back(std::move(output));
     }
   }
-  if (options.language == Language::Python) refuse_module_packages(module_of, c.diagnostics);
+  refuse_module_packages(module_of, c.diagnostics);
   if (c.diagnostics.has_errors()) c.outputs.clear();
 }
 

@@ -2,6 +2,9 @@
 
 #include <kainjow/mustache.hpp>
 
+#include <cstdint>
+#include <cstdio>
+#include <functional>
 #include <set>
 
 #include "emit/emit_fields.h"
@@ -99,19 +102,44 @@ std::string class_text(const Class& cls, const ClassIndex& classes, Renderer& re
   return trim_newlines(renderer.render("class", view));
 }
 
-// Headers of other schema files whose classes this file nests, and the hand-written includes, as
-// one block of #include lines (<...> before "...", each sorted, as clang-format orders them).
-std::string include_block(const Schema& schema, const ClassIndex& classes) {
-  std::set<std::string> system, local;
+// The display paths of the other schema files whose classes `schema` nests.
+std::set<std::string> nested_schemas(const Schema& schema, const ClassIndex& classes) {
+  std::set<std::string> out;
   for (const auto& cls : schema.classes) {
     for (const auto& field : cls.fields) {
-      std::string nested = nested_class_name(field.type);
+      const std::string nested = nested_class_name(field.type);
       if (nested.empty()) continue;
-      const Class& target = *classes.at(nested);
-      if (target.schema_path != schema.display_path) {
-        local.insert("\"" + header_name(target.schema_path) + "\"");
-      }
+      const std::string& path = classes.at(nested)->schema_path;
+      if (path != schema.display_path) out.insert(path);
     }
+  }
+  return out;
+}
+
+// 64-bit FNV-1a of a header's text after its first line (the stamp naming its source file, which
+// a schema kept as a header or as YAML spells differently), in hex: what its includers record.
+std::string fingerprint(const std::string& header) {
+  uint64_t hash = 0xcbf29ce484222325ull;
+  for (size_t i = header.find('\n') + 1; i < header.size(); ++i) {
+    hash = (hash ^ static_cast<unsigned char>(header[i])) * 0x100000001b3ull;
+  }
+  char out[17];
+  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(hash));
+  return out;
+}
+
+// Headers of other schema files whose classes this file nests (each with its fingerprint), and
+// the hand-written includes, as one block of #include lines (<...> before "...", each sorted, as
+// clang-format orders them).
+std::string include_block(const Schema& schema, const ClassIndex& classes,
+                          const Fingerprints& fingerprints) {
+  std::set<std::string> system, local;
+  for (const auto& path : nested_schemas(schema, classes)) {
+    const auto it = fingerprints.find(path);
+    local.insert("\"" + header_name(path) + "\"" +
+                 (it == fingerprints.end() ? "" : "  // generated as " + it->second));
+  }
+  for (const auto& cls : schema.classes) {
     for (const auto& include : cls.cpp_includes) {
       if (include.front() == '<') {
         system.insert(include);
@@ -130,14 +158,14 @@ std::string include_block(const Schema& schema, const ClassIndex& classes) {
 }  // namespace
 
 Output emit_schema(const Schema& schema, const ClassIndex& classes, const Templates& templates,
-                   Diagnostics& diagnostics) {
+                   const Fingerprints& fingerprints, Diagnostics& diagnostics) {
   Renderer renderer(templates, diagnostics, schema.display_path);
   data view;
   view.set("version", kTcgenVersion);
   view.set("schema_path", cpp_text(schema.display_path, CppText::Comment));
   view.set("abi_version", std::to_string(tensordict::kAbiVersion));
   view.set("header", cpp_text(header_name(schema.display_path), CppText::InLiteral));
-  view.set("include_block", include_block(schema, classes));
+  view.set("include_block", include_block(schema, classes, fingerprints));
   if (!schema.cpp_namespace.empty()) view.set("namespace", schema.cpp_namespace);
   data class_list = data::type::list;
   for (const Class* cls : declaration_order(schema, classes)) {
@@ -147,6 +175,33 @@ Output emit_schema(const Schema& schema, const ClassIndex& classes, const Templa
   }
   view.set("classes", class_list);
   return Output{header_name(schema.display_path), renderer.render("file", view)};
+}
+
+std::vector<Output> emit_headers(const std::vector<Schema>& schemas,
+                                 const std::vector<const Schema*>& emitted,
+                                 const ClassIndex& classes, const Templates& templates,
+                                 Diagnostics& diagnostics) {
+  std::map<std::string, const Schema*> by_path;
+  for (const auto& schema : schemas) by_path.emplace(schema.display_path, &schema);
+  std::map<std::string, Output> done;  // by display path
+  // Emits `schema` after the headers it includes, whose fingerprints it records (schema files
+  // include each other without cycles: tcgen's checks refuse them).
+  std::function<const Output&(const Schema&)> emit = [&](const Schema& schema) -> const Output& {
+    const auto found = done.find(schema.display_path);
+    if (found != done.end()) return found->second;
+    Fingerprints fingerprints;
+    for (const auto& path : nested_schemas(schema, classes)) {
+      const auto it = by_path.find(path);
+      if (it != by_path.end()) fingerprints[path] = fingerprint(emit(*it->second).content);
+    }
+    return done
+        .emplace(schema.display_path,
+                 emit_schema(schema, classes, templates, fingerprints, diagnostics))
+        .first->second;
+  };
+  std::vector<Output> out;
+  for (const Schema* schema : emitted) out.push_back(emit(*schema));
+  return out;
 }
 
 }  // namespace tcgen

@@ -58,7 +58,9 @@ if(NINJA)
   set(includes_generator Ninja)
 endif()
 set(includes_build ${WORK_DIR}/includes)
-run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/includes -B ${includes_build} -G ${includes_generator}
+set(includes_source ${WORK_DIR}/includes_source)  # a copy: the test edits its schema
+file(COPY ${SOURCE_DIR}/includes/ DESTINATION ${includes_source})
+run(${CMAKE_COMMAND} -S ${includes_source} -B ${includes_build} -G ${includes_generator}
     -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${prefix}
     "-DCMAKE_CXX_FLAGS=${SANITIZE_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${SANITIZE_FLAGS}")
 run(${CMAKE_COMMAND} --build ${includes_build})
@@ -68,4 +70,14 @@ execute_process(COMMAND ${CMAKE_COMMAND} --build ${includes_build} OUTPUT_VARIAB
 string(FIND "${again}" "tcgen" reran)
 if(NOT status EQUAL 0 OR NOT reran EQUAL -1)
   message(FATAL_ERROR "a second ${includes_generator} build reran tcgen:\n${again}")
+endif()
+
+# An edit of the included-only schema reaches the program in the first build after it: the
+# including header records the fingerprint of the header it includes, so it changes too.
+file(APPEND ${includes_source}/common.yaml "      - {name: extra, type: \"optional[tensor]\"}\n")
+run(${CMAKE_COMMAND} --build ${includes_build})
+execute_process(COMMAND ${includes_build}/includes_app OUTPUT_VARIABLE fields RESULT_VARIABLE status)
+if(NOT status EQUAL 0 OR NOT fields STREQUAL "Step fields: 2\n")
+  message(FATAL_ERROR "after common.yaml gained a field, one ${includes_generator} build gave "
+                      "a program that prints '${fields}' (expected 'Step fields: 2')")
 endif()

@@ -12,5 +12,7 @@ int main() {
     std::cerr << "includes: MISMATCH in episode.step().obs()\n";
     return 1;
   }
+  // run_downstream.cmake adds a field to common.yaml, then builds once: this line must see it.
+  std::cout << "Step fields: " << includes::Step::class_spec().fields.size() << "\n";
   return 0;
 }
