@@ -71,6 +71,16 @@ void make_lazy_stack(const std::string& d) {
       std::string(R"({"_type": ")") + tensordict::memmap::kLazyStackType + R"(", "stack_dim": 0})");
 }
 
+// Turns the directory into a _SubTensorDict of it (`_source/`) with the index JSON `index`.
+void as_sub_tensordict(const std::string& d, const std::string& index) {
+  fs::rename(d, d + "_source");
+  fs::create_directory(d);
+  fs::rename(d + "_source", d + "/_source");
+  tc_test::write_file(d + "/meta.json", std::string(R"({"_type": ")") +
+                                            tensordict::memmap::kSubTensorDictType +
+                                            R"(", "index": )" + index + "}");
+}
+
 // A NonTensorData meta.json whose "data" is a list nested 100,000 deep (600 KB).
 std::string deep_non_tensor() {
   return std::string(R"({"_type": ")") + tensordict::memmap::kNonTensorDataType + R"(", "data": )" +
@@ -242,6 +252,17 @@ std::vector<Corruption> corruptions() {
       {"NonTensorData nested 100,000 deep",
        [](const std::string& d) { tc_test::write_file(d + "/s/meta.json", deep_non_tensor()); },
        "'{dir}/s/meta.json': JSON nested deeper than 1000 levels"},
+      {"a _SubTensorDict whose index is past its source",
+       [](const std::string& d) { as_sub_tensordict(d, R"(["tuple", [99]])"); },
+       "'{dir}/meta.json': its index does not fit its _source: "},
+      {"a _SubTensorDict index entry Python does not write",
+       [](const std::string& d) { as_sub_tensordict(d, R"(["tuple", [["bogus", 1]]])"); },
+       "'{dir}/meta.json': an index entry Python does not write: [\"bogus\",1]"},
+      {"a _SubTensorDict mask that is not rectangular",
+       [](const std::string& d) {
+         as_sub_tensordict(d, R"(["tuple", [["tensor", [[true], [true, false]], "cpu"]]])");
+       },
+       "'{dir}/meta.json': the index tensor's lists are not rectangular"},
   };
 }
 

@@ -145,6 +145,9 @@ class TreeLoader {
       return source.value.tensordict().index(index);
     } catch (const Error& e) {
       throw FormatError(where + ": its index does not fit its _source: " + e.what());
+    } catch (const c10::Error& e) {
+      throw FormatError(where + ": its index does not fit its _source: " +
+                        ::tensordict::detail::first_line(e.what()));
     }
   }
 
