@@ -258,12 +258,12 @@ const std::vector<Entry>& entries() {
              return td.index({Slice(0, 1), 2});
            })),
       refused("index_put_", run([](TensorDict td) { return td.index_put_({0}, operand(td)[1]); })),
-      refused("expand_as", run([](TensorDict td) {
-                return td.expand_as(at::zeros({4, 2, 3}));
-              })),
-      refused("expand", run([](TensorDict td) {
-                return td.expand({4, 2, 3});
-              })),
+      same("expand_as", run([](TensorDict td) {
+             return td.expand_as(at::zeros({4, 2, 3}));
+           })),
+      same("expand", run([](TensorDict td) {
+             return td.expand({4, 2, 3});
+           })),
       same("split", run([](TensorDict td) { return td.split(1, 1); })),
       same("chunk", run([](TensorDict td) { return td.chunk(2, 0); })),
       same("unbind", run([](TensorDict td) { return td.unbind(1); })),
@@ -298,9 +298,9 @@ const std::vector<Entry>& entries() {
       refused("tile", run([](TensorDict td) {
                 return td.tile({2, 1});
               })),
-      refused("broadcast_to", run([](TensorDict td) {
-                return td.broadcast_to({2, 2, 3});
-              })),
+      same("broadcast_to", run([](TensorDict td) {
+             return td.broadcast_to({2, 2, 3});
+           })),
       same("atleast_1d", run([](TensorDict td) { return td.atleast_1d(); })),
       same("atleast_2d", run([](TensorDict td) { return td.atleast_2d(); })),
       same("atleast_3d", run([](TensorDict td) { return td.atleast_3d(); })),

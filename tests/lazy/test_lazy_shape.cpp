@@ -44,6 +44,13 @@ TEST_CASE("lazy shape ops give the dense stack's values, along every stack dim",
     check_same(lazy.movedim({0}, {2}), dense.movedim({0}, {2}));
     for (int64_t d = 0; d <= 3; ++d) check_same(lazy.unsqueeze(d), dense.unsqueeze(d));
     check_same(lazy.unsqueeze(1).squeeze(1), dense);
+    BatchSize wider{5};
+    wider.insert(wider.end(), dense.batch_size().begin(), dense.batch_size().end());
+    check_same(lazy.expand(wider), dense.expand(wider));
+    // A one-element stack grows along its stack dim, as Python's repeats its element.
+    BatchSize grown = lazy_stack({element(0)}, dim).batch_size();
+    grown[static_cast<size_t>(dim)] = 3;
+    check_same(lazy_stack({element(0)}, dim).expand(grown), stack({element(0)}, dim).expand(grown));
     check_same(lazy.unsqueeze(3).unsqueeze(0).squeeze(), dense);
     for (int64_t d = 0; d < 3; ++d) {
       const auto got = lazy.split(1, d);

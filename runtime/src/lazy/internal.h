@@ -49,6 +49,9 @@ at::Tensor get_padded(const TensorDict& td, const NestedKey& key, double padding
 /// Batch dim i of the result is dim `order[i]` (transpose is a permutation too).
 TensorDict permute(const TensorDict& td, const std::vector<int64_t>& order);
 TensorDict unsqueeze(const TensorDict& td, int64_t dim);
+/// expand to `batch` (checked, `lead` new leading dims): each element expanded, a one-element
+/// stack repeated along its stack dim, as Python's.
+TensorDict expand(const TensorDict& td, const BatchSize& batch, size_t lead);
 /// Drops `dims` (size 1, highest first); dropping the stack dim gives its one element.
 TensorDict squeeze(const TensorDict& td, const std::vector<int64_t>& dims);
 /// Pieces of `lengths` along `dim`: runs of elements along the stack dim.

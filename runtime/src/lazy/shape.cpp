@@ -63,6 +63,18 @@ TensorDict unsqueeze(const TensorDict& td, int64_t dim) {
   return restack(td, out, dim > sd ? sd : sd + 1);
 }
 
+TensorDict expand(const TensorDict& td, const BatchSize& batch, size_t lead) {
+  const int64_t sd = state(td).stack_dim + static_cast<int64_t>(lead);
+  BatchSize element_batch = batch;
+  element_batch.erase(element_batch.begin() + sd);
+  const std::vector<TensorDict>& tds = state(td).tds;
+  // The batch check let the stack dim grow only from one element.
+  const auto n = static_cast<size_t>(batch[static_cast<size_t>(sd)]);
+  std::vector<TensorDict> out;
+  for (size_t k = 0; k < n; ++k) out.push_back(tds[tds.size() == n ? k : 0].expand(element_batch));
+  return restack(td, out, sd);
+}
+
 TensorDict squeeze(const TensorDict& td, const std::vector<int64_t>& dims) {
   TensorDict out = td;
   for (const int64_t d : dims) {  // highest first, so the lower ones keep their numbers

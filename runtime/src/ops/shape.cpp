@@ -222,6 +222,7 @@ TensorDict TensorDict::expand(at::IntArrayRef shape) const {
     throw ShapeError("expand: cannot expand batch_size " + shape_str(old) + " to " +
                      shape_str(shape));
   }
+  if (impl_->lazy) return locked_as(*this, detail::lazy::expand(*this, batch, lead));
   return locked_as(*this, map_batch(
                               *this, old.size(), batch,
                               [&](const at::Tensor& t) {
