@@ -22,6 +22,9 @@ namespace tensordict::nn {
 namespace {
 
 constexpr std::string_view kFunction = "static void check_input_";
+// The longest check function read: torch's are about 1 KB. std::regex recurses per character it
+// matches, so a hostile megabyte-long token would exhaust the stack; this bound keeps it shallow.
+constexpr size_t kMaxCheckBytes = 16 * 1024;
 
 // The dim `d` of `sig`, growing its dims to hold it.
 DimRange& dim(InputSignature& sig, const std::string& d) {
@@ -70,6 +73,12 @@ std::vector<InputSignature> parse_input_checks(std::string_view source) {
     const size_t next = source.find(kFunction, digits);
     // A function ends at the next one; the last, at the first function that is not a check.
     const size_t end = next != std::string_view::npos ? next : source.find("static bool", digits);
+    const size_t length = (end == std::string_view::npos ? source.size() : end) - at;
+    if (length > kMaxCheckBytes) {
+      throw FormatError("the package's check_input_" + index + " is " + std::to_string(length) +
+                        " bytes long, more than the " + std::to_string(kMaxCheckBytes) +
+                        " an input check takes");
+    }
     try {
       inputs.push_back(parse_one(std::string(
           source.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at))));

@@ -199,3 +199,22 @@ TEST_CASE("a wrapper source's call spec is read raw or escaped, and bad sources 
       tensordict::FormatError,
       Catch::Matchers::Message("the package's check_input_0 has a size past int64"));
 }
+
+TEST_CASE("input checks are bounded: a long hostile token is refused, never a stack overflow",
+          "[nn][call_spec]") {
+  using tensordict::nn::parse_input_checks;
+  const auto check = [](const std::string& name) {
+    return "static void check_input_0(A* h) {\n  int32_t " + name +
+           "_expected_dtype = aoti_torch_dtype_float32();\n}\nstatic bool x;";
+  };
+  // The longest identifier a check of the bound holds still parses.
+  const auto inputs = parse_input_checks(check(std::string(15 * 1024, 'a')));
+  REQUIRE(inputs.size() == 1);
+  CHECK(inputs[0].dtype == "float32");
+  const std::string hostile = check(std::string(1 << 20, 'a'));
+  CHECK_THROWS_MATCHES(
+      parse_input_checks(hostile), tensordict::FormatError,
+      Catch::Matchers::Message("the package's check_input_0 is " +
+                               std::to_string(hostile.find("static bool")) +
+                               " bytes long, more than the 16384 an input check takes"));
+}
