@@ -60,24 +60,6 @@ std::vector<std::string> batch_dim_names(size_t rank,
   return names;
 }
 
-bool same_type(const Type& a, const Type& b) { return type_to_string(a) == type_to_string(b); }
-
-// The type covering both: tensors keep the dtype and shape they agree on, anything else that
-// differs is `any`.
-Type merge_types(const Type& a, const Type& b) {
-  if (same_type(a, b)) return a;
-  if (a.kind == TypeKind::Tensor && b.kind == TypeKind::Tensor) {
-    Type t = make_type(TypeKind::Tensor);
-    if (a.dtype == b.dtype) t.dtype = a.dtype;
-    if (a.shape && b.shape && *a.shape == *b.shape) t.shape = a.shape;
-    return t;
-  }
-  if (a.kind == TypeKind::List && b.kind == TypeKind::List) {
-    return wrap(TypeKind::List, merge_types(a.args.at(0), b.args.at(0)));
-  }
-  return make_type(TypeKind::Any);
-}
-
 // A field as the directories show it: a type when some entry holds a value, and whether some
 // directory stores it as None.
 struct FieldInfo {

@@ -1,6 +1,6 @@
 #pragma once
 // What the importers (`tcgen import` of directories and of AOTInductor packages) share: how they
-// build types and name batch dims.
+// build, merge and name types and batch dims.
 
 #include <string>
 #include <vector>
@@ -16,5 +16,11 @@ std::vector<std::string> batch_dim_names(size_t rank);
 Type make_type(TypeKind kind);
 /// `kind[element]`: optional[...] or list[...].
 Type wrap(TypeKind kind, Type element);
+
+/// True when `a` and `b` spell the same schema type.
+bool same_type(const Type& a, const Type& b);
+/// The type covering both (a class met twice, an element of a lazy stack): tensors keep the
+/// dtype and shape they agree on, anything else that differs is `any`.
+Type merge_types(const Type& a, const Type& b);
 
 }  // namespace tcgen
