@@ -15,8 +15,9 @@
 ///   td += 1;                                      // element-wise math on every leaf
 /// \endcode
 ///
-/// Also here: Value (one entry), Operand (the right-hand side of TensorDict math), ReduceDims (the
-/// dims of a reduction), TensorDictFuture, stack() and cat(). Lazy stacks are TensorDicts too
+/// Also here: Value (one entry), Operand (the right-hand side of TensorDict math), stack() and
+/// cat(). The methods' argument types are in arguments.h (BatchSize, ReduceDims, MemmapOptions),
+/// memmap_async's result in future.h; both are included. Lazy stacks are TensorDicts too
 /// (lazy_stack.h). Errors derive from tensordict::Error (errors.h).
 
 #include <ATen/core/Tensor.h>
@@ -34,8 +35,10 @@
 #include <variant>
 #include <vector>
 
+#include "tensordict/arguments.h"
 #include "tensordict/class_contract.h"
 #include "tensordict/errors.h"
+#include "tensordict/future.h"
 #include "tensordict/index.h"
 #include "tensordict/nested_key.h"
 #include "tensordict/non_tensor.h"
@@ -51,7 +54,6 @@ namespace tensordict {
 class ModuleSwap;
 class Operand;
 class TensorDict;
-class TensorDictFuture;
 class Value;
 struct ClassSpec;
 struct StateDict;
@@ -62,66 +64,6 @@ struct Slots;
 /// Identifies a generated class: its `class_spec` function (an address, free to compare).
 using ClassToken = const ClassSpec& (*)();
 }  // namespace detail
-
-/// Sizes of the leading dims every entry of a TensorDict shares (Python's `batch_size`).
-using BatchSize = std::vector<int64_t>;
-/// Optional name per batch dim (Python's `names`).
-using DimNames = std::vector<std::optional<std::string>>;
-/// (from, to) pairs of rename(): Python's `rename(c="g")` is `{{"c", "g"}}`.
-using DimRenames = std::vector<std::pair<std::string, std::optional<std::string>>>;
-/// Function applied to every tensor leaf; returning an undefined tensor drops the leaf.
-using LeafFn = std::function<at::Tensor(const at::Tensor&)>;
-/// Function applied to the tensor leaves of two TensorDicts at the same key (apply(fn, other));
-/// returning an undefined tensor drops the leaf.
-using LeafFn2 = std::function<at::Tensor(const at::Tensor&, const at::Tensor&)>;
-
-/// The dims a reduction covers (Python's `dim`): every element of each leaf (the default), some
-/// batch dims (`0`, `{0, 1}`; negative counts from the last batch dim), or every feature dim
-/// (`ReduceDims::feature()`, Python's dim="feature").
-class ReduceDims {
- public:
-  /// Every element of each leaf (Python's dim=None).
-  ReduceDims() = default;
-  /// One batch dim or several (`{0, 1}`); negative dims count from the last batch dim.
-  ///@{
-  ReduceDims(int64_t dim) : dims_{dim} {}                           // NOLINT
-  ReduceDims(int dim) : dims_{dim} {}                               // NOLINT
-  ReduceDims(std::initializer_list<int64_t> dims) : dims_(dims) {}  // NOLINT
-  ///@}
-  /// Every feature dim of each leaf, the batch dims kept (Python's dim="feature"); not with
-  /// keepdim (TypeError).
-  static ReduceDims feature() {
-    ReduceDims out;
-    out.feature_ = true;
-    return out;
-  }
-  /// True for the default: every element of each leaf.
-  bool is_all() const { return dims_.empty() && !feature_; }
-  /// True for feature().
-  bool is_feature() const { return feature_; }
-  /// The batch dims given (empty for the default and for feature()).
-  const std::vector<int64_t>& dims() const { return dims_; }
-
- private:
-  std::vector<int64_t> dims_;
-  bool feature_ = false;
-};
-
-/// Tag of the reductions that return one tensor over every leaf (Python's `reduce=True`):
-/// `td.sum(reduce_all)`.
-struct ReduceAll {};
-/// The ReduceAll tag: `td.sum(reduce_all)`, `td.max(reduce_all, 0)`.
-inline constexpr ReduceAll reduce_all{};
-
-/// Options of the memmap family, with Python's meaning.
-struct MemmapOptions {
-  int num_threads = 0;         ///< >1 writes leaves in parallel.
-  bool existsok = true;        ///< false: refuse to overwrite an existing leaf file.
-  bool copy_existing = false;  ///< copy leaves already mapped from another file.
-  /// Version of the on-disk format written (docs/format.md, "Format versions"): kFormatVersion,
-  /// or 0 for the files of tensordict 0.15.2 and older (no version, class or dim-name entries).
-  int format_version = kFormatVersion;
-};
 
 /// Python tensordict's TensorDict: entries (tensors, nested TensorDicts, NonTensorData,
 /// NonTensorStack) keyed by strings in insertion order, sharing the leading batch dims. A handle:
@@ -901,25 +843,6 @@ T TensorDict::get(const NestedKey& key) const {
 inline const Value* TensorDict::class_slot(detail::ClassToken cls, size_t slot) const noexcept {
   return slots_->layout.load(std::memory_order_relaxed) == cls ? &slots_->values[slot] : nullptr;
 }
-
-/// The TensorDict a background operation (memmap_async) will give; like std::future, without
-/// making every includer pay for `<future>`.
-class TensorDictFuture {
- public:
-  /// Waits for the operation, then returns its TensorDict (or rethrows its error); once.
-  TensorDict get();
-  /// Waits for the operation without taking its result.
-  void wait() const;
-  /// False after get().
-  bool valid() const;
-
-  struct State;  ///< the std::future (memmap/td.cpp)
-  /// Wraps the operation's state (made by the runtime).
-  explicit TensorDictFuture(std::shared_ptr<State> state) : state_(std::move(state)) {}
-
- private:
-  std::shared_ptr<State> state_;
-};
 
 /// The right-hand side of TensorDict math: a scalar, a tensor (broadcast over the batch dims) or
 /// a TensorDict with the same keys.
