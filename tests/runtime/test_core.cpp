@@ -2,6 +2,7 @@
 #include <ATen/ATen.h>
 
 #include "catch2_compat.h"
+#include "io_test_util.h"
 
 #include "tensordict/tensordict.h"
 
@@ -289,6 +290,57 @@ TEST_CASE("a locked TensorDict refuses structural changes but allows in-place wr
   CHECK_FALSE(td.get_tensordict("n").is_locked());
   td.set("new", arange(3));
   CHECK(td.contains("new"));
+}
+
+TEST_CASE("unlock_ of a TensorDict nested in a locked one is refused, as Python's",
+          "[core][lock]") {
+  TensorDict td({{"x", arange(3)}}, {3});
+  td.set({"n", "m", "y"}, arange(3));
+  td.lock_();
+  TensorDict n = td.get_tensordict("n");
+  TensorDict m = n.get_tensordict("m");
+  CHECK_THROWS_MATCHES(n.unlock_(), LockedError,
+                       Catch::Matchers::Message(
+                           "unlock_: the TensorDict is nested in a locked TensorDict; unlock_() "
+                           "the outermost locked one instead"));
+  CHECK_THROWS_AS(m.unlock_(), LockedError);
+  // The refused unlock_ leaves the whole tree locked.
+  CHECK(n.is_locked());
+  CHECK(m.is_locked());
+  CHECK(td.is_locked());
+
+  // Locking a part first, then the whole: the part still follows the whole.
+  td.unlock_();
+  CHECK_FALSE(m.is_locked());
+  n.lock_();
+  td.lock_();
+  CHECK_THROWS_AS(n.unlock_(), LockedError);
+  td.unlock_();
+  CHECK_FALSE(n.is_locked());
+  n.lock_();
+  n.unlock_();  // its parent is unlocked now: allowed
+  CHECK_FALSE(m.is_locked());
+
+  // A parent that no longer exists does not hold its children.
+  TensorDict orphan;
+  {
+    TensorDict parent({{"c", TensorDict({{"y", arange(2)}}, {2})}}, {2});
+    parent.lock_();
+    orphan = parent.get_tensordict("c");
+  }
+  CHECK(orphan.is_locked());
+  orphan.unlock_();
+  CHECK_FALSE(orphan.is_locked());
+}
+
+TEST_CASE("unlock_ of a part of a memory-mapped TensorDict is refused", "[core][lock]") {
+  tc_test::TempDir dir;
+  TensorDict td({{"x", arange(3)}}, {3});
+  td.set({"n", "y"}, arange(3));
+  TensorDict mapped = td.memmap(dir / "td");
+  CHECK_THROWS_AS(mapped.get_tensordict("n").unlock_(), LockedError);
+  mapped.unlock_();
+  CHECK_FALSE(mapped.get_tensordict("n").is_locked());
 }
 
 TEST_CASE("fromkeys, empty and the batch_size setter", "[core]") {

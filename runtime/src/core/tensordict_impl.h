@@ -71,6 +71,9 @@ struct TensorDictImpl : Slots {
   /// Flat byte buffer that every tensor leaf views after consolidate() (ops/consolidate.cpp);
   /// undefined otherwise. Checked for staleness on use: a replaced leaf no longer views it.
   at::Tensor consolidated;
+  /// The TensorDicts whose lock_() locked this one, as it sits below them (Python's
+  /// _lock_parents_weakrefs): unlock_() is refused while one of them is alive and locked.
+  std::vector<std::weak_ptr<TensorDictImpl>> lock_parents;
   /// Set on a lazy stack (core/lazy_state.h): its elements; `keys`/`values` then stay empty.
   std::shared_ptr<LazyState> lazy;
   /// The tensorclass a loaded directory held (its `_type` and meta.json fields), so that a save
@@ -133,6 +136,9 @@ struct TensorDictImpl : Slots {
 /// headers only declare it).
 struct Access {
   static TensorDictImpl& impl(const TensorDict& td) { return td.impl(); }
+  static const std::shared_ptr<TensorDictImpl>& shared_impl(const TensorDict& td) {
+    return td.impl_;
+  }
   static TensorDict wrap(std::shared_ptr<TensorDictImpl> impl) {
     return TensorDict(std::move(impl));
   }
@@ -144,8 +150,15 @@ inline TensorDictImpl& impl_of(const TensorDict& td) { return Access::impl(td); 
 void set_values(TensorDictImpl& dst, const TensorDictImpl& src, std::vector<Value>&& values);
 
 /// Locks or unlocks `impl` and every TensorDict nested in it (lazy-stack elements included);
-/// unlocking also ends the memory-mapped state.
+/// unlocking also ends the memory-mapped state. No parent bookkeeping: for a nested TensorDict
+/// taking its new parent's state.
 void set_locked_recursive(TensorDictImpl& impl, bool locked);
+/// Python's lock_(): `root` and everything nested in it locked, each nested TensorDict recording
+/// its ancestors up to `root` (TensorDictImpl::lock_parents), already locked parts included.
+void lock_tree(const TensorDict& root);
+/// Python's unlock_(): `root` and everything nested in it unlocked, then LockedError (with the
+/// tree locked again) when `root` or a part of it still sits below a locked TensorDict.
+void unlock_tree(const TensorDict& root);
 
 /// A new, empty TensorDict with the given batch size / device / names (no checks).
 TensorDict make_tensordict(BatchSize batch_size, std::optional<at::Device> device = std::nullopt,

@@ -369,8 +369,7 @@ TensorDict save(const TensorDict& td, const std::string& archive,
   write_with(
       archive, [&](const std::string& dir) { memmap::save_tensordict(td, dir, staged); }, pack);
   TensorDict out = load_memmap(archive);
-  ::tensordict::detail::set_locked_recursive(::tensordict::detail::impl_of(out),
-                                             true);  // as memmap() returns
+  ::tensordict::detail::lock_tree(out);  // as memmap() returns
   return out;
 }
 

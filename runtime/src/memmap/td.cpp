@@ -84,6 +84,7 @@ TensorDictFuture TensorDict::memmap_async(const std::string& prefix,
 TensorDict& TensorDict::memmap_(const std::string& prefix, const MemmapOptions& options) {
   TensorDict written = memmap(prefix, options);
   adopt(*impl_, ::tensordict::detail::impl_of(written), false);
+  ::tensordict::detail::lock_tree(*this);  // the parents its own nested TensorDicts record
   return *this;
 }
 

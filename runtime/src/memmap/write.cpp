@@ -354,6 +354,7 @@ TensorDict publish(const std::string& prefix, const WriteOptions& options, Write
     out = write(writer);
     writer.finish();
   });
+  ::tensordict::detail::lock_tree(out);  // each level is locked; this records their parents
   return out;
 }
 

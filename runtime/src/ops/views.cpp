@@ -114,12 +114,12 @@ size_t TensorDict::size() const {
 // ---- lock ------------------------------------------------------------------------------------
 
 TensorDict& TensorDict::lock_() {
-  detail::set_locked_recursive(*impl_, true);
+  if (!impl_->locked) detail::lock_tree(*this);
   return *this;
 }
 
 TensorDict& TensorDict::unlock_() {
-  detail::set_locked_recursive(*impl_, false);
+  detail::unlock_tree(*this);
   return *this;
 }
 
