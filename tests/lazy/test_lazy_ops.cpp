@@ -110,9 +110,12 @@ TEST_CASE("ops a lazy stack does not support throw TypeError naming the op", "[l
                     Catch::Matchers::ContainsSubstring("consolidate") &&
                         Catch::Matchers::ContainsSubstring("LazyStackedTensorDict"));
   CHECK_THROWS_WITH(ls.set_batch_size({2}), Catch::Matchers::ContainsSubstring("set_batch_size"));
-  // A lazy stack nested in a dense TensorDict: the dense op cannot reach into its elements.
+  // A lazy stack nested in a dense TensorDict: as in Python, a dense op that gives a new batch
+  // size reads it densified.
   TensorDict holder({{"h", ls}}, {2});
-  CHECK_THROWS_WITH(holder.reshape({2}), Catch::Matchers::ContainsSubstring("reshape"));
+  const TensorDict flat = holder.reshape({2, 1});
+  CHECK_FALSE(flat.get_tensordict("h").is_lazy_stack());
+  CHECK(flat.get({"h", "x"}).equal(ls.get("x").reshape({2, 1, 3})));
 }
 
 TEST_CASE("non-tensor stack rows share the stack's items, copy on write", "[lazy][non_tensor]") {

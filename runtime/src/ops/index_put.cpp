@@ -59,7 +59,11 @@ void put_non_tensor(Value& slot, const IndexPlan& plan, const Value& value, cons
 void put_tensor(at::Tensor& dst, const IndexPlan& plan, const at::Tensor& value,
                 const std::string& key) {
   try {
-    dst.index_put_(plan.expanded, value);
+    if (plan.expanded.empty()) {  // the whole entry: torch takes no empty index list
+      dst.copy_(value);
+    } else {
+      dst.index_put_(plan.expanded, value);
+    }
   } catch (const c10::Error& e) {
     throw ShapeError("index_put_: key '" + key + "': cannot write a value of shape " +
                      shape_str(value.sizes()) + " into an entry of shape " +
@@ -68,7 +72,53 @@ void put_tensor(at::Tensor& dst, const IndexPlan& plan, const at::Tensor& value,
 }
 
 void put_level(TensorDict& dst, const IndexPlan& plan, const TensorDict& src,
+               const std::string& prefix);
+
+// Coordinates of the row-major positions `flat` in `shape`, one long tensor per dim.
+Index unravel(at::Tensor flat, const BatchSize& shape) {
+  Index coords(shape.size(), IndexItem(int64_t{0}));
+  for (size_t i = shape.size(); i-- > 0;) {
+    coords[i] = flat.remainder(shape[i]);
+    flat = flat.div(shape[i], "floor");
+  }
+  return coords;
+}
+
+// A lazy stack takes the rows element by element, as Python's lazy stacks do: each selected
+// position is written into the element holding it, at that element's own position. Elements
+// with no selected position are left as they are (new keys included).
+void put_lazy(const TensorDict& dst, const IndexPlan& plan, const TensorDict& src,
+              const std::string& prefix) {
+  const BatchSize& batch = dst.batch_size();
+  const at::Tensor selected = detail::apply_index(detail::positions(batch), plan);
+  const BatchSize selected_shape = selected.sizes().vec();
+  TensorDict rows = src.batch_size() == selected_shape ? src : src.expand(selected_shape);
+  rows = rows.reshape({selected.numel()});
+  const at::Tensor flat = selected.reshape(-1);
+  const auto d = static_cast<size_t>(dst.stack_dim());
+  int64_t inner = 1;  // positions per step along the stack dim
+  for (size_t i = d + 1; i < batch.size(); ++i) inner *= batch[i];
+  const at::Tensor element = flat.div(inner, "floor").remainder(batch[d]);
+  const at::Tensor local = flat.div(inner * batch[d], "floor") * inner + flat.remainder(inner);
+  BatchSize element_batch = batch;
+  element_batch.erase(element_batch.begin() + static_cast<std::ptrdiff_t>(d));
+  const auto& elements = detail::lazy::state(dst).tds;
+  for (size_t k = 0; k < elements.size(); ++k) {
+    const at::Tensor mine = (element == static_cast<int64_t>(k)).nonzero().flatten();
+    if (mine.numel() == 0) continue;
+    TensorDict target = elements[k];
+    if (element_batch.empty()) {  // a 0-dim element: the last row written to it wins
+      put_level(target, detail::plan_index({}, {}), rows.index({mine[-1].item<int64_t>()}), prefix);
+    } else {
+      const Index at = unravel(local.index({mine}), element_batch);
+      put_level(target, detail::plan_index(at, element_batch), rows.index({mine}), prefix);
+    }
+  }
+}
+
+void put_level(TensorDict& dst, const IndexPlan& plan, const TensorDict& src,
                const std::string& prefix) {
+  if (dst.is_lazy_stack()) return put_lazy(dst, plan, src, prefix);
   const auto& s = detail::impl_of(src);
   for (size_t i = 0; i < s.keys.size(); ++i) {
     const std::string& name = s.keys[i];
@@ -96,7 +146,6 @@ void put_level(TensorDict& dst, const IndexPlan& plan, const TensorDict& src,
 }  // namespace
 
 TensorDict& TensorDict::index_put_(const Index& index, const TensorDict& value) {
-  detail::dense_only(*this, "index_put_");
   const IndexPlan plan = detail::plan_index(index, impl_->batch_size);
   put_level(*this, plan, value, "");
   return *this;

@@ -9,7 +9,6 @@
 #include <mutex>
 #include <thread>
 
-#include "core/lazy_state.h"
 #include "ops/util.h"
 
 namespace tensordict {
@@ -43,7 +42,6 @@ class ProgressBar {
 std::vector<TensorDict> TensorDict::run_chunks(
     const std::function<TensorDict(const TensorDict&)>& fn, int num_workers, int64_t chunksize,
     bool pbar) const {
-  detail::dense_only(*this, "map");
   if (ndim() == 0) {
     throw ShapeError("map: needs at least one batch dim to chunk over, batch_size is []");
   }

@@ -71,11 +71,23 @@ at::Tensor guarded(const TensorOp& op, const at::Tensor& t, const char* op_name,
   }
 }
 
+// A lazy stack as the batch ops see it. Python's lazy stacks build a regular TensorDict from
+// their stacked leaves for every op that is given a batch size (LazyStackedTensorDict._apply_nest);
+// the ops that keep a stack lazy (lazy/shape.cpp) never reach here.
+TensorDict stacked(const TensorDict& td, const char* op_name) {
+  if (!td.is_lazy_stack()) return td;
+  try {
+    return td.densify();
+  } catch (const ShapeError& e) {
+    throw ShapeError(std::string(op_name) + ": " + e.what());
+  }
+}
+
 // One level of map_batch; `first` carries a result already computed for slot `first_slot`.
-TensorDict map_batch_level(const TensorDict& td, size_t nb, const BatchSize& new_batch,
+TensorDict map_batch_level(const TensorDict& lazy_or_dense, size_t nb, const BatchSize& new_batch,
                            const TensorOp& op, const char* op_name, int64_t first_slot,
                            const at::Tensor& first, const StackOp& stack_op, const NamesOp& names) {
-  dense_only(td, op_name);
+  const TensorDict td = stacked(lazy_or_dense, op_name);
   const auto& src = detail::impl_of(td);
   const auto tail = join_shape(new_batch, src.batch_size, nb);
   TensorDict out = make_tensordict(BatchSize(tail.begin(), tail.end()), src.device,
@@ -115,9 +127,9 @@ TensorDict map_batch(const TensorDict& td, size_t nb, const BatchSize& new_batch
   return map_batch_level(td, nb, new_batch, op, op_name, -1, at::Tensor(), stack_op, names);
 }
 
-TensorDict map_batch_infer(const TensorDict& td, const TensorOp& op, const char* op_name,
+TensorDict map_batch_infer(const TensorDict& lazy_or_dense, const TensorOp& op, const char* op_name,
                            const NamesOp& names) {
-  dense_only(td, op_name);
+  const TensorDict td = stacked(lazy_or_dense, op_name);
   const auto& src = detail::impl_of(td);
   const size_t nb = src.batch_size.size();
   for (size_t i = 0; i < src.keys.size(); ++i) {
