@@ -97,11 +97,9 @@ std::string kind_constant(TypeKind kind) {
   return "Kind::" + std::string(tensordict::spelling(field_kind(kind)).enumerator);
 }
 
-std::string shape_initializer(const std::vector<Dim>& shape) {
+std::string shape_initializer(const std::vector<int64_t>& sizes) {
   std::string dims;
-  for (const auto& d : shape) {
-    dims += (dims.empty() ? "" : ", ") + (d.name.empty() ? std::to_string(d.size) : "-1");
-  }
+  for (const int64_t size : sizes) dims += (dims.empty() ? "" : ", ") + std::to_string(size);
   return "{" + dims + "}";
 }
 
@@ -114,11 +112,10 @@ std::string field_spec_head(const Field& field) {
 
 namespace {
 
-// A JSON value as a raw string literal (which has no escapes): JSON text in ASCII, with `\uXXXX`
-// for every other character (so no character that needs_escape reaches the header), under a
-// delimiter that the text does not close.
-std::string json_literal(const nlohmann::ordered_json& value) {
-  const std::string text = value.dump(-1, ' ', true);
+// JSON text in ASCII (`\uXXXX` for every other character, so no character that needs_escape
+// reaches the header) as a raw string literal (which has no escapes), under a delimiter that the
+// text does not close.
+std::string json_literal(const std::string& text) {
   std::string delimiter;
   for (int n = 0; text.find(")" + delimiter + "\"") != std::string::npos; ++n) {
     delimiter = "tc" + std::to_string(n);
@@ -141,30 +138,47 @@ nlohmann::ordered_json typed_default(const nlohmann::ordered_json& value, const 
 
 }  // namespace
 
-std::vector<std::string> field_spec_calls(const Field& field, const std::string& nested) {
-  const Type& type = field.type;
-  const Type& element = element_type(type);
-  std::vector<std::string> calls;
-  if (is_optional(type)) calls.push_back(".nullable()");
-  if (element.kind == TypeKind::Class) calls.push_back(".with_class(&" + nested + "::class_spec)");
-  if (element.kind == TypeKind::Tensor && element.dtype)
-    calls.push_back(".with_dtype(" + aten_dtype(*element.dtype) + ")");
-  if (element.kind == TypeKind::Tensor && element.shape)
-    calls.push_back(".with_shape(" + shape_initializer(*element.shape) + ")");
+FieldSpecFacts field_spec_facts(const Field& field) {
+  const Type& element = element_type(field.type);
+  FieldSpecFacts facts;
+  facts.kind = field_kind(element.kind);
+  facts.optional = is_optional(field.type);
+  if (element.kind == TypeKind::Class) facts.nested_class = element.class_name;
+  if (element.kind == TypeKind::Tensor) {
+    facts.dtype = element.dtype;
+    if (element.shape) {
+      facts.shape.emplace();
+      for (const auto& d : *element.shape) facts.shape->push_back(d.name.empty() ? d.size : -1);
+    }
+  }
   // What loading a directory of an older schema version needs: the value of a field it lacks,
   // the names it may hold the field under.
   const auto& value = field.default_value;
   if (value && !value->is_null() && value->dump().find("null") == std::string::npos) {
     // (JSON spells .inf and .nan as null: such a default is left out, the field stays required)
-    calls.push_back(".with_default(" + json_literal(typed_default(*value, type)) + ")");
+    facts.default_json = typed_default(*value, field.type).dump(-1, ' ', true);
   }
-  if (!field.renamed_from.empty()) {
+  facts.old_names = field.renamed_from;
+  facts.deprecated = field.deprecated.has_value();
+  return facts;
+}
+
+std::vector<std::string> field_spec_calls(const Field& field, const std::string& nested) {
+  const FieldSpecFacts facts = field_spec_facts(field);
+  std::vector<std::string> calls;
+  if (facts.optional) calls.push_back(".nullable()");
+  if (!facts.nested_class.empty()) calls.push_back(".with_class(&" + nested + "::class_spec)");
+  if (facts.dtype) calls.push_back(".with_dtype(" + aten_dtype(*facts.dtype) + ")");
+  if (facts.shape) calls.push_back(".with_shape(" + shape_initializer(*facts.shape) + ")");
+  if (facts.default_json)
+    calls.push_back(".with_default(" + json_literal(*facts.default_json) + ")");
+  if (!facts.old_names.empty()) {
     std::string names;
-    for (const auto& old : field.renamed_from)
+    for (const auto& old : facts.old_names)
       names += (names.empty() ? "" : ", ") + cpp_text(old, CppText::Literal);
     calls.push_back(".renamed_from({" + names + "})");
   }
-  if (field.deprecated) calls.push_back(".as_deprecated()");
+  if (facts.deprecated) calls.push_back(".as_deprecated()");
   return calls;
 }
 
@@ -254,7 +268,7 @@ std::string default_literal(const nlohmann::ordered_json& value, const Type& typ
   if (value.is_null()) return is_optional(type) ? nullopt_literal() : json_null_literal();
   const Type& element = element_type(type);
   if (traits(element.kind).is_json) {
-    return "::tensordict::Json::parse(" + json_literal(value) + ")";
+    return "::tensordict::Json::parse(" + json_literal(value.dump(-1, ' ', true)) + ")";
   }
   if (value.is_string()) return text_literal(value.get_ref<const std::string&>());
   if (value.is_array()) return list_literal(value, element);

@@ -3,6 +3,8 @@
 // names, accessor names, dtypes, value types, runtime calls, default values. Emitters never paste
 // type strings together. (Which names are taken, the is_* checks, is in model/name_rules.h.)
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +51,23 @@ std::string field_reader(const Type& type, const std::string& element);
 /// `Field("obs", Kind::Tensor)`: a field's FieldSpec, before its builder calls (class_spec()
 /// aliases `Field` and `Kind`).
 std::string field_spec_head(const Field& field);
+/// What a field's runtime FieldSpec (tensordict/class_spec.h) holds, decided once from the schema:
+/// generated headers spell it as builder calls (field_spec_calls), `tdtool verify --schema` builds
+/// the same FieldSpec from it at run time, so both load a directory by the same rules.
+struct FieldSpecFacts {
+  tensordict::FieldKind kind = tensordict::FieldKind::Any;  ///< the type less `optional[...]`
+  bool optional = false;                                    ///< `optional[...]`: may be None
+  std::string nested_class;                   ///< Class fields: the class's schema name
+  std::optional<std::string> dtype;           ///< Tensor fields: "float32", ...
+  std::optional<std::vector<int64_t>> shape;  ///< Tensor fields: sizes, -1 for a named dim
+  /// The default a directory written before the field was added gets, as JSON text (ASCII); unset
+  /// when the schema gives none, gives None, or a value JSON cannot spell (.inf, .nan).
+  std::optional<std::string> default_json;
+  std::vector<std::string> old_names;  ///< `renamed_from:`, newest first
+  bool deprecated = false;
+};
+/// The FieldSpec facts of `field`.
+FieldSpecFacts field_spec_facts(const Field& field);
 /// The FieldSpec builder calls of `field` (`.nullable()`, `.with_dtype(::at::kFloat)`, its
 /// default, old names, ...); `nested` is the C++ name of a Class field's class.
 std::vector<std::string> field_spec_calls(const Field& field, const std::string& nested);

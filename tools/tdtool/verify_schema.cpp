@@ -1,17 +1,25 @@
 // tdtool verify --schema S.yaml DIR: a directory checked against a class of a schema (read with
-// tcgen's front end and checks): `_type`, fields present or unknown, kinds, dtypes, shapes (batch
-// dims and other named dims consistent), batch dims count, nested classes alike.
+// tcgen's front end and checks). First by the loader's own rules: the runtime loads the directory
+// with the ClassSpec the generated class has (an older schema version's data evolved: fields
+// renamed, fields added since given their default), collecting what it refuses (`_type`, fields
+// unknown or missing, dtypes, shapes). Then by the declared types, on the data as loaded: kinds,
+// named dims consistent, batch dims count, None where the type is not optional, nested classes
+// alike, lazy stacks element by element.
 #include <ATen/ATen.h>
 
 #include <algorithm>
 #include <map>
 #include <ostream>
+#include <set>
+#include <utility>
 
 #include "commands.h"
 #include "driver/driver.h"
 #include "frontend/type_parser.h"
 #include "model/kinds.h"
 #include "model/names.h"
+#include "schema_spec.h"
+#include "tensordict/class_load_check.h"
 #include "tensordict/dtype.h"
 
 namespace tdtool {
@@ -62,21 +70,21 @@ std::string describe(const Value& value) {
   return "a TensorDict";
 }
 
+// The checks of the declared types that loading does not make (the loader's own rules are the
+// runtime's, tensordict::check_class_load): batch dims count, the kind of each value, named dims
+// bound consistently, None in a field that is not optional, nested classes alike, and the shapes
+// of a lazy stack's elements. Run on the TensorDict as the class loads it (old names renamed,
+// added fields given their default).
 class SchemaChecker {
  public:
-  SchemaChecker(const tensordict::memmap::Loaded& loaded, const tcgen::ClassIndex& classes)
-      : classes_(classes) {
-    for (const auto& [key, info] : loaded.nested_classes) nested_.emplace(key.join("."), info);
-  }
+  // `reported`: the fields the loader reported, by the key path of their class ("a.b") and name.
+  SchemaChecker(const tcgen::ClassIndex& classes,
+                std::set<std::pair<std::string, std::string>> reported)
+      : classes_(classes), reported_(std::move(reported)) {}
 
-  // Checks `td` (with `info`: its `_type` and None fields) against `cls`.
-  void check_class(const TensorDict& td, const tensordict::memmap::ClassInfo& info,
-                   const tcgen::Class& cls, const std::vector<std::string>& path) {
+  void check_class(const TensorDict& td, const tcgen::Class& cls,
+                   const std::vector<std::string>& path) {
     const std::string at = path.empty() ? "" : join(path) + ": ";
-    const std::string expected = tcgen::python_type_string(cls);
-    if (info.type != expected) {
-      add(at + "_type is " + info.type + ", expected " + expected + " (class " + cls.name + ")");
-    }
     Bindings bound;
     const tensordict::BatchSize& batch = td.batch_size();
     if (!cls.batch_dims.empty()) {
@@ -90,47 +98,13 @@ class SchemaChecker {
         }
       }
     }
-    // Stored entries: of every element of a lazy stack, each against the class's shapes less the
-    // stack dim.
     std::vector<std::string> stored;
-    if (td.is_lazy_stack()) {
-      const auto stack_dim = static_cast<size_t>(td.stack_dim());
-      for (size_t e = 0; e < td.tensordicts().size(); ++e) {
-        const TensorDict& element = td.tensordicts()[e];
-        std::vector<std::string> element_path = path;
-        element_path.push_back(std::to_string(e));
-        Bindings element_bound;
-        for (size_t i = 0; i < cls.batch_dims.size() && i < batch.size(); ++i) {
-          const size_t own = i < stack_dim ? i : i - 1;
-          if (i != stack_dim && own < element.batch_size().size()) {
-            element_bound.emplace(cls.batch_dims[i],
-                                  Binding{element.batch_size()[own], "the batch size"});
-          }
-        }
-        check_entries(element, cls, element_path, element_bound, stack_dim, stored);
-      }
-    } else {
-      check_entries(td, cls, path, bound, std::nullopt, stored);
-    }
-    auto is_stored = [&](const std::string& name) {
-      return std::find(stored.begin(), stored.end(), name) != stored.end();
-    };
-    for (const auto& [key, value] : info.fields.items()) {
-      if (is_stored(key)) continue;
-      const tcgen::Field* field = find_field(cls, key);
-      if (!field) {
-        add(at_field(path, key) + "not a field of class " + cls.name);
-      } else if (!value.is_null()) {
-        check_json_field(*field, value, path);
-      } else if (!accepts_none(*field)) {
-        add(at_field(path, key) + "is None, but its type " + tcgen::type_to_string(field->type) +
-            " is not optional");
-      }
-    }
+    check_stored(td, cls, path, bound, {}, stored);
     for (const auto& field : cls.fields) {
-      if (!is_stored(field.name) && !info.fields.contains(field.name)) {
-        add(at_field(path, field.name) + "missing (class " + cls.name + " declares it, " +
-            tcgen::type_to_string(field.type) + ")");
+      const bool is_stored = std::find(stored.begin(), stored.end(), field.name) != stored.end();
+      if (!is_stored && !accepts_none(field) && !reported_.count({join(path), field.name})) {
+        add(at_field(path, field.name) + "is None, but its type " +
+            tcgen::type_to_string(field.type) + " is not optional");
       }
     }
   }
@@ -164,40 +138,64 @@ class SchemaChecker {
 
   void add(std::string message) { mismatches_.push_back(std::move(message)); }
 
-  void check_entries(const TensorDict& td, const tcgen::Class& cls,
-                     const std::vector<std::string>& path, Bindings& bound,
-                     std::optional<size_t> stack_dim, std::vector<std::string>& stored) {
+  // The entries of `td`: a lazy stack's element by element (stacks of stacks too), each against
+  // the class's shapes less the stacked dims `removed` (indices into the class's batch dims).
+  void check_stored(const TensorDict& td, const tcgen::Class& cls,
+                    const std::vector<std::string>& path, const Bindings& bound,
+                    const std::vector<size_t>& removed, std::vector<std::string>& stored) {
+    if (td.is_lazy_stack()) {
+      // The stack dim among the dims `td` has, as an index into the class's batch dims.
+      size_t dim = 0;
+      for (int64_t own = 0;; ++dim) {
+        if (std::find(removed.begin(), removed.end(), dim) != removed.end()) continue;
+        if (own++ == td.stack_dim()) break;
+      }
+      std::vector<size_t> element_removed = removed;
+      element_removed.push_back(dim);
+      for (size_t e = 0; e < td.tensordicts().size(); ++e) {
+        const TensorDict& element = td.tensordicts()[e];
+        std::vector<std::string> element_path = path;
+        element_path.push_back(std::to_string(e));
+        // The element's batch sizes bind the class's dims it keeps.
+        Bindings element_bound;
+        size_t own = 0;
+        for (size_t i = 0; i < cls.batch_dims.size(); ++i) {
+          if (std::find(element_removed.begin(), element_removed.end(), i) !=
+              element_removed.end()) {
+            continue;
+          }
+          if (own < element.batch_size().size() && element.batch_size()[own] >= 0) {
+            element_bound.emplace(cls.batch_dims[i],
+                                  Binding{element.batch_size()[own], "the batch size"});
+          }
+          ++own;
+        }
+        check_stored(element, cls, element_path, element_bound, element_removed, stored);
+      }
+      return;
+    }
+    Bindings own_bound = bound;
     for (size_t i = 0; i < td.size(); ++i) {
       const std::string& key = td.key_at(i);
       if (std::find(stored.begin(), stored.end(), key) == stored.end()) stored.push_back(key);
       const tcgen::Field* field = find_field(cls, key);
+      if (!field) continue;  // the loader's: not a field of the class
       std::vector<std::string> field_path = path;
       field_path.push_back(key);
-      if (!field) {
-        add(join(field_path) + ": not a field of class " + cls.name);
-        continue;
-      }
-      check_value(tcgen::element_type(field->type), td.value_at(i), field_path, bound, stack_dim);
+      check_value(tcgen::element_type(field->type), td.value_at(i), field_path, own_bound, removed);
     }
-  }
-
-  // A value kept in the tensorclass's meta.json (a non-tensor class's own fields).
-  void check_json_field(const tcgen::Field& field, const Json& value,
-                        const std::vector<std::string>& path) {
-    check_value(tcgen::element_type(field.type), Value(tensordict::NonTensorData{value}),
-                {join(path), field.name}, no_bindings_, std::nullopt);
   }
 
   void check_value(const tcgen::Type& type, const Value& value,
                    const std::vector<std::string>& path, Bindings& bound,
-                   std::optional<size_t> stack_dim) {
+                   const std::vector<size_t>& removed) {
     const std::string at = join(path) + ": ";
     const std::string expected = tcgen::type_to_string(type);
     auto wrong_kind = [&] { add(at + "expected " + expected + ", found " + describe(value)); };
     switch (tcgen::form_of(type)) {
       case tcgen::KindForm::Tensor:
         if (!value.is_tensor()) return wrong_kind();
-        return check_tensor(type, value.tensor(), at, bound, stack_dim);
+        return check_tensor(type, value.tensor(), at, bound, removed);
       case tcgen::KindForm::Value: {
         const tcgen::KindTraits& kind = tcgen::traits(type.kind);
         if (kind.is_json) return;
@@ -221,28 +219,30 @@ class SchemaChecker {
         return wrong_kind();
       }
       case tcgen::KindForm::Class: {
+        // Anything but a TensorDict is the loader's to refuse; a nested class's `_type` too.
         const auto cls = classes_.find(type.class_name);
-        const auto info = nested_.find(join(path));
-        if (!value.is_tensordict() || info == nested_.end()) return wrong_kind();
-        if (cls != classes_.end())
-          check_class(value.tensordict(), info->second, *cls->second, path);
+        if (value.is_tensordict() && cls != classes_.end()) {
+          check_class(value.tensordict(), *cls->second, path);
+        }
         return;
       }
       case tcgen::KindForm::Optional:
-        return check_value(type.args.at(0), value, path, bound, stack_dim);
+        return check_value(type.args.at(0), value, path, bound, removed);
     }
   }
 
+  // A tensor's named dims against those bound before. Its dtype, and the shape of a tensor that
+  // is not in a lazy stack, are the loader's rules; an element of a lazy stack, whose shape the
+  // loader does not check, is checked here against the class's shape less the stacked dims.
   void check_tensor(const tcgen::Type& type, const at::Tensor& t, const std::string& at,
-                    Bindings& bound, std::optional<size_t> stack_dim) {
-    const std::string dtype = tensordict::dtype_name(t.scalar_type());
-    if (type.dtype && *type.dtype != dtype) {
-      add(at + "dtype " + dtype + ", expected " + *type.dtype);
-    }
+                    Bindings& bound, const std::vector<size_t>& removed) {
     if (!type.shape) return;
-    std::vector<tcgen::Dim> dims = *type.shape;
-    if (stack_dim && *stack_dim < dims.size()) {  // an element of a lazy stack
-      dims.erase(dims.begin() + static_cast<std::ptrdiff_t>(*stack_dim));
+    const bool element = !removed.empty();
+    std::vector<tcgen::Dim> dims;
+    for (size_t i = 0; i < type.shape->size(); ++i) {
+      if (std::find(removed.begin(), removed.end(), i) == removed.end()) {
+        dims.push_back((*type.shape)[i]);
+      }
     }
     tcgen::Type shown = type;
     shown.shape = dims;
@@ -251,14 +251,16 @@ class SchemaChecker {
     const std::string expected = want.substr(0, want.size() - 1);
     const auto sizes = t.sizes();
     if (sizes.size() != dims.size()) {
-      add(at + "shape " + tensordict::shape_str(sizes) + " has " + std::to_string(sizes.size()) +
-          " dims, expected " + std::to_string(dims.size()) + ": " + expected);
+      if (element) {
+        add(at + "shape " + tensordict::shape_str(sizes) + " has " + std::to_string(sizes.size()) +
+            " dims, expected " + std::to_string(dims.size()) + ": " + expected);
+      }
       return;
     }
     for (size_t i = 0; i < dims.size(); ++i) {
       const tcgen::Dim& dim = dims[i];
       if (dim.name.empty()) {
-        if (sizes[i] != dim.size) {
+        if (element && sizes[i] != dim.size) {
           add(at + "dim " + std::to_string(i) + " is " + std::to_string(sizes[i]) + ", expected " +
               std::to_string(dim.size) + ": shape " + tensordict::shape_str(sizes) + ", expected " +
               expected);
@@ -276,10 +278,24 @@ class SchemaChecker {
   }
 
   const tcgen::ClassIndex& classes_;
-  std::map<std::string, tensordict::memmap::ClassInfo> nested_;
+  std::set<std::pair<std::string, std::string>> reported_;
   std::vector<std::string> mismatches_;
-  Bindings no_bindings_;
 };
+
+// Where a problem of the loader lies, as a key path relative to the verified directory `root`:
+// empty for the directory itself, {"child", "v"} for `DIR/_tensordict/child/_tensordict/v`.
+std::vector<std::string> relative(const std::string& dir, const std::string& root) {
+  std::vector<std::string> parts;
+  if (dir.compare(0, root.size(), root) != 0) return {dir};
+  const std::string rest = dir.substr(root.size());
+  for (size_t at = 0; at < rest.size();) {
+    const size_t next = std::min(rest.find('/', at + 1), rest.size());
+    const std::string part = rest.substr(at + 1, next - at - 1);
+    if (part != "_tensordict" && !part.empty()) parts.push_back(part);
+    at = next;
+  }
+  return parts;
+}
 
 }  // namespace
 
@@ -329,21 +345,36 @@ int run_verify_schema(const std::string& dir, const std::string& schema_path,
     }
   }
 
-  SchemaChecker checker(loaded, schema.classes);
   if (!loaded.class_info || !loaded.value.is_tensordict()) {
     out << "mismatch: _type is " << type << ", not a tensorclass; expected "
         << tcgen::python_type_string(*cls) << " (class " << cls->name << ")\n";
     out << dir << ": 1 mismatch(es) with class " << cls->name << " of " << schema_path << "\n";
     return 1;
   }
-  checker.check_class(loaded.value.tensordict(), *loaded.class_info, *cls, {});
-  for (const auto& mismatch : checker.mismatches()) out << "mismatch: " << mismatch << "\n";
-  if (checker.mismatches().empty()) {
+  // The loader's verdict, by the runtime's own rules, on the ClassSpec the generated class has;
+  // then what the declared types say of the data as the class loads it.
+  const SchemaSpecs specs(schema.classes);
+  const tensordict::ClassLoadCheck check =
+      tensordict::check_class_load(specs.of(cls->name), dir, at::Device("meta"));
+  std::vector<std::string> mismatches;
+  std::set<std::pair<std::string, std::string>> reported;
+  for (const auto& problem : check.problems) {
+    const std::string at = join(relative(problem.dir, dir));
+    mismatches.push_back((at.empty() ? "" : at + ": ") + problem.message);
+    if (!problem.field.empty()) reported.emplace(at, problem.field);
+  }
+  if (check.loaded) {
+    SchemaChecker checker(schema.classes, std::move(reported));
+    checker.check_class(*check.loaded, *cls, {});
+    mismatches.insert(mismatches.end(), checker.mismatches().begin(), checker.mismatches().end());
+  }
+  for (const auto& mismatch : mismatches) out << "mismatch: " << mismatch << "\n";
+  if (mismatches.empty()) {
     out << dir << ": OK, matches class " << cls->name << " of " << schema_path << "\n";
     return 0;
   }
-  out << dir << ": " << checker.mismatches().size() << " mismatch(es) with class " << cls->name
-      << " of " << schema_path << "\n";
+  out << dir << ": " << mismatches.size() << " mismatch(es) with class " << cls->name << " of "
+      << schema_path << "\n";
   return 1;
 }
 

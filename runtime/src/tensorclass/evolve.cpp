@@ -24,9 +24,21 @@ std::string versions(const ClassSpec& spec, const LoadOrigin& from) {
          version_name(spec.version) + ")";
 }
 
-FormatError error(const ClassSpec& spec, const LoadOrigin& from, const std::string& what) {
-  return FormatError("'" + from.dir + "': " + what + versions(spec, from));
-}
+// A problem: thrown as a FormatError naming the directory, or collected (check_class_load).
+class Problems {
+ public:
+  explicit Problems(std::vector<ClassLoadProblem>* out) : out_(out) {}
+  // `field`: the field or key concerned.
+  void report(const ClassSpec& spec, const LoadOrigin& from, const std::string& field,
+              const std::string& what) const {
+    if (!out_) throw FormatError("'" + from.dir + "': " + what + versions(spec, from));
+    out_->push_back({from.dir, what + versions(spec, from), field});
+  }
+  std::vector<ClassLoadProblem>* sink() const { return out_; }
+
+ private:
+  std::vector<ClassLoadProblem>* out_;
+};
 
 // A field stored under an old name takes its new one, in the TensorDict (every element of a lazy
 // stack) and among the None fields of meta.json.
@@ -52,45 +64,50 @@ void rename_old_keys(TensorDict& td, Json& meta_fields, const ClassSpec& spec) {
 }
 
 void check_known(const std::vector<std::string>& names, const ClassSpec& spec,
-                 const LoadOrigin& from) {
+                 const LoadOrigin& from, const Problems& problems) {
   for (const std::string& name : names) {
     if (spec.field_index(name) >= 0) continue;
-    throw error(spec, from,
-                "'" + name + "' is not a field of " + spec.name +
-                    "; a field removed from a schema stays readable as a deprecated field");
+    problems.report(spec, from, name,
+                    "'" + name + "' is not a field of " + spec.name +
+                        "; a field removed from a schema stays readable as a deprecated field");
   }
 }
 
 // Fields of meta.json: None (absent from the TensorDict) or, for data-like classes, values.
 void apply_meta_fields(TensorDict& td, const ClassSpec& spec, const Json& fields,
-                       const LoadOrigin& from) {
+                       const LoadOrigin& from, const Problems& problems) {
   for (const auto& [name, value] : fields.items()) {
+    if (spec.field_index(name) < 0) continue;  // reported by check_known
     const bool stored = td.contains(name);
-    if (stored && !value.is_null()) throw error(spec, from, "field '" + name + "' is stored twice");
-    if (!stored && !value.is_null()) td.set_non_tensor(name, value);
+    if (stored && !value.is_null()) {
+      problems.report(spec, from, name, "field '" + name + "' is stored twice");
+    } else if (!stored && !value.is_null()) {
+      td.set_non_tensor(name, value);
+    }
   }
 }
 
 // A field neither stored nor listed as None was added after the directory was written.
 void add_missing_fields(TensorDict& td, const Json& meta_fields, const ClassSpec& spec,
-                        const LoadOrigin& from) {
+                        const LoadOrigin& from, const Problems& problems) {
   for (size_t i = 0; i < spec.fields.size(); ++i) {
     const FieldSpec& field = spec.fields[i];
     if (td.contains(field.name) || meta_fields.contains(field.name)) continue;
     if (field.default_json) {
       set(td, spec, i, default_of(field));
     } else if (!field.optional && field.kind != FieldKind::Any) {
-      throw error(spec, from,
-                  "field '" + std::string(field.name) + "' of " + spec.name +
-                      " is missing; a field added to a schema needs a default or an "
-                      "optional[...] type");
+      problems.report(spec, from, field.name,
+                      "field '" + std::string(field.name) + "' of " + spec.name +
+                          " is missing; a field added to a schema needs a default or an "
+                          "optional[...] type");
     }
   }
 }
 
-void check_tensors(const TensorDict& td, const ClassSpec& spec, const LoadOrigin& from) {
+void check_tensors(const TensorDict& td, const ClassSpec& spec, const LoadOrigin& from,
+                   const Problems& problems) {
   if (td.is_lazy_stack()) {  // element by element (ragged entries cannot be stacked)
-    for (const TensorDict& element : td.tensordicts()) check_tensors(element, spec, from);
+    for (const TensorDict& element : td.tensordicts()) check_tensors(element, spec, from, problems);
     return;
   }
   for (const FieldSpec& field : spec.fields) {
@@ -101,8 +118,8 @@ void check_tensors(const TensorDict& td, const ClassSpec& spec, const LoadOrigin
     // A lazy stack's elements lack the stacked dim: their shapes are not the class's.
     if (problem.empty() && !from.in_lazy_stack) problem = shape_problem(field, value.tensor());
     if (!problem.empty()) {
-      throw error(spec, from,
-                  "field '" + std::string(field.name) + "' of " + spec.name + " " + problem);
+      problems.report(spec, from, field.name,
+                      "field '" + std::string(field.name) + "' of " + spec.name + " " + problem);
     }
   }
 }
@@ -110,19 +127,20 @@ void check_tensors(const TensorDict& td, const ClassSpec& spec, const LoadOrigin
 }  // namespace
 
 void adopt_loaded_fields(TensorDict& td, Json meta_fields, const ClassSpec& spec,
-                         const LoadOrigin& from) {
+                         const LoadOrigin& from, std::vector<ClassLoadProblem>* collected) {
+  const Problems problems(collected);
   rename_old_keys(td, meta_fields, spec);
   std::vector<std::string> names;
   for (const auto& [name, value] : meta_fields.items()) names.push_back(name);
-  check_known(names, spec, from);
+  check_known(names, spec, from, problems);
   names.clear();
   for (const auto& key : td.keys()) names.push_back(key.front());
-  check_known(names, spec, from);
-  apply_meta_fields(td, spec, meta_fields, from);
-  add_missing_fields(td, meta_fields, spec, from);
+  check_known(names, spec, from, problems);
+  apply_meta_fields(td, spec, meta_fields, from, problems);
+  add_missing_fields(td, meta_fields, spec, from, problems);
   LoadOrigin tensors = from;
   tensors.in_lazy_stack = from.in_lazy_stack || td.is_lazy_stack();
-  check_tensors(td, spec, tensors);
+  check_tensors(td, spec, tensors, problems);
   if (td.is_lazy_stack()) return;
   // Nested tensorclass directories, each from its own schema (and version).
   for (const FieldSpec& field : spec.fields) {
@@ -133,7 +151,7 @@ void adopt_loaded_fields(TensorDict& td, Json meta_fields, const ClassSpec& spec
     if (!info) continue;
     TensorDict child = value.tensordict();
     adopt_loaded_fields(child, info->fields, field.nested(),
-                        {from.dir + "/_tensordict/" + field.name, info->schema_version});
+                        {from.dir + "/_tensordict/" + field.name, info->schema_version}, collected);
   }
 }
 

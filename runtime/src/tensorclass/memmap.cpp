@@ -7,6 +7,7 @@
 #include "core/tensordict_impl.h"
 #include "tensorclass/evolve.h"
 #include "tensordict/archive.h"
+#include "tensordict/class_load_check.h"
 #include "tensordict/memmap.h"
 #include "tensordict/tensorclass.h"
 
@@ -32,13 +33,6 @@ void nested_classes(const TensorDict& td, const ClassSpec& spec,
     if (!v || !v->is_tensordict()) continue;
     out.emplace_back(v->tensordict(), class_info(v->tensordict(), field.nested()));
     nested_classes(v->tensordict(), field.nested(), out);
-  }
-}
-
-void check_type(const std::string& found, const ClassSpec& spec, const std::string& where) {
-  if (found != spec.python_type) {
-    throw FormatError("'" + where + "' holds " + found + ", not " + spec.python_type + " (" +
-                      spec.name + ")");
   }
 }
 
@@ -97,32 +91,69 @@ TensorDict memmap(const TensorDict& td, const ClassSpec& spec, const std::string
   return loaded;
 }
 
-TensorDict load_memmap(const ClassSpec& spec, const std::string& prefix,
-                       std::optional<at::Device> device) {
+namespace {
+
+// load_memmap's work; with `problems`, what it refuses is collected there instead of thrown, and
+// the TensorDict returned as far as they let it be made (nullopt when `prefix` holds no
+// tensorclass).
+std::optional<TensorDict> load_class(const ClassSpec& spec, const std::string& prefix,
+                                     std::optional<at::Device> device,
+                                     std::vector<ClassLoadProblem>* problems) {
   memmap::Loaded loaded = archive::load_any(prefix, device);
+  // `field`: the field concerned ("" for the directory as a whole).
+  auto refuse = [&](const std::string& dir, const std::string& field, const std::string& message) {
+    if (!problems) throw FormatError("'" + dir + "' " + message);
+    problems->push_back({dir, message, field});
+  };
   if (!loaded.class_info) {
-    throw FormatError("'" + prefix + "' holds " + loaded.type + ", not a tensorclass (expected " +
-                      spec.python_type + ")");
+    refuse(prefix, "",
+           "holds " + loaded.type + ", not a tensorclass (expected " + spec.python_type + ")");
+    return std::nullopt;
   }
-  check_type(loaded.class_info->type, spec, prefix);
+  auto check_type = [&](const std::string& found, const ClassSpec& expected,
+                        const std::string& where, const std::string& field) {
+    if (found != expected.python_type) {
+      refuse(where, field,
+             "holds " + found + ", not " + expected.python_type + " (" + expected.name + ")");
+    }
+  };
+  check_type(loaded.class_info->type, spec, prefix, "");
   if (!loaded.value.is_tensordict()) {
-    throw FormatError("'" + prefix + "/_tensordict' does not hold a TensorDict");
+    if (!problems) throw FormatError("'" + prefix + "/_tensordict' does not hold a TensorDict");
+    problems->push_back({prefix + "/_tensordict", "does not hold a TensorDict", ""});
+    return std::nullopt;
   }
   TensorDict td = loaded.value.tensordict();
   for (const auto& [key, info] : loaded.nested_classes) {
     if (key.size() != 1) continue;
     int64_t i = spec.field_index(key.front());
     if (i >= 0 && spec.fields[i].kind == FieldKind::Class) {
-      check_type(info.type, spec.fields[i].nested(), prefix + "/_tensordict/" + key.front());
+      check_type(info.type, spec.fields[i].nested(), prefix + "/_tensordict/" + key.front(), "");
     }
   }
   const bool locked = td.is_locked();
   if (locked) td.unlock_();
+  const size_t before = problems ? problems->size() : 0;
   adopt_loaded_fields(td, loaded.class_info->fields, spec,
-                      {prefix, loaded.class_info->schema_version});
-  check_fields(td, spec);
+                      {prefix, loaded.class_info->schema_version}, problems);
+  if (!problems) {
+    check_fields(td, spec);
+  } else if (problems->size() == before) {  // its KeyError is check_known's, reported already
+    try {
+      check_fields(td, spec);
+    } catch (const Error& e) {
+      problems->push_back({prefix, e.what(), ""});
+    }
+  }
   if (locked || spec.options.frozen) td.lock_();
   return td;
+}
+
+}  // namespace
+
+TensorDict load_memmap(const ClassSpec& spec, const std::string& prefix,
+                       std::optional<at::Device> device) {
+  return *load_class(spec, prefix, device, nullptr);
 }
 
 }  // namespace tensordict::detail::tc
@@ -144,3 +175,14 @@ void load_memmap_in_place(TensorDict& td, const ClassSpec& spec, const std::stri
 }
 
 }  // namespace tensordict::detail::tc
+
+namespace tensordict {
+
+ClassLoadCheck check_class_load(const ClassSpec& spec, const std::string& prefix,
+                                std::optional<at::Device> device) {
+  ClassLoadCheck check;
+  check.loaded = detail::tc::load_class(spec, prefix, device, &check.problems);
+  return check;
+}
+
+}  // namespace tensordict
