@@ -37,13 +37,27 @@ inline constexpr std::string_view kDeepSeekEos =
     "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>";
 inline constexpr std::string_view kLlamaBos = "<|begin_of_text|>";
 
-/// A message's content as a string, for templates that concatenate it as one (all but llama).
-/// ContentBase parts there fail in TorchRL's Jinja (str + list); here a clear error.
-const std::string& text_content(const ChatMessage& m, size_t index, std::string_view template_name);
+/// A message's content where a template concatenates it with strings (`'<|im_start|>' + role +
+/// '\n' + content`): a string. ContentBase parts (str + list) and a null content (undefined + str)
+/// fail there in TorchRL's Jinja too: tensordict::ValueError naming the message.
+const std::string& joined_content(const ChatMessage& m, size_t index,
+                                  std::string_view template_name);
+/// A message's content where a template prints it (`{{ content }}`): a string as is, parts as
+/// Python's repr of the list (what Jinja prints), a null content as nothing.
+std::string printed_content(const ChatMessage& m);
+/// Python's repr of a JSON value as Jinja prints a list or dict: strings quoted as Python quotes
+/// them, with what str.isprintable() rejects escaped (controls, separators such as U+00A0 or
+/// U+3000, format characters such as U+200B; code points Unicode leaves unassigned are written
+/// as is).
+std::string python_repr(const Json& value);
+/// Jinja's truthiness of a message's content.
+bool content_truthy(const ChatMessage& m);
 
-/// Python's str.isspace() for ASCII characters (what strip() removes).
-bool is_space(char c);
+/// Python's str.strip() (Jinja's `trim`): strips what str.isspace() calls whitespace, Unicode
+/// included (U+00A0, U+2028, U+3000, ...).
 std::string_view strip(std::string_view s);
+/// Python's str.rstrip().
+std::string_view rstrip(std::string_view s);
 
 /// ::tensordict::ValueError "parse_chat(<template>): at character <pos>: <what>".
 [[noreturn]] void bad_text(std::string_view template_name, size_t pos, const std::string& what);

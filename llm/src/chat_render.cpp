@@ -38,8 +38,14 @@ void qwen_system(const std::vector<ChatMessage>& messages, const Json& tools, Ch
   const bool system_first = !messages.empty() && messages.front().role == "system";
   out.put(kStart);
   out.put("system\n");
-  out.put(system_first ? std::string_view(text_content(messages.front(), 0, "qwen"))
-                       : kDefaultSystem);
+  // With tools the template prints the system content; without, it joins it with text.
+  if (!system_first) {
+    out.put(kDefaultSystem);
+  } else if (truthy(tools)) {
+    out.put(printed_content(messages.front()));
+  } else {
+    out.put(joined_content(messages.front(), 0, "qwen"));
+  }
   if (truthy(tools)) {
     out.put(kToolsIntro);
     for (const auto& tool : tools) out.put("\n" + tojson(tool));
@@ -48,19 +54,19 @@ void qwen_system(const std::vector<ChatMessage>& messages, const Json& tools, Ch
   out.put(kEnd);
 }
 
-void qwen_tool_calls(const ChatMessage& m, const std::string& content, ChatWriter& out) {
+void qwen_tool_calls(const ChatMessage& m, ChatWriter& out) {
   out.put(kStart);
   out.put("assistant");
-  if (!content.empty()) {
+  if (content_truthy(m)) {
     out.put("\n");
-    out.generated(content);
+    out.generated(printed_content(m));
   }
   for (const auto& call : m.tool_calls) {
     const Json& fn = call.contains("function") ? call["function"] : call;
     const Json& name = fn.contains("name") ? fn["name"] : Json("");
     // Jinja prints a string as is, anything else as Python's str() of it.
     out.generated("\n<tool_call>\n{\"name\": \"" +
-                  (name.is_string() ? name.get<std::string>() : tensordict::python_repr(name)) +
+                  (name.is_string() ? name.get<std::string>() : python_repr(name)) +
                   "\", \"arguments\": " + tojson(fn.value("arguments", Json(nullptr))) +
                   "}\n</tool_call>");
   }
@@ -74,7 +80,12 @@ RenderedChat render_chatml(const std::vector<ChatMessage>& messages,
   ChatWriter out;
   for (size_t i = 0; i < messages.size(); ++i) {
     const ChatMessage& m = messages[i];
-    block(out, m.role, text_content(m, i, "chatml_format"), m.role == "assistant");
+    // The template prints an assistant's content and joins the others' with the header.
+    if (m.role == "assistant") {
+      block(out, m.role, printed_content(m), true);
+    } else {
+      block(out, m.role, joined_content(m, i, "chatml_format"), false);
+    }
   }
   if (options.add_generation_prompt) out.put("<|im_start|>assistant\n");
   return out.finish();
@@ -88,17 +99,16 @@ RenderedChat render_qwen(const std::vector<ChatMessage>& messages,
     const ChatMessage& m = messages[i];
     // Roles other than these four render nothing, as in TorchRL's template.
     if (m.role == "user" || (m.role == "system" && i > 0)) {
-      block(out, m.role, text_content(m, i, "qwen"), false);
+      block(out, m.role, joined_content(m, i, "qwen"), false);
     } else if (m.role == "assistant" && !truthy(m.tool_calls)) {
-      block(out, m.role, text_content(m, i, "qwen"), true);
+      block(out, m.role, printed_content(m), true);
     } else if (m.role == "assistant") {
-      qwen_tool_calls(m, text_content(m, i, "qwen"), out);
+      qwen_tool_calls(m, out);
     } else if (m.role == "tool") {
       // Consecutive tool messages share one block.
       if (i == 0 || messages[i - 1].role != "tool") out.put("<|im_start|>tool");
       out.put("\n<tool_response>\n");
-      out.put(truthy(m.tool_responses) ? tensordict::python_repr(m.tool_responses)
-                                       : text_content(m, i, "qwen"));
+      out.put(truthy(m.tool_responses) ? python_repr(m.tool_responses) : printed_content(m));
       out.put("\n</tool_response>");
       if (i + 1 == messages.size() || messages[i + 1].role != "tool") out.put(kEnd);
     }

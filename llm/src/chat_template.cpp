@@ -1,11 +1,13 @@
 // The template registry (built-in and user templates), render_chat / parse_chat over it,
 // transformers' continue_final_message cut, and the assistant-token mask.
 #include <algorithm>
+#include <cstdio>
 #include <mutex>
 
 #include "chat_builtin.h"
 #include "tensorclass/llm/chat.h"
 #include "tensordict/errors.h"
+#include "tensordict/json.h"
 
 namespace tensorclass::llm {
 namespace {
@@ -108,6 +110,9 @@ constexpr std::string_view kContinueTag = "CONTINUE_FINAL_MESSAGE_TAG ";
 // Appends the marker to the text transformers continues (the content, or the last part with a
 // "text" key) and returns that text as it was.
 std::string mark_final_message(ChatMessage& m) {
+  if (m.content_null) {
+    throw ::tensordict::ValueError("continue_final_message: the final message's content is null");
+  }
   if (m.content_parts.is_null()) {
     std::string text = m.content;
     m.content += kContinueTag;
@@ -142,7 +147,7 @@ void cut_at_marker(RenderedChat& r, std::string_view final_text) {
   }
   size_t end = at;
   if (r.text.compare(at, kContinueTag.size(), kContinueTag) != 0) {
-    while (end > 0 && detail::is_space(r.text[end - 1])) --end;
+    end = detail::rstrip(std::string_view(r.text).substr(0, at)).size();
   }
   r.text.resize(end);
   std::vector<CharSpan> spans;
@@ -222,25 +227,152 @@ std::vector<int64_t> assistant_token_mask(const Encoding& encoding,
 
 namespace detail {
 
-bool is_space(char c) {
-  const auto u = static_cast<unsigned char>(c);
-  return u == ' ' || (u >= '\t' && u <= '\r') || (u >= 0x1c && u <= 0x1f);
+namespace {
+
+// The code point starting at s[i] (of UTF-8 text) and its length in bytes; a stray byte reads as
+// itself.
+std::pair<uint32_t, size_t> code_point(std::string_view s, size_t i) {
+  const auto lead = static_cast<unsigned char>(s[i]);
+  const size_t n = lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
+  if (n == 1 || i + n > s.size()) return {lead, 1};
+  uint32_t c = lead & (0xFFu >> (n + 1));
+  for (size_t k = 1; k < n; ++k) c = (c << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3Fu);
+  return {c, n};
 }
 
-std::string_view strip(std::string_view s) {
-  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
-  while (!s.empty() && is_space(s.back())) s.remove_suffix(1);
+// Python's str.isspace() of one code point (Unicode's White_Space plus the ASCII separators).
+bool is_python_space(uint32_t c) {
+  return (c >= 0x09 && c <= 0x0D) || (c >= 0x1C && c <= 0x20) || c == 0x85 || c == 0xA0 ||
+         c == 0x1680 || (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F ||
+         c == 0x205F || c == 0x3000;
+}
+
+size_t space_prefix(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto [c, n] = code_point(s, i);
+    if (!is_python_space(c)) break;
+    i += n;
+  }
+  return i;
+}
+
+// Python's str.isprintable() of one code point: false for the categories Cc, Cf, Cs, Co, Zl, Zp,
+// Zs (but the space) and for noncharacters; the rest of Cn (unassigned) is taken as printable.
+bool is_python_printable(uint32_t c) {
+  if (c < 0x20 || (c >= 0x7F && c <= 0xA0) || c == 0xAD) return false;
+  if (c < 0x600) return true;
+  static constexpr std::pair<uint32_t, uint32_t> kNot[] = {
+      {0x600, 0x605},     {0x61C, 0x61C},     {0x6DD, 0x6DD},     {0x70F, 0x70F},
+      {0x890, 0x891},     {0x8E2, 0x8E2},     {0x1680, 0x1680},   {0x180E, 0x180E},
+      {0x2000, 0x200F},   {0x2028, 0x202F},   {0x205F, 0x2064},   {0x2066, 0x206F},
+      {0x3000, 0x3000},   {0xD800, 0xF8FF},   {0xFDD0, 0xFDEF},   {0xFEFF, 0xFEFF},
+      {0xFFF9, 0xFFFB},   {0x110BD, 0x110BD}, {0x110CD, 0x110CD}, {0x13430, 0x1343F},
+      {0x1BCA0, 0x1BCA3}, {0x1D173, 0x1D17A}, {0xE0001, 0xE0001}, {0xE0020, 0xE007F},
+      {0xF0000, 0x10FFFF}};
+  for (const auto& [lo, hi] : kNot) {
+    if (c >= lo && c <= hi) return false;
+  }
+  return (c & 0xFFFE) != 0xFFFE;  // U+xFFFE and U+xFFFF of every plane
+}
+
+std::string repr_string(std::string_view s) {
+  const bool double_quotes =
+      s.find('\'') != std::string_view::npos && s.find('"') == std::string_view::npos;
+  const char quote = double_quotes ? '"' : '\'';
+  std::string out(1, quote);
+  char buf[16];
+  for (size_t i = 0; i < s.size();) {
+    const auto [c, n] = code_point(s, i);
+    if (c == '\\' || c == static_cast<uint32_t>(quote)) {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (!is_python_printable(c)) {
+      std::snprintf(buf, sizeof buf,
+                    c < 0x100     ? "\\x%02x"
+                    : c < 0x10000 ? "\\u%04x"
+                                  : "\\U%08x",
+                    c);
+      out += buf;
+    } else {
+      out.append(s.substr(i, n));
+    }
+    i += n;
+  }
+  out += quote;
+  return out;
+}
+
+}  // namespace
+
+std::string python_repr(const Json& value) {
+  if (value.is_string()) return repr_string(value.get_ref<const std::string&>());
+  if (value.is_array()) {
+    std::string out = "[";
+    for (size_t i = 0; i < value.size(); ++i) out += (i ? ", " : "") + python_repr(value[i]);
+    return out + "]";
+  }
+  if (value.is_object()) {
+    std::string out = "{";
+    bool first = true;
+    for (const auto& [key, item] : value.items()) {
+      out += (first ? "" : ", ") + repr_string(key) + ": " + python_repr(item);
+      first = false;
+    }
+    return out + "}";
+  }
+  return tensordict::python_repr(value);
+}
+
+std::string_view rstrip(std::string_view s) {
+  while (!s.empty()) {
+    size_t start = s.size() - 1;  // the last code point's lead byte
+    while (start > 0 && (static_cast<unsigned char>(s[start]) & 0xC0) == 0x80 &&
+           s.size() - start < 4) {
+      --start;
+    }
+    const auto [c, n] = code_point(s, start);
+    if (start + n != s.size() || !is_python_space(c)) break;
+    s.remove_suffix(n);
+  }
   return s;
 }
 
-const std::string& text_content(const ChatMessage& m, size_t index,
-                                std::string_view template_name) {
+std::string_view strip(std::string_view s) { return rstrip(s.substr(space_prefix(s))); }
+
+const std::string& joined_content(const ChatMessage& m, size_t index,
+                                  std::string_view template_name) {
+  if (m.content_null) {
+    throw ::tensordict::ValueError("template '" + std::string(template_name) + "' joins message " +
+                                   std::to_string(index) +
+                                   "'s content with text, and it is null (as TorchRL's Jinja "
+                                   "template, which fails on the undefined value)");
+  }
   if (!m.content_parts.is_null()) {
     throw ::tensordict::ValueError(
-        "template '" + std::string(template_name) + "' renders content as a string; message " +
-        std::to_string(index) + " has ContentBase parts (the llama template renders their text)");
+        "template '" + std::string(template_name) + "' joins message " + std::to_string(index) +
+        "'s content with text, and it is a list of parts (as TorchRL's Jinja template, which "
+        "fails to add a string and a list; the llama template renders text parts)");
   }
   return m.content;
+}
+
+std::string printed_content(const ChatMessage& m) {
+  if (m.content_null) return "";
+  if (!m.content_parts.is_null()) return python_repr(m.content_parts);
+  return m.content;
+}
+
+bool content_truthy(const ChatMessage& m) {
+  if (m.content_null) return false;
+  if (!m.content_parts.is_null()) return !m.content_parts.empty();
+  return !m.content.empty();
 }
 
 void bad_text(std::string_view template_name, size_t pos, const std::string& what) {

@@ -11,14 +11,17 @@ constexpr std::string_view kHeaderEnd = "<|header_end|>\n\n";
 constexpr std::string_view kEot = "<|eot|>";
 
 // The template prints a string content as is; of ContentBase parts, the text parts, each
-// trimmed (Jinja's `trim` of a missing text is "None").
+// trimmed (Jinja's `trim` of a null text is "None", of a missing one ""); a null content is
+// Jinja's undefined, over which the loop runs no time.
 std::string llama_content(const ChatMessage& m) {
+  if (m.content_null) return "";
   if (m.content_parts.is_null()) return m.content;
   std::string out;
   for (const auto& part : m.content_parts) {
     if (!part.is_object() || part.value("type", Json()) != Json("text")) continue;
-    const Json text = part.value("text", Json());
-    out += strip(text.is_string() ? text.get<std::string>() : tensordict::python_repr(text));
+    if (!part.contains("text")) continue;
+    const Json& text = part["text"];
+    out += strip(text.is_string() ? text.get<std::string>() : python_repr(text));
   }
   return out;
 }
@@ -38,7 +41,9 @@ RenderedChat render_llama(const std::vector<ChatMessage>& messages, const ChatTe
   // A leading system message is trimmed, and left out when that leaves nothing.
   if (!messages.empty() && messages.front().role == "system") {
     first = 1;
-    const std::string_view system = strip(text_content(messages.front(), 0, "llama"));
+    // `content|trim`: Python's str() of the value, stripped.
+    const std::string printed = printed_content(messages.front());
+    const std::string_view system = strip(printed);
     if (!system.empty()) {
       header(out, "system");
       out.put(system);

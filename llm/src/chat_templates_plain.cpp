@@ -14,6 +14,7 @@ struct RoleLayout {
   std::string_view lead;  // written inside the generation block, before the content
   std::string suffix;
   bool first_only = false;  // no prefix: recognised only as the chat's first message
+  bool printed = false;     // the template prints the content (else it joins it with text)
 };
 
 struct PlainTemplate {
@@ -31,14 +32,17 @@ std::string token(const std::optional<std::string>& given, std::string_view fall
 // after `{% endgeneration %}`: an assistant message ends with one newline, the others with two.
 PlainTemplate dialogpt(const ChatTemplateOptions& o) {
   const std::string eos = token(o.eos_token, kDialoGptEos);
-  return {"dialogpt", "", {{"user", "", "", eos}, {"assistant", "", "", eos}}, " "};
+  return {"dialogpt",
+          "",
+          {{"user", "", "", eos, false, true}, {"assistant", "", "", eos, false, true}},
+          " "};
 }
 PlainTemplate falcon(const ChatTemplateOptions&) {
   return {"falcon",
           "",
           {{"user", "User: ", "", "\n\n"},
            {"assistant", "Assistant:", " ", "\n"},
-           {"system", "", "", "\n\n", true}},
+           {"system", "", "", "\n\n", true, true}},
           "Assistant:"};
 }
 PlainTemplate deepseek(const ChatTemplateOptions& o) {
@@ -59,7 +63,8 @@ RenderedChat render(const PlainTemplate& t, const std::vector<ChatMessage>& mess
     auto layout = std::find_if(t.roles.begin(), t.roles.end(),
                                [&](const RoleLayout& r) { return r.role == m.role; });
     if (layout == t.roles.end()) continue;  // TorchRL's template drops other roles too
-    const std::string text = std::string(layout->lead) + text_content(m, i, t.name);
+    const std::string text = std::string(layout->lead) +
+                             (layout->printed ? printed_content(m) : joined_content(m, i, t.name));
     out.put(layout->prefix);
     m.role == "assistant" ? out.generated(text) : out.put(text);
     out.put(layout->suffix);

@@ -49,8 +49,7 @@ void check_part(const Json& part, size_t index) {
                       value.type_name() + " " + value.dump());
     }
   }
-  if (!part.contains("type") || part["type"].is_null())
-    throw TypeError(where + "field 'type' is missing");
+  // A part without a type is kept as TorchRL keeps it (the templates skip it as a text part).
 }
 
 }  // namespace
@@ -68,7 +67,7 @@ TensorDict content_parts_tensordict(const Json& parts) {
   std::vector<TensorDict> stacked;
   for (const auto& part : parts) {
     torchrl::llm::ContentBase::Args args;
-    args.field_type = part["type"];
+    args.field_type = part.value("type", Json());
     args.text = part.value("text", Json());
     args.url = part.value("url", Json());
     args.data = part.value("data", Json());

@@ -67,7 +67,7 @@ class Column {
 // The messages of a dense 0-D or 1-D History; errors name the message, counting from `first`.
 std::vector<ChatMessage> dense_messages(const TensorDict& history, int64_t first) {
   const int64_t n = history.ndim() == 0 ? 1 : history.batch_size()[0];
-  const Column role(history, "role", Json(kPaddingRole)), content(history, "content", Json("")),
+  const Column role(history, "role", Json(kPaddingRole)), content(history, "content", nullptr),
       complete(history, "is_complete", Json(true)), calls(history, "tool_calls", nullptr),
       responses(history, "tool_responses", nullptr);
   std::vector<ChatMessage> out;
@@ -145,7 +145,9 @@ void set_message_entry(TensorDict& td, const std::string& key, const Json& value
 // The fields of `m` as JSON, in History's field order.
 std::vector<std::pair<std::string, Json>> message_fields(const ChatMessage& m) {
   return {{"role", m.role},
-          {"content", m.content_parts.is_null() ? Json(m.content) : m.content_parts},
+          {"content", m.content_null              ? Json(nullptr)
+                      : m.content_parts.is_null() ? Json(m.content)
+                                                  : m.content_parts},
           {"is_complete", m.is_complete},
           {"tool_calls", m.tool_calls},
           {"tool_responses", m.tool_responses}};
@@ -214,6 +216,10 @@ void set_message_field(ChatMessage& m, const std::string& key, const Json& value
   if (key == "role") {
     m.role = message_field<std::string>(value, key, &Json::is_string, "a string");
   } else if (key == "content") {
+    m.content_null = value.is_null();  // None: TorchRL leaves it out of the message
+    m.content_parts = nullptr;
+    m.content.clear();
+    if (m.content_null) return;
     if (value.is_array() && !value.empty() && value.front().is_object()) {
       try {
         check_content_parts(value);
@@ -262,6 +268,10 @@ ChatMessage message_from_json(const Json& message) {
   for (const auto& [key, value] : message.items()) set_message_field(m, key, value);
   if (m.role.empty())
     throw ::tensordict::ValueError("chat message without a role: " + message.dump());
+  // History's content has no default (a null one is given as null).
+  if (!message.contains("content")) {
+    throw tensordict::TypeError("chat message without a content: " + message.dump());
+  }
   return m;
 }
 

@@ -32,6 +32,10 @@ struct ChatMessage {
   /// "type" and optional "text", "url", "data", "mime_type", "name", "size", "function_name",
   /// "function_args"); `content` is then unused.
   Json content_parts = nullptr;
+  /// The content is null (Python's None: TorchRL leaves it out of the message): the templates see
+  /// Jinja's undefined, which prints as nothing and fails where a template concatenates it.
+  /// `content` is then unused.
+  bool content_null = false;
 };
 
 /// Half-open character range [begin, end) in a rendered text.

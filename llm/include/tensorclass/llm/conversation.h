@@ -38,13 +38,15 @@ tensordict::TensorDict conversation_tensordict(const std::vector<ChatMessage>& m
 tensordict::TensorDict batch_tensordict(const std::vector<std::vector<ChatMessage>>& chats);
 
 /// One message from a JSON object {"role", "content", ["is_complete", "tool_calls",
-/// "tool_responses"]}; tensordict::ValueError naming an unknown key, tensordict::TypeError naming
-/// a field of the wrong kind.
+/// "tool_responses"]} (content may be null, not absent, as TorchRL's History requires it);
+/// tensordict::ValueError naming an unknown key, tensordict::TypeError naming a field of the
+/// wrong kind or a missing content.
 ChatMessage message_from_json(const Json& message);
 
-/// Sets `key` of `m` from a JSON value: role (string), content (string, or a list of ContentBase
-/// parts), is_complete (bool), tool_calls (null or list of objects), tool_responses (null or
-/// list). tensordict::TypeError naming the field (and the part) when the value is of another kind.
+/// Sets `key` of `m` from a JSON value: role (string), content (string, a list of ContentBase
+/// parts, or null: ChatMessage::content_null), is_complete (bool), tool_calls (null or list of
+/// objects), tool_responses (null or list). tensordict::TypeError naming the field (and the part)
+/// when the value is of another kind.
 void set_message_field(ChatMessage& m, const std::string& key, const Json& value);
 
 /// The values of entry `key` of a 0-D or 1-D TensorDict, one per element (`n`): a NonTensorData
@@ -53,7 +55,8 @@ void set_message_field(ChatMessage& m, const std::string& key, const Json& value
 Json message_column(const tensordict::TensorDict& td, const char* key, int64_t n);
 
 /// ContentBase parts: TypeError naming the part and the field unless `parts` is a non-empty list
-/// of objects with a string "type" and TorchRL's fields of the right kinds.
+/// of objects holding TorchRL's fields only, of the right kinds ("type" may be left out, as
+/// TorchRL's from_chats allows).
 void check_content_parts(const Json& parts);
 /// The ContentBase TensorDict (batch [k]) holding `parts` (checked); a field no part sets is
 /// absent. For typed parts built by hand: from_chats keeps a chat's part dicts as given (a
