@@ -3,8 +3,8 @@
 // Jinja template with jinja2 (see test_chat_templates.cpp).
 #include <ATen/ATen.h>
 
-#include "catch2_compat.h"
 #include <filesystem>
+#include "catch2_compat.h"
 
 #include "history.h"
 #include "tensorclass/llm/conversation.h"
@@ -119,8 +119,8 @@ TEST_CASE("ContentBase parts round-trip through a History", "[content]") {
   const auto texts = batch.apply_chat_template(named("llama", false));
   REQUIRE(texts.size() == 2);
   CHECK(texts[1] == "<|begin_of_text|><|header_start|>user<|header_end|>\n\nDescribethis.<|eot|>");
-  CHECK_THAT(texts[0],
-             Catch::Matchers::EndsWith("<|header_start|>assistant<|header_end|>\n\nZoomed.<|eot|>"));
+  CHECK_THAT(texts[0], Catch::Matchers::EndsWith(
+                           "<|header_start|>assistant<|header_end|>\n\nZoomed.<|eot|>"));
 }
 
 TEST_CASE("a History with content parts memmaps and loads back", "[content][memmap]") {
@@ -171,10 +171,22 @@ TEST_CASE("malformed chats name the message, the part and the field", "[content]
                     "string, got number 3");
   CHECK_THROWS_WITH(
       from(R"([{"role": "user", "content": [{"type": "text"}, {"type": "image", "colour": 1}]}])"),
-      Catch::Matchers::StartsWith("from_chats: message 0: field 'content': part 1: unknown ContentBase field "
-                        "'colour' (known: type, text,"));
-  CHECK_THROWS_WITH(from(R"([{"role": "user", "content": [{"text": "no type"}]}])"),
-                    "from_chats: message 0: field 'content': part 0: field 'type' is missing");
+      Catch::Matchers::StartsWith(
+          "from_chats: message 0: field 'content': part 1: unknown ContentBase field "
+          "'colour' (known: type, text,"));
+  // A part without a type is kept, as TorchRL keeps it (the templates do not take it for text).
+  CHECK(tensorclass::llm::conversation_messages(
+            from(R"([{"role": "user", "content": [{"text": "no type"}]}])")._tensordict())
+            .at(0)
+            .content_parts == Json::parse(R"([{"text": "no type"}])"));
+  // As TorchRL's History, a message needs a content; a null one is kept (templates that print it
+  // print nothing).
+  CHECK_THROWS_WITH(from(R"([{"role": "user"}])"),
+                    Catch::Matchers::ContainsSubstring("chat message without a content"));
+  CHECK(tensorclass::llm::conversation_messages(
+            from(R"([{"role": "user", "content": null}])")._tensordict())
+            .at(0)
+            .content_null);
   CHECK_THROWS_WITH(from(R"([{"role": "user", "content": [{"type": "image", "size": "big"}]}])"),
                     "from_chats: message 0: field 'content': part 0: field 'size' must be an "
                     "integer, got string \"big\"");

@@ -62,7 +62,7 @@ FAMILY_TOKENS = {
 
 def tokenizer(bos, eos, name=""):
     model = tokenizers.Tokenizer(models.WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
-    model.pre_tokenizer = pre_tokenizers.Split(Regex("."), behavior="isolated")
+    model.pre_tokenizer = pre_tokenizers.Split(Regex("(?m)."), behavior="isolated")
     kwargs = {}
     if bos is not None:
         kwargs["bos_token"] = bos
@@ -298,7 +298,8 @@ def render_cases():
     for model in ["Qwen/Qwen2.5-0.5B", "microsoft/DialoGPT-medium", "tiiuae/falcon-7b",
                   "deepseek-ai/deepseek-coder-6.7b-base", "meta-llama/Llama-4-Scout",
                   "Qwen/qwen-llama-merge", "gpt2", ""]:
-        OPTION_SETS["name:" + model] = {"add_generation_prompt": True, "tokenizer_name": model}
+        OPTION_SETS["name:" + model] = {"add_generation_prompt": True, "tokenizer_name": model,
+                                        "bos_token": "<BOS>", "eos_token": "<EOS>"}
         out.append(render_case(f"detect/{model}", None, "system_user_assistant", "name:" + model))
     # from_chats of an empty list.
     out.append(render_case("chatml_format/no_messages/gen", "chatml_format", "no_messages", "gen"))
