@@ -9,6 +9,8 @@ namespace {
 
 constexpr std::string_view kStart = "<|im_start|>";
 constexpr std::string_view kEnd = "<|im_end|>";
+// A model's end-of-text token also ends a message (TorchRL's parsers take it for one).
+constexpr std::string_view kEndOfText = "<|endoftext|>";
 constexpr std::string_view kNext = "\n<|im_start|>";
 constexpr std::string_view kDefaultSystem = "You are a helpful assistant.";
 constexpr std::string_view kToolsIntro = "\n\n# Tools\n\nYou may call one or more functions";
@@ -26,17 +28,26 @@ struct Block {
 
 // Splits "<|im_start|>ROLE\nBODY<|im_end|>\n..." into blocks; the last may be open.
 std::vector<Block> split_blocks(std::string_view text, std::string_view name) {
-  // A rendering ends with "<|im_end|>\n", a model's output may stop at "<|im_end|>": either ends
-  // the last message.
-  if (text.size() > kEnd.size() && text.substr(text.size() - kEnd.size() - 1) == "<|im_end|>\n") {
-    text.remove_suffix(1);
+  // A rendering ends with "<|im_end|>\n", a model's output may stop at "<|im_end|>" or
+  // "<|endoftext|>": each ends the last message.
+  for (auto end : {kEnd, kEndOfText}) {
+    if (text.size() > end.size() && text.back() == '\n' &&
+        text.substr(text.size() - end.size() - 1, end.size()) == end) {
+      text.remove_suffix(1);
+    }
   }
   std::vector<Block> blocks;
   size_t pos = 0;
   while (pos < text.size()) {
     if (text.substr(pos, kStart.size()) != kStart) bad_text(name, pos, "expected '<|im_start|>'");
     pos += kStart.size();
-    const size_t end = find_message_end(text, pos, kEnd, {kNext});
+    size_t end = find_message_end(text, pos, kEnd, {kNext});
+    size_t end_size = kEnd.size();
+    const size_t eot = find_message_end(text, pos, kEndOfText, {kNext});
+    if (eot < end) {
+      end = eot;
+      end_size = kEndOfText.size();
+    }
     const size_t body_end = end == std::string_view::npos ? text.size() : end;
     const size_t newline = text.find('\n', pos);
     Block block;
@@ -49,8 +60,7 @@ std::vector<Block> split_blocks(std::string_view text, std::string_view name) {
       block.body = text.substr(newline + 1, body_end - newline - 1);
     }
     block.closed = end != std::string_view::npos;
-    pos =
-        block.closed ? end + kEnd.size() + (end + kEnd.size() < text.size() ? 1 : 0) : text.size();
+    pos = block.closed ? end + end_size + (end + end_size < text.size() ? 1 : 0) : text.size();
     blocks.push_back(std::move(block));
   }
   return blocks;
@@ -67,6 +77,12 @@ void add_message(std::vector<ChatMessage>& out, const Block& block) {
 // The tool calls "\n<tool_call>\n{json}\n</tool_call>" filling `calls` to its end; null when
 // `calls` is not such a sequence.
 Json tool_call_list(std::string_view calls) {
+  // Whitespace after the last call (a model's "</tool_call>\n<|im_end|>") is not content.
+  const std::string_view trimmed = rstrip(calls);
+  if (trimmed.size() >= kCallClose.size() &&
+      trimmed.substr(trimmed.size() - kCallClose.size()) == kCallClose) {
+    calls = trimmed;
+  }
   Json list = Json::array();
   while (!calls.empty()) {
     if (calls.substr(0, kCallOpen.size()) != kCallOpen) return nullptr;
@@ -113,6 +129,11 @@ void add_qwen_assistant(std::vector<ChatMessage>& out, const Block& block) {
 void add_qwen_tools(std::vector<ChatMessage>& out, const Block& block, std::string_view name) {
   std::string_view body = block.body;
   size_t at = block.at;
+  // A tool message written as a plain block (not by this template): its text is the content.
+  if (body.substr(0, kResponseOpen.size()) != kResponseOpen) {
+    add_message(out, block);
+    return;
+  }
   while (true) {
     if (body.substr(0, kResponseOpen.size()) != kResponseOpen) {
       bad_text(name, at, "expected '<tool_response>' in a tool block");
@@ -136,11 +157,45 @@ void add_qwen_tools(std::vector<ChatMessage>& out, const Block& block, std::stri
   }
 }
 
+// The texts between `open` and the first `close` after it, in order.
+std::vector<std::string_view> enclosed(std::string_view text, std::string_view open,
+                                       std::string_view close) {
+  std::vector<std::string_view> out;
+  for (size_t at = text.find(open); at != std::string_view::npos; at = text.find(open, at)) {
+    const size_t end = text.find(close, at + open.size());
+    if (end == std::string_view::npos) break;
+    out.push_back(text.substr(at + open.size(), end - at - open.size()));
+    at = end + close.size();
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<ChatMessage> parse_chatml(std::string_view text) {
   std::vector<ChatMessage> out;
-  for (const Block& block : split_blocks(text, "chatml_format")) add_message(out, block);
+  for (const Block& block : split_blocks(text, "chatml_format")) {
+    const size_t before = out.size();
+    add_message(out, block);
+    if (out.size() == before) continue;  // the generation prompt
+    // The template writes no tool calls, but a model may: the content keeps their text (it
+    // renders back the same) and they are also returned as tool_calls / tool_responses.
+    ChatMessage& m = out.back();
+    Json calls = Json::array();
+    for (auto call : enclosed(m.content, "<tool_call>\n", "\n</tool_call>")) {
+      try {
+        calls.push_back(tensordict::parse_json(call, "tool call"));
+      } catch (const std::exception&) {
+        // not JSON: text
+      }
+    }
+    if (!calls.empty()) m.tool_calls = std::move(calls);
+    Json responses = Json::array();
+    for (auto r : enclosed(m.content, "<tool_response>\n", "\n</tool_response>")) {
+      responses.push_back(std::string(r));
+    }
+    if (!responses.empty()) m.tool_responses = std::move(responses);
+  }
   return out;
 }
 
