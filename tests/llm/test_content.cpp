@@ -82,10 +82,11 @@ TEST_CASE("a History holds ContentBase parts and renders their text", "[content]
   CHECK(open.apply_chat_template(cont)[0] ==
         "<|begin_of_text|><|header_start|>user<|header_end|>\n\nDescribethis.<|eot|><|header_start|"
         ">assistant<|header_end|>\n\nA cat");
-  // The other templates concatenate content as a string: TorchRL's Jinja fails there too.
+  // chatml joins a user's content with its header: TorchRL's Jinja fails there too (str + list).
   CHECK_THROWS_WITH(h.apply_chat_template(named("chatml_format", false)),
-                    "template 'chatml_format' renders content as a string; message 0 has "
-                    "ContentBase parts (the llama template renders their text)");
+                    "template 'chatml_format' joins message 0's content with text, and it is a "
+                    "list of parts (as TorchRL's Jinja template, which fails to add a string and "
+                    "a list; the llama template renders text parts)");
 }
 
 TEST_CASE("ContentBase parts round-trip through a History", "[content]") {

@@ -2,9 +2,9 @@
 // default_spec, memmap round trips.
 #include <ATen/ATen.h>
 
-#include "catch2_compat.h"
 #include <filesystem>
 #include <sstream>
+#include "catch2_compat.h"
 
 #include "chat_fixtures.h"
 #include "history.h"
@@ -77,8 +77,9 @@ TEST_CASE("malformed chats: the error names the chat, the message and the field"
       "parts "
       "(JSON objects), got array "
       "[\"b\"]");
-  CHECK_THROWS_WITH(History::from_chats(Json::parse(R"([[{"role": "user"}], "hi"])")),
-                    "from_chats: chat 1, a chat must be a list of messages, got \"hi\"");
+  CHECK_THROWS_WITH(
+      History::from_chats(Json::parse(R"([[{"role": "user", "content": "a"}], "hi"])")),
+      "from_chats: chat 1, a chat must be a list of messages, got \"hi\"");
   CHECK_THROWS_WITH(
       History::from_chats(Json::parse(R"([{"role": "user", "content": "a", "is_complete": 1}])")),
       "from_chats: message 0: field 'is_complete' must be a bool, got number 1");
@@ -172,9 +173,10 @@ TEST_CASE("default_spec prints as TorchRL 0.14 prints it and makes a zero instan
   CHECK(os.str() == expected);
   std::ostringstream batched;
   batched << History::default_spec({4, -1});
-  CHECK_THAT(batched.str(), Catch::Matchers::ContainsSubstring("shape=torch.Size([4, -1])") &&
-                                Catch::Matchers::EndsWith("shape=torch.Size([4]),\n    data_cls=<class "
-                                                "'torchrl.data.llm.history.History'>)"));
+  CHECK_THAT(batched.str(),
+             Catch::Matchers::ContainsSubstring("shape=torch.Size([4, -1])") &&
+                 Catch::Matchers::EndsWith("shape=torch.Size([4]),\n    data_cls=<class "
+                                           "'torchrl.data.llm.history.History'>)"));
   // zero(): the -1 dim becomes 1, fields hold their example data.
   History zero = History::from_tensordict(History::default_spec({4, -1}).zero());
   CHECK(zero.batch_size() == std::vector<int64_t>{4, 1});
