@@ -227,6 +227,21 @@ Value conform(const TensorDictImpl& impl, const NestedKey& key, Value value) {
       break;
     }
     case Value::Kind::TensorDict: {
+      const BatchSize& given = value.tensordict().batch_size();
+      if (given.size() < impl.batch_size.size() &&
+          std::equal(given.begin(), given.end(), impl.batch_size.begin())) {
+        // As Python: a TensorDict with fewer batch dims (the leading ones) takes this one's batch
+        // size, on a structure copy (the caller's keeps its own); ShapeError when its entries do
+        // not have those dims. Other batch sizes are refused below.
+        TensorDict mapped = value.tensordict().clone(false);
+        try {
+          mapped.set_batch_size(impl.batch_size);
+        } catch (const Error&) {
+          detail::check_leading_dims(name, value.tensordict().batch_size(), impl.batch_size);
+          throw;
+        }
+        value = std::move(mapped);
+      }
       const TensorDict& child = value.tensordict();
       detail::check_leading_dims(name, child.batch_size(), impl.batch_size);
       if (impl.device && child.device() != impl.device) {

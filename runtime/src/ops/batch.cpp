@@ -29,11 +29,27 @@ TensorDict TensorDict::gather(int64_t dim, const at::Tensor& index) const {
       "gather", {}, detail::same_names());
 }
 
+namespace {
+
+// Python's filter_empty_: nested TensorDicts left without any leaf are removed, deepest first.
+void drop_empty_nested(TensorDict& td) {
+  for (const auto& key : td.keys()) {
+    const Value value = td.get_value(key);
+    if (!value.is_tensordict()) continue;
+    TensorDict child = value.tensordict();
+    drop_empty_nested(child);
+    if (child.size() == 0) td.del_(key);
+  }
+}
+
+}  // namespace
+
 std::vector<TensorDict> TensorDict::split_keys(const std::vector<std::vector<NestedKey>>& key_sets,
                                                bool inplace, bool strict) {
   TensorDict rest = clone(false);  // structure copy sharing the tensors
   std::vector<TensorDict> out;
   out.reserve(key_sets.size() + 1);
+  std::vector<NestedKey> taken;
   for (const auto& keys : key_sets) {
     TensorDict part = empty();
     for (const auto& key : keys) {
@@ -42,10 +58,18 @@ std::vector<TensorDict> TensorDict::split_keys(const std::vector<std::vector<Nes
         continue;
       }
       part.set(key, rest.pop(key));
-      if (inplace) del_(key);
+      taken.push_back(key);
     }
     out.push_back(std::move(part));
   }
+  // As Python: `inplace` removes the keys once every key set is split (a KeyError leaves this
+  // TensorDict as it was), and the rest is this TensorDict itself; either way the rest loses the
+  // nested TensorDicts the split emptied.
+  if (inplace) {
+    for (const auto& key : taken) del_(key);
+    rest = *this;
+  }
+  drop_empty_nested(rest);
   out.push_back(std::move(rest));
   return out;
 }

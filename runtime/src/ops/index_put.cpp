@@ -147,7 +147,9 @@ void put_level(TensorDict& dst, const IndexPlan& plan, const TensorDict& src,
 
 TensorDict& TensorDict::index_put_(const Index& index, const TensorDict& value) {
   const IndexPlan plan = detail::plan_index(index, impl_->batch_size);
-  put_level(*this, plan, value, "");
+  // The value's entries are read level by level: a lazy stack in it (which holds elements, not
+  // entries) is read densified, as Python reads it through get().
+  put_level(*this, plan, value.densify(), "");
   return *this;
 }
 

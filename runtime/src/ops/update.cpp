@@ -165,7 +165,12 @@ TensorDict TensorDict::unflatten_keys(const std::string& separator) const {
     if (out.contains(key))
       throw KeyError("unflatten_keys: '" + impl_->keys[i] + "' would overwrite the existing key " +
                      key.repr());
-    out.set(key, source.impl_->values[i]);
+    try {
+      out.set(key, source.impl_->values[i]);
+    } catch (const TypeError&) {  // a prefix of the key holds a leaf: Python's KeyError
+      throw KeyError("unflatten_keys: '" + impl_->keys[i] +
+                     "' would overwrite an entry on the path " + key.repr());
+    }
   }
   return out;
 }

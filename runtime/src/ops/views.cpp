@@ -123,7 +123,13 @@ TensorDict& TensorDict::unlock_() {
   return *this;
 }
 
-bool TensorDict::is_locked() const { return impl_->locked; }
+bool TensorDict::is_locked() const {
+  if (impl_->locked) return true;
+  // As Python: a lazy stack not locked itself is locked when every element is.
+  if (!impl_->lazy || impl_->lazy->tds.empty()) return false;
+  const auto& tds = impl_->lazy->tds;
+  return std::all_of(tds.begin(), tds.end(), [](const TensorDict& td) { return td.is_locked(); });
+}
 
 // ---- copies and structure --------------------------------------------------------------------
 
