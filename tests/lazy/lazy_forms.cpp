@@ -86,6 +86,9 @@ std::string describe(const StateDict& state) {
   for (const auto& [key, tensor] : state.tensors) out += key + "=" + describe(tensor) + ";";
   return out;
 }
+std::string describe(const ValuesIndices& r) {
+  return describe(r.values) + "|" + describe(r.indices);
+}
 
 /// Runs `op` and describes its result; an exception is described by its type, so that an op
 /// failing alike on both forms (pin_memory without CUDA) still compares.
@@ -142,6 +145,8 @@ const std::vector<Entry>& entries() {
       not_an_op("is_lazy_stack"),
       not_an_op("tensordicts"),
       not_an_op("stack_dim"),
+      not_an_op("append"),  // the lazy form's own edits (test_lazy_write)
+      not_an_op("insert"),
       not_an_op("is_same"),
       // Metadata.
       same("batch_size", run([](TensorDict td) { return shape_str(td.batch_size()); })),
@@ -219,9 +224,30 @@ const std::vector<Entry>& entries() {
       same("fill_", run([](TensorDict td) { return td.fill_("x", 7); })),
       same("select", run([](TensorDict td) { return td.select({"x"}); })),
       same("exclude", run([](TensorDict td) { return td.exclude({"x"}); })),
+      same("select_", run([](TensorDict td) { return td.select_({"x"}); })),
+      same("exclude_", run([](TensorDict td) { return td.exclude_({"x"}); })),
+      same("clear", run([](TensorDict td) { return td.clear(); })),
+      same("create_nested", run([](TensorDict td) {
+             return td.create_nested({"m", "k"});
+           })),
+      same("update_at_", run([](TensorDict td) { return td.update_at_(operand(td)[1], {1}); })),
+      same("set_at_", run([](TensorDict td) {
+             return td.set_at_("x", at::ones({3, 4}), {0});
+           })),
+      same("cat_tensors", run([](TensorDict td) {
+             td.set("w", td.get("x") + 1);
+             return td.cat_tensors({"x", "w"}, "c", -1);
+           })),
+      same("stack_tensors", run([](TensorDict td) {
+             td.set("w", td.get("x") + 1);
+             return td.stack_tensors({"x", "w"}, "c", -1, /*keep_entries=*/true);
+           })),
       same("update", run([](TensorDict td) { return td.update(operand(td)); })),
       same("update_", run([](TensorDict td) { return td.update_(operand(td)); })),
       same("flatten_keys", run([](TensorDict td) { return td.flatten_keys(); })),
+      same("flatten_keys_", run([](TensorDict td) { return td.flatten_keys_("/"); })),
+      same("unflatten_keys_",
+           run([](TensorDict td) { return td.flatten_keys_("/").unflatten_keys_("/"); })),
       same("unflatten_keys", run([](TensorDict td) { return td.flatten_keys().unflatten_keys(); })),
       same("split_keys", run([](TensorDict td) { return td.split_keys({{"x"}}); })),
       // Copies and structure.
@@ -239,6 +265,13 @@ const std::vector<Entry>& entries() {
            run([](TensorDict td) { return td.apply([](const at::Tensor& t) { return t * 2; }); })),
       same("apply_",
            run([](TensorDict td) { return td.apply_([](const at::Tensor& t) { return t * 2; }); })),
+      same("named_apply_", run([](TensorDict td) {
+             return td.named_apply_(
+                 [](const NestedKey& key, const at::Tensor& t) {
+                   return key.size() == 2 ? t * 2 : at::Tensor();
+                 },
+                 /*nested_keys=*/true);
+           })),
       same("named_apply", run([](TensorDict td) {
              return td.named_apply([](const NestedKey& key,
                                       const at::Tensor& t) { return key.size() == 2 ? t * 2 : t; },
@@ -295,6 +328,19 @@ const std::vector<Entry>& entries() {
       same("rot90", run([](TensorDict td) { return td.rot90(); })),
       same("roll", run([](TensorDict td) { return td.roll({1}, {1}); })),
       same("narrow", run([](TensorDict td) { return td.narrow(1, 1, 2); })),
+      same("repeat", run([](TensorDict td) {
+             return td.repeat({2, 1});
+           })),
+      same("repeat_interleave", run([](TensorDict td) { return td.repeat_interleave(2, 1); })),
+      same("to_lazystack", run([](TensorDict td) { return td.to_lazystack(1); })),
+      same("new_empty", run([](TensorDict td) {
+             return td.new_empty({5}).apply([](const at::Tensor& t) { return at::zeros_like(t); });
+           })),
+      same("new_zeros", run([](TensorDict td) { return td.new_zeros({4}); })),
+      same("new_ones", run([](TensorDict td) {
+             return td.new_ones({4, 1});
+           })),
+      same("new_full", run([](TensorDict td) { return td.new_full({4}, 7); })),
       same("tile", run([](TensorDict td) {
              return td.tile({2, 1});
            })),
@@ -340,6 +386,17 @@ const std::vector<Entry>& entries() {
       same("clamp_min_", run([](TensorDict td) { return td.clamp_min_(2); })),
       same("clamp_max", run([](TensorDict td) { return td.clamp_max(2); })),
       same("clamp_max_", run([](TensorDict td) { return td.clamp_max_(2); })),
+      same("maximum", run([](TensorDict td) { return td.maximum(operand(td).sub(2)); })),
+      same("maximum_", run([](TensorDict td) { return td.maximum_(operand(td).sub(2)); })),
+      same("minimum", run([](TensorDict td) { return td.minimum(operand(td).sub(2)); })),
+      same("minimum_", run([](TensorDict td) { return td.minimum_(operand(td).sub(2)); })),
+      same("softmax", run([](TensorDict td) { return td.to(at::kFloat).softmax(0); })),
+      same("isfinite", run([](TensorDict td) { return td.to(at::kFloat).log().isfinite(); })),
+      same("isnan", run([](TensorDict td) { return td.to(at::kFloat).sub(3).sqrt().isnan(); })),
+      same("isreal", run([](TensorDict td) { return td.isreal(); })),
+      same("isposinf",
+           run([](TensorDict td) { return td.to(at::kFloat).reciprocal().isposinf(); })),
+      same("isneginf", run([](TensorDict td) { return td.to(at::kFloat).log().isneginf(); })),
       same("lt", run([](TensorDict td) { return td.lt(3); })),
       same("le", run([](TensorDict td) { return td.le(3); })),
       same("gt", run([](TensorDict td) { return td.gt(3); })),
@@ -380,6 +437,33 @@ const std::vector<Entry>& entries() {
       same("prod", run([](TensorDict td) { return td.prod(R(1)); })),
       same("max", run([](TensorDict td) { return td.max(reduce_all); })),
       same("min", run([](TensorDict td) { return td.min(R(0)); })),
+      same("amax", run([](TensorDict td) { return td.amax(R(1)); })),
+      same("amin", run([](TensorDict td) { return td.amin(R(0), true); })),
+      same("max_with_indices", run([](TensorDict td) { return td.max_with_indices(1); })),
+      same("min_with_indices", run([](TensorDict td) { return td.min_with_indices(0, true); })),
+      same("cummax", run([](TensorDict td) { return td.cummax(1); })),
+      same("cummin", run([](TensorDict td) { return td.cummin(0); })),
+      same("logsumexp", run([](TensorDict td) { return td.to(at::kFloat).logsumexp(R(1)); })),
+      // Autograd: the gradients reach the leaves through the lazy stack's stacking.
+      same("requires_grad_", run([](TensorDict td) {
+             return td.to(at::kFloat).requires_grad_().get("x").requires_grad();
+           })),
+      same("grad", run([](TensorDict td) {
+             TensorDict f = td.to(at::kFloat).requires_grad_();
+             f.mul(3).sum(reduce_all).backward();
+             return f.grad();
+           })),
+      same("zero_grad", run([](TensorDict td) {
+             TensorDict f = td.to(at::kFloat).requires_grad_();
+             f.sum(reduce_all).backward();
+             return f.zero_grad(false).grad();
+           })),
+      same("backward", run([](TensorDict td) {
+             TensorDict f = td.to(at::kFloat).requires_grad_();
+             const TensorDict out = f.mul(2);
+             out.backward(out.apply([](const at::Tensor& t) { return at::ones_like(t); }));
+             return f.grad();
+           })),
       same("norm", run([](TensorDict td) { return td.to(at::kFloat).norm(R(1)); })),
       same("nansum", run([](TensorDict td) { return td.to(at::kFloat).nansum(R(1)); })),
       same("nanmean", run([](TensorDict td) { return td.to(at::kFloat).nanmean(reduce_all); })),

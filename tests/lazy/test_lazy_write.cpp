@@ -155,3 +155,18 @@ TEST_CASE("map over a lazy stack gives what it gives over the dense stack", "[la
   check_same(lazy.map(twice, 2, 1).densify(), dense.map(twice, 2, 1));
   check_same(lazy.map(twice, 1, 0).densify(), dense.map(twice, 1, 0));
 }
+
+TEST_CASE("append and insert add elements to a lazy stack, as Python's", "[lazy][append]") {
+  TensorDict lazy = lazy_stack(elements(), 1);  // batch [3, 2, 4]
+  lazy.append(element(2));
+  lazy.insert(0, element(3));
+  lazy.insert(-1, element(4));  // before the last, as Python's list.insert
+  REQUIRE(lazy.batch_size() == BatchSize{3, 5, 4});
+  check_same(lazy.densify(),
+             stack({element(3), element(0), element(1), element(4), element(2)}, 1));
+  CHECK_THROWS_AS(lazy.append(TensorDict({{"x", at::zeros({3})}}, {3})), ShapeError);
+  lazy.lock_();
+  CHECK_THROWS_AS(lazy.append(element(5)), LockedError);
+  TensorDict dense = stack(elements(), 0);
+  CHECK_THROWS_AS(dense.append(element(0)), TypeError);
+}

@@ -54,6 +54,7 @@ namespace tensordict {
 class ModuleSwap;
 class Operand;
 class TensorDict;
+struct ValuesIndices;
 class Value;
 struct ClassSpec;
 struct StateDict;
@@ -199,6 +200,16 @@ class TensorDict {
   TensorDict select(const std::vector<NestedKey>& keys, bool strict = true) const;
   /// A new TensorDict (sharing tensors) without `keys`.
   TensorDict exclude(const std::vector<NestedKey>& keys) const;
+  /// select and exclude in place (Python's inplace=True); LockedError when locked.
+  ///@{
+  TensorDict& select_(const std::vector<NestedKey>& keys, bool strict = true);
+  TensorDict& exclude_(const std::vector<NestedKey>& keys);
+  ///@}
+  /// Python's clear: every entry removed (LockedError when locked).
+  TensorDict& clear();
+  /// Python's create_nested: an empty TensorDict with this one's batch size, device and names at
+  /// `key`, intermediate TensorDicts created (LockedError when locked).
+  TensorDict& create_nested(const NestedKey& key);
 
   /// Python's keys, values and items, in insertion order. `include_nested` walks nested
   /// TensorDicts depth first (a nested TensorDict's entries before the TensorDict itself, as
@@ -301,6 +312,9 @@ class TensorDict {
   /// the strides do not allow one) or a view where possible (reshape).
   ///@{
   TensorDict view(at::IntArrayRef shape) const;
+  /// Python's view(dtype, batch_size=...): every leaf's bytes viewed as `dtype` (torch's
+  /// Tensor.view(dtype), which rescales the last dim), with batch size `batch_size`.
+  TensorDict view(at::ScalarType dtype, BatchSize batch_size) const;
   TensorDict reshape(at::IntArrayRef shape) const;
   ///@}
   /// Removes batch dim `dim` when its size is 1 (without `dim`: every batch dim of size 1).
@@ -360,6 +374,11 @@ class TensorDict {
   /// Repeats the batch dims `reps` times each (reps shorter than the batch dims are padded with
   /// leading 1s, longer ones add leading dims); dim names are dropped, as Python.
   TensorDict tile(at::IntArrayRef reps) const;
+  /// Python's repeat: the batch dims repeated `repeats` times each, as torch's repeat (at least
+  /// one count per batch dim; more add leading dims); the feature dims once.
+  TensorDict repeat(at::IntArrayRef repeats) const;
+  /// Python's repeat_interleave: each row of batch dim `dim` repeated `repeats` times in place.
+  TensorDict repeat_interleave(int64_t repeats, int64_t dim) const;
   /// Python's broadcast_to: expand to `shape` (names dropped, as Python).
   TensorDict broadcast_to(at::IntArrayRef shape) const;
   /// At least 1, 2 or 3 batch dims: leading dims of size 1 are added.
@@ -390,7 +409,9 @@ class TensorDict {
   TensorDict apply(const LeafFn& fn) const;
   /// Python's apply(fn, other): `fn(leaf, other's leaf at the same key)` for every tensor leaf;
   /// KeyError / TypeError naming a key `other` lacks or holds as another kind.
-  TensorDict apply(const LeafFn2& fn, const TensorDict& other) const;
+  /// With `default_none` (Python's default=None), a leaf `other` lacks reaches `fn` as an
+  /// undefined tensor instead.
+  TensorDict apply(const LeafFn2& fn, const TensorDict& other, bool default_none = false) const;
   /// Python's named_apply: a TensorDict of `fn(key, leaf)` for every tensor leaf, as apply;
   /// `key` is the leaf's name in its TensorDict, or its full nested key with `nested_keys`.
   TensorDict named_apply(const std::function<at::Tensor(const NestedKey&, const at::Tensor&)>& fn,
@@ -398,6 +419,12 @@ class TensorDict {
   /// Python's apply_: `fn(leaf)` copied into every tensor leaf (ShapeError when its shape
   /// differs; an undefined result, or the leaf itself, leaves the leaf as `fn` left it).
   TensorDict& apply_(const LeafFn& fn);
+  /// Python's apply_(fn, other): `fn(leaf, other's leaf at the same key)`, as apply_.
+  TensorDict& apply_(const LeafFn2& fn, const TensorDict& other);
+  /// named_apply in place (Python's inplace=True): a defined result is copied into its leaf, an
+  /// undefined one leaves the leaf as it is.
+  TensorDict& named_apply_(const std::function<at::Tensor(const NestedKey&, const at::Tensor&)>& fn,
+                           bool nested_keys = false);
   /// Python's to: every tensor leaf moved to `device` (the result's device) or cast to `dtype`.
   ///@{
   TensorDict to(at::Device device, bool non_blocking = false) const;
@@ -435,6 +462,25 @@ class TensorDict {
   ///@{
   TensorDict flatten_keys(const std::string& separator = ".") const;
   TensorDict unflatten_keys(const std::string& separator = ".") const;
+  ///@}
+  /// flatten_keys and unflatten_keys in place (Python's inplace=True); LockedError when locked.
+  ///@{
+  TensorDict& flatten_keys_(const std::string& separator = ".");
+  TensorDict& unflatten_keys_(const std::string& separator = ".");
+  ///@}
+  /// Python's update_at_: every entry of `other` written in place at `index` of this
+  /// TensorDict's entry (KeyError when this TensorDict lacks one).
+  TensorDict& update_at_(const TensorDict& other, const Index& index);
+  /// Python's set_at_: `value` written in place at `index` of the tensor at `key`.
+  TensorDict& set_at_(const NestedKey& key, const at::Tensor& value, const Index& index);
+  /// Python's cat_tensors / stack_tensors: the tensors at `keys` concatenated or stacked along
+  /// leaf dim `dim` (negative from the last) into `out_key`; the sources are removed unless
+  /// `keep_entries`.
+  ///@{
+  TensorDict& cat_tensors(const std::vector<NestedKey>& keys, const NestedKey& out_key,
+                          int64_t dim = 0, bool keep_entries = false);
+  TensorDict& stack_tensors(const std::vector<NestedKey>& keys, const NestedKey& out_key,
+                            int64_t dim = 0, bool keep_entries = false);
   ///@}
   /// Packs every leaf into one storage per dtype; leaves become views of it.
   TensorDict consolidate() const;
@@ -541,6 +587,24 @@ class TensorDict {
   TensorDict& tanh_();
   TensorDict sign() const;
   TensorDict& sign_();
+  /// Python's isfinite, isnan, isreal, isposinf, isneginf: TensorDicts of bools.
+  ///@{
+  TensorDict isfinite() const;
+  TensorDict isnan() const;
+  TensorDict isreal() const;
+  TensorDict isposinf() const;
+  TensorDict isneginf() const;
+  ///@}
+  /// Python's maximum and minimum: the element-wise max / min with a tensor or a TensorDict (as
+  /// math operands); the `_` forms in place.
+  ///@{
+  TensorDict maximum(const Operand& other) const;
+  TensorDict& maximum_(const Operand& other);
+  TensorDict minimum(const Operand& other) const;
+  TensorDict& minimum_(const Operand& other);
+  ///@}
+  /// Python's softmax along batch dim `dim` (negative from the last batch dim).
+  TensorDict softmax(int64_t dim) const;
   TensorDict floor() const;
   TensorDict& floor_();
   TensorDict ceil() const;
@@ -575,6 +639,27 @@ class TensorDict {
   TensorDict min(const ReduceDims& dims = {}, bool keepdim = false) const;
   at::Tensor min(ReduceAll, const ReduceDims& dims = {}, bool keepdim = false) const;
   ///@}
+  /// Python's amax and amin: max and min by another name, as torch's.
+  ///@{
+  TensorDict amax(const ReduceDims& dims = {}, bool keepdim = false) const;
+  TensorDict amin(const ReduceDims& dims = {}, bool keepdim = false) const;
+  ///@}
+  /// Python's max(dim) / min(dim) with return_indices=True: values and indices along batch dim
+  /// `dim`.
+  ///@{
+  ValuesIndices max_with_indices(int64_t dim, bool keepdim = false) const;
+  ValuesIndices min_with_indices(int64_t dim, bool keepdim = false) const;
+  ///@}
+  /// Python's cummax and cummin along batch dim `dim`: running values and their indices.
+  ///@{
+  ValuesIndices cummax(int64_t dim) const;
+  ValuesIndices cummin(int64_t dim) const;
+  ///@}
+  /// Python's logsumexp, with the forms of sum.
+  ///@{
+  TensorDict logsumexp(const ReduceDims& dims = {}, bool keepdim = false) const;
+  at::Tensor logsumexp(ReduceAll, const ReduceDims& dims = {}, bool keepdim = false) const;
+  ///@}
   /// The 2-norm (Python's norm), with the forms of sum.
   ///@{
   TensorDict norm(const ReduceDims& dims = {}, bool keepdim = false) const;
@@ -599,6 +684,31 @@ class TensorDict {
   ///@{
   TensorDict all(const ReduceDims& dims, bool keepdim = false) const;
   TensorDict any(const ReduceDims& dims, bool keepdim = false) const;
+  ///@}
+
+  // ---- autograd (ops/autograd.cpp)
+  // ---------------------------------------------------------------
+  /// Python's requires_grad_: every floating-point leaf's requires_grad set.
+  TensorDict& requires_grad_(bool requires_grad = true);
+  /// Python's grad: the leaves' gradients by key (leaves without one left out).
+  TensorDict grad() const;
+  /// Python's zero_grad: every leaf's gradient undefined (`set_to_none`) or zeroed.
+  TensorDict& zero_grad(bool set_to_none = true);
+  /// Python's backward: one autograd pass from every leaf that requires grad, each seeded with
+  /// `gradient`'s leaf at its key (without `gradient`, the leaves must be scalars, seeded with
+  /// 1). KeyError naming a leaf `gradient` lacks.
+  ///@{
+  void backward() const;
+  void backward(const TensorDict& gradient, bool retain_graph = false,
+                bool create_graph = false) const;
+  ///@}
+  /// Python's new_empty, new_zeros, new_ones and new_full: the same keys, dtypes, devices and
+  /// feature shapes over batch size `batch_size`.
+  ///@{
+  TensorDict new_empty(BatchSize batch_size) const;
+  TensorDict new_zeros(BatchSize batch_size) const;
+  TensorDict new_ones(BatchSize batch_size) const;
+  TensorDict new_full(BatchSize batch_size, const at::Scalar& value) const;
   ///@}
 
   // ---- memory-mapped IO (memmap/td.cpp) --------------------------------------------------------
@@ -664,6 +774,15 @@ class TensorDict {
   /// A dense TensorDict with the same content, lazy stacks at every level stacked (ShapeError
   /// naming the key when shapes differ). A dense TensorDict without lazy stacks returns itself.
   TensorDict densify() const;
+  /// Python's to_lazystack: a lazy stack of the rows along batch dim `dim` (names kept).
+  TensorDict to_lazystack(int64_t dim = 0) const;
+  /// Python's LazyStackedTensorDict.append / insert: `td` added as an element at the end / at
+  /// `index`. TypeError on a dense TensorDict, LockedError when locked, ShapeError when its batch
+  /// size is not the elements'.
+  ///@{
+  TensorDict& append(const TensorDict& td);
+  TensorDict& insert(int64_t index, const TensorDict& td);
+  ///@}
   /// The tensor at `key` with every element of the lazy stacks on its path padded (at the end of
   /// each dim) to the largest shape with `padding_value`: Python's get(key, as_padded_tensor=True).
   at::Tensor get_padded(const NestedKey& key, double padding_value = 0) const;
@@ -843,6 +962,12 @@ T TensorDict::get(const NestedKey& key) const {
 inline const Value* TensorDict::class_slot(detail::ClassToken cls, size_t slot) const noexcept {
   return slots_->layout.load(std::memory_order_relaxed) == cls ? &slots_->values[slot] : nullptr;
 }
+
+/// Values and their indices along a dim (Python's torch.return_types of max, min, cummax, cummin).
+struct ValuesIndices {
+  TensorDict values;
+  TensorDict indices;
+};
 
 /// The right-hand side of TensorDict math: a scalar, a tensor (broadcast over the batch dims) or
 /// a TensorDict with the same keys.

@@ -123,6 +123,13 @@ struct TensorDictImpl : Slots {
     forget_layout();
   }
   void erase(size_t slot);
+  /// Removes every entry.
+  void clear() {
+    keys.clear();
+    values.clear();
+    index_.reset();
+    forget_layout();
+  }
   /// Rebuilds the index after `keys` were edited in place (a rename).
   void reindex();
 

@@ -249,3 +249,43 @@ const Value& handed_out(const TensorDict& td, const std::string& key) {
 
 }  // namespace detail::lazy
 }  // namespace tensordict
+
+namespace tensordict {
+
+TensorDict TensorDict::to_lazystack(int64_t dim) const {
+  const int64_t d = detail::wrap_dim(dim, ndim(), "to_lazystack", batch_size());
+  TensorDict out = lazy_stack(unbind(d), d);
+  detail::impl_of(out).lazy->dim_name = names()[static_cast<size_t>(d)];
+  return out;
+}
+
+TensorDict& TensorDict::insert(int64_t index, const TensorDict& td) {
+  if (!impl_->lazy) {
+    throw TypeError(
+        "insert: a dense TensorDict has no elements to insert into (only a lazy "
+        "stack does)");
+  }
+  if (impl_->locked) throw LockedError("insert: the lazy stack is locked");
+  auto& st = *impl_->lazy;
+  if (td.batch_size() != st.tds[0].batch_size()) {
+    throw ShapeError("insert: the TensorDict has batch_size " + shape_str(td.batch_size()) +
+                     ", the elements of the lazy stack have " + shape_str(st.tds[0].batch_size()));
+  }
+  // Python's list.insert: a position past either end clamps to it.
+  const auto n = static_cast<int64_t>(st.tds.size());
+  const int64_t at = std::clamp(index < 0 ? index + n : index, int64_t{0}, n);
+  st.tds.insert(st.tds.begin() + at, td);
+  impl_->batch_size[static_cast<size_t>(st.stack_dim)] = n + 1;
+  return *this;
+}
+
+TensorDict& TensorDict::append(const TensorDict& td) {
+  if (!impl_->lazy) {
+    throw TypeError(
+        "append: a dense TensorDict has no elements to append to (only a lazy stack "
+        "does)");
+  }
+  return insert(static_cast<int64_t>(impl_->lazy->tds.size()), td);
+}
+
+}  // namespace tensordict

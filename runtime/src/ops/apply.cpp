@@ -44,11 +44,13 @@ TensorDict TensorDict::named_apply(
 
 namespace {
 
-// The entry of `other` matching `key` in `self`'s walk; KeyError/TypeError naming the key.
-const Value& partner(const TensorDict& other, const std::string& name, const std::string& key,
-                     const Value& mine, const char* op) {
+// The entry of `other` matching `key` in `self`'s walk; KeyError/TypeError naming the key. With
+// `missing_ok`, nullptr when `other` lacks it.
+const Value* partner(const TensorDict& other, const std::string& name, const std::string& key,
+                     const Value& mine, const char* op, bool missing_ok) {
   const int64_t slot = detail::impl_of(other).find(name);
   if (slot < 0) {
+    if (missing_ok) return nullptr;
     throw KeyError(std::string(op) + ": key '" + key + "' is missing from the other TensorDict");
   }
   const Value& theirs = detail::impl_of(other).values[static_cast<size_t>(slot)];
@@ -56,13 +58,16 @@ const Value& partner(const TensorDict& other, const std::string& name, const std
     throw TypeError(std::string(op) + ": key '" + key + "' is a " + mine.kind_name() +
                     " here but a " + theirs.kind_name() + " in the other TensorDict");
   }
-  return theirs;
+  return &theirs;
 }
 
 // Walks `a` and `b` together; tensors go through `tensor_fn`, non-tensors through `other_fn`.
+// With `missing_ok`, what `b` lacks reaches `tensor_fn` as an undefined tensor (a non-tensor entry
+// is kept, a TensorDict walked against an empty one).
 TensorDict zip(const TensorDict& a, const TensorDict& b, const std::string& prefix, const char* op,
                const LeafFn2& tensor_fn,
-               const std::function<Value(const Value&, const Value&, const BatchSize&)>& other_fn) {
+               const std::function<Value(const Value&, const Value&, const BatchSize&)>& other_fn,
+               bool missing_ok = false) {
   const auto& src = detail::impl_of(a);
   TensorDict out = detail::make_tensordict(src.batch_size, src.device, src.names);
   std::vector<Value> values;
@@ -70,20 +75,21 @@ TensorDict zip(const TensorDict& a, const TensorDict& b, const std::string& pref
   for (size_t i = 0; i < src.keys.size(); ++i) {
     const std::string key = prefix.empty() ? src.keys[i] : prefix + "." + src.keys[i];
     const Value& mine = src.values[i];
-    const Value& theirs = partner(b, src.keys[i], key, mine, op);
+    const Value* theirs = partner(b, src.keys[i], key, mine, op, missing_ok);
     if (mine.is_tensor()) {
       at::Tensor r;
       try {
-        r = tensor_fn(mine.tensor(), theirs.tensor());
+        r = tensor_fn(mine.tensor(), theirs ? theirs->tensor() : at::Tensor());
       } catch (const c10::Error& e) {
         detail::rethrow_torch(op, key, mine.tensor().sizes(), e);
       }
       values.emplace_back(std::move(r));  // undefined: dropped
     } else if (mine.is_tensordict()) {
-      values.emplace_back(
-          zip(mine.tensordict(), theirs.tensordict(), key, op, tensor_fn, other_fn));
+      const TensorDict none = detail::empty_like_meta(mine.tensordict());
+      values.emplace_back(zip(mine.tensordict(), theirs ? theirs->tensordict() : none, key, op,
+                              tensor_fn, other_fn, missing_ok));
     } else {
-      values.push_back(other_fn(mine, theirs, src.batch_size));
+      values.push_back(theirs ? other_fn(mine, *theirs, src.batch_size) : mine);
     }
   }
   detail::set_values(detail::impl_of(out), src, std::move(values));
@@ -95,23 +101,31 @@ Value keep_first(const Value& a, const Value&, const BatchSize&) { return a; }
 }  // namespace
 
 TensorDict detail::zip_leaves(const TensorDict& a, const TensorDict& b, const LeafFn2& fn,
-                              const char* op) {
+                              const char* op, bool missing_ok) {
   // As Python: a lazy stack pairs each element with the other's row along its stack dim; a lazy
   // other is read as the dense TensorDict it stands for.
   if (a.is_lazy_stack()) {
     return lazy::zip_elements(
         a, b.unbind(a.stack_dim()),
         [&](const TensorDict& element, const TensorDict& row) {
-          return zip_leaves(element, row, fn, op);
+          return zip_leaves(element, row, fn, op, missing_ok);
         },
         op);
   }
-  if (b.is_lazy_stack()) return zip(a, b.densify(), "", op, fn, keep_first);
-  return zip(a, b, "", op, fn, keep_first);
+  return zip(a, b.is_lazy_stack() ? b.densify() : b, "", op, fn, keep_first, missing_ok);
 }
 
-TensorDict TensorDict::apply(const LeafFn2& fn, const TensorDict& other) const {
-  return detail::zip_leaves(*this, other, fn, "apply");
+TensorDict TensorDict::apply(const LeafFn2& fn, const TensorDict& other, bool default_none) const {
+  return detail::zip_leaves(*this, other, fn, "apply", default_none);
+}
+
+TensorDict& TensorDict::apply_(const LeafFn2& fn, const TensorDict& other) {
+  return update_(apply(fn, other));
+}
+
+TensorDict& TensorDict::named_apply_(
+    const std::function<at::Tensor(const NestedKey&, const at::Tensor&)>& fn, bool nested_keys) {
+  return update_(named_apply(fn, nested_keys));  // undefined results were dropped: left as is
 }
 
 TensorDict& TensorDict::apply_(const LeafFn& fn) {
@@ -155,14 +169,16 @@ bool has_canonical_strides(const at::Tensor& t) {
 }  // namespace
 
 TensorDict TensorDict::contiguous(bool canonical) const {
+  // As Python: a lazy stack's contiguous form is the dense stack of its entries.
+  const TensorDict dense = densify();
   TensorDict out = map_leaves(
-      *this,
+      dense,
       [canonical](const at::Tensor& t) {
         if (canonical && !has_canonical_strides(t)) return t.clone(at::MemoryFormat::Contiguous);
         return t.contiguous();
       },
       "contiguous");
-  detail::inherit_consolidated(*this, out);
+  detail::inherit_consolidated(dense, out);
   return out;
 }
 

@@ -154,3 +154,25 @@ TensorDict& TensorDict::index_put_(const Index& index, const TensorDict& value) 
 }
 
 }  // namespace tensordict
+
+namespace tensordict {
+
+TensorDict& TensorDict::update_at_(const TensorDict& other, const Index& index) {
+  for (const auto& key : other.keys(/*include_nested=*/true, /*leaves_only=*/true)) {
+    if (!contains(key)) {
+      throw KeyError("update_at_: key " + key.repr() + " is not in the TensorDict updated");
+    }
+  }
+  return index_put_(index, other);
+}
+
+TensorDict& TensorDict::set_at_(const NestedKey& key, const at::Tensor& value, const Index& index) {
+  if (!contains(key)) throw KeyError("set_at_: key " + key.repr() + " not found");
+  const at::Tensor selected =
+      detail::apply_index(detail::positions(batch_size()), detail::plan_index(index, batch_size()));
+  TensorDict part = detail::make_tensordict(selected.sizes().vec(), device());
+  part.set(key, value);
+  return update_at_(part, index);
+}
+
+}  // namespace tensordict

@@ -343,6 +343,36 @@ TensorDict& TensorDict::clamp_min_(const at::Scalar& min) { return clamp_(min, s
 TensorDict TensorDict::clamp_max(const at::Scalar& max) const { return clamp(std::nullopt, max); }
 TensorDict& TensorDict::clamp_max_(const at::Scalar& max) { return clamp_(std::nullopt, max); }
 
+TensorDict TensorDict::maximum(const Operand& other) const {
+  return apply_binary(
+      *this, other,
+      {"maximum", [](const at::Tensor& t, const at::Scalar& s) { return t.clamp_min(s); },
+       [](const at::Tensor& t, const at::Tensor& o) { return at::maximum(t, o); }});
+}
+TensorDict& TensorDict::maximum_(const Operand& other) {
+  return apply_in_place(*this, other,
+                        {"maximum_", [](at::Tensor& t, const at::Scalar& s) { t.clamp_min_(s); },
+                         [](at::Tensor& t, const at::Tensor& o) { at::maximum_out(t, t, o); }});
+}
+TensorDict TensorDict::minimum(const Operand& other) const {
+  return apply_binary(
+      *this, other,
+      {"minimum", [](const at::Tensor& t, const at::Scalar& s) { return t.clamp_max(s); },
+       [](const at::Tensor& t, const at::Tensor& o) { return at::minimum(t, o); }});
+}
+TensorDict& TensorDict::minimum_(const Operand& other) {
+  return apply_in_place(*this, other,
+                        {"minimum_", [](at::Tensor& t, const at::Scalar& s) { t.clamp_max_(s); },
+                         [](at::Tensor& t, const at::Tensor& o) { at::minimum_out(t, t, o); }});
+}
+
+TensorDict TensorDict::softmax(int64_t dim) const {
+  const int64_t d = detail::wrap_dim(dim, ndim(), "softmax", batch_size());
+  // A lazy stack's elements lack its stack dim: the dense stack's leaves carry every batch dim.
+  return map_leaves(
+      densify(), [d](const at::Tensor& t) { return t.softmax(d); }, "softmax");
+}
+
 // ---- comparisons --------------------------------------------------------------------------------
 
 #define TC_COMPARISON(NAME)                                                         \
@@ -359,6 +389,18 @@ TC_COMPARISON(ge)
 TC_COMPARISON(eq)
 TC_COMPARISON(ne)
 #undef TC_COMPARISON
+
+#define TC_PREDICATE(NAME)                                              \
+  TensorDict TensorDict::NAME() const {                                 \
+    return map_leaves(                                                  \
+        *this, [](const at::Tensor& t) { return at::NAME(t); }, #NAME); \
+  }
+TC_PREDICATE(isfinite)
+TC_PREDICATE(isnan)
+TC_PREDICATE(isreal)
+TC_PREDICATE(isposinf)
+TC_PREDICATE(isneginf)
+#undef TC_PREDICATE
 
 // ---- point-wise functions -----------------------------------------------------------------------
 // FOREACH: torch has a _foreach kernel for the in-place form; PER_LEAF: it does not (1.13).

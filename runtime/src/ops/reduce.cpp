@@ -24,12 +24,16 @@ enum class Reduction {
   Any,
   Quantile,
   NanSum,
-  NanMean
+  NanMean,
+  LogSumExp,
+  ArgMax,
+  ArgMin
 };
 
 const char* name_of(Reduction r) {
-  static const char* const kNames[] = {"sum",  "mean", "std", "var",      "prod",   "max",    "min",
-                                       "norm", "all",  "any", "quantile", "nansum", "nanmean"};
+  static const char* const kNames[] = {
+      "sum", "mean", "std",      "var",    "prod",    "max",       "min",    "norm",
+      "all", "any",  "quantile", "nansum", "nanmean", "logsumexp", "argmax", "argmin"};
   return kNames[static_cast<int>(r)];
 }
 
@@ -47,6 +51,12 @@ struct Plan {
 // Every element of `t`.
 at::Tensor reduce_elements(const at::Tensor& t, const Plan& plan) {
   switch (plan.reduction) {
+    case Reduction::LogSumExp:
+      return t.reshape({-1}).logsumexp(0);
+    case Reduction::ArgMax:
+      return t.argmax();
+    case Reduction::ArgMin:
+      return t.argmin();
     case Reduction::Quantile:
       return at::quantile(t.reshape({-1}), plan.q, c10::nullopt, false, plan.interpolation);
     case Reduction::Sum:
@@ -89,6 +99,12 @@ at::Tensor one_dim_at_a_time(at::Tensor t, std::vector<int64_t> dims, bool keepd
 at::Tensor reduce_dims(const at::Tensor& t, const Plan& plan, const std::vector<int64_t>& dims,
                        bool keepdim) {
   switch (plan.reduction) {
+    case Reduction::LogSumExp:
+      return t.logsumexp(dims, keepdim);
+    case Reduction::ArgMax:
+      return t.argmax(dims.front(), keepdim);
+    case Reduction::ArgMin:
+      return t.argmin(dims.front(), keepdim);
     case Reduction::Quantile:
       return at::quantile(t, plan.q, dims.front(), keepdim, plan.interpolation);
     case Reduction::Sum:
@@ -132,9 +148,10 @@ Plan make_plan(const TensorDict& td, Reduction r, const ReduceDims& dims, bool k
     throw TypeError(std::string(name_of(r)) + ": dims=feature() excludes keepdim=true");
   }
   Plan plan{r, dims, keepdim, {}, 0, ""};
-  if (r == Reduction::Quantile && dims.dims().size() > 1) {
-    throw ShapeError("quantile: reduces one batch dim at a time, got " + shape_str(dims.dims()) +
-                     " (as torch.quantile)");
+  const bool one_dim = r == Reduction::Quantile || r == Reduction::ArgMax || r == Reduction::ArgMin;
+  if (one_dim && dims.dims().size() > 1) {
+    throw ShapeError(std::string(name_of(r)) + ": reduces one batch dim at a time, got " +
+                     shape_str(dims.dims()) + " (as torch's)");
   }
   for (int64_t d : dims.dims()) {
     const int64_t wrapped = detail::wrap_dim(d, td.ndim(), name_of(r), td.batch_size());
@@ -276,7 +293,52 @@ TC_REDUCTION(min, Min)
 TC_REDUCTION(norm, Norm)
 TC_REDUCTION(nansum, NanSum)
 TC_REDUCTION(nanmean, NanMean)
+TC_REDUCTION(logsumexp, LogSumExp)
 #undef TC_REDUCTION
+
+TensorDict TensorDict::amax(const ReduceDims& dims, bool keepdim) const {
+  return max(dims, keepdim);
+}
+TensorDict TensorDict::amin(const ReduceDims& dims, bool keepdim) const {
+  return min(dims, keepdim);
+}
+
+namespace {
+
+ValuesIndices with_indices(const TensorDict& td, Reduction values, Reduction indices, int64_t dim,
+                           bool keepdim) {
+  const TensorDict dense = td.densify();
+  return {reduce_tensordict(dense, make_plan(dense, values, dim, keepdim), ""),
+          reduce_tensordict(dense, make_plan(dense, indices, dim, keepdim), "")};
+}
+
+// cummax / cummin: the running values and their indices along batch dim `dim`, batch kept.
+template <class Op>
+ValuesIndices running(const TensorDict& td, int64_t dim, const char* name, Op op) {
+  const TensorDict dense = td.densify();
+  const int64_t d = detail::wrap_dim(dim, dense.ndim(), name, dense.batch_size());
+  return {detail::map_leaves(
+              dense, [&](const at::Tensor& t) { return std::get<0>(op(t, d)); }, name),
+          detail::map_leaves(
+              dense, [&](const at::Tensor& t) { return std::get<1>(op(t, d)); }, name)};
+}
+
+}  // namespace
+
+ValuesIndices TensorDict::max_with_indices(int64_t dim, bool keepdim) const {
+  return with_indices(*this, Reduction::Max, Reduction::ArgMax, dim, keepdim);
+}
+ValuesIndices TensorDict::min_with_indices(int64_t dim, bool keepdim) const {
+  return with_indices(*this, Reduction::Min, Reduction::ArgMin, dim, keepdim);
+}
+ValuesIndices TensorDict::cummax(int64_t dim) const {
+  return running(*this, dim, "cummax",
+                 [](const at::Tensor& t, int64_t d) { return at::cummax(t, d); });
+}
+ValuesIndices TensorDict::cummin(int64_t dim) const {
+  return running(*this, dim, "cummin",
+                 [](const at::Tensor& t, int64_t d) { return at::cummin(t, d); });
+}
 
 TensorDict TensorDict::quantile(double q, const ReduceDims& dims, bool keepdim,
                                 const std::string& interpolation) const {

@@ -51,6 +51,15 @@ TensorDict TensorDict::view(at::IntArrayRef shape) const {
                  "view", {}, names_if_same(batch_size(), batch)));
 }
 
+TensorDict TensorDict::view(at::ScalarType dtype, BatchSize batch_size) const {
+  // Every batch dim is dropped first: a leaf's last dim rescales with the element size, so the
+  // new batch size is checked against the viewed leaves.
+  TensorDict out = map_batch(
+      densify(), nb_of(*this), {}, [dtype](const at::Tensor& t) { return t.view(dtype); }, "view");
+  out.set_batch_size(std::move(batch_size));
+  return out;
+}
+
 TensorDict TensorDict::reshape(at::IntArrayRef shape) const {
   const BatchSize batch = detail::infer_shape(shape, numel(), "reshape", batch_size());
   if (impl_->lazy) {  // lazily where a view does it, else (as Python) a dense reshape

@@ -176,3 +176,86 @@ TensorDict TensorDict::unflatten_keys(const std::string& separator) const {
 }
 
 }  // namespace tensordict
+
+// ---- in-place forms of the key restructurings ---------------------------------------------------
+
+namespace tensordict {
+namespace {
+
+// Makes `td`'s entries those of `result` (the out-of-place op's result, whose entries share
+// `td`'s tensors), in place: Python's inplace=True. A lazy stack's elements each take theirs.
+TensorDict& take_entries(TensorDict& td, const TensorDict& result, const char* op) {
+  if (td.is_locked()) {
+    throw LockedError(std::string(op) + ": cannot restructure a locked TensorDict in place");
+  }
+  if (td.is_lazy_stack()) {
+    const auto& mine = td.tensordicts();
+    const auto& theirs = result.tensordicts();
+    for (size_t k = 0; k < mine.size(); ++k) {
+      TensorDict element = mine[k];
+      take_entries(element, theirs[k], op);
+    }
+    return td;
+  }
+  auto& impl = detail::impl_of(td);
+  const auto& from = detail::impl_of(result);
+  impl.clear();
+  for (size_t i = 0; i < from.keys.size(); ++i) impl.append(from.keys[i], from.values[i]);
+  return td;
+}
+
+}  // namespace
+
+TensorDict& TensorDict::flatten_keys_(const std::string& separator) {
+  return take_entries(*this, flatten_keys(separator), "flatten_keys_");
+}
+TensorDict& TensorDict::unflatten_keys_(const std::string& separator) {
+  return take_entries(*this, unflatten_keys(separator), "unflatten_keys_");
+}
+TensorDict& TensorDict::select_(const std::vector<NestedKey>& keys, bool strict) {
+  return take_entries(*this, select(keys, strict), "select_");
+}
+TensorDict& TensorDict::exclude_(const std::vector<NestedKey>& keys) {
+  return take_entries(*this, exclude(keys), "exclude_");
+}
+TensorDict& TensorDict::clear() { return take_entries(*this, empty(false), "clear"); }
+
+TensorDict& TensorDict::create_nested(const NestedKey& key) {
+  return set(key, detail::empty_like_meta(*this));
+}
+
+namespace {
+
+// cat_tensors / stack_tensors: `join` of the tensors at `keys` into `out_key`.
+TensorDict& join_tensors(TensorDict& td, const std::vector<NestedKey>& keys,
+                         const NestedKey& out_key, bool keep_entries, const char* op,
+                         const std::function<at::Tensor(const std::vector<at::Tensor>&)>& join) {
+  std::vector<at::Tensor> parts;
+  for (const auto& key : keys) parts.push_back(td.get(key));
+  at::Tensor joined;
+  try {
+    joined = join(parts);
+  } catch (const c10::Error& e) {
+    throw ShapeError(std::string(op) +
+                     ": the tensors at the keys do not join: " + detail::first_line(e.what()));
+  }
+  if (!keep_entries) {
+    for (const auto& key : keys) td.del_(key);
+  }
+  return td.set(out_key, joined);
+}
+
+}  // namespace
+
+TensorDict& TensorDict::cat_tensors(const std::vector<NestedKey>& keys, const NestedKey& out_key,
+                                    int64_t dim, bool keep_entries) {
+  return join_tensors(*this, keys, out_key, keep_entries, "cat_tensors",
+                      [dim](const std::vector<at::Tensor>& ts) { return at::cat(ts, dim); });
+}
+TensorDict& TensorDict::stack_tensors(const std::vector<NestedKey>& keys, const NestedKey& out_key,
+                                      int64_t dim, bool keep_entries) {
+  return join_tensors(*this, keys, out_key, keep_entries, "stack_tensors",
+                      [dim](const std::vector<at::Tensor>& ts) { return at::stack(ts, dim); });
+}
+
+}  // namespace tensordict

@@ -60,8 +60,9 @@ TensorDict map_batch_infer(const TensorDict& td, const TensorOp& op, const char*
 
 /// `fn` over the matching leaves of `a` and `b` (dense TensorDicts): apply(fn, other) and the
 /// binary math ops. KeyError / TypeError naming `op` and the key when `b` lacks a key of `a` or
-/// holds another kind there.
-TensorDict zip_leaves(const TensorDict& a, const TensorDict& b, const LeafFn2& fn, const char* op);
+/// holds another kind there; with `missing_ok`, a key `b` lacks reaches `fn` as an undefined tensor.
+TensorDict zip_leaves(const TensorDict& a, const TensorDict& b, const LeafFn2& fn, const char* op,
+                      bool missing_ok = false);
 
 /// Applies `fn` to every tensor leaf keeping the batch size (an undefined result drops the leaf).
 /// A result that lost the batch dims is a ShapeError naming the key. `device` replaces the
