@@ -212,3 +212,42 @@ TEST_CASE("malformed chats name the message, the part and the field", "[content]
                     "History message 0: field 'content' must be a string or a list of ContentBase "
                     "parts (JSON objects), got object {\"a\":1}");
 }
+
+TEST_CASE("content() of a conversation mixing strings and parts", "[content]") {
+  // TorchRL's `history.content` raises on such a conversation (tensordict cannot stack a string
+  // and a list); its messages' own values (`[m.content for m in history.unbind(0)]`, or
+  // `tolist()`) are a string and the list of part dicts. content() gives that list.
+  History mixed = History::from_chats(Json::parse(
+      R"([{"role": "user", "content": "a"}, {"role": "assistant", "content": [{"type": "text", "text": "b"}]}])"));
+  CHECK(mixed.content() == Json::parse(R"(["a", [{"type": "text", "text": "b"}]])"));
+  CHECK(mixed.role() == Json::array({"user", "assistant"}));
+  CHECK(mixed.apply_chat_template(named("llama", false))[0] ==
+        "<|begin_of_text|><|header_start|>user<|header_end|>\n\na<|eot|><|header_start|>"
+        "assistant<|header_end|>\n\nb<|eot|>");
+}
+
+// Needs the runtime: a lazy stack whose elements hold `content` as different kinds (a ContentBase
+// TensorDict and a string) or as ragged non-tensor data (a batch of such conversations) refuses to
+// stack it, so the generated accessor throws. These give what a user means: one value per
+// message, one list per conversation.
+TEST_CASE("content() of mixed ContentBase parts and strings, and of a batch of them",
+          "[content][!mayfail]") {
+  const Json parts =
+      Json::parse(R"([{"type": "text", "text": "Hi"}, {"type": "image", "url": "u"}])");
+  tensordict::TensorDict with_parts({}, {});
+  with_parts.set_non_tensor("role", "user");
+  with_parts.set("content", tensorclass::llm::content_parts_tensordict(parts));
+  tensordict::TensorDict plain({}, {});
+  plain.set_non_tensor("role", "assistant");
+  plain.set_non_tensor("content", "hi");
+  History conversation =
+      History::lazy_stack({History::from_tensordict(with_parts), History::from_tensordict(plain)});
+  CHECK(conversation.apply_chat_template(named("llama", false))[0] ==
+        "<|begin_of_text|><|header_start|>user<|header_end|>\n\nHi<|eot|><|header_start|>"
+        "assistant<|header_end|>\n\nhi<|eot|>");
+  CHECK(conversation.content() == Json::array({parts, "hi"}));
+  History batch = History::from_chats(Json::parse(
+      R"([[{"role": "user", "content": "a"}, {"role": "assistant", "content": [{"type": "text", "text": "b"}]}],
+          [{"role": "user", "content": "c"}]])"));
+  CHECK(batch.content() == Json::parse(R"([["a", [{"type": "text", "text": "b"}]], ["c"]])"));
+}
