@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -345,7 +346,7 @@ class Importer {
                                      dim_names(*inner_meta, *version, batch->size(), inner_where)),
                      display);
       import_entries(index, inner, inner_display, *inner_meta, *batch,
-                     classes_[index].cls.batch_dims, std::nullopt, level + 1);
+                     classes_[index].cls.batch_dims, {}, level + 1);
     } else if (inner_type == kLazyStack) {
       import_lazy_stack(index, inner, inner_display, *inner_meta, display, level + 1);
     } else {
@@ -392,23 +393,33 @@ class Importer {
   }
 
   // The entries of a TensorDict directory `inner` as fields of class `index`. `names` name the
-  // batch dims `batch`; with `stack_dim`, the entries are one element of a lazy stack along that
-  // dim, whose name tensor shapes get. `inner` is at `level` of the tree.
+  // class's batch dims; `stacked` (ascending) are those of them that lazy stacking removed, when
+  // `inner` is an element of a (possibly nested) lazy stack: its batch `batch` is the other dims,
+  // and tensor shapes get the stacked dims back, by name. `inner` is at `level` of the tree.
   void import_entries(size_t index, const fs::path& inner, const std::string& display,
                       const Json& meta, const std::vector<int64_t>& batch,
-                      const std::vector<std::string>& names, std::optional<size_t> stack_dim,
+                      const std::vector<std::string>& names, const std::vector<size_t>& stacked,
                       int level) {
-    std::vector<std::string> own = names;
-    if (stack_dim) own.erase(own.begin() + static_cast<std::ptrdiff_t>(*stack_dim));
+    std::vector<std::string> own;
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (std::find(stacked.begin(), stacked.end(), i) == stacked.end()) own.push_back(names[i]);
+    }
     const int64_t version = tensordict::format::version_of(meta).version;  // checked by the caller
     for (const auto& [key, entry] : meta.items()) {
       if (tensordict::format::is_format_entry(key, version)) continue;
       if (!check_key(key, display + "/meta.json")) continue;
       std::optional<Type> type = entry_type(inner, display, key, entry, batch, own, level);
       if (!type) continue;
-      if (stack_dim && type->kind == TypeKind::Tensor && type->shape) {
-        type->shape->insert(type->shape->begin() + static_cast<std::ptrdiff_t>(*stack_dim),
-                            Dim{names.at(*stack_dim), -1});
+      if (!stacked.empty() && (type->kind == TypeKind::Str || type->kind == TypeKind::List)) {
+        // One value per element: read through the stack, the class's field holds them as nested
+        // lists, one level per stacked dim (as TorchRL's History declares its strings `any`).
+        type = make_type(TypeKind::Any);
+      }
+      if (type->kind == TypeKind::Tensor && type->shape) {
+        for (const size_t dim : stacked) {
+          type->shape->insert(type->shape->begin() + static_cast<std::ptrdiff_t>(dim),
+                              Dim{names.at(dim), -1});
+        }
       }
       classes_[index].add(key, *type);
     }
@@ -482,70 +493,105 @@ class Importer {
     return type;
   }
 
-  // A lazily stacked tensorclass (spec §4): elements 0/, 1/, ... are TensorDict directories of
-  // one dim less; the stack dim is a batch dim of its own. `inner` is at `level` of the tree.
-  void import_lazy_stack(size_t index, const fs::path& inner, const std::string& display,
-                         const Json& meta, const std::string& class_display, int level) {
-    const int64_t version = tensordict::format::version_of(meta).version;  // checked by the caller
+  // A TensorDict directory at the bottom of a (possibly nested) lazy stack: its meta.json, its
+  // batch size, and the dims of the stack that stacking removed to reach it (ascending).
+  struct StackLeaf {
+    fs::path dir;
+    std::string display;
+    Json meta;
+    std::vector<int64_t> batch;
+    std::vector<size_t> stacked;
+  };
+
+  // Reads the lazy stack `dir` (meta.json `meta`, at `level` of the tree): its elements 0/, 1/,
+  // ... up to the first gap, as the runtime reads them, each a TensorDict or itself a lazy stack
+  // (TorchRL's History.from_chats: a stack of conversations, each a stack of messages). Appends
+  // the TensorDicts at the bottom to `leaves`; returns the stack's rank, nullopt (reported) on
+  // error.
+  std::optional<size_t> read_lazy_stack(const fs::path& dir, const std::string& display,
+                                        const Json& meta, int level,
+                                        std::vector<StackLeaf>& leaves) {
     const auto dim = meta.find("stack_dim");
     if (dim == meta.end() || !dim->is_number_integer() || dim->get<int64_t>() < 0) {
       error(display + "/meta.json", "has no \"stack_dim\" (a lazy stack's dim)");
-      return;
+      return std::nullopt;
     }
     const auto stack_dim = static_cast<size_t>(dim->get<int64_t>());
-    std::vector<std::pair<Json, std::vector<int64_t>>> elements;
-    // Elements 0/, 1/, ... up to the first gap, as the runtime reads them.
-    for (size_t i = 0; exists(inner / std::to_string(i)); ++i) {
-      const std::string element_display = display + "/" + std::to_string(i);
-      std::optional<Json> element =
-          read_meta(inner / std::to_string(i), element_display, level + 1);
-      if (!element) return;
+    const size_t first = leaves.size();
+    std::optional<size_t> element_rank;
+    size_t count = 0;
+    for (; exists(dir / std::to_string(count)); ++count) {
+      const fs::path element_dir = dir / std::to_string(count);
+      const std::string element_display = display + "/" + std::to_string(count);
+      const std::string where = element_display + "/meta.json";
+      std::optional<Json> element = read_meta(element_dir, element_display, level + 1);
+      if (!element) return std::nullopt;
       const std::string type = class_path(*element, element_display);
-      if (!type.empty() && !format_version(*element, type, element_display + "/meta.json")) return;
-      if (type != kTensorDict && type != kSubTensorDict) {
-        if (!type.empty()) {
-          error(element_display + "/meta.json",
-                "holds a " + type_string(type) +
-                    ", not a TensorDict (tcgen import reads one level of lazy stacking)");
+      if (type.empty() || !format_version(*element, type, where)) return std::nullopt;
+      std::optional<size_t> rank;
+      if (type == kLazyStack) {
+        rank = read_lazy_stack(element_dir, element_display, *element, level + 1, leaves);
+      } else if (type == kTensorDict || type == kSubTensorDict) {
+        auto batch = batch_of(*element, where);
+        if (batch) {
+          rank = batch->size();
+          leaves.push_back(
+              {element_dir, element_display, std::move(*element), std::move(*batch), {}});
         }
-        return;
+      } else {
+        error(where, "holds a " + type_string(type) + ", not a TensorDict or a lazy stack");
       }
-      const auto batch = batch_of(*element, element_display + "/meta.json");
-      if (!batch) return;
-      if (!elements.empty() && batch->size() != elements.front().second.size()) {
-        error(element_display + "/meta.json", "batch size has " + std::to_string(batch->size()) +
-                                                  " dims, element 0's " +
-                                                  std::to_string(elements.front().second.size()));
-        return;
+      if (!rank) return std::nullopt;
+      if (element_rank && *rank != *element_rank) {
+        error(where, "batch size has " + std::to_string(*rank) + " dims, element 0's " +
+                         std::to_string(*element_rank));
+        return std::nullopt;
       }
-      elements.emplace_back(std::move(*element), *batch);
+      element_rank = rank;
     }
-    if (elements.empty()) {
+    if (!element_rank) {
       error(display, "lazy stack without elements (no 0/meta.json)");
-      return;
+      return std::nullopt;
     }
-    const size_t rank = elements.front().second.size() + 1;
+    const size_t rank = *element_rank + 1;
     if (stack_dim >= rank) {
       error(display + "/meta.json", "stack_dim " + std::to_string(stack_dim) +
                                         " is past the stack's " + std::to_string(rank) + " dims");
-      return;
+      return std::nullopt;
     }
+    // The dims the elements' own stacking removed, as dims of this stack; then its own.
+    for (size_t i = first; i < leaves.size(); ++i) {
+      std::vector<size_t>& stacked = leaves[i].stacked;
+      for (size_t& d : stacked) d += d >= stack_dim ? 1 : 0;
+      stacked.insert(std::upper_bound(stacked.begin(), stacked.end(), stack_dim), stack_dim);
+    }
+    return rank;
+  }
+
+  // A lazily stacked tensorclass (spec §4): `_tensordict/` (`inner`, at `level` of the tree) a
+  // lazy stack whose elements are TensorDict directories of one dim less, or lazy stacks
+  // themselves; each stack dim is a batch dim of its own.
+  void import_lazy_stack(size_t index, const fs::path& inner, const std::string& display,
+                         const Json& meta, const std::string& class_display, int level) {
+    const int64_t version = tensordict::format::version_of(meta).version;  // checked by the caller
+    std::vector<StackLeaf> leaves;
+    const std::optional<size_t> rank = read_lazy_stack(inner, display, meta, level, leaves);
+    if (!rank) return;
     const std::vector<std::string> names =
-        batch_dim_names(rank, dim_names(meta, version, rank, display + "/meta.json"));
+        batch_dim_names(*rank, dim_names(meta, version, *rank, display + "/meta.json"));
     set_batch_dims(index, names, class_display);
-    for (size_t i = 0; i < elements.size(); ++i) {
-      const std::string element_display = display + "/" + std::to_string(i);
-      import_entries(index, inner / std::to_string(i), element_display, elements[i].first,
-                     elements[i].second, names, stack_dim, level + 1);
+    for (const StackLeaf& leaf : leaves) {
+      import_entries(index, leaf.dir, leaf.display, leaf.meta, leaf.batch, names, leaf.stacked,
+                     level + static_cast<int>(leaf.stacked.size()));
     }
     // A field an element lacks is None there (counted: finding a key in a meta.json is a search).
     std::unordered_map<std::string, size_t> holders;
-    for (const auto& element : elements) {
-      for (const auto& item : element.first.items()) ++holders[item.key()];
+    for (const auto& leaf : leaves) {
+      for (const auto& item : leaf.meta.items()) ++holders[item.key()];
     }
     for (auto& field : classes_[index].fields) {
       const auto it = holders.find(field.name);
-      if (it == holders.end() || it->second < elements.size()) field.none = true;
+      if (it == holders.end() || it->second < leaves.size()) field.none = true;
     }
   }
 

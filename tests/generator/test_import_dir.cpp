@@ -15,12 +15,15 @@
 
 #include "driver/driver.h"
 #include "history.h"
+#include "imported_chats.h"
 #include "imported_fixture.h"
 #include "imported_history.h"
 #include "imported_lazy.h"
+#include "imported_nested_lazy.h"
 #include "imported_pairwise.h"
 #include "reward.h"
 #include "skip.h"
+#include "tensordict/memmap.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;
@@ -171,6 +174,55 @@ TEST_CASE("tcgen import DIR: a lazily stacked tensorclass", "[generator][import]
   const auto loaded = imported_lazy::RewardData::load_memmap((dir / "stacked").string());
   CHECK(loaded.batch_size() == tensordict::BatchSize{2, -1});
   CHECK(loaded[1].input_ids().equal(at::zeros({2, 4}, at::kLong)));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("tcgen import DIR: a batch of conversations, lazy stacks of lazy stacks",
+          "[generator][import]") {
+  const fs::path dir = scratch("chats");
+  // TorchRL's History.from_chats layout: `_tensordict/` a lazy stack of conversations, each a lazy
+  // stack of 0-D messages.
+  const Json chats = Json::parse(R"([[{"role": "user", "content": "Hi"},
+                                      {"role": "assistant", "content": "Hello!"}],
+                                     [{"role": "user", "content": "Bye"}]])");
+  const torchrl::llm::History history = torchrl::llm::History::from_chats(chats);
+  REQUIRE(history.batch_size() == tensordict::BatchSize{2, -1});
+  history.memmap((dir / "chats").string());
+  const auto type_of = [&](const std::string& at) {
+    return tensordict::memmap::read_meta((dir / "chats" / at).string())["_type"];
+  };
+  REQUIRE(type_of("_tensordict") == "<class 'tensordict._lazy.LazyStackedTensorDict'>");
+  REQUIRE(type_of("_tensordict/1") == "<class 'tensordict._lazy.LazyStackedTensorDict'>");
+  REQUIRE(type_of("_tensordict/1/0") == "<class 'tensordict._td.TensorDict'>");
+  // Two batch dims; one string per message is `any` for the class (nested lists, one per
+  // conversation), as the shipped History declares it.
+  check_golden("chats", dir, "imported_chats", "imported_chats.yaml");
+
+  const auto loaded = imported_chats::History::load_memmap((dir / "chats").string());
+  CHECK(loaded.batch_size() == tensordict::BatchSize{2, -1});
+  CHECK(loaded.role() == Json::parse(R"([["user", "assistant"], ["user"]])"));
+  CHECK(loaded.content() == Json::parse(R"([["Hi", "Hello!"], ["Bye"]])"));
+  CHECK_FALSE(loaded.tool_calls().has_value());
+  fs::remove_all(dir);
+}
+
+TEST_CASE("tcgen import DIR: tensors of nested lazy stacks get every stacked dim",
+          "[generator][import]") {
+  const fs::path dir = scratch("nested_lazy");
+  using torchrl::llm::RewardData;
+  auto data = [](int64_t n) {
+    return RewardData({at::arange(n * 5).reshape({n, 5}), at::ones({n, 5}, at::kLong)}, {n});
+  };
+  // [2, -1, 3]: a stack of two stacks, of two and one RewardData of batch [3].
+  const RewardData nested = RewardData::lazy_stack(
+      {RewardData::lazy_stack({data(3), data(3)}), RewardData::lazy_stack({data(3)})});
+  REQUIRE(nested.batch_size() == tensordict::BatchSize{2, -1, 3});
+  nested.memmap((dir / "nested").string());
+  check_golden("nested", dir, "imported_nested_lazy", "imported_nested_lazy.yaml");
+
+  const auto loaded = imported_nested_lazy::RewardData::load_memmap((dir / "nested").string());
+  CHECK(loaded.batch_size() == tensordict::BatchSize{2, -1, 3});
+  CHECK(loaded[1][0].input_ids().equal(at::arange(15).reshape({3, 5})));
   fs::remove_all(dir);
 }
 
