@@ -72,6 +72,7 @@ struct ModuleView {
   std::map<std::string, std::string> imported_from;       // class name -> module
   std::map<std::string, const Class*> declared;           // its classes, by Python name
   bool loads_old_names = false;                           // a class needs kPythonRenameHelper
+  bool fills_defaults = false;                            // a class needs kPythonDefaultsHelper
   data classes = data::type::list;
 };
 
@@ -247,10 +248,34 @@ std::string old_names_literal(const Class& cls) {
   return out.empty() ? out : out + "}";
 }
 
+// `("note", "source")`: the fields that loading data saved before they were added gives their
+// default, the ones the C++ class fills (a FieldSpec default); empty when none.
+std::string added_fields_literal(const Class& cls) {
+  std::vector<std::string> names;
+  for (const auto& field : cls.fields) {
+    if (field_spec_facts(field).default_json) {
+      names.push_back(python_text(field.name, PythonText::Literal));
+    }
+  }
+  if (names.empty()) return "";
+  return "(" + comma_separated(names) + (names.size() == 1 ? ",)" : ")");
+}
+
 data class_view(ClassBody body) {
   const Class& cls = body.cls;
   ModuleView& module = body.module;
   data view;
+  // Python's TensorClass gives a field that loaded data lacks None: a decorator gives it its
+  // default instead, as the C++ class does for data written before the field was added.
+  const std::string added = added_fields_literal(cls);
+  if (!added.empty()) {
+    data defaults;
+    defaults.set("helper", kPythonDefaultsHelper);
+    const std::string old_names = old_names_literal(cls);
+    defaults.set("fields", added + (old_names.empty() ? "" : ", " + old_names));
+    view.set("defaults", defaults);
+    module.fills_defaults = true;
+  }
   // Python's TensorClass refuses keys that are no field: a decorator makes the class take data
   // saved under a field's old name as the field, as the C++ class does.
   const std::string old_names = old_names_literal(cls);
@@ -374,6 +399,13 @@ std::vector<Output> emit_python_schema(const Schema& schema, const ClassIndex& c
       helper.set("name", kPythonRenameHelper);
       helper.set("staticmethod", view.imports.use("builtins", "staticmethod"));
       file.set("rename_helper", helper);
+    }
+    if (view.fills_defaults) {
+      data helper;
+      helper.set("name", kPythonDefaultsHelper);
+      helper.set("classmethod", view.imports.use("builtins", "classmethod"));
+      helper.set("dataclasses", view.imports.use_module("dataclasses"));
+      file.set("defaults_helper", helper);
     }
     file.set("version", kTcgenVersion);
     file.set("schema_path", python_text(schema.display_path, PythonText::Comment));

@@ -69,7 +69,9 @@ constexpr PythonImport kPythonImports[] = {{"torch", ""},
                                            {"builtins", "int"},
                                            {"builtins", "float"},
                                            {"builtins", "bool"},
-                                           {"builtins", "staticmethod"}};
+                                           {"builtins", "staticmethod"},
+                                           {"builtins", "classmethod"},
+                                           {"dataclasses", ""}};
 
 std::string alias_of(const std::string& module, const std::string& name) {
   return "_" + (name.empty() ? module : name);
@@ -170,7 +172,7 @@ std::string PythonImports::lines() const {
 }
 
 bool is_bound_by_python_module(const std::string& name) {
-  return name == kPythonRenameHelper ||
+  return name == kPythonRenameHelper || name == kPythonDefaultsHelper ||
          std::any_of(std::begin(kPythonImports), std::end(kPythonImports),
                      [&](const PythonImport& i) { return name == alias_of(i.module, i.name); });
 }

@@ -45,9 +45,12 @@ class PythonImports {
 /// The helper a module declares when one of its classes loads fields under their old names
 /// (python_module.mustache).
 inline constexpr const char* kPythonRenameHelper = "_loads_old_names";
+/// The helper a module declares when one of its classes has fields with a default that loading
+/// older data fills in, as the C++ class does (python_module.mustache).
+inline constexpr const char* kPythonDefaultsHelper = "_fills_added_fields";
 
 /// Names a generated module binds besides its classes: the aliases PythonImports may give and the
-/// rename helper. A class named so would replace one of them for the classes after it.
+/// helpers. A class named so would replace one of them for the classes after it.
 bool is_bound_by_python_module(const std::string& name);
 /// Why a generated module whose dotted name starts with `top` could not be imported as itself
 /// ("" when it can): `top` is a module of Python's standard library (3.11 to 3.14), or `torch` or

@@ -1,6 +1,7 @@
 // The Python class `tcgen --lang python` writes for a newer schema version loads what the older
-// version's C++ class wrote, a field renamed since (`renamed_from`) included, as the C++ class
-// does. Skipped where no Python tensordict runs (TC_PYTHON_PEER).
+// version's C++ class wrote, a field renamed since (`renamed_from`) and fields added since with a
+// default included, as the C++ class does. Skipped where no Python tensordict runs
+// (TC_PYTHON_PEER).
 #include <ATen/ATen.h>
 
 #include <cstdlib>
@@ -10,6 +11,7 @@
 #include "io_test_util.h"
 #include "python_peer.h"
 #include "tensordict/lazy_stack.h"
+#include "tensordict/memmap.h"
 #include "v1.h"
 
 namespace {
@@ -32,11 +34,23 @@ for name in ("one", "stack"):
     assert torch.equal(step.action, torch.tensor([4, 5])), step.action
     assert torch.equal(step.obs, torch.arange(6.0).reshape(2, 3)), step.obs
     assert "act" not in step.to_tensordict().keys(), step
+    # Added since: `source` takes its default, `reward` (default None) stays None; `note` was
+    # saved, its default is not used.
+    assert step.reward is None, step.reward
+    source = step.source if name == "one" else list(step.source)
+    assert source == ("simulator" if name == "one" else ["simulator", "simulator"]), source
+    note = step.note if name == "one" else list(step.note)
+    assert note == ("n" if name == "one" else ["n", "n"]), note
+
+# A field that meta.json lists as None, under the name it had then, keeps None.
+step = TensorDict.load_memmap(sys.argv[1] + "/none")
+assert step.source == "simulator", step.source
+assert step.note is None, step.note
 )";
 
 }  // namespace
 
-TEST_CASE("v2's Python class loads v1's directories, a renamed field under its new name",
+TEST_CASE("v2's Python class loads v1's directories: renamed and added fields as in C++",
           "[evolution][python][peer]") {
   tc_test::require_python_peer("tensordict");
   tc_test::TempDir tmp;
@@ -44,6 +58,13 @@ TEST_CASE("v2's Python class loads v1's directories, a renamed field under its n
                            {2});
   step.memmap(tmp / "one");
   evo::v1::Step::lazy_stack({step[0], step[1]}).memmap(tmp / "stack");
+  // v1's directory with `note` None (Python's TensorClass takes None for any field).
+  tensordict::TensorDict inner = step._tensordict().clone();
+  inner.del_("note");
+  tensordict::memmap::save_tensorclass(
+      inner,
+      tensordict::memmap::ClassInfo{"<class 'evo.Step'>", tensordict::Json{{"note", nullptr}}, 1},
+      tmp / "none");
   const std::string generate = std::string("cd '" TC_SOURCE_DIR "/tests/evolution' && '") +
                                TCGEN_EXE + "' --lang python v2.yaml -o '" + tmp / "py" + "'";
   REQUIRE(std::system(generate.c_str()) == 0);
