@@ -3,8 +3,9 @@
 
 tests/llm/test_torchrl_table.cpp replays every case on our C++ History and compares.
 
-Regenerate (as root, on the machine that has the project's sid chroot; see
-shared/python-peer/README.md):
+Regenerate (as root, on a machine with the project's sid chroot, whose /opt/peer-HEAD holds
+tensordict main: scripts/python-peer.sh and shared/python-peer/README.md make it; a bare git copy
+of pytorch/rl comes with the search tool's `fetch github:pytorch/rl`):
 
     R=/var/lib/tensorclass/chroots/sid
     mkdir -p $R/opt/rl-main && git -C <bare git of pytorch/rl> archive main | tar -x -C $R/opt/rl-main
@@ -29,8 +30,8 @@ Table layout (one JSON object):
     means (the chats named by "means").
   "from_text": cases {id, template, text, [source], result | error}: History.from_text(text,
     chat_template_name=template); result lists the messages {role, content, is_complete,
-    tool_calls, tool_responses} (absent: None); source: the chat TorchRL rendered the text from (without a
-    generation prompt), named in "chats", when it was.
+    tool_calls, tool_responses} (absent: None); source: the chat TorchRL rendered the text from
+    (without a generation prompt unless the id ends in /gen), named in "chats", when it was.
 """
 import json
 import os
@@ -399,6 +400,8 @@ def main():
         "versions": {"torch": torch.__version__, "transformers": transformers.__version__,
                      "jinja2": jinja2.__version__, "tokenizers": tokenizers.__version__,
                      "tensordict": getattr(tensordict, "__version__", "unknown"),
+                     "tensordict_commit": getattr(getattr(tensordict, "_version", None),
+                                                  "git_version", "unknown"),
                      "python": sys.version.split()[0]},
     }
     table["render"] = render_cases()
