@@ -131,3 +131,15 @@ TEST_CASE("test_errors: TestLock.test_stack_cache_lock", "[parity][errors]") {
   CHECK_THROWS_AS(td1.unlock_(), Error);
   CHECK(td1.is_locked());
 }
+
+TEST_CASE("test_errors: TestLock.test_stacked_append_and_insert", "[parity][errors]") {
+  TensorDict td0({{NestedKey{"a", "b", "c", "d"}, 1.0}}, {});
+  TensorDict td1 = td0.clone();
+  TensorDict td = lazy_stack({td0, td1});
+  td.lock_();
+  CHECK_THROWS_AS(td.insert(0, td0), LockedError);
+  CHECK_THROWS_AS(td.append(td0), LockedError);
+  td.unlock_();
+  CHECK_NOTHROW(td.insert(0, td0));
+  CHECK_NOTHROW(td.append(td0));
+}

@@ -208,22 +208,29 @@ TEST_CASE("test_generic: test_rename_key_nested", "[parity][generic]") {
 }
 
 TEST_CASE("test_generic: test_select_nested", "[parity][generic]") {
-  // inplace=False; the inplace half needs select(..., inplace) (pending_api.cpp).
+  const bool inplace = GENERATE(true, false);
+  INFO("inplace " << inplace);
   const TensorDict sub_sub({{"t1", at::rand({4, 5, 6, 7})}, {"t2", at::rand({4, 5, 6, 7})}},
                            {4, 5, 6});
   const TensorDict sub({{"double_nested", sub_sub}}, {4, 5});
-  const TensorDict tensordict(
+  TensorDict tensordict(
       {{"a", at::rand({4, 3})}, {"b", at::rand({4, 2})}, {"c", at::rand({4, 1})}, {"nested", sub}},
       {4});
-  const TensorDict selected = tensordict.select({"b", NestedKey{"nested", "double_nested", "t2"}});
-  CHECK(key_set(selected.keys(true)) ==
-        std::set<NestedKey>{"b", "nested", NestedKey{"nested", "double_nested"},
-                            NestedKey{"nested", "double_nested", "t2"}});
-  CHECK_FALSE(selected.is_same(tensordict));
-  CHECK(key_set(tensordict.keys(true)) ==
-        std::set<NestedKey>{"a", "b", "c", "nested", NestedKey{"nested", "double_nested"},
-                            NestedKey{"nested", "double_nested", "t1"},
-                            NestedKey{"nested", "double_nested", "t2"}});
+  const std::vector<NestedKey> keys{"b", NestedKey{"nested", "double_nested", "t2"}};
+  const TensorDict selected = inplace ? tensordict.select_(keys) : tensordict.select(keys);
+  const std::set<NestedKey> kept{"b", "nested", NestedKey{"nested", "double_nested"},
+                                 NestedKey{"nested", "double_nested", "t2"}};
+  CHECK(key_set(selected.keys(true)) == kept);
+  if (inplace) {
+    CHECK(selected.is_same(tensordict));
+    CHECK(key_set(tensordict.keys(true)) == kept);
+  } else {
+    CHECK_FALSE(selected.is_same(tensordict));
+    CHECK(key_set(tensordict.keys(true)) ==
+          std::set<NestedKey>{"a", "b", "c", "nested", NestedKey{"nested", "double_nested"},
+                              NestedKey{"nested", "double_nested", "t1"},
+                              NestedKey{"nested", "double_nested", "t2"}});
+  }
 }
 
 TEST_CASE("test_generic: test_select_nested_missing", "[parity][generic]") {

@@ -30,31 +30,48 @@ struct Arange23 {
 }  // namespace
 
 TEST_CASE("test_generic: test_exclude_nested", "[parity][generic]") {
-  // inplace=False; the inplace half needs exclude(..., inplace) (pending_api.cpp).
+  const bool inplace = GENERATE(true, false);
+  INFO("inplace " << inplace);
   const TensorDict sub_sub({{"t1", at::rand({4, 5, 6, 7})}, {"t2", at::rand({4, 5, 6, 7})}},
                            {4, 5, 6});
   const TensorDict sub({{"double_nested", sub_sub}}, {4, 5});
-  const TensorDict tensordict(
+  TensorDict tensordict(
       {{"a", at::rand({4, 3})}, {"b", at::rand({4, 2})}, {"c", at::rand({4, 1})}, {"nested", sub}},
       {4});
-  const TensorDict tensordict2 = tensordict.clone();
-  const TensorDict excluded = tensordict.exclude({"b", NestedKey{"nested", "double_nested", "t2"}});
-  CHECK(key_set(excluded.keys(true)) ==
-        std::set<NestedKey>{"a", "c", "nested", NestedKey{"nested", "double_nested"},
-                            NestedKey{"nested", "double_nested", "t1"}});
-  CHECK_FALSE(excluded.is_same(tensordict));
-  CHECK(key_set(tensordict.keys(true)) ==
-        std::set<NestedKey>{"a", "b", "c", "nested", NestedKey{"nested", "double_nested"},
-                            NestedKey{"nested", "double_nested", "t1"},
-                            NestedKey{"nested", "double_nested", "t2"}});
-  const TensorDict excluded2 = tensordict2.exclude({"nested"});
+  TensorDict tensordict2 = tensordict.clone();
+  const std::vector<NestedKey> keys{"b", NestedKey{"nested", "double_nested", "t2"}};
+  const TensorDict excluded = inplace ? tensordict.exclude_(keys) : tensordict.exclude(keys);
+  const std::set<NestedKey> kept{"a", "c", "nested", NestedKey{"nested", "double_nested"},
+                                 NestedKey{"nested", "double_nested", "t1"}};
+  CHECK(key_set(excluded.keys(true)) == kept);
+  if (inplace) {
+    CHECK(excluded.is_same(tensordict));
+    CHECK(key_set(tensordict.keys(true)) == kept);
+  } else {
+    CHECK_FALSE(excluded.is_same(tensordict));
+    CHECK(key_set(tensordict.keys(true)) ==
+          std::set<NestedKey>{"a", "b", "c", "nested", NestedKey{"nested", "double_nested"},
+                              NestedKey{"nested", "double_nested", "t1"},
+                              NestedKey{"nested", "double_nested", "t2"}});
+  }
+  const TensorDict excluded2 =
+      inplace ? tensordict2.exclude_({"nested"}) : tensordict2.exclude({"nested"});
   CHECK(key_set(excluded2.keys(true)) == std::set<NestedKey>{"a", "b", "c"});
 }
 
 TEST_CASE("test_generic: test_flatten_unflatten_key_collision", "[parity][generic]") {
-  // inplace=False; the inplace half needs flatten_keys_ / unflatten_keys_ (pending_api.cpp).
+  const bool inplace = GENERATE(true, false);
   const std::string s = GENERATE(as<std::string>{}, ",", "-");
-  INFO("separator " << s);
+  INFO("inplace " << inplace << " separator " << s);
+  // Python's flatten_keys(separator, inplace) and unflatten_keys(separator, inplace).
+  auto flatten = [&](const TensorDict& t) {
+    TensorDict copy = t;
+    return inplace ? copy.flatten_keys_(s) : t.flatten_keys(s);
+  };
+  auto unflatten = [&](const TensorDict& t) {
+    TensorDict copy = t;
+    return inplace ? copy.unflatten_keys_(s) : t.unflatten_keys(s);
+  };
   auto nested_c = [] { return TensorDict({{NestedKey{"b", "c"}, at::zeros({3})}}, {}); };
   const TensorDict td1({{"a" + s + "b" + s + "c", at::zeros({3})}, {"a", nested_c()}}, {});
   const TensorDict td2({{"a" + s + "b", at::zeros({3})},
@@ -69,18 +86,18 @@ TEST_CASE("test_generic: test_flatten_unflatten_key_collision", "[parity][generi
   const TensorDict td4({{"a" + s + "b" + s + "c" + s + "d", at::zeros({3})}, {"a", nested_c()}},
                        {});
   const TensorDict td5({{"a" + s + "b", at::zeros({3})}, {"a", nested_c()}}, {});
-  CHECK_THROWS_AS(td1.flatten_keys(s), KeyError);
-  CHECK_THROWS_AS(td2.flatten_keys(s), KeyError);
-  CHECK_THROWS_AS(td3.flatten_keys(s), KeyError);
-  CHECK_THROWS_AS(td1.unflatten_keys(s), KeyError);
-  CHECK_THROWS_AS(td2.unflatten_keys(s), KeyError);
-  CHECK_THROWS_AS(td3.unflatten_keys(s), KeyError);
-  CHECK_THROWS_AS(td4.unflatten_keys(s), KeyError);
-  CHECK_THROWS_AS(td5.unflatten_keys(s), KeyError);
-  const TensorDict td4_flat = td4.flatten_keys(s);
+  CHECK_THROWS_AS(flatten(td1), KeyError);
+  CHECK_THROWS_AS(flatten(td2), KeyError);
+  CHECK_THROWS_AS(flatten(td3), KeyError);
+  CHECK_THROWS_AS(unflatten(td1), KeyError);
+  CHECK_THROWS_AS(unflatten(td2), KeyError);
+  CHECK_THROWS_AS(unflatten(td3), KeyError);
+  CHECK_THROWS_AS(unflatten(td4), KeyError);
+  CHECK_THROWS_AS(unflatten(td5), KeyError);
+  const TensorDict td4_flat = flatten(td4);
   CHECK(has_key(td4_flat.keys(), "a" + s + "b" + s + "c" + s + "d"));
   CHECK(has_key(td4_flat.keys(), "a" + s + "b" + s + "c"));
-  const TensorDict td5_flat = td5.flatten_keys(s);
+  const TensorDict td5_flat = flatten(td5);
   CHECK(has_key(td5_flat.keys(), "a" + s + "b"));
   CHECK(has_key(td5_flat.keys(), "a" + s + "b" + s + "c"));
 }
@@ -262,7 +279,7 @@ TEST_CASE("test_generic: test_tensordict_indexing", "[parity][generic]") {
 }
 
 TEST_CASE("test_generic: test_tensordict_set", "[parity][generic]") {
-  // set_at_ and set(..., inplace=) are pending API (pending_api.cpp).
+  // Python's set(..., inplace=True / False) keyword has no C++ form.
   TensorDict td({}, {4, 5}, at::Device(at::kCPU));
   td.set("key1", at::randn({4, 5}));
   CHECK(td.device() == at::Device(at::kCPU));
@@ -272,6 +289,13 @@ TEST_CASE("test_generic: test_tensordict_set", "[parity][generic]") {
   td.set("key_device", at::ones({4, 5}, at::kDouble));
   CHECK(td.get("key_device").device() == at::Device(at::kCPU));
   CHECK_THROWS_AS(td.set_("smartypants", at::ones({4, 5}, at::kDouble)), KeyError);
+  td.set("key2", at::randn({4, 5, 6}));
+  at::Tensor x = at::randn({6});
+  td.set_at_("key2", x, {2, 2});
+  CHECK((td.get("key2").index({2, 2}) == x).all().item<bool>());
+  x = at::randn({6}, at::kDouble);
+  td.set_at_("key2", x, {2, 2});
+  CHECK(at::allclose(td.get("key2").index({2, 2}), x.to(at::kFloat)));
 }
 
 TEST_CASE("test_generic: test_contiguous_canonical", "[parity][generic]") {

@@ -93,15 +93,25 @@ TEST_CASE("test_methods: test_apply_multithread_exception", "[parity][methods]")
 }
 
 TEST_CASE("test_methods: test_apply_other", "[parity][methods]") {
-  // The inplace=True half needs apply_(fn, other): tests/parity/pending_api.cpp.
   PARITY_FIXTURE();
+  const bool inplace = GENERATE(false, true);
+  INFO("inplace " << inplace);
   const TensorDict td_c = to_tensordict(td);
-  const TensorDict td_1 =
-      td.apply([](const at::Tensor& x, const at::Tensor& y) { return x + y; }, td_c);
-  for (const auto& key : td.keys(true, true)) {
-    INFO(key);
-    CHECK((td_c[key] * 2 != td[key]).any().item<bool>());
-    CHECK((td_1[key] == td[key] * 2).all().item<bool>());
+  auto add = [](const at::Tensor& x, const at::Tensor& y) { return x + y; };
+  if (inplace) {
+    TensorDict& td_1 = td.apply_(add, td_c);
+    for (const auto& key : td.keys(true, true)) {
+      INFO(key);
+      CHECK((td_c[key] * 2 == td[key]).all().item<bool>());
+      CHECK((td_1[key] == td[key]).all().item<bool>());
+    }
+  } else {
+    const TensorDict td_1 = td.apply(add, td_c);
+    for (const auto& key : td.keys(true, true)) {
+      INFO(key);
+      CHECK((td_c[key] * 2 != td[key]).any().item<bool>());
+      CHECK((td_1[key] == td[key] * 2).all().item<bool>());
+    }
   }
 }
 
@@ -258,7 +268,6 @@ TEST_CASE("test_methods: test_equal_tensor", "[parity][methods]") {
 }
 
 TEST_CASE("test_methods: test_exclude", "[parity][methods]") {
-  // The inplace=True half needs exclude(..., inplace): tests/parity/pending_api.cpp.
   PARITY_FIXTURE();
   const TensorDict td2 = td.exclude({"a"});
   CHECK_FALSE(td2.is_same(td));
@@ -270,6 +279,9 @@ TEST_CASE("test_methods: test_exclude", "[parity][methods]") {
   CHECK_FALSE(has_a(td2));
   CHECK(td2.clone().keys().size() == td.keys().size() - 1);
   CHECK_FALSE(has_a(td2.clone()));
+  td.unlock_();
+  TensorDict& td3 = td.exclude_({"a"});
+  CHECK(td3.is_same(td));
 }
 
 TEST_CASE("test_methods: test_exclude_missing", "[parity][methods]") {
@@ -331,10 +343,10 @@ TEST_CASE("test_methods: test_fill_", "[parity][methods]") {
 }
 
 TEST_CASE("test_methods: test_flatten_keys", "[parity][methods]") {
-  // The inplace=True half needs flatten_keys(sep, inplace): tests/parity/pending_api.cpp.
   PARITY_FIXTURE();
+  const bool inplace = GENERATE(true, false);
   const std::string separator = GENERATE(as<std::string>{}, ",", "-");
-  INFO("separator " << separator);
+  INFO("inplace " << inplace << " separator " << separator);
   const bool locked = td.is_locked();
   td.unlock_();
   BatchSize shape = td.batch_size();
@@ -347,13 +359,17 @@ TEST_CASE("test_methods: test_flatten_keys", "[parity][methods]") {
                           shape);
   td.set("nested_tensordict", nested);
   if (locked) td.lock_();
-  const TensorDict td_flatten = td.flatten_keys(separator);
+  if (inplace && locked) {
+    CHECK_THROWS_AS(td.flatten_keys_(separator), LockedError);
+    return;
+  }
+  const TensorDict td_flatten = inplace ? td.flatten_keys_(separator) : td.flatten_keys(separator);
   for (const auto& value : td_flatten.values()) CHECK_FALSE(value.is_tensordict());
   const auto keys = td_flatten.keys();
   const std::string joined =
       "nested_tensordict" + separator + "nested_nested_tensordict" + separator + "a";
   CHECK(std::find(keys.begin(), keys.end(), NestedKey(joined)) != keys.end());
-  CHECK_FALSE(td_flatten.is_same(td));
+  CHECK(td_flatten.is_same(td) == inplace);
 }
 
 TEST_CASE("test_methods: test_flatten_unflatten", "[parity][methods]") {

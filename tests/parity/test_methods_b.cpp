@@ -227,8 +227,6 @@ TEST_CASE("test_methods: test_lock_nested", "[parity][methods]") {
 }
 
 TEST_CASE("test_methods: test_lock_write", "[parity][methods]") {
-  // Python empties the TensorDict with select(inplace=True) (the runtime has no inplace select:
-  // pending_api.cpp); deleting every key, as Python's td_h5 branch does, leaves the same state.
   // `set` of an existing key of a locked TensorDict writes in place here (docs/runtime.md), where
   // Python raises: the last loop checks that instead.
   PARITY_FIXTURE();
@@ -239,7 +237,7 @@ TEST_CASE("test_methods: test_lock_write", "[parity][methods]") {
   CHECK_FALSE(td_clone.is_locked());
   CHECK(td.is_locked());
   td.unlock_();
-  for (const auto& key : td.keys()) td.del_(key);
+  td.select_({});
   td.lock_();
   for (const auto& [key, item] : td_clone.items(true)) {
     INFO(key);
@@ -338,43 +336,95 @@ TEST_CASE("test_methods: test_std", "[parity][methods]") {
 }
 
 TEST_CASE("test_methods: test_min_max_cummin_cummax", "[parity][methods]") {
-  // The rows without return_indices, min and max only: amin/amax, cummin/cummax and
-  // return_indices are pending API (tests/parity/pending_api.cpp).
+  // Python's min/max(dim, return_indices=True) are min_with_indices / max_with_indices here, and
+  // cummin / cummax always return values and indices (Python's return_types).
   PARITY_FIXTURE();
   struct Row {
     std::optional<int64_t> dim;
-    bool keepdim;
+    bool keepdim, return_indices;
   };
-  for (const Row row : {Row{std::nullopt, false}, Row{0, false}, Row{0, true}, Row{1, false},
-                        Row{1, true}, Row{-1, false}, Row{-1, true}}) {
-    INFO("dim " << (row.dim ? std::to_string(*row.dim) : "None") << " keepdim " << row.keepdim);
-    for (int which = 0; which < 2; ++which) {
-      const TensorDict r =
-          row.dim ? (which ? td.max(*row.dim, row.keepdim) : td.min(*row.dim, row.keepdim))
-                  : (which ? td.max() : td.min());
-      BatchSize s = td.batch_size();
+  const std::vector<Row> rows{{std::nullopt, false, false},
+                              {0, false, false},
+                              {0, true, false},
+                              {0, false, true},
+                              {0, true, true},
+                              {1, false, false},
+                              {1, true, false},
+                              {1, false, true},
+                              {1, true, true},
+                              {-1, false, false},
+                              {-1, true, false},
+                              {-1, false, true},
+                              {-1, true, true}};
+  for (const Row& row : rows) {
+    INFO("dim " << (row.dim ? std::to_string(*row.dim) : "None") << " keepdim " << row.keepdim
+                << " return_indices " << row.return_indices);
+    for (int which = 0; which < 2; ++which) {  // min, then max
+      INFO((which ? "max" : "min"));
+      TensorDict values;
       if (!row.dim) {
-        CHECK(r.batch_size().empty());
+        values = which ? td.max() : td.min();
+      } else if (row.return_indices) {
+        const ValuesIndices r = which ? td.max_with_indices(*row.dim, row.keepdim)
+                                      : td.min_with_indices(*row.dim, row.keepdim);
+        CHECK_FALSE(r.values.is_empty());
+        CHECK_FALSE(r.indices.is_empty());
+        values = r.values;
+      } else {
+        values = which ? td.max(*row.dim, row.keepdim) : td.min(*row.dim, row.keepdim);
+        const TensorDict reference =
+            which ? td.amax(*row.dim, row.keepdim) : td.amin(*row.dim, row.keepdim);
+        CHECK(parity::allclose_td(values, reference));
+      }
+      if (!row.dim) {
+        CHECK(values.batch_size().empty());
         continue;
       }
       const int64_t dim = *row.dim < 0 ? *row.dim + td.ndim() : *row.dim;
+      BatchSize s = td.batch_size();
       if (row.keepdim) {
         s[dim] = 1;
       } else {
         s.erase(s.begin() + dim);
       }
-      CHECK(r.batch_size() == s);
+      CHECK(values.batch_size() == s);
+    }
+    if (!row.dim) continue;
+    for (int which = 0; which < 2; ++which) {  // cummin, then cummax
+      INFO((which ? "cummax" : "cummin"));
+      const ValuesIndices r = which ? td.cummax(*row.dim) : td.cummin(*row.dim);
+      if (row.return_indices) {
+        CHECK_FALSE(r.values.is_empty());
+        CHECK_FALSE(r.indices.is_empty());
+      }
+      CHECK(r.values.batch_size() == td.batch_size());
     }
   }
 }
 
 TEST_CASE("test_methods: test_named_apply", "[parity][methods]") {
-  // inplace=False; the inplace half needs named_apply_ (tests/parity/pending_api.cpp).
   PARITY_FIXTURE();
+  const bool inplace = GENERATE(false, true);
+  INFO("inplace " << inplace);
   const TensorDict td_c = to_tensordict(td);
-  const TensorDict td_1 = td.named_apply([](const NestedKey& name, const at::Tensor& x) {
+  auto named_plus = [](const NestedKey& name, const at::Tensor& x) {
     return name.back().find('a') != std::string::npos ? x + 1 : at::Tensor();
-  });
+  };
+  if (inplace) {
+    TensorDict& td_1 = td.named_apply_(named_plus);
+    CHECK(td_1.is_same(td));
+    for (const auto& key : td_1.keys(true, true)) {
+      INFO(key);
+      if (key.back().find('a') != std::string::npos) {
+        CHECK((td_c[key] + 1 == td_1[key]).all().item<bool>());
+      } else {
+        CHECK((td_c[key] == td_1[key]).all().item<bool>());
+      }
+      CHECK((td_1[key] == td[key]).all().item<bool>());
+    }
+    return;
+  }
+  const TensorDict td_1 = td.named_apply(named_plus);
   const auto keys = td_1.keys(true, true);
   CHECK_FALSE(keys.empty());
   for (const auto& key : keys) {
@@ -460,9 +510,7 @@ TEST_CASE("test_methods: test_nested_td_index", "[parity][methods]") {
 }
 
 TEST_CASE("test_methods: test_nestedtensor_stack", "[parity][methods]") {
-  // get_nestedtensor (torch nested tensors) is not applicable. Python's contiguous() of a lazy
-  // stack is dense (and fails here); the runtime's stays lazy (docs/runtime.md): that check is in
-  // pending_api.cpp.
+  // get_nestedtensor (torch nested tensors) is not applicable; the rest is ported.
   PARITY_FIXTURE();
   const int64_t dim = GENERATE(0, 1, -1, -5);
   const bool nested_key = GENERATE(false, true);
@@ -479,6 +527,7 @@ TEST_CASE("test_methods: test_nestedtensor_stack", "[parity][methods]") {
   const TensorDict td_stack = lazy_stack({td1, td2}, dim);
   CHECK_THROWS_AS(td_stack.get(key), Error);
   CHECK_THROWS_AS(td_stack[key], Error);
+  CHECK_THROWS_AS(td_stack.contiguous(), Error);
   CHECK_THROWS_AS(to_tensordict(td_stack), Error);
   CHECK_NOTHROW(td_stack.clone());
 }

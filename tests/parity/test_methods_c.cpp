@@ -174,14 +174,14 @@ TEST_CASE("test_methods: test_reshape", "[parity][methods]") {
 }
 
 TEST_CASE("test_methods: test_select", "[parity][methods]") {
-  // inplace=False; the inplace half needs select(..., inplace) (tests/parity/pending_api.cpp).
   PARITY_FIXTURE();
   const bool strict = GENERATE(true, false);
-  INFO("strict " << strict);
+  const bool inplace = GENERATE(true, false);
+  INFO("strict " << strict << " inplace " << inplace);
   std::vector<NestedKey> keys{"a"};
   if (td_name == "nested_td") keys.push_back({"my_nested_td", "inner"});
-  const TensorDict td2 = td.select(keys, strict);
-  CHECK_FALSE(td2.is_same(td));
+  const TensorDict td2 = inplace ? td.select_(keys, strict) : td.select(keys, strict);
+  CHECK(td2.is_same(td) == inplace);
   CHECK(td2.keys(true, true).size() == keys.size());
   CHECK(has_key(td2.keys(), "a"));
   CHECK(td2.clone().keys(true, true).size() == keys.size());
@@ -500,8 +500,7 @@ TEST_CASE("test_methods: test_tensor_split", "[parity][methods]") {
 }
 
 TEST_CASE("test_methods: test_tensordict_set", "[parity][methods]") {
-  // Python passes numpy arrays; here the same values as tensors. set_at_ is pending API
-  // (tests/parity/pending_api.cpp).
+  // Python passes numpy arrays; here the same values as tensors.
   PARITY_FIXTURE();
   td.unlock_();
   td.set("key1", at::ones({4, 3, 2, 1, 10}, at::kDouble));
@@ -510,4 +509,8 @@ TEST_CASE("test_methods: test_tensordict_set", "[parity][methods]") {
   td.set_("key1", at::zeros({4, 3, 2, 1, 10}, at::kDouble));
   CHECK((td.get("key1") == 0).all().item<bool>());
   CHECK_THROWS_AS((td.set_("smartypants", at::ones({4, 3, 2, 1, 5}, at::kDouble))), KeyError);
+  td.set("key2", at::randn({4, 3, 2, 1, 5}, at::kDouble));
+  const at::Tensor x = at::ones({2, 1, 5}, at::kDouble) * 42;
+  td.set_at_("key2", x, {2, 2});
+  CHECK((td.get("key2").index({2, 2}) == 42).all().item<bool>());
 }

@@ -155,11 +155,10 @@ TEST_CASE("test_methods: test_unbind", "[parity][methods]") {
 }
 
 TEST_CASE("test_methods: test_unflatten_keys", "[parity][methods]") {
-  // inplace=False; the inplace half needs flatten_keys / unflatten_keys(sep, inplace)
-  // (tests/parity/pending_api.cpp).
   PARITY_FIXTURE();
+  const bool inplace = GENERATE(true, false);
   const std::string separator = GENERATE(as<std::string>{}, ",", "-");
-  INFO("separator " << separator);
+  INFO("inplace " << inplace << " separator " << separator);
   const bool locked = td.is_locked();
   td.unlock_();
   BatchSize shape2 = td.batch_size();
@@ -170,10 +169,21 @@ TEST_CASE("test_methods: test_unflatten_keys", "[parity][methods]") {
   td.set("nested_tensordict",
          TensorDict({{"a", at::zeros(shape2)}, {"nested_nested_tensordict", nested_nested}},
                     td.batch_size()));
+  if (inplace && locked) {
+    TensorDict& td_flatten = td.flatten_keys_(separator);
+    td_flatten.lock_();
+    CHECK_THROWS_AS(td_flatten.unflatten_keys_(separator), LockedError);
+    return;
+  }
   if (locked) td.lock_();
-  const TensorDict td_flatten = td.flatten_keys(separator);
-  const TensorDict td_unflatten = td_flatten.unflatten_keys(separator);
+  TensorDict td_unflatten;
+  if (inplace) {
+    td_unflatten = td.flatten_keys_(separator).unflatten_keys_(separator);
+  } else {
+    td_unflatten = td.flatten_keys(separator).unflatten_keys(separator);
+  }
   CHECK((td == td.empty(true).update(td_unflatten)).all());
+  if (inplace) CHECK(td.is_same(td_unflatten));
 }
 
 TEST_CASE("test_methods: test_unlock", "[parity][methods]") {
