@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include "catch2_compat.h"
 
 #include "driver/driver.h"
@@ -21,6 +22,8 @@
 #include "imported_lazy.h"
 #include "imported_nested_lazy.h"
 #include "imported_pairwise.h"
+#include "model/kinds.h"
+#include "python_peer.h"
 #include "reward.h"
 #include "skip.h"
 #include "tensordict/memmap.h"
@@ -203,6 +206,47 @@ TEST_CASE("tcgen import DIR: a batch of conversations, lazy stacks of lazy stack
   CHECK(loaded.role() == Json::parse(R"([["user", "assistant"], ["user"]])"));
   CHECK(loaded.content() == Json::parse(R"([["Hi", "Hello!"], ["Bye"]])"));
   CHECK_FALSE(loaded.tool_calls().has_value());
+  fs::remove_all(dir);
+}
+
+TEST_CASE("tcgen import DIR: the from_chats layout as Python writes it",
+          "[generator][import][python][peer]") {
+  tc_test::require_python_peer("tensordict");
+  const fs::path dir = scratch("chats_python");
+  // tests/io/make_class_stacks.py: TorchRL's History (or a stand-in of it) from two chats.
+  REQUIRE(std::system(("'" + tc_test::python_peer() + "' '" +
+                       (source_dir() / "tests/io/make_class_stacks.py").string() + "' '" +
+                       dir.string() + "'")
+                          .c_str()) == 0);
+  // The golden's schema, but for the order of the None fields (Python lists them in a set's
+  // order).
+  const fs::path out = dir / "out";
+  REQUIRE(tcgen_import("chats -o " + out.string() + " --namespace imported_chats", dir) ==
+          std::make_pair(0, std::string()));
+  tcgen::Diagnostics template_problems;
+  const auto templates = tcgen::load_templates("", template_problems);
+  const tcgen::Compilation imported =
+      tcgen::compile_text(read_text(out / "chats.yaml"), "chats.yaml", templates);
+  const tcgen::Compilation golden = tcgen::compile_text(
+      read_text(kImported / "imported_chats.yaml"), "imported_chats.yaml", templates);
+  REQUIRE(imported.diagnostics.all().empty());
+  REQUIRE(imported.schemas.size() == 1);
+  REQUIRE(imported.schemas[0].classes.size() == 1);
+  const tcgen::Class& cls = imported.schemas[0].classes[0];
+  const tcgen::Class& expected = golden.schemas.at(0).classes.at(0);
+  CHECK(cls.python_name == expected.python_name);
+  CHECK(cls.batch_dims == expected.batch_dims);
+  auto fields = [](const tcgen::Class& c) {
+    std::map<std::string, std::string> types;
+    for (const auto& f : c.fields) types[f.name] = tcgen::type_to_string(f.type);
+    return types;
+  };
+  CHECK(fields(cls) == fields(expected));
+  // The class generated from the golden loads it.
+  const auto loaded = imported_chats::History::load_memmap((dir / "chats").string());
+  CHECK(loaded.batch_size() == tensordict::BatchSize{2, -1});
+  CHECK(loaded.role() == Json::parse(R"([["user", "assistant"], ["user"]])"));
+  CHECK(loaded.content() == Json::parse(R"([["Hi", "Hello!"], ["Bye"]])"));
   fs::remove_all(dir);
 }
 

@@ -272,7 +272,7 @@ std::string chat_schema(const std::string& part_type) {
 
 }  // namespace
 
-TEST_CASE("tdtool verify --schema: class fields of lazily stacked messages, as Python writes them",
+TEST_CASE("tdtool verify --schema: lazily stacked messages and parts, as Python writes them",
           "[tdtool][schema][python][peer]") {
   tc_test::require_python_peer("tensordict");
   tc_test::TempDir tmp;
@@ -288,6 +288,12 @@ TEST_CASE("tdtool verify --schema: class fields of lazily stacked messages, as P
     CHECK(r.code == 0);
     CHECK(r.output == tmp / name + ": OK, matches class Message of " + (tmp / "chat.yaml") + "\n");
   }
+  // TorchRL's History.from_chats layout (a lazy stack of conversations, each a lazy stack of
+  // messages) against the shipped History schema.
+  const std::string history = std::string(TC_SOURCE_DIR) + "/schemas/history.yaml";
+  const Run chats = tdtool("verify --schema " + history + " " + (tmp / "chats"));
+  CHECK(chats.code == 0);
+  CHECK(chats.output == tmp / "chats" + ": OK, matches class History of " + history + "\n");
   // The parts are still checked against their class, element by element.
   tc_test::write_file(tmp / "int.yaml", chat_schema("int"));
   const Run r = tdtool("verify --schema " + (tmp / "int.yaml") + " " + (tmp / "chat"));
