@@ -92,3 +92,33 @@ TEST_CASE("test_generic: test_quantile (tensor of quantiles)", "[parity][generic
   CHECK(multi.batch_size() == BatchSize{4});
   CHECK(multi["a"].sizes() == at::IntArrayRef({3, 4, 5}));
 }
+
+// Needs share_memory_ to lock the TensorDict, as Python's does (new keys refused).
+TEST_CASE("test_generic: test_memory_lock", "[parity][generic]") {
+  // method="share_memory"; "memmap" calls memmap_() without a prefix (not applicable). Python's
+  // set(key, value) of an existing key raises on a locked TensorDict; here it writes in place
+  // (docs/runtime.md), as Python's set(..., inplace=True) and set_ do.
+  TensorDict td({{"a", at::randn({4, 5})}}, {4, 5});
+  td.share_memory_();
+  CHECK_NOTHROW(td.set("a", at::randn({4, 5})));
+  CHECK_NOTHROW(td.set_("a", at::randn({4, 5})));
+  CHECK_THROWS_AS(td.set("b", at::randn({4, 5})), LockedError);
+}
+
+// Needs repeat (tile) to keep the dim names, as Python's repeat does.
+TEST_CASE("test_generic: test_refine_names_setitem_subtd", "[parity][generic]") {
+  const int64_t batch_size = 1, seq_len = 2, n_agents = 3;
+  TensorDict td({{"agents", TensorDict({{"obs", at::zeros({batch_size, seq_len, n_agents, 5})},
+                                        {"dones", at::zeros({batch_size, seq_len, n_agents, 1})}},
+                                       {batch_size, seq_len, n_agents}, std::nullopt,
+                                       DimNames{std::nullopt, "time", "other"})},
+                 {"dones", at::zeros({batch_size, seq_len})}},
+                {batch_size, seq_len}, std::nullopt, DimNames{std::nullopt, "time"});
+  td.set("agents", td.get_tensordict("agents").repeat_interleave(2, -1));
+  CHECK(td.get_tensordict("agents").names().size() == 3);
+  CHECK((td.get_tensordict("agents").names().back() == "other"));
+  td.set("agents", td.get_tensordict("agents").repeat({1, 1, 2}));
+  CHECK((td.get_tensordict("agents").names().back() == "other"));
+  td.set("agents", cat({td.get_tensordict("agents"), td.get_tensordict("agents")}, 2));
+  CHECK((td.get_tensordict("agents").names().back() == "other"));
+}

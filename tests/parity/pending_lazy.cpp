@@ -27,3 +27,38 @@ TEST_CASE("test_methods: test_masking", "[parity][methods]") {
   CHECK(td_masked.batch_size()[0] == mask.sum().item<int64_t>());
   CHECK(td_masked.batch_dims() == 1);
 }
+
+// test_generic.py: the in-place pad of a lazy stack (pad_) is still refused ("a lazy stack's
+// batch size is its elements'"); Python pads each element, or adds elements along the stack dim.
+TEST_CASE("test_generic: test_pad_inplace_lazy_stack_non_stack_dim", "[parity][generic]") {
+  TensorDict lst = lazy_stack(
+      {TensorDict({{"x", at::ones({4})}}, {4}), TensorDict({{"x", at::ones({4}) * 2}}, {4})}, 0);
+  const std::vector<TensorDict> before = lst.tensordicts();
+  TensorDict& out = lst.pad_({0, 0, 0, 1}, 0.0);
+  CHECK(out.is_same(lst));
+  CHECK(out.batch_size() == BatchSize{2, 5});
+  for (size_t i = 0; i < before.size(); ++i) CHECK(out.tensordicts()[i].is_same(before[i]));
+  CHECK(out.tensordicts()[0]["x"].size(0) == 5);
+  CHECK(out.tensordicts()[0]["x"][-1].item<double>() == 0.0);
+  CHECK(out.tensordicts()[1]["x"][-1].item<double>() == 0.0);
+}
+
+TEST_CASE("test_generic: test_pad_inplace_lazy_stack_stack_dim", "[parity][generic]") {
+  TensorDict lst = lazy_stack(
+      {TensorDict({{"x", at::ones({4})}}, {4}), TensorDict({{"x", at::ones({4}) * 2}}, {4})}, 0);
+  TensorDict& out = lst.pad_({0, 1, 0, 0}, 9.0);
+  CHECK(out.is_same(lst));
+  CHECK(out.batch_size() == BatchSize{3, 4});
+  REQUIRE(out.tensordicts().size() == 3);
+  CHECK(at::equal(out.tensordicts()[2]["x"], at::full({4}, 9.0)));
+  CHECK(at::equal(out.tensordicts()[0]["x"], at::ones({4})));
+  CHECK(at::equal(out.tensordicts()[1]["x"], at::ones({4}) * 2));
+}
+
+// test_generic.py: Python refuses an in-place contiguous of a lazy stack (NotImplementedError);
+// the runtime's contiguous_() accepts it.
+TEST_CASE("test_generic: test_contiguous_inplace_lazy_stack_raises", "[parity][generic]") {
+  TensorDict lst = lazy_stack(
+      {TensorDict({{"x", at::zeros({4})}}, {4}), TensorDict({{"x", at::zeros({4})}}, {4})}, 0);
+  CHECK_THROWS_AS(lst.contiguous_(), Error);
+}
