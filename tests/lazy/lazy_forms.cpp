@@ -150,6 +150,7 @@ const std::vector<Entry>& entries() {
       not_an_op("is_same"),
       // Metadata.
       same("batch_size", run([](TensorDict td) { return shape_str(td.batch_size()); })),
+      same("shape", run([](TensorDict td) { return shape_str(td.shape()); })),
       same("batch_dims", run([](TensorDict td) { return td.batch_dims(); })),
       same("ndim", run([](TensorDict td) { return td.ndim(); })),
       same("numel", run([](TensorDict td) { return td.numel(); })),
@@ -234,6 +235,7 @@ const std::vector<Entry>& entries() {
       same("set_at_", run([](TensorDict td) {
              return td.set_at_("x", at::ones({3, 4}), {0});
            })),
+      same("copy_at_", run([](TensorDict td) { return td.copy_at_(operand(td)[1], {1}); })),
       same("cat_tensors", run([](TensorDict td) {
              td.set("w", td.get("x") + 1);
              return td.cat_tensors({"x", "w"}, "c", -1);
@@ -260,6 +262,29 @@ const std::vector<Entry>& entries() {
       same("contiguous_", run([](TensorDict td) { return td.contiguous_(); })),
       refused("consolidate", run([](TensorDict td) { return td.consolidate(); })),
       same("share_memory_", run([](TensorDict td) { return td.share_memory_(); })),
+      same("is_shared", run([](TensorDict td) {
+             return describe(td.is_shared()) + describe(td.share_memory_().is_shared());
+           })),
+      // The pointers themselves differ: a lazy stack's leaves are stacked when read.
+      same("data_ptr", run([](TensorDict td) { return describe(td.data_ptr().keys(true, true)); })),
+      same("to_", run([](TensorDict td) { return td.to_(at::kDouble); })),
+      same("replace", run([](TensorDict td) { return td.replace(operand(td).exclude({"x"})); })),
+      same("new_tensor", run([](TensorDict td) { return td.new_tensor(operand(td)); })),
+      same("apply_out", run([](TensorDict td) {
+             TensorDict out = td.empty();
+             td.apply_out(out, [](const at::Tensor& t) { return t * 3; });
+             return out;
+           })),
+      same("where_out", run([](TensorDict td) {
+             TensorDict out = td.empty();
+             td.where_out(out, at::eye(2, 3).to(at::kBool), td.empty(), 5);
+             return out;
+           })),
+      same("gather_out", run([](TensorDict td) {
+             TensorDict out = td.empty();
+             td.gather_out(out, 1, at::zeros({2, 2}, at::kLong));
+             return out;
+           })),
       same("pin_memory", run([](TensorDict td) { return td.pin_memory(); })),
       same("apply",
            run([](TensorDict td) { return td.apply([](const at::Tensor& t) { return t * 2; }); })),

@@ -109,6 +109,8 @@ class TensorDict {
   // ---- shape and device --------------------------------------------------------------------
   /// The leading dims every entry shares (Python's `batch_size`).
   const BatchSize& batch_size() const;
+  /// Python's shape: the batch size.
+  const BatchSize& shape() const { return batch_size(); }
   /// Changes the batch size; every entry must have the new leading dims (ShapeError otherwise).
   void set_batch_size(BatchSize batch_size);
   /// Number of batch dims (Python's `ndim` and `batch_dims`).
@@ -379,6 +381,8 @@ class TensorDict {
   TensorDict repeat(at::IntArrayRef repeats) const;
   /// Python's repeat_interleave: each row of batch dim `dim` repeated `repeats` times in place.
   TensorDict repeat_interleave(int64_t repeats, int64_t dim) const;
+  /// repeat_interleave with a count per row of batch dim `dim` (a 1-D long tensor).
+  TensorDict repeat_interleave(const at::Tensor& repeats, int64_t dim) const;
   /// Python's broadcast_to: expand to `shape` (names dropped, as Python).
   TensorDict broadcast_to(at::IntArrayRef shape) const;
   /// At least 1, 2 or 3 batch dims: leading dims of size 1 are added.
@@ -429,6 +433,12 @@ class TensorDict {
   ///@{
   TensorDict to(at::Device device, bool non_blocking = false) const;
   TensorDict to(at::ScalarType dtype) const;
+  /// to in place (Python's inplace=True): the leaves replaced, this TensorDict and its nested
+  /// ones keeping their identity; LockedError when locked.
+  ///@{
+  TensorDict& to_(at::Device device);
+  TensorDict& to_(at::ScalarType dtype);
+  ///@}
   ///@}
   /// Every leaf contiguous (Python's contiguous). `canonical`: also copies leaves that are
   /// contiguous but whose strides differ from the row-major ones of their shape (size-1 dims), as
@@ -439,6 +449,12 @@ class TensorDict {
   /// Python's share_memory_: CPU leaves move, in place, to shared memory that processes forked
   /// afterwards see and write through; returns this TensorDict.
   TensorDict& share_memory_();
+  /// Python's is_shared: true when every tensor leaf is in memory share_memory_ shared, or on a
+  /// device (false without tensor leaves).
+  bool is_shared() const;
+  /// Python's data_ptr(storage=): each tensor leaf's data pointer (its storage's with `storage`)
+  /// as a 0-dim int64 tensor at its key, batch size [].
+  TensorDict data_ptr(bool storage = false) const;
   /// Sets every tensor leaf to 0 in place (Python's zero_); returns this TensorDict.
   TensorDict& zero_();
   /// Fills the tensor at `key` (every leaf of a nested TensorDict there) with `value` in place
@@ -453,8 +469,33 @@ class TensorDict {
   /// Python's where(condition, other): entries of this where `condition` (a bool tensor over the
   /// leading batch dims), else of `other` (the same keys).
   TensorDict where(const at::Tensor& condition, const TensorDict& other) const;
+  /// where with a scalar `other`; and with `pad`, which stands for the entries one side lacks
+  /// (Python's where(condition, other, pad=)).
+  ///@{
+  TensorDict where(const at::Tensor& condition, const at::Scalar& other) const;
+  TensorDict where(const at::Tensor& condition, const TensorDict& other,
+                   const at::Scalar& pad) const;
+  ///@}
+  /// Python's `out=` forms of apply, where and gather, spelled as torch's C++ `_out` functions:
+  /// the result's entries set into `out` (Python's out.update), which is returned.
+  ///@{
+  TensorDict& apply_out(TensorDict& out, const LeafFn& fn) const;
+  TensorDict& where_out(TensorDict& out, const at::Tensor& condition, const TensorDict& other,
+                        std::optional<at::Scalar> pad = std::nullopt) const;
+  TensorDict& gather_out(TensorDict& out, int64_t dim, const at::Tensor& index) const;
+  ///@}
+  /// Python's replace(other): a structure copy of this TensorDict updated with `other`.
+  TensorDict replace(const TensorDict& other) const;
+  /// Python's new_tensor: a copy of `data`, on this TensorDict's device when it has one.
+  ///@{
+  TensorDict new_tensor(const TensorDict& data) const;
+  at::Tensor new_tensor(const at::Tensor& data) const;
+  ///@}
   /// Sets every entry of `other` (nested keys merged).
   TensorDict& update(const TensorDict& other);
+  /// update of `keys_to_update` only (Python's keys_to_update=): the entries of `other` at those
+  /// keys, or below them.
+  TensorDict& update(const TensorDict& other, const std::vector<NestedKey>& keys_to_update);
   /// In-place copy of every entry of `other`; its keys must exist here.
   TensorDict& update_(const TensorDict& other);
   /// Python's flatten_keys / unflatten_keys: the leaves of nested TensorDicts as top-level keys
@@ -473,6 +514,8 @@ class TensorDict {
   TensorDict& update_at_(const TensorDict& other, const Index& index);
   /// Python's set_at_: `value` written in place at `index` of the tensor at `key`.
   TensorDict& set_at_(const NestedKey& key, const at::Tensor& value, const Index& index);
+  /// Python's copy_at_ (its default, non-fast path): update_at_.
+  TensorDict& copy_at_(const TensorDict& other, const Index& index);
   /// Python's cat_tensors / stack_tensors: the tensors at `keys` concatenated or stacked along
   /// leaf dim `dim` (negative from the last) into `out_key`; the sources are removed unless
   /// `keep_entries`.
@@ -1028,6 +1071,11 @@ inline TensorDict& operator/=(TensorDict& a, const Operand& b) { return a.div_(b
 TensorDict stack(const std::vector<TensorDict>& tds, int64_t dim = 0);
 /// Concatenates along the existing batch dim `dim`.
 TensorDict cat(const std::vector<TensorDict>& tds, int64_t dim = 0);
+/// Python's stack(..., out=) and cat(..., out=): the result's entries set into `out`, returned.
+///@{
+TensorDict& stack_out(TensorDict& out, const std::vector<TensorDict>& tds, int64_t dim = 0);
+TensorDict& cat_out(TensorDict& out, const std::vector<TensorDict>& tds, int64_t dim = 0);
+///@}
 
 /// Python's repr layout (fields sorted, shape, device, dtype, is_shared; nested indented), of a
 /// TensorDict or of one entry.

@@ -83,11 +83,9 @@ TensorDict index(const TensorDict& td, const Index& index) {
   for (size_t i = 0; i < ex.size(); ++i) {
     const int64_t c = consumed(ex[i]);
     if (dim <= st.stack_dim && st.stack_dim < dim + c) {
-      if (c != 1) {
-        throw TypeError(
-            "index: a boolean mask over several dims including the stack dim of a "
-            "lazy stack is not supported");
-      }
+      // A boolean mask over several dims including the stack dim picks rows across elements
+      // in an order no element holds: the dense stack answers, with the same values.
+      if (c != 1) return td.densify().index(index);
       at = i;
       break;
     }

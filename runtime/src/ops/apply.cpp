@@ -315,4 +315,66 @@ TensorDict TensorDict::where(const at::Tensor& condition, const TensorDict& othe
   return zip(*this, other, "", "where", tensors, non_tensors);
 }
 
+TensorDict TensorDict::where(const at::Tensor& condition, const at::Scalar& other) const {
+  return where(condition, apply([&](const at::Tensor& t) { return at::full_like(t, other); }));
+}
+
+TensorDict TensorDict::where(const at::Tensor& condition, const TensorDict& other,
+                             const at::Scalar& pad) const {
+  // Each side gets `pad` where the other has a tensor it lacks (non-tensor data as it is).
+  TensorDict mine = clone(false);
+  TensorDict theirs = other.clone(false);
+  auto fill_missing = [&pad](TensorDict& into, const TensorDict& from) {
+    for (const auto& key : from.keys(/*include_nested=*/true, /*leaves_only=*/true)) {
+      if (into.contains(key)) continue;
+      const Value value = from.get_value(key);
+      const at::Tensor* t = value.tensor_if();
+      into.set(key, t ? Value(at::full_like(*t, pad)) : value);
+    }
+  };
+  fill_missing(theirs, *this);
+  fill_missing(mine, other);
+  return mine.where(condition, theirs);
+}
+
+TensorDict& TensorDict::apply_out(TensorDict& out, const LeafFn& fn) const {
+  return out.update(apply(fn));
+}
+TensorDict& TensorDict::where_out(TensorDict& out, const at::Tensor& condition,
+                                  const TensorDict& other, std::optional<at::Scalar> pad) const {
+  return out.update(pad ? where(condition, other, *pad) : where(condition, other));
+}
+TensorDict& TensorDict::gather_out(TensorDict& out, int64_t dim, const at::Tensor& index) const {
+  return out.update(gather(dim, index));
+}
+
+TensorDict TensorDict::replace(const TensorDict& other) const {
+  TensorDict out = clone(false);
+  return out.update(other);
+}
+
+TensorDict TensorDict::new_tensor(const TensorDict& data) const {
+  return (device() ? data.to(*device()) : data).clone();
+}
+at::Tensor TensorDict::new_tensor(const at::Tensor& data) const {
+  return (device() ? data.to(*device()) : data).clone();
+}
+
+TensorDict& TensorDict::to_(at::Device device) {
+  if (impl_->lazy) {
+    detail::lazy::for_each(*this, [&](TensorDict& element) { element.to_(device); });
+    return *this;
+  }
+  detail::adopt(*this, to(device), "to_");
+  impl_->device = device;
+  return *this;
+}
+TensorDict& TensorDict::to_(at::ScalarType dtype) {
+  if (impl_->lazy) {
+    detail::lazy::for_each(*this, [&](TensorDict& element) { element.to_(dtype); });
+    return *this;
+  }
+  return detail::adopt(*this, to(dtype), "to_");
+}
+
 }  // namespace tensordict

@@ -175,4 +175,8 @@ TensorDict& TensorDict::set_at_(const NestedKey& key, const at::Tensor& value, c
   return update_at_(part, index);
 }
 
+TensorDict& TensorDict::copy_at_(const TensorDict& other, const Index& index) {
+  return update_at_(other, index);
+}
+
 }  // namespace tensordict

@@ -28,6 +28,23 @@ TensorDict TensorDict::repeat_interleave(int64_t repeats, int64_t dim) const {
       detail::same_names());
 }
 
+TensorDict TensorDict::repeat_interleave(const at::Tensor& repeats, int64_t dim) const {
+  const int64_t d = detail::wrap_dim(dim, ndim(), "repeat_interleave", batch_size());
+  const auto n = static_cast<size_t>(d);
+  const bool one_count = repeats.numel() == 1;
+  if (!one_count && (repeats.dim() != 1 || repeats.size(0) != batch_size()[n])) {
+    throw ShapeError("repeat_interleave: " + std::to_string(repeats.numel()) +
+                     " counts for batch dim " + std::to_string(d) + " of size " +
+                     std::to_string(batch_size()[n]) + " (one, or one per row)");
+  }
+  BatchSize batch = batch_size();
+  batch[n] = one_count ? batch[n] * repeats.item<int64_t>() : repeats.sum().item<int64_t>();
+  return detail::map_batch(
+      *this, batch_size().size(), batch,
+      [&](const at::Tensor& t) { return t.repeat_interleave(repeats, d); }, "repeat_interleave", {},
+      detail::same_names());
+}
+
 namespace {
 
 // `make(shape, options)` per tensor leaf, with the leaf's feature dims after `batch`; non-tensor

@@ -5,12 +5,25 @@
 
 #include <cerrno>
 #include <cstring>
+#include <mutex>
+#include <unordered_set>
 
 #include "core/lazy_state.h"
 #include "ops/util.h"
 
 namespace tensordict {
 namespace {
+
+// The mappings share_memory_ made, by base address: a leaf is shared when its storage is one of
+// them (is_shared). Never destroyed: a mapping may be released during static destruction.
+struct Mappings {
+  std::mutex mutex;
+  std::unordered_set<const void*> bases;
+};
+Mappings& mappings() {
+  static auto* all = new Mappings();  // NOLINT(cppcoreguidelines-owning-memory): see above
+  return *all;
+}
 
 at::Tensor shared_bytes(int64_t nbytes) {
   if (nbytes == 0) return at::empty({0}, at::kByte);
@@ -20,8 +33,26 @@ at::Tensor shared_bytes(int64_t nbytes) {
     throw Error("share_memory_: cannot map " + std::to_string(nbytes) +
                 " bytes of shared memory: " + std::strerror(errno));
   }
+  {
+    std::lock_guard<std::mutex> lock(mappings().mutex);
+    mappings().bases.insert(ptr);
+  }
   return at::from_blob(
-      ptr, {nbytes}, [n](void* p) { munmap(p, n); }, at::TensorOptions().dtype(at::kByte));
+      ptr, {nbytes},
+      [n](void* p) {
+        {
+          std::lock_guard<std::mutex> lock(mappings().mutex);
+          mappings().bases.erase(p);
+        }
+        munmap(p, n);
+      },
+      at::TensorOptions().dtype(at::kByte));
+}
+
+bool in_shared_memory(const at::Tensor& t) {
+  if (!t.device().is_cpu()) return true;  // device memory is shareable as it is
+  std::lock_guard<std::mutex> lock(mappings().mutex);
+  return mappings().bases.count(t.storage().data_ptr().get()) > 0;
 }
 
 // Moves `t` onto a fresh shared buffer (same dtype and shape, contiguous).
@@ -55,6 +86,29 @@ TensorDict& TensorDict::share_memory_() {
   }
   detail::for_each_leaf(*this, [](const NestedKey&, at::Tensor& t) { share(t); });
   return *this;
+}
+
+bool TensorDict::is_shared() const {
+  bool any = false;
+  bool all = true;
+  detail::for_each_leaf(*this, [&](const NestedKey&, at::Tensor& t) {
+    any = true;
+    all = all && in_shared_memory(t);
+  });
+  return any && all;
+}
+
+TensorDict TensorDict::data_ptr(bool storage) const {
+  TensorDict out;
+  for (const auto& key : keys(/*include_nested=*/true, /*leaves_only=*/true)) {
+    const Value value = get_value(key);
+    const at::Tensor* t = value.tensor_if();
+    if (t == nullptr) continue;
+    const void* p = storage ? t->storage().data_ptr().get() : t->data_ptr();
+    out.set(key,
+            at::scalar_tensor(static_cast<int64_t>(reinterpret_cast<std::intptr_t>(p)), at::kLong));
+  }
+  return out;
 }
 
 }  // namespace tensordict

@@ -185,4 +185,11 @@ TensorDict cat(const std::vector<TensorDict>& tds, int64_t dim) {
   return run(tds, dim, false, "cat");
 }
 
+TensorDict& stack_out(TensorDict& out, const std::vector<TensorDict>& tds, int64_t dim) {
+  return out.update(stack(tds, dim));
+}
+TensorDict& cat_out(TensorDict& out, const std::vector<TensorDict>& tds, int64_t dim) {
+  return out.update(cat(tds, dim));
+}
+
 }  // namespace tensordict

@@ -258,4 +258,9 @@ TensorDict& TensorDict::stack_tensors(const std::vector<NestedKey>& keys, const 
                       [dim](const std::vector<at::Tensor>& ts) { return at::stack(ts, dim); });
 }
 
+TensorDict& TensorDict::update(const TensorDict& other,
+                               const std::vector<NestedKey>& keys_to_update) {
+  return update(other.select(keys_to_update, /*strict=*/false));
+}
+
 }  // namespace tensordict
