@@ -386,7 +386,13 @@ class TensorClass : public TensorClassTag {
   }
   /// An `any` field: its JSON value, null when the field is None (Python returns None).
   Json any_field(size_t i) const {
-    const Value* v = field_entry(i);
+    const Value* v = nullptr;
+    try {
+      v = field_entry(i);
+    } catch (const Error&) {  // elements that do not stack: one value each
+      if (!td_.is_lazy_stack() || td_.stack_dim() != 0) throw;
+      return detail::tc::read_any_per_element(td_, spec(), i);
+    }
     Json out;
     if (v) detail::tc::read(*v, spec(), i, out);
     return out;

@@ -117,4 +117,21 @@ void read(const Value& value, const ClassSpec& spec, size_t i, std::vector<doubl
   read_number_list(value, spec, i, out);
 }
 
+Json read_any_per_element(const TensorDict& lazy, const ClassSpec& spec, size_t field) {
+  const std::string name(spec.fields.at(field).name);
+  Json out = Json::array();
+  for (const auto& element : lazy.tensordicts()) {
+    if (element.is_lazy_stack() && element.stack_dim() == 0) {
+      out.push_back(read_any_per_element(element, spec, field));
+    } else if (!element.contains(name)) {
+      out.push_back(Json());
+    } else {
+      Json value;
+      read(element.get_value(name), spec, field, value);
+      out.push_back(std::move(value));
+    }
+  }
+  return out;
+}
+
 }  // namespace tensordict::detail::tc

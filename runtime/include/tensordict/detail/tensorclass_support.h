@@ -64,6 +64,10 @@ void read(const Value& value, const ClassSpec& spec, size_t field, bool& out);
 void read(const Value& value, const ClassSpec& spec, size_t field, Json& out);
 void read(const Value& value, const ClassSpec& spec, size_t field, std::vector<int64_t>& out);
 void read(const Value& value, const ClassSpec& spec, size_t field, std::vector<double>& out);
+/// An `any` field of a lazy stack along dim 0 whose elements hold it as different kinds, or
+/// ragged: one value per element (nested lists for nested stacks; null where an element lacks
+/// it), as Python's tolist() reads them one by one.
+Json read_any_per_element(const TensorDict& lazy, const ClassSpec& spec, size_t field);
 /// The stored JSON of NonTensorData (no copy), else nullptr.
 const Json* stored_json(const Value& value);
 [[noreturn]] void wrong_kind(const ClassSpec& spec, size_t field, const Json& actual);
