@@ -259,7 +259,7 @@ const std::vector<Entry>& entries() {
       same("detach", run([](TensorDict td) { return td.detach(); })),
       same("to", run([](TensorDict td) { return td.to(at::kDouble); })),
       same("contiguous", run([](TensorDict td) { return td.contiguous(); })),
-      same("contiguous_", run([](TensorDict td) { return td.contiguous_(); })),
+      refused("contiguous_", run([](TensorDict td) { return td.contiguous_(); })),
       refused("consolidate", run([](TensorDict td) { return td.consolidate(); })),
       same("share_memory_", run([](TensorDict td) { return td.share_memory_(); })),
       same("is_shared", run([](TensorDict td) {
@@ -378,9 +378,9 @@ const std::vector<Entry>& entries() {
       same("pad", run([](TensorDict td) {
              return td.pad({0, 1, 1, 0});
            })),
-      refused("pad_", run([](TensorDict td) {
-                return td.pad_({0, 1});
-              })),
+      same("pad_", run([](TensorDict td) {
+             return td.pad_({0, 1});
+           })),
       same("gather", run([](TensorDict td) {
              return td.gather(1, at::zeros({2, 2}, at::kLong));
            })),

@@ -11,4 +11,11 @@ inline tensordict::TensorDict conv(int64_t n, float base) {
   return tensordict::TensorDict({{"x", at::arange(n, at::kFloat) + base}, {"s", "text"}}, {n});
 }
 
+/// Element k of a stack whose elements have batch [3, 4]: x [3, 4, 2], nested n.y [3, 4].
+inline tensordict::TensorDict grid_element(int64_t k) {
+  tensordict::TensorDict nested({{"y", at::arange(12).reshape({3, 4}) * (k + 1)}}, {3, 4});
+  return tensordict::TensorDict(
+      {{"x", at::arange(24, at::kFloat).reshape({3, 4, 2}) + 100 * k}, {"n", nested}}, {3, 4});
+}
+
 }  // namespace lazy_test

@@ -5,18 +5,14 @@
 
 #include "catch2_compat.h"
 
+#include "lazy_test_util.h"
 #include "tensordict/lazy_stack.h"
 
 using namespace tensordict;
 
 namespace {
 
-// Element k of a stack whose elements have batch [3, 4]: x [3, 4, 2], nested n.y [3, 4].
-TensorDict element(int64_t k) {
-  TensorDict nested({{"y", at::arange(12).reshape({3, 4}) * (k + 1)}}, {3, 4});
-  return TensorDict({{"x", at::arange(24, at::kFloat).reshape({3, 4, 2}) + 100 * k}, {"n", nested}},
-                    {3, 4});
-}
+TensorDict element(int64_t k) { return lazy_test::grid_element(k); }
 
 // The same content as a lazy stack and as a dense one, stacked along `dim`.
 std::pair<TensorDict, TensorDict> stacks(int64_t dim) {

@@ -60,5 +60,9 @@ std::vector<TensorDict> split(const TensorDict& td, int64_t dim,
 /// view / reshape to `batch` when it merges adjacent dims into one, or splits one into several
 /// (Python's lazy view): nullopt for any other shape, which only a dense reshape gives.
 std::optional<TensorDict> view(const TensorDict& td, const BatchSize& batch);
+/// pad_ in place, as Python's: each element padded along its own dims; along the stack dim,
+/// elements full of `value` added (or elements dropped, for a negative size). `pad_size` is
+/// checked by the caller.
+void pad_(TensorDict& td, at::IntArrayRef pad_size, double value);
 
 }  // namespace tensordict::detail::lazy

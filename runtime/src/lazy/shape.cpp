@@ -153,4 +153,45 @@ std::optional<TensorDict> view(const TensorDict& td, const BatchSize& batch) {
   return std::nullopt;
 }
 
+void pad_(TensorDict& td, at::IntArrayRef pad_size, double value) {
+  auto& st = *impl_of(td).lazy;
+  const auto d = static_cast<size_t>(st.stack_dim);
+  // The pairs of the elements' dims (the stack dim's pair left out), and the stack dim's own.
+  std::vector<int64_t> element_pad;
+  int64_t before = 0;
+  int64_t after = 0;
+  for (size_t i = 0; i + 1 < pad_size.size(); i += 2) {
+    if (i / 2 == d) {
+      before = pad_size[i];
+      after = pad_size[i + 1];
+    } else {
+      element_pad.push_back(pad_size[i]);
+      element_pad.push_back(pad_size[i + 1]);
+    }
+  }
+  const bool pads_elements =
+      std::any_of(element_pad.begin(), element_pad.end(), [](int64_t p) { return p != 0; });
+  if (pads_elements) {
+    for (TensorDict& element : st.tds) element.pad_(element_pad, value);
+  }
+  const auto n = static_cast<int64_t>(st.tds.size());
+  if (before + n + after <= 0) {
+    throw ShapeError("pad_: pad_size " + shape_str(pad_size) +
+                     " leaves no element of the lazy "
+                     "stack along its stack dim");
+  }
+  // The added elements hold `value`, and None for non-tensor data, as pad's padding does.
+  TensorDict filler = st.tds[0].new_full(st.tds[0].batch_size(), value);
+  for (const auto& key : filler.keys(/*include_nested=*/true, /*leaves_only=*/true)) {
+    if (filler.get_value(key).is_non_tensor_data()) filler.set_non_tensor(key, Json());
+  }
+  std::vector<TensorDict> tds;
+  for (int64_t k = 0; k < before; ++k) tds.push_back(filler.clone());
+  for (int64_t k = std::max<int64_t>(0, -before); k < n - std::max<int64_t>(0, -after); ++k)
+    tds.push_back(st.tds[static_cast<size_t>(k)]);
+  for (int64_t k = 0; k < after; ++k) tds.push_back(filler.clone());
+  impl_of(td).batch_size = impl_of(lazy_stack(tds, st.stack_dim)).batch_size;
+  st.tds = std::move(tds);
+}
+
 }  // namespace tensordict::detail::lazy

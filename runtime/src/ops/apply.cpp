@@ -183,10 +183,8 @@ TensorDict TensorDict::contiguous(bool canonical) const {
 }
 
 TensorDict& TensorDict::contiguous_(bool canonical) {
-  if (impl_->lazy) {  // its leaves are its elements'
-    detail::lazy::for_each(*this, [&](TensorDict& element) { element.contiguous_(canonical); });
-    return *this;
-  }
+  // A lazy stack's contiguous form is a dense TensorDict, which it cannot become in place (adopt
+  // refuses it, as Python's contiguous(inplace=True) does).
   return detail::adopt(*this, contiguous(canonical), "contiguous_");
 }
 

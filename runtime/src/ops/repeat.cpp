@@ -12,7 +12,10 @@ TensorDict TensorDict::repeat(at::IntArrayRef repeats) const {
                      " repeat counts for batch_size " + shape_str(batch_size()) +
                      " (at least one per batch dim, as torch's repeat)");
   }
-  return tile(repeats);  // the same as tile once every batch dim has its count
+  // tile once every batch dim has its count; the names stay where the dims do, as Python's.
+  TensorDict out = tile(repeats);
+  if (repeats.size() == batch_size().size()) out.set_names(names());
+  return out;
 }
 
 TensorDict TensorDict::repeat_interleave(int64_t repeats, int64_t dim) const {

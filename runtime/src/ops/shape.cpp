@@ -514,14 +514,20 @@ TensorDict non_tensor_data_as_stacks(const TensorDict& td) {
   return out;
 }
 
+// Python's pad_size: an even number of sizes, at most two per batch dim.
+void check_pad_size(const TensorDict& td, at::IntArrayRef pad_size, const char* op) {
+  if (pad_size.size() % 2 != 0 || pad_size.size() > 2 * nb_of(td)) {
+    throw ShapeError(std::string(op) + ": pad_size " + shape_str(pad_size) +
+                     " must hold an even number of sizes, at most 2 per batch dim (batch_size " +
+                     shape_str(td.batch_size()) + ")");
+  }
+}
+
 }  // namespace
 
 TensorDict TensorDict::pad(at::IntArrayRef pad_size, double value) const {
   const size_t nb = nb_of(*this);
-  if (pad_size.size() % 2 != 0 || pad_size.size() > 2 * nb) {
-    throw ShapeError("pad: pad_size " + shape_str(pad_size) + " must hold an even number of " +
-                     "sizes, at most 2 per batch dim (batch_size " + shape_str(batch_size()) + ")");
-  }
+  check_pad_size(*this, pad_size, "pad");
   BatchSize batch = batch_size();
   for (size_t i = 0; i < pad_size.size(); ++i) batch[i / 2] += pad_size[i];
   for (size_t d = 0; d < nb; ++d) {
@@ -572,7 +578,11 @@ TensorDict& TensorDict::gather_(int64_t dim, const at::Tensor& index) {
   return detail::adopt(*this, gather(dim, index), "gather_");
 }
 TensorDict& TensorDict::pad_(at::IntArrayRef pad_size, double value) {
-  return detail::adopt(*this, pad(pad_size, value), "pad_");
+  if (!impl_->lazy) return detail::adopt(*this, pad(pad_size, value), "pad_");
+  check_pad_size(*this, pad_size, "pad_");
+  if (impl_->locked) throw LockedError("pad_: cannot change a locked TensorDict in place");
+  detail::lazy::pad_(*this, pad_size, value);
+  return *this;
 }
 
 }  // namespace tensordict

@@ -68,9 +68,11 @@ void share(at::Tensor& t) {
 }  // namespace
 
 TensorDict& TensorDict::share_memory_() {
+  // As Python's: the TensorDict is locked afterwards (its leaves can no longer be replaced
+  // without leaving the shared memory).
   if (impl_->lazy) {
     detail::lazy::for_each(*this, [](TensorDict& e) { e.share_memory_(); });
-    return *this;
+    return lock_();
   }
   const at::Tensor flat = detail::consolidated_buffer(*this);
   if (flat.defined() && flat.device().is_cpu()) {  // one mapping, leaves keep their offsets
@@ -82,10 +84,10 @@ TensorDict& TensorDict::share_memory_() {
       t.set_(shared.storage(), t.storage_offset(), sizes, strides);
     });
     impl_->consolidated = shared;
-    return *this;
+    return lock_();
   }
   detail::for_each_leaf(*this, [](const NestedKey&, at::Tensor& t) { share(t); });
-  return *this;
+  return lock_();
 }
 
 bool TensorDict::is_shared() const {
