@@ -8,11 +8,44 @@
 using namespace tensordict;
 using parity::to_tensordict;
 
-TEST_CASE("test_methods: test_unlock (is_shared)", "[parity][methods]") {
+TEST_CASE("test_methods: test_apply_out", "[parity][methods]") {
   PARITY_FIXTURE();
-  td.unlock_();
-  CHECK_FALSE(td.is_shared());
-  CHECK(td[0].is_shared() == td.is_shared());
+  TensorDict td_c = td.clone();
+  const TensorDict& out = td.apply_out(td_c, [](const at::Tensor& x) { return x + 1; });
+  CHECK(out.is_same(td_c));
+  CHECK(parity::allclose_td(td.apply([](const at::Tensor& x) { return x + 1; }), td_c));
+}
+
+TEST_CASE("test_methods: test_data_ptr", "[parity][methods]") {
+  PARITY_FIXTURE();
+  CHECK(td.data_ptr().batch_size().empty());
+  CHECK(td.data_ptr(/*storage=*/true).batch_size().empty());
+}
+
+TEST_CASE("test_methods: test_new_tensor", "[parity][methods]") {
+  PARITY_FIXTURE();
+  at::Tensor tdn = td.new_tensor(at::zeros({0}));
+  CHECK(tdn.device() == at::Device(at::kCPU));
+  CHECK(tdn.sizes() == at::IntArrayRef({0}));
+  tdn = td.new_tensor(at::zeros({2}));
+  CHECK(tdn.sizes() == at::IntArrayRef({2}));
+  const TensorDict from_td = td.new_tensor(td[0] * 0);
+  CHECK(from_td.device() == td.device());
+  CHECK((from_td == 0).all());
+  CHECK(from_td.batch_size() == BatchSize(td.batch_size().begin() + 1, td.batch_size().end()));
+}
+
+TEST_CASE("test_methods: test_update_at_nontensor_data", "[parity][methods]") {
+  // The Python test ignores its fixture; method is update_at_ or copy_at_.
+  const bool copy = GENERATE(false, true);
+  TensorDict td({{"val", NonTensorData{Json(0)}}}, {10});
+  const TensorDict newdata({{"val", NonTensorData{Json(1)}}}, {5});
+  if (copy) {
+    td.copy_at_(newdata, {Slice(1, std::nullopt, 2)});
+  } else {
+    td.update_at_(newdata, {Slice(1, std::nullopt, 2)});
+  }
+  CHECK(td.get_non_tensor("val") == Json::parse("[0, 1, 0, 1, 0, 1, 0, 1, 0, 1]"));
 }
 
 TEST_CASE("test_methods: test_repeat_interleave_tensor", "[parity][methods]") {

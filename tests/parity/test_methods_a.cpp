@@ -400,7 +400,6 @@ TEST_CASE("test_methods: test_from_empty", "[parity][methods]") {
 }
 
 TEST_CASE("test_methods: test_gather", "[parity][methods]") {
-  // The out= half needs gather(dim, index, out): tests/parity/pending_api.cpp.
   PARITY_FIXTURE();
   const int64_t dim = GENERATE(0, 1, 2, 3, -1, -2, -3);
   INFO("dim " << dim);
@@ -408,7 +407,13 @@ TEST_CASE("test_methods: test_gather", "[parity][methods]") {
   const int64_t other_dim = dim < 0 ? dim + index.dim() : dim;
   index = index.narrow(other_dim, 0, std::min<int64_t>(2, index.size(other_dim)));
   index = index.cumsum(other_dim) - 1;
-  const TensorDict td_gather = td.gather(dim, index);
+  TensorDict td_gather = td.gather(dim, index);
   CHECK(td_gather.device() == td.device());
   CHECK((td_gather.names() == td.names()));
+  // gather with out
+  td_gather.zero_();
+  TensorDict out = td_gather.clone();
+  const TensorDict& td_gather2 = td.gather_out(out, dim, index);
+  CHECK(td_gather2.is_same(out));
+  CHECK(td_gather2.ne(0).any());
 }

@@ -117,9 +117,9 @@ TEST_CASE("test_methods: test_index_none", "[parity][methods]") {
 }
 
 TEST_CASE("test_methods: test_indexed_properties", "[parity][methods]") {
-  // Python also compares is_shared(), which the runtime lacks (tests/parity/pending_api.cpp).
   PARITY_FIXTURE();
   const TensorDict td_index = td[0];
+  CHECK(td_index.is_shared() == td.is_shared());
   CHECK(td_index.is_memmap() == td.is_memmap());
   CHECK(td_index.device() == td.device());
 }

@@ -187,10 +187,10 @@ TEST_CASE("test_methods: test_unflatten_keys", "[parity][methods]") {
 }
 
 TEST_CASE("test_methods: test_unlock", "[parity][methods]") {
-  // Python also asserts not is_shared(), which the runtime lacks (pending_api.cpp).
   PARITY_FIXTURE();
   td.unlock_();
   CHECK_FALSE(td.is_locked());
+  CHECK_FALSE(td.is_shared());
   CHECK_FALSE(td.is_memmap());
 }
 
@@ -262,15 +262,24 @@ TEST_CASE("test_methods: test_view", "[parity][methods]") {
 }
 
 TEST_CASE("test_methods: test_where", "[parity][methods]") {
-  // torch.where(mask, td, ones_like(td)); torch.where(mask, td, 0) and out= are pending API
-  // (tests/parity/pending_api.cpp).
   PARITY_FIXTURE();
   const at::Tensor mask = at::zeros(td.batch_size(), at::kBool).bernoulli_();
+  const TensorDict zeros_where = td.where(mask, 0);
+  for (const auto& k : td.keys(true, true)) {
+    INFO(k);
+    CHECK((zeros_where.get(k).index({~mask}) == 0).all().item<bool>());
+  }
   const TensorDict ones = td.apply([](const at::Tensor& x) { return at::ones_like(x); });
   const TensorDict td_where = td.where(mask, ones);
   for (const auto& k : td.keys(true, true)) {
     INFO(k);
     CHECK((td_where.get(k).index({~mask}) == 1).all().item<bool>());
+  }
+  TensorDict out = to_tensordict(td);
+  td.where_out(out, mask, ones);
+  for (const auto& k : td.keys(true, true)) {
+    INFO(k);
+    CHECK((out.get(k).index({~mask}) == 1).all().item<bool>());
   }
 }
 

@@ -228,14 +228,6 @@ TEST_CASE("test_methods: test_update_at_nested_time_slice_locked", "[parity][met
   CHECK((td.index({Slice(), 2}) == td0).all());
 }
 
-TEST_CASE("test_methods: test_update_at_nontensor_data", "[parity][methods]") {
-  // method="update_at_"; copy_at_ has no C++ form. The Python test ignores its fixture.
-  TensorDict td({{"val", NonTensorData{0}}}, {10});
-  const TensorDict newdata({{"val", NonTensorData{1}}}, {5});
-  td.update_at_(newdata, {Slice(1, std::nullopt, 2)});
-  CHECK(td.get_non_tensor("val") == Json({0, 1, 0, 1, 0, 1, 0, 1, 0, 1}));
-}
-
 TEST_CASE("test_methods: test_to_lazystack", "[parity][methods]") {
   PARITY_FIXTURE();
   const TensorDict td2 = td.to_lazystack();

@@ -476,8 +476,9 @@ class TensorDict {
   TensorDict where(const at::Tensor& condition, const TensorDict& other,
                    const at::Scalar& pad) const;
   ///@}
-  /// Python's `out=` forms of apply, where and gather, spelled as torch's C++ `_out` functions:
-  /// the result's entries set into `out` (Python's out.update), which is returned.
+  /// Python's `out=` forms of apply, where and gather, spelled as torch's C++ `_out` functions,
+  /// returning `out`: apply_out sets the results into `out` (Python's apply(out=)); where_out and
+  /// gather_out copy each into `out`'s tensor where shape and dtype allow, else set it.
   ///@{
   TensorDict& apply_out(TensorDict& out, const LeafFn& fn) const;
   TensorDict& where_out(TensorDict& out, const at::Tensor& condition, const TensorDict& other,
@@ -1071,7 +1072,8 @@ inline TensorDict& operator/=(TensorDict& a, const Operand& b) { return a.div_(b
 TensorDict stack(const std::vector<TensorDict>& tds, int64_t dim = 0);
 /// Concatenates along the existing batch dim `dim`.
 TensorDict cat(const std::vector<TensorDict>& tds, int64_t dim = 0);
-/// Python's stack(..., out=) and cat(..., out=): the result's entries set into `out`, returned.
+/// Python's stack(..., out=) and cat(..., out=): each result copied into `out`'s tensor where
+/// shape and dtype allow (Python keeps out's storage), else set; returns `out`.
 ///@{
 TensorDict& stack_out(TensorDict& out, const std::vector<TensorDict>& tds, int64_t dim = 0);
 TensorDict& cat_out(TensorDict& out, const std::vector<TensorDict>& tds, int64_t dim = 0);

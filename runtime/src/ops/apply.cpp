@@ -340,10 +340,10 @@ TensorDict& TensorDict::apply_out(TensorDict& out, const LeafFn& fn) const {
 }
 TensorDict& TensorDict::where_out(TensorDict& out, const at::Tensor& condition,
                                   const TensorDict& other, std::optional<at::Scalar> pad) const {
-  return out.update(pad ? where(condition, other, *pad) : where(condition, other));
+  return detail::write_into(out, pad ? where(condition, other, *pad) : where(condition, other));
 }
 TensorDict& TensorDict::gather_out(TensorDict& out, int64_t dim, const at::Tensor& index) const {
-  return out.update(gather(dim, index));
+  return detail::write_into(out, gather(dim, index));
 }
 
 TensorDict TensorDict::replace(const TensorDict& other) const {

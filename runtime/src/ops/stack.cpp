@@ -186,10 +186,10 @@ TensorDict cat(const std::vector<TensorDict>& tds, int64_t dim) {
 }
 
 TensorDict& stack_out(TensorDict& out, const std::vector<TensorDict>& tds, int64_t dim) {
-  return out.update(stack(tds, dim));
+  return detail::write_into(out, stack(tds, dim));
 }
 TensorDict& cat_out(TensorDict& out, const std::vector<TensorDict>& tds, int64_t dim) {
-  return out.update(cat(tds, dim));
+  return detail::write_into(out, cat(tds, dim));
 }
 
 }  // namespace tensordict

@@ -263,4 +263,22 @@ TensorDict& TensorDict::update(const TensorDict& other,
   return update(other.select(keys_to_update, /*strict=*/false));
 }
 
+TensorDict& detail::write_into(TensorDict& out, const TensorDict& result) {
+  for (const auto& key : result.keys(/*include_nested=*/true, /*leaves_only=*/true)) {
+    const Value value = result.get_value(key);
+    const at::Tensor* t = value.tensor_if();
+    if (t != nullptr && out.contains(key)) {
+      const Value mine = out.get_value(key);
+      const at::Tensor* dst = mine.tensor_if();
+      if (dst != nullptr && dst->sizes().equals(t->sizes()) &&
+          dst->scalar_type() == t->scalar_type()) {
+        out.set_(key, *t);
+        continue;
+      }
+    }
+    out.set(key, value);
+  }
+  return out;
+}
+
 }  // namespace tensordict

@@ -58,9 +58,15 @@ TensorDict map_batch(const TensorDict& td, size_t nb, const BatchSize& new_batch
 TensorDict map_batch_infer(const TensorDict& td, const TensorOp& op, const char* op_name,
                            const NamesOp& names = {});
 
+/// Python's best-attempt in-place write of an `out=` result: each leaf of `result` copied into
+/// `out`'s tensor at its key where that has the same shape and dtype, set otherwise. Returns
+/// `out`.
+TensorDict& write_into(TensorDict& out, const TensorDict& result);
+
 /// `fn` over the matching leaves of `a` and `b` (dense TensorDicts): apply(fn, other) and the
 /// binary math ops. KeyError / TypeError naming `op` and the key when `b` lacks a key of `a` or
-/// holds another kind there; with `missing_ok`, a key `b` lacks reaches `fn` as an undefined tensor.
+/// holds another kind there; with `missing_ok`, a key `b` lacks reaches `fn` as an undefined
+/// tensor.
 TensorDict zip_leaves(const TensorDict& a, const TensorDict& b, const LeafFn2& fn, const char* op,
                       bool missing_ok = false);
 
