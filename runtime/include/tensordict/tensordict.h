@@ -631,6 +631,17 @@ class TensorDict {
   TensorDict& tanh_();
   TensorDict sign() const;
   TensorDict& sign_();
+  TensorDict floor() const;
+  TensorDict& floor_();
+  TensorDict ceil() const;
+  TensorDict& ceil_();
+  TensorDict round() const;
+  TensorDict& round_();
+  TensorDict neg() const;
+  TensorDict& neg_();
+  TensorDict reciprocal() const;
+  TensorDict& reciprocal_();
+  ///@}
   /// Python's isfinite, isnan, isreal, isposinf, isneginf: TensorDicts of bools.
   ///@{
   TensorDict isfinite() const;
@@ -649,17 +660,6 @@ class TensorDict {
   ///@}
   /// Python's softmax along batch dim `dim` (negative from the last batch dim).
   TensorDict softmax(int64_t dim) const;
-  TensorDict floor() const;
-  TensorDict& floor_();
-  TensorDict ceil() const;
-  TensorDict& ceil_();
-  TensorDict round() const;
-  TensorDict& round_();
-  TensorDict neg() const;
-  TensorDict& neg_();
-  TensorDict reciprocal() const;
-  TensorDict& reciprocal_();
-  ///@}
 
   // ---- reductions (ops/reduce.cpp) --------------------------------------------------------------
   /// Python's sum, mean, std, var, prod, max and min of every tensor leaf over `dims` (by
@@ -1009,8 +1009,8 @@ inline const Value* TensorDict::class_slot(detail::ClassToken cls, size_t slot) 
 
 /// Values and their indices along a dim (Python's torch.return_types of max, min, cummax, cummin).
 struct ValuesIndices {
-  TensorDict values;
-  TensorDict indices;
+  TensorDict values;   ///< the values
+  TensorDict indices;  ///< their indices along the dim (int64 leaves)
 };
 
 /// The right-hand side of TensorDict math: a scalar, a tensor (broadcast over the batch dims) or
