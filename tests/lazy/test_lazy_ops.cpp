@@ -1,5 +1,5 @@
-// LazyStackedTensorDict ops: stack / cat / unbind / apply / to / clone / update_ / densify, and the
-// clear error of the ops a lazy stack does not support.
+// LazyStackedTensorDict ops: stack / cat / unbind / index / apply / to / clone / update_ /
+// densify, and the clear error of the ops a lazy stack does not support.
 #include <ATen/ATen.h>
 
 #include "catch2_compat.h"
@@ -54,6 +54,22 @@ TEST_CASE("lazy stack and cat keep stacks lazy", "[lazy]") {
   CHECK(wider.batch_size() == BatchSize{2, 5});
   CHECK(at::equal(wider[1].get("x"), at::tensor({1.f, 2.f, 3.f, 1.f, 2.f})));
   CHECK_THROWS_AS(cat({even1, conv(3, 0).unsqueeze(0)}, 0), TypeError);
+}
+
+TEST_CASE("indexing a TensorDict indexes its nested lazy stacks lazily", "[lazy]") {
+  // Python indexes each entry; a ragged nested stack (rows of 3 and 4) cannot be densified.
+  const TensorDict parent({{"h", lazy_stack({conv(3, 0), conv(4, 10)})}, {"y", at::arange(2)}},
+                          {2});
+  for (const TensorDict& row : {parent[1], parent.index({1}), parent.index({Ellipsis, 1})}) {
+    CHECK(at::equal(row.get({"h", "x"}), at::arange(4, at::kFloat) + 10));
+    CHECK(row.get("y").item<int64_t>() == 1);
+  }
+  CHECK(parent[1].get_tensordict("h").is_same(parent.get_tensordict("h").tensordicts()[1]));
+  const TensorDict flipped = parent.index({at::tensor(std::vector<int64_t>{1, 0})});
+  REQUIRE(flipped.get_tensordict("h").is_lazy_stack());
+  CHECK(flipped.get_tensordict("h").batch_size() == BatchSize{2, -1});
+  CHECK(at::equal(flipped.get_tensordict("h").tensordicts()[0].get("x"),
+                  at::arange(4, at::kFloat) + 10));
 }
 
 TEST_CASE("lazy apply, to, clone and update_ work element-wise", "[lazy]") {

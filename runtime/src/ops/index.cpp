@@ -183,6 +183,11 @@ IndexItem::IndexItem(const at::indexing::TensorIndex& ix) {
 TensorDict TensorDict::index(const Index& index) const {
   if (impl_->lazy) return detail::lazy::index(*this, index);
   const detail::IndexPlan plan = detail::plan_index(index, impl_->batch_size);
+  // A nested lazy stack is indexed as a lazy stack, by the index with its Ellipsis expanded over
+  // this level's batch dims (Python indexes each entry so).
+  const auto nested_lazy = [&plan](const TensorDict& nested) {
+    return nested.index(Index(plan.expanded.begin(), plan.expanded.end()));
+  };
   if (plan.single_long) {  // a batch of rows: large ones gathered in parallel
     auto gathered = detail::gather_rows_in_parallel(*this, plan.expanded[0].tensor());
     if (!gathered.empty()) {
@@ -195,12 +200,12 @@ TensorDict TensorDict::index(const Index& index) const {
             gathered.erase(it);  // a tensor held under two keys gets two results, as before
             return rows;
           },
-          "index", detail::index_names(index));
+          "index", detail::index_names(index), nested_lazy);
     }
   }
   return detail::map_batch_infer(
       *this, [&plan](const at::Tensor& t) { return detail::apply_index(t, plan); }, "index",
-      detail::index_names(index));
+      detail::index_names(index), nested_lazy);
 }
 
 // td[i]: the common case, straight to select (no index plan, no result-shape inference).
@@ -216,8 +221,8 @@ TensorDict TensorDict::operator[](int64_t i) const {
   return detail::map_batch(
       *this, batch.size(), BatchSize(batch.begin() + 1, batch.end()),
       [i](const at::Tensor& t) { return t.select(0, i); }, "index",
-      [i](const NonTensorStack& s) { return detail::select_items(s, 0, i); },
-      detail::erase_name(0));
+      [i](const NonTensorStack& s) { return detail::select_items(s, 0, i); }, detail::erase_name(0),
+      [i](const TensorDict& nested) { return nested[i]; });
 }
 
 }  // namespace tensordict

@@ -86,7 +86,8 @@ TensorDict stacked(const TensorDict& td, const char* op_name) {
 // One level of map_batch; `first` carries a result already computed for slot `first_slot`.
 TensorDict map_batch_level(const TensorDict& lazy_or_dense, size_t nb, const BatchSize& new_batch,
                            const TensorOp& op, const char* op_name, int64_t first_slot,
-                           const at::Tensor& first, const StackOp& stack_op, const NamesOp& names) {
+                           const at::Tensor& first, const StackOp& stack_op, const NamesOp& names,
+                           const LazyOp& nested_lazy) {
   const TensorDict td = stacked(lazy_or_dense, op_name);
   const auto& src = detail::impl_of(td);
   const auto tail = join_shape(new_batch, src.batch_size, nb);
@@ -103,8 +104,10 @@ TensorDict map_batch_level(const TensorDict& lazy_or_dense, size_t nb, const Bat
                                 : guarded(op, value.tensor(), op_name, src.keys[i]));
         break;
       case Value::Kind::TensorDict:
-        values.emplace_back(map_batch_level(value.tensordict(), nb, new_batch, op, op_name, -1,
-                                            at::Tensor(), stack_op, names));
+        values.emplace_back(nested_lazy && value.tensordict().is_lazy_stack()
+                                ? nested_lazy(value.tensordict())
+                                : map_batch_level(value.tensordict(), nb, new_batch, op, op_name,
+                                                  -1, at::Tensor(), stack_op, names, nested_lazy));
         break;
       case Value::Kind::NonTensorData:
         values.push_back(value);
@@ -123,12 +126,13 @@ TensorDict map_batch_level(const TensorDict& lazy_or_dense, size_t nb, const Bat
 
 TensorDict map_batch(const TensorDict& td, size_t nb, const BatchSize& new_batch,
                      const TensorOp& op, const char* op_name, const StackOp& stack_op,
-                     const NamesOp& names) {
-  return map_batch_level(td, nb, new_batch, op, op_name, -1, at::Tensor(), stack_op, names);
+                     const NamesOp& names, const LazyOp& nested_lazy) {
+  return map_batch_level(td, nb, new_batch, op, op_name, -1, at::Tensor(), stack_op, names,
+                         nested_lazy);
 }
 
 TensorDict map_batch_infer(const TensorDict& lazy_or_dense, const TensorOp& op, const char* op_name,
-                           const NamesOp& names) {
+                           const NamesOp& names, const LazyOp& nested_lazy) {
   const TensorDict td = stacked(lazy_or_dense, op_name);
   const auto& src = detail::impl_of(td);
   const size_t nb = src.batch_size.size();
@@ -139,11 +143,12 @@ TensorDict map_batch_infer(const TensorDict& lazy_or_dense, const TensorOp& op, 
     const auto new_nb = static_cast<size_t>(first.dim() - (t.dim() - static_cast<int64_t>(nb)));
     const auto sizes = first.sizes().slice(0, new_nb);
     return map_batch_level(td, nb, BatchSize(sizes.begin(), sizes.end()), op, op_name,
-                           static_cast<int64_t>(i), first, {}, names);
+                           static_cast<int64_t>(i), first, {}, names, nested_lazy);
   }
   // No top-level tensor: learn the new batch size from a stand-in of the batch shape.
   const at::Tensor stand_in = guarded(op, positions(src.batch_size), op_name, "<batch>");
-  return map_batch_level(td, nb, stand_in.sizes().vec(), op, op_name, -1, at::Tensor(), {}, names);
+  return map_batch_level(td, nb, stand_in.sizes().vec(), op, op_name, -1, at::Tensor(), {}, names,
+                         nested_lazy);
 }
 
 namespace {

@@ -49,14 +49,17 @@ NonTensorStack select_items(const NonTensorStack& stack, int64_t dim, int64_t i)
 /// level's new batch size is `new_batch` followed by its own dims past the first `nb`. Torch errors
 /// become ShapeErrors naming `op_name`, the key and its shape.
 /// `stack_op`, when given, replaces the positions trick for NonTensorStacks; `names` moves the dim
-/// names of every level (without it the result has none).
+/// names of every level (without it the result has none). A nested lazy stack becomes
+/// `nested_lazy` of it when given (an op lazy stacks do themselves, as index), and is densified
+/// otherwise (Python's _apply_nest).
+using LazyOp = std::function<TensorDict(const TensorDict&)>;
 TensorDict map_batch(const TensorDict& td, size_t nb, const BatchSize& new_batch,
                      const TensorOp& op, const char* op_name, const StackOp& stack_op = {},
-                     const NamesOp& names = {});
+                     const NamesOp& names = {}, const LazyOp& nested_lazy = {});
 /// Same, when the new batch size is only known from a result: it is read from the first
 /// top-level tensor's result (or from a stand-in tensor of the batch shape when there is none).
 TensorDict map_batch_infer(const TensorDict& td, const TensorOp& op, const char* op_name,
-                           const NamesOp& names = {});
+                           const NamesOp& names = {}, const LazyOp& nested_lazy = {});
 
 /// Python's best-attempt in-place write of an `out=` result: each leaf of `result` copied into
 /// `out`'s tensor at its key where that has the same shape and dtype, set otherwise. Returns
