@@ -155,6 +155,10 @@ const std::vector<Entry>& entries() {
       same("ndim", run([](TensorDict td) { return td.ndim(); })),
       same("numel", run([](TensorDict td) { return td.numel(); })),
       same("device", run([](TensorDict td) { return describe(td.device().has_value()); })),
+      same("dtype", run([](TensorDict td) {
+             const auto dtype = td.dtype();
+             return dtype ? std::string(c10::toString(*dtype)) : std::string("mixed");
+           })),
       same("set_device", run([](TensorDict td) { return td.set_device(at::Device("cpu")); })),
       refused("set_batch_size", run([](TensorDict td) {
                 td.set_batch_size({2});
@@ -338,6 +342,9 @@ const std::vector<Entry>& entries() {
       same("unflatten", run([](TensorDict td) {
              return td.unflatten(1, {3, 1});
            })),
+      refused("unflatten_", run([](TensorDict td) {
+                return td.unflatten_(1, {3, 1});
+              })),
       same("squeeze", run([](TensorDict td) { return td.unsqueeze(0).squeeze(0); })),
       same("unsqueeze", run([](TensorDict td) { return td.unsqueeze(1); })),
       same("permute", run([](TensorDict td) {
@@ -469,6 +476,11 @@ const std::vector<Entry>& entries() {
       same("cummax", run([](TensorDict td) { return td.cummax(1); })),
       same("cummin", run([](TensorDict td) { return td.cummin(0); })),
       same("logsumexp", run([](TensorDict td) { return td.to(at::kFloat).logsumexp(R(1)); })),
+      same("logsumexp_out", run([](TensorDict td) {
+             TensorDict out = td.to(at::kFloat).logsumexp(R(1)).zero_();
+             td.to(at::kFloat).logsumexp_out(out, R(1));
+             return out;
+           })),
       // Autograd: the gradients reach the leaves through the lazy stack's stacking.
       same("requires_grad_", run([](TensorDict td) {
              return td.to(at::kFloat).requires_grad_().get("x").requires_grad();

@@ -1,6 +1,7 @@
 // Port of Python tensordict v0.14.0 test/tensordict/test_generic.py, class TestGeneric, part
-// three: state dicts, locks from share_memory_, the in-place batch ops (Python's inplace=True:
-// reshape_, flatten_, gather_, pad_, contiguous_) and names through repeat and cat.
+// three: state dicts (flat and nested, keep_vars), dtype, locks from share_memory_, the in-place
+// batch ops (Python's inplace=True: reshape_, flatten_, unflatten_, gather_, pad_, contiguous_)
+// and names through repeat and cat.
 #include <ATen/ATen.h>
 
 #include <set>
@@ -62,6 +63,68 @@ TEST_CASE("test_generic: test_state_dict_flat_roundtrip", "[parity][generic]") {
   TensorDict td_zero = td.clone().zero_();
   td_zero.load_state_dict(sd);
   CHECK((td_zero == td).all());
+}
+
+TEST_CASE("test_generic: test_state_dict_nested_roundtrip", "[parity][generic]") {
+  const TensorDict td(
+      {{"a", 1}, {"b", TensorDict({{"c", 2}, {"d", TensorDict({{"e", 3}}, {})}}, {})}}, {});
+  StateDictOptions nested;
+  nested.flatten = false;
+  const StateDict sd = td.state_dict(nested);
+  // Python's sd.keys() is {"a", "b"}, with sd["b"] a dict: here "b" is a nested StateDict.
+  CHECK(state_keys(sd) == std::set<std::string>{"a"});
+  REQUIRE(sd.nested.size() == 1);
+  CHECK(sd.nested[0].first == "b");
+  const StateDict& b = sd.nested[0].second;
+  CHECK(state_keys(b) == std::set<std::string>{"c"});
+  REQUIRE(b.nested.size() == 1);
+  CHECK(b.nested[0].first == "d");
+  TensorDict td_zero = td.clone().zero_();
+  td_zero.load_state_dict(sd);
+  CHECK((td_zero == td).all());
+}
+
+TEST_CASE("test_generic: test_state_dict_cross_format_loading", "[parity][generic]") {
+  const TensorDict td({{"a", 1}, {"b", TensorDict({{"c", 2}}, {})}}, {});
+  StateDictOptions nested;
+  nested.flatten = false;
+  const StateDict sd_flat = td.state_dict();
+  const StateDict sd_nested = td.state_dict(nested);
+  for (const auto& [sd, from_flatten] :
+       std::vector<std::pair<StateDict, std::optional<bool>>>{{sd_flat, std::nullopt},
+                                                              {sd_nested, std::nullopt},
+                                                              {sd_flat, true},
+                                                              {sd_nested, false}}) {
+    INFO("nested " << !sd.nested.empty() << " from_flatten "
+                   << (from_flatten ? std::to_string(*from_flatten) : "unset"));
+    TensorDict td_zero = td.clone().zero_();
+    td_zero.load_state_dict(sd, true, false, from_flatten);
+    CHECK((td_zero == td).all());
+  }
+}
+
+TEST_CASE("test_generic: test_state_dict_keep_vars", "[parity][generic]") {
+  const at::Tensor t = at::randn({3}).requires_grad_(true);
+  const TensorDict td({{"a", t}}, {});
+  StateDictOptions keep;
+  keep.keep_vars = true;
+  const StateDict sd_detached = td.state_dict();
+  CHECK_FALSE(sd_detached.at("a").requires_grad());
+  const StateDict sd_kept = td.state_dict(keep);
+  CHECK(sd_kept.at("a").requires_grad());
+  CHECK(sd_kept.at("a").data_ptr() == t.data_ptr());
+}
+
+TEST_CASE("test_generic: test_dtype", "[parity][generic]") {
+  TensorDict td({{NestedKey{"an", "integer"}, 1},
+                 {NestedKey{"a", "string"}, NonTensorData{Json("a")}},
+                 {NestedKey{"the", "float"}, 1.0}},
+                {});
+  CHECK_FALSE(td.dtype().has_value());
+  td = td.to(at::kFloat);  // Python's float()
+  CHECK(td.dtype() == at::kFloat);
+  td = td.to(at::kInt);  // Python's int()
+  CHECK(td.dtype() == at::kInt);
 }
 
 TEST_CASE("test_generic: test_state_dict_metadata_content", "[parity][generic]") {
@@ -141,11 +204,21 @@ TEST_CASE("test_generic: test_gather_inplace_ndim_mismatch_raises", "[parity][ge
 }
 
 TEST_CASE("test_generic: test_unflatten_inplace", "[parity][generic]") {
-  // inplace=False; an in-place unflatten is pending API (docs/parity.md).
-  const TensorDict td({{"a", at::arange(12).to(at::kFloat)}}, {12});
-  const TensorDict out = td.unflatten(0, {3, 4});
+  const bool inplace = GENERATE(true, false);
+  INFO("inplace " << inplace);
+  TensorDict td({{"a", at::arange(12).to(at::kFloat)}}, {12});
+  const TensorDict out = inplace ? td.unflatten_(0, {3, 4}) : td.unflatten(0, {3, 4});
+  if (inplace) CHECK(out.is_same(td));
   CHECK(out.batch_size() == BatchSize{3, 4});
   CHECK(at::equal(out["a"], at::arange(12).view({3, 4}).to(at::kFloat)));
+}
+
+TEST_CASE("test_generic: test_unflatten_inplace_lazy_stack_raises", "[parity][generic]") {
+  // Python: NotImplementedError naming unflatten; here an Error.
+  std::vector<TensorDict> tds;
+  for (int i = 0; i < 3; ++i) tds.push_back(TensorDict({{"x", at::zeros({4})}}, {4}));
+  TensorDict lst = lazy_stack(tds, 0);
+  CHECK_THROWS_AS(lst.unflatten_(0, {3, 1}), Error);
 }
 
 TEST_CASE("test_generic: test_pad_inplace_identity_and_shapes", "[parity][generic]") {

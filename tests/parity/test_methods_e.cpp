@@ -11,9 +11,9 @@ using namespace tensordict;
 using parity::to_tensordict;
 
 TEST_CASE("test_methods: test_apply_default", "[parity][methods]") {
-  // inplace=False; Python's inplace=True with default=None has no C++ form (apply_ takes no
-  // default).
   PARITY_FIXTURE();
+  const bool inplace = GENERATE(false, true);
+  INFO("inplace " << inplace);
   const TensorDict td_c = to_tensordict(td);
   td.zero_();
   td.unlock_();
@@ -21,10 +21,19 @@ TEST_CASE("test_methods: test_apply_default", "[parity][methods]") {
   auto get_old_val = [](const at::Tensor& newval, const at::Tensor& oldval) {
     return oldval.defined() ? oldval : newval;
   };
-  const TensorDict td_1 = td.apply(get_old_val, td_c, /*default_none=*/true);
+  const TensorDict td_1 = inplace ? td.apply_(get_old_val, td_c, /*default_none=*/true)
+                                  : td.apply(get_old_val, td_c, /*default_none=*/true);
   for (const auto& key : td.keys(true, true)) {
     INFO(key);
-    if (td_c.contains(key)) {
+    if (inplace) {
+      if (td_c.contains(key)) {
+        CHECK((td_c[key] == td[key]).all().item<bool>());
+      } else {
+        CHECK(key == NestedKey{"nested", "newkey"});
+        CHECK((td_1[key] == 0).all().item<bool>());
+      }
+      CHECK((td_1[key] == td[key]).all().item<bool>());
+    } else if (td_c.contains(key)) {
       CHECK((td_c[key] == td_1[key]).all().item<bool>());
     } else {
       CHECK(key == NestedKey{"nested", "newkey"});
@@ -118,14 +127,27 @@ TEST_CASE("test_methods: test_isneginf", "[parity][methods]") {
 }
 
 TEST_CASE("test_methods: test_logsumexp", "[parity][methods]") {
-  // has_out=False; Python's out= forms have no C++ form.
   PARITY_FIXTURE();
+  const int has_out = GENERATE(0, 1, 2);  // Python's has_out False, "complete", "empty"
   const bool keepdim = GENERATE(true, false);
   const int dim_case = GENERATE(0, 1, 2);  // Python's dim 1, (1,), (1, -1)
-  INFO("keepdim " << keepdim << " dim case " << dim_case);
+  INFO("has_out " << has_out << " keepdim " << keepdim << " dim case " << dim_case);
   const ReduceDims dims = dim_case == 2 ? ReduceDims{1, -1} : ReduceDims(1);
-  const TensorDict tdlse = td.logsumexp(dims, keepdim);
+  if (has_out == 0) {
+    CHECK(td.logsumexp(dims, keepdim).batch_size() != td.batch_size());
+    return;
+  }
+  TensorDict out = to_tensordict(td).detach().logsumexp(dims, keepdim);
+  if (has_out == 2) out = out.empty();
+  const TensorDict out_c = out.clone(/*recurse=*/false);  // Python's copy()
+  const TensorDict& tdlse = td.logsumexp_out(out, dims, keepdim);
   CHECK(tdlse.batch_size() != td.batch_size());
+  CHECK(tdlse.is_same(out));
+  for (const auto& key : out_c.keys(true, true)) {  // Python's `x is y` for out's tensors
+    INFO(key);
+    CHECK(tdlse[key].is_same(out_c[key]));
+  }
+  CHECK(parity::allclose_td(tdlse, td.logsumexp(dims, keepdim)));
 }
 
 TEST_CASE("test_methods: test_softmax", "[parity][methods]") {
@@ -183,7 +205,6 @@ TEST_CASE("test_methods: test_repeat", "[parity][methods]") {
 }
 
 TEST_CASE("test_methods: test_repeat_interleave", "[parity][methods]") {
-  // Python's last check, repeat_interleave(3) without a dim (flattened), has no C++ form.
   PARITY_FIXTURE();
   for (int64_t d : {0, 1, 2, 3, -1, -2, -3, -4}) {
     INFO("dim " << d);
@@ -194,6 +215,8 @@ TEST_CASE("test_methods: test_repeat_interleave", "[parity][methods]") {
     const int64_t dim = d < 0 ? td.ndim() + d : d;
     CHECK(at::allclose(td["a"].repeat_interleave(3, dim), td_repeat["a"]));
   }
+  const at::Tensor t = at::empty(td.batch_size());
+  CHECK(td.repeat_interleave(3).batch_size() == t.repeat_interleave(3).sizes().vec());
 }
 
 TEST_CASE("test_methods: test_update_at_", "[parity][methods]") {

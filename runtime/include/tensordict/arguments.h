@@ -1,7 +1,8 @@
 #pragma once
 /// \file
 /// The argument types of TensorDict's methods: batch sizes and dim names, the functions apply()
-/// takes, the dims of a reduction (ReduceDims, reduce_all) and the options of memmap().
+/// takes, the dims of a reduction (ReduceDims, reduce_all) and the options of memmap() and
+/// state_dict().
 /// tensordict.h includes this header.
 
 #include <cstdint>
@@ -69,6 +70,13 @@ class ReduceDims {
 struct ReduceAll {};
 /// The ReduceAll tag: `td.sum(reduce_all)`, `td.max(reduce_all, 0)`.
 inline constexpr ReduceAll reduce_all{};
+
+/// Options of state_dict (TensorDict's and TensorClass's), with Python's meaning.
+struct StateDictOptions {
+  std::string prefix;      ///< prepended to every key as is ("model." gives "model.x")
+  bool keep_vars = false;  ///< tensors as stored (not detached)
+  bool flatten = true;     ///< false: nested levels as nested StateDicts (StateDict::nested)
+};
 
 /// Options of the memmap family, with Python's meaning.
 struct MemmapOptions {

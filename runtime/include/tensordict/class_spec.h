@@ -155,11 +155,4 @@ class Autocast : public FieldValue {
 /// Field values by name: Python's `non_tensordict` argument of from_tensordict.
 using FieldValues = std::vector<std::pair<std::string, FieldValue>>;
 
-/// Options of TensorClass::state_dict, with Python's meaning.
-struct StateDictOptions {
-  std::string prefix;      ///< prepended to every key as is ("model." gives "model.x")
-  bool keep_vars = false;  ///< tensors as stored (not detached)
-  bool flatten = true;     ///< false: nested levels as nested StateDicts (StateDict::nested)
-};
-
 }  // namespace tensordict

@@ -22,4 +22,17 @@ namespace tensordict {
 /// ShapeError when `tds` is empty or the ndims differ.
 TensorDict lazy_stack(const std::vector<TensorDict>& tds, int64_t dim = 0);
 
+/// Python's maybe_dense_stack: stack(tds, dim) where the TensorDicts share their batch size and
+/// keys, and a lazy stack where they do not, at every level. Lazy stacks along one stack dim,
+/// with as many elements, stack element by element and stay lazy (their stack dim moves up by
+/// one when `dim` is not after it).
+TensorDict maybe_dense_stack(const std::vector<TensorDict>& tds, int64_t dim = 0);
+/// Python's dense_stack_tds: maybe_dense_stack of `tds` along `dim`, or of a lazy stack's
+/// elements along its stack dim (a dense TensorDict is returned as it is). The outer level is
+/// dense where the elements share their keys; nested lazy stacks stay lazy.
+///@{
+TensorDict dense_stack_tds(const std::vector<TensorDict>& tds, int64_t dim);
+TensorDict dense_stack_tds(const TensorDict& td);
+///@}
+
 }  // namespace tensordict

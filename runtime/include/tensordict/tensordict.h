@@ -125,6 +125,9 @@ class TensorDict {
   bool is_empty() const;
   /// The device every leaf is on, when one is set (Python's `device`; None otherwise).
   std::optional<at::Device> device() const;
+  /// Python's dtype: the dtype of every tensor leaf when they share one; nullopt when they
+  /// differ or there is none.
+  std::optional<at::ScalarType> dtype() const;
   /// Sets the device and moves every leaf there; std::nullopt only clears it (Python's
   /// clear_device_).
   TensorDict& set_device(std::optional<at::Device> device);
@@ -331,6 +334,8 @@ class TensorDict {
   TensorDict flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
   /// Splits batch dim `dim` into the dims `sizes`.
   TensorDict unflatten(int64_t dim, at::IntArrayRef sizes) const;
+  /// unflatten in place (Python's inplace=True); lazy stacks refuse it, as Python's.
+  TensorDict& unflatten_(int64_t dim, at::IntArrayRef sizes);
   /// Broadcasts the batch dims to `shape` (size-1 dims expand, new dims lead), a view.
   TensorDict expand(at::IntArrayRef shape) const;
   /// Python's expand_as: expanded to `other`'s batch size, and each leaf to the shape of
@@ -379,10 +384,12 @@ class TensorDict {
   /// Python's repeat: the batch dims repeated `repeats` times each, as torch's repeat (at least
   /// one count per batch dim; more add leading dims); the feature dims once.
   TensorDict repeat(at::IntArrayRef repeats) const;
-  /// Python's repeat_interleave: each row of batch dim `dim` repeated `repeats` times in place.
-  TensorDict repeat_interleave(int64_t repeats, int64_t dim) const;
+  /// Python's repeat_interleave: each row of batch dim `dim` repeated `repeats` times in place;
+  /// without a dim, over the batch flattened to one dim (torch's rule).
+  TensorDict repeat_interleave(int64_t repeats, std::optional<int64_t> dim = std::nullopt) const;
   /// repeat_interleave with a count per row of batch dim `dim` (a 1-D long tensor).
-  TensorDict repeat_interleave(const at::Tensor& repeats, int64_t dim) const;
+  TensorDict repeat_interleave(const at::Tensor& repeats,
+                               std::optional<int64_t> dim = std::nullopt) const;
   /// Python's broadcast_to: expand to `shape` (names dropped, as Python).
   TensorDict broadcast_to(at::IntArrayRef shape) const;
   /// At least 1, 2 or 3 batch dims: leading dims of size 1 are added.
@@ -423,8 +430,9 @@ class TensorDict {
   /// Python's apply_: `fn(leaf)` copied into every tensor leaf (ShapeError when its shape
   /// differs; an undefined result, or the leaf itself, leaves the leaf as `fn` left it).
   TensorDict& apply_(const LeafFn& fn);
-  /// Python's apply_(fn, other): `fn(leaf, other's leaf at the same key)`, as apply_.
-  TensorDict& apply_(const LeafFn2& fn, const TensorDict& other);
+  /// Python's apply_(fn, other): `fn(leaf, other's leaf at the same key)`, as apply_; with
+  /// `default_none`, a leaf `other` lacks reaches `fn` as an undefined tensor.
+  TensorDict& apply_(const LeafFn2& fn, const TensorDict& other, bool default_none = false);
   /// named_apply in place (Python's inplace=True): a defined result is copied into its leaf, an
   /// undefined one leaves the leaf as it is.
   TensorDict& named_apply_(const std::function<at::Tensor(const NestedKey&, const at::Tensor&)>& fn,
@@ -699,10 +707,13 @@ class TensorDict {
   ValuesIndices cummax(int64_t dim) const;
   ValuesIndices cummin(int64_t dim) const;
   ///@}
-  /// Python's logsumexp, with the forms of sum.
+  /// Python's logsumexp, with the forms of sum; logsumexp_out is its `out=` form (the results
+  /// copied into `out`'s tensors where shape and dtype allow, as apply_out's siblings).
   ///@{
   TensorDict logsumexp(const ReduceDims& dims = {}, bool keepdim = false) const;
   at::Tensor logsumexp(ReduceAll, const ReduceDims& dims = {}, bool keepdim = false) const;
+  TensorDict& logsumexp_out(TensorDict& out, const ReduceDims& dims = {},
+                            bool keepdim = false) const;
   ///@}
   /// The 2-norm (Python's norm), with the forms of sum.
   ///@{
@@ -864,11 +875,15 @@ class TensorDict {
   ///@}
 
   // ---- state dict (tensorclass/state.cpp; spec §6.1, §6.3; StateDict is tensordict/state_dict.h)
-  /// Flat dotted keys -> detached tensors, `metadata[level]` = {"batch_size", "device"}.
-  StateDict state_dict() const;
-  /// Loads a flat state dict: batch size from its root metadata, tensors copied in place
-  /// (`assign`: replaced). `strict`: the key sets must match (Error listing the differences).
-  TensorDict& load_state_dict(const StateDict& state, bool strict = true, bool assign = false);
+  /// Python's state_dict(prefix=, keep_vars=, flatten=): dotted keys -> tensors (detached unless
+  /// `keep_vars`), `metadata[level]` = {"batch_size", "device"}; `flatten = false` keeps each
+  /// nested level as its own StateDict.
+  StateDict state_dict(const StateDictOptions& options = {}) const;
+  /// Loads a state dict, flat or nested (`from_flatten`: which; unset, either): batch size from
+  /// its root metadata, tensors copied in place (`assign`: replaced). `strict`: the key sets
+  /// must match (KeyError listing the differences).
+  TensorDict& load_state_dict(const StateDict& state, bool strict = true, bool assign = false,
+                              std::optional<bool> from_flatten = std::nullopt);
 
   /// Generated accessors' fast path: the entry in `slot` when the keys are known to be the fields
   /// of `cls` in schema order (recorded by the accessors' slow path, forgotten on any change of

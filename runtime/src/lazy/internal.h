@@ -4,6 +4,7 @@
 // through LazyState's virtual members (core/lazy_state.h), which lazy/stack.cpp implements.
 // Private to the runtime.
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -38,6 +39,12 @@ const Value& handed_out(const TensorDict& td, const std::string& key);
 TensorDict index(const TensorDict& td, const Index& index);
 std::vector<TensorDict> unbind(const TensorDict& td, int64_t dim);
 TensorDict stack_any(const std::vector<TensorDict>& tds, int64_t dim);
+/// maybe_dense_stack of lazy stacks along one stack dim with as many elements: a lazy stack of
+/// `stack_elements` of the elements at each position, the new dim `dim` placed inside them.
+/// nullopt when `tds` are not all such lazy stacks.
+std::optional<TensorDict> stack_elementwise(
+    const std::vector<TensorDict>& tds, int64_t dim,
+    const std::function<TensorDict(const std::vector<TensorDict>&, int64_t)>& stack_elements);
 TensorDict cat_any(const std::vector<TensorDict>& tds, int64_t dim);
 void update(const TensorDict& td, const TensorDict& other, bool in_place);
 TensorDict densify(const TensorDict& td);

@@ -140,6 +140,26 @@ TensorDict stack_any(const std::vector<TensorDict>& tds, int64_t dim) {
   return lazy_stack(tds, dim);
 }
 
+std::optional<TensorDict> stack_elementwise(
+    const std::vector<TensorDict>& tds, int64_t dim,
+    const std::function<TensorDict(const std::vector<TensorDict>&, int64_t)>& stack_elements) {
+  for (const auto& td : tds) {
+    if (!td.is_lazy_stack() || state(td).stack_dim != state(tds[0]).stack_dim ||
+        state(td).tds.size() != state(tds[0]).tds.size()) {
+      return std::nullopt;
+    }
+  }
+  const int64_t stack_dim = state(tds[0]).stack_dim;
+  const bool before = dim <= stack_dim;  // the new dim comes before the stack dim
+  std::vector<TensorDict> out;
+  for (size_t i = 0; i < state(tds[0]).tds.size(); ++i) {
+    std::vector<TensorDict> parts;
+    for (const auto& td : tds) parts.push_back(state(td).tds[i]);
+    out.push_back(stack_elements(parts, before ? dim : dim - 1));
+  }
+  return restack(tds[0], out, before ? stack_dim + 1 : stack_dim);
+}
+
 TensorDict cat_any(const std::vector<TensorDict>& tds, int64_t dim) {
   const LazyState& first = state(tds[0]);
   const int64_t d = wrap_dim(dim, tds[0].ndim(), "cat", tds[0].batch_size());

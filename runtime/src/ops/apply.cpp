@@ -119,8 +119,8 @@ TensorDict TensorDict::apply(const LeafFn2& fn, const TensorDict& other, bool de
   return detail::zip_leaves(*this, other, fn, "apply", default_none);
 }
 
-TensorDict& TensorDict::apply_(const LeafFn2& fn, const TensorDict& other) {
-  return update_(apply(fn, other));
+TensorDict& TensorDict::apply_(const LeafFn2& fn, const TensorDict& other, bool default_none) {
+  return update_(apply(fn, other, default_none));
 }
 
 TensorDict& TensorDict::named_apply_(

@@ -296,6 +296,10 @@ TC_REDUCTION(nanmean, NanMean)
 TC_REDUCTION(logsumexp, LogSumExp)
 #undef TC_REDUCTION
 
+TensorDict& TensorDict::logsumexp_out(TensorDict& out, const ReduceDims& dims, bool keepdim) const {
+  return detail::write_into(out, logsumexp(dims, keepdim));
+}
+
 TensorDict TensorDict::amax(const ReduceDims& dims, bool keepdim) const {
   return max(dims, keepdim);
 }

@@ -18,34 +18,48 @@ TensorDict TensorDict::repeat(at::IntArrayRef repeats) const {
   return out;
 }
 
-TensorDict TensorDict::repeat_interleave(int64_t repeats, int64_t dim) const {
-  const int64_t d = detail::wrap_dim(dim, ndim(), "repeat_interleave", batch_size());
+namespace {
+
+// What repeat_interleave works on, as Python's: a TensorDict without batch dims gains one, and
+// without a dim the batch is flattened to one dim (torch's rule for a tensor).
+std::pair<TensorDict, int64_t> interleave_target(const TensorDict& td, std::optional<int64_t> dim) {
+  TensorDict target = td.ndim() == 0 ? td.unsqueeze(0) : td;
+  if (!dim) return {target.ndim() > 1 ? target.reshape({-1}) : target, 0};
+  return {target, detail::wrap_dim(*dim, target.ndim(), "repeat_interleave", target.batch_size())};
+}
+
+}  // namespace
+
+TensorDict TensorDict::repeat_interleave(int64_t repeats, std::optional<int64_t> dim) const {
+  const auto [target, d] = interleave_target(*this, dim);
   if (repeats < 0) {
     throw ShapeError("repeat_interleave: repeats must be >= 0, got " + std::to_string(repeats));
   }
-  BatchSize batch = batch_size();
+  BatchSize batch = target.batch_size();
   batch[static_cast<size_t>(d)] *= repeats;
   return detail::map_batch(
-      *this, batch_size().size(), batch,
-      [=](const at::Tensor& t) { return t.repeat_interleave(repeats, d); }, "repeat_interleave", {},
-      detail::same_names());
+      target, target.batch_size().size(), batch,
+      [d = d, repeats](const at::Tensor& t) { return t.repeat_interleave(repeats, d); },
+      "repeat_interleave", {}, detail::same_names());
 }
 
-TensorDict TensorDict::repeat_interleave(const at::Tensor& repeats, int64_t dim) const {
-  const int64_t d = detail::wrap_dim(dim, ndim(), "repeat_interleave", batch_size());
+TensorDict TensorDict::repeat_interleave(const at::Tensor& repeats,
+                                         std::optional<int64_t> dim) const {
+  const auto [target, d] = interleave_target(*this, dim);
   const auto n = static_cast<size_t>(d);
+  const int64_t rows = target.batch_size()[n];
   const bool one_count = repeats.numel() == 1;
-  if (!one_count && (repeats.dim() != 1 || repeats.size(0) != batch_size()[n])) {
+  if (!one_count && (repeats.dim() != 1 || repeats.size(0) != rows)) {
     throw ShapeError("repeat_interleave: " + std::to_string(repeats.numel()) +
                      " counts for batch dim " + std::to_string(d) + " of size " +
-                     std::to_string(batch_size()[n]) + " (one, or one per row)");
+                     std::to_string(rows) + " (one, or one per row)");
   }
-  BatchSize batch = batch_size();
-  batch[n] = one_count ? batch[n] * repeats.item<int64_t>() : repeats.sum().item<int64_t>();
+  BatchSize batch = target.batch_size();
+  batch[n] = one_count ? rows * repeats.item<int64_t>() : repeats.sum().item<int64_t>();
   return detail::map_batch(
-      *this, batch_size().size(), batch,
-      [&](const at::Tensor& t) { return t.repeat_interleave(repeats, d); }, "repeat_interleave", {},
-      detail::same_names());
+      target, target.batch_size().size(), batch,
+      [&, d = d](const at::Tensor& t) { return t.repeat_interleave(repeats, d); },
+      "repeat_interleave", {}, detail::same_names());
 }
 
 namespace {

@@ -574,6 +574,9 @@ TensorDict& TensorDict::reshape_(at::IntArrayRef shape) {
 TensorDict& TensorDict::flatten_(int64_t start_dim, int64_t end_dim) {
   return detail::adopt(*this, flatten(start_dim, end_dim), "flatten_");
 }
+TensorDict& TensorDict::unflatten_(int64_t dim, at::IntArrayRef sizes) {
+  return detail::adopt(*this, unflatten(dim, sizes), "unflatten_");
+}
 TensorDict& TensorDict::gather_(int64_t dim, const at::Tensor& index) {
   return detail::adopt(*this, gather(dim, index), "gather_");
 }

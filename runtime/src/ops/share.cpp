@@ -1,5 +1,6 @@
 // share_memory_(): CPU leaves move to anonymous shared mappings, which child processes created by
 // fork() see and write through. Leaves are switched in place (set_), so existing handles follow.
+// Also the properties read off every leaf: is_shared, dtype and data_ptr.
 #include <ATen/ATen.h>
 #include <sys/mman.h>
 
@@ -98,6 +99,16 @@ bool TensorDict::is_shared() const {
     all = all && in_shared_memory(t);
   });
   return any && all;
+}
+
+std::optional<at::ScalarType> TensorDict::dtype() const {
+  std::optional<at::ScalarType> shared;
+  bool mixed = false;
+  detail::for_each_leaf(*this, [&](const NestedKey&, at::Tensor& t) {
+    if (!shared) shared = t.scalar_type();
+    mixed = mixed || *shared != t.scalar_type();
+  });
+  return mixed ? std::nullopt : shared;
 }
 
 TensorDict TensorDict::data_ptr(bool storage) const {

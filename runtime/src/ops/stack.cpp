@@ -13,6 +13,8 @@ struct Combine {
   const char* name;  // "stack" or "cat"
   bool new_dim;      // stack inserts a dim; cat grows an existing one
   int64_t dim;
+  // maybe_dense_stack: a lazy stack where the keys or batch sizes differ, instead of an error.
+  bool lazy_fallback = false;
 
   at::Tensor tensors(at::TensorList ts) const {
     return new_dim ? at::stack(ts, dim) : at::cat(ts, dim);
@@ -122,11 +124,34 @@ std::string key_difference(const std::vector<std::string>& first, const TensorDi
   return td_k + " has other keys than TensorDict 0";
 }
 
+// Whether every TensorDict has the batch size and the keys of the first (any order).
+bool congruent(const std::vector<TensorDict>& tds) {
+  const auto& first = detail::impl_of(tds[0]);
+  return std::all_of(tds.begin(), tds.end(), [&](const TensorDict& td) {
+    return td.batch_size() == first.batch_size && td.size() == first.keys.size() &&
+           std::all_of(first.keys.begin(), first.keys.end(),
+                       [&](const std::string& key) { return td.slot_of(key) >= 0; });
+  });
+}
+
 TensorDict combine(const std::vector<TensorDict>& tds, const Combine& op,
                    const std::string& prefix) {
-  // A lazy stack anywhere keeps the result lazy (Python's stack of lazy stacks).
-  if (std::any_of(tds.begin(), tds.end(), [](const TensorDict& td) { return td.is_lazy_stack(); }))
+  // A lazy stack anywhere keeps the result lazy (Python's stack of lazy stacks);
+  // maybe_dense_stack stacks lazy stacks along one stack dim element by element.
+  if (std::any_of(tds.begin(), tds.end(),
+                  [](const TensorDict& td) { return td.is_lazy_stack(); })) {
+    if (op.lazy_fallback) {
+      auto elementwise = detail::lazy::stack_elementwise(
+          tds, op.dim, [&](const std::vector<TensorDict>& parts, int64_t dim) {
+            Combine inner = op;
+            inner.dim = dim;
+            return combine(parts, inner, prefix);
+          });
+      if (elementwise) return *elementwise;
+    }
     return op.new_dim ? detail::lazy::stack_any(tds, op.dim) : detail::lazy::cat_any(tds, op.dim);
+  }
+  if (op.lazy_fallback && !congruent(tds)) return lazy_stack(tds, op.dim);
   const auto& first = detail::impl_of(tds[0]);
   for (size_t k = 1; k < tds.size(); ++k) {
     const std::string where = prefix.empty() ? "" : " at key '" + prefix + "'";
@@ -167,11 +192,12 @@ TensorDict combine(const std::vector<TensorDict>& tds, const Combine& op,
   return out;
 }
 
-TensorDict run(const std::vector<TensorDict>& tds, int64_t dim, bool new_dim, const char* name) {
+TensorDict run(const std::vector<TensorDict>& tds, int64_t dim, bool new_dim, const char* name,
+               bool lazy_fallback = false) {
   if (tds.empty()) throw ShapeError(std::string(name) + ": expected at least one TensorDict");
   const auto& batch = tds[0].batch_size();
   const auto ndim = static_cast<int64_t>(batch.size()) + (new_dim ? 1 : 0);
-  const Combine op{name, new_dim, detail::wrap_dim(dim, ndim, name, batch)};
+  const Combine op{name, new_dim, detail::wrap_dim(dim, ndim, name, batch), lazy_fallback};
   return combine(tds, op, "");
 }
 
@@ -183,6 +209,19 @@ TensorDict stack(const std::vector<TensorDict>& tds, int64_t dim) {
 
 TensorDict cat(const std::vector<TensorDict>& tds, int64_t dim) {
   return run(tds, dim, false, "cat");
+}
+
+TensorDict maybe_dense_stack(const std::vector<TensorDict>& tds, int64_t dim) {
+  return run(tds, dim, true, "maybe_dense_stack", /*lazy_fallback=*/true);
+}
+
+TensorDict dense_stack_tds(const std::vector<TensorDict>& tds, int64_t dim) {
+  return maybe_dense_stack(tds, dim);
+}
+
+TensorDict dense_stack_tds(const TensorDict& td) {
+  if (!td.is_lazy_stack()) return td;
+  return maybe_dense_stack(td.tensordicts(), td.stack_dim());
 }
 
 TensorDict& stack_out(TensorDict& out, const std::vector<TensorDict>& tds, int64_t dim) {

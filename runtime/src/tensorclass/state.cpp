@@ -169,7 +169,7 @@ class Loader {
     std::set<std::string> mine, theirs;
     for (const auto& key : td.keys(true, true))
       if (td.get_value(key).is_tensor()) mine.insert(key.join("."));
-    for (const auto& [key, tensor] : state_.tensors) theirs.insert(key);
+    tensor_keys(state_, "", theirs);
     std::string missing, unexpected;
     for (const auto& k : mine)
       if (!theirs.count(k)) missing += (missing.empty() ? "'" : ", '") + k + "'";
@@ -182,6 +182,12 @@ class Loader {
   }
 
  private:
+  // The dotted keys of `state`'s tensors, those of its nested StateDicts included.
+  static void tensor_keys(const StateDict& state, const std::string& prefix,
+                          std::set<std::string>& out) {
+    for (const auto& [key, tensor] : state.tensors) out.insert(prefix + key);
+    for (const auto& [key, sub] : state.nested) tensor_keys(sub, prefix + key + ".", out);
+  }
   const Json* meta_of(const std::string& prefix) const {
     return state_.metadata.contains(prefix) ? &state_.metadata[prefix] : nullptr;
   }
@@ -278,14 +284,15 @@ void load_state_dict(TensorDict& td, const ClassSpec& spec, const StateDict& sta
 
 namespace tensordict {
 
-StateDict TensorDict::state_dict() const {
+StateDict TensorDict::state_dict(const StateDictOptions& options) const {
   StateDict out;
-  detail::tc::Collector({}, out).collect_td(*this, "");
+  detail::tc::Collector(options, out).collect_td(*this, options.prefix);
   return out;
 }
 
-TensorDict& TensorDict::load_state_dict(const StateDict& state, bool strict, bool assign) {
-  detail::tc::Loader loader(state, strict, assign, true);
+TensorDict& TensorDict::load_state_dict(const StateDict& state, bool strict, bool assign,
+                                        std::optional<bool> from_flatten) {
+  detail::tc::Loader loader(state, strict, assign, from_flatten.value_or(true));
   if (strict) loader.check_keys(*this);
   loader.load(*this, nullptr, "");
   return *this;
