@@ -62,7 +62,7 @@ TEST_CASE("test_methods: test_stack_onto", "[parity][methods]") {
   td1.apply_([](const at::Tensor& x) { return x.zero_() + 1; });
   TensorDict td_out = td.unsqueeze(1).expand(with_dim(td.batch_size(), 1, 2)).clone();
   const auto before = data_ptrs(td_out);
-  const TensorDict& td_stack = stack_out(td_out, {td0.detach(), td1.detach()}, 1);
+  const TensorDict td_stack = stack_out(td_out, {td0.detach(), td1.detach()}, 1);
   CHECK(data_ptrs(td_out) == before);
   CHECK((td_stack == td_out).all());
   CHECK((td_out.index({Slice(), 0}) == 0).all());
