@@ -134,7 +134,11 @@ TEST_CASE("consolidate packs every leaf into one storage, values unchanged", "[c
   CHECK(same(c.get({"n", "c"}), td.get({"n", "c"})));
   CHECK(c.get_non_tensor("txt") == "hello");
   CHECK(items_of(c, "s") == items_of(td, "s"));
-  c.set("a", at::zeros({4, 3, 2}));  // a replaced leaf leaves the buffer
+  CHECK(c.is_locked());  // as Python's
+  c.set("a", at::zeros({4, 3, 2}));  // locked: an existing key is written in place, in the buffer
+  CHECK(c.is_consolidated());
+  CHECK(same(c.get("a"), at::zeros({4, 3, 2})));
+  c.unlock_();  // a plain TensorDict again, as Python's
   CHECK_FALSE(c.is_consolidated());
 }
 

@@ -4,6 +4,7 @@
 // fixtures `td`, `nested_td` and `stacked_td` of Python's TestTensorDictsBase
 // (test/_utils_internal.py), with the same keys, shapes and dtypes (random values, as there).
 #include <ATen/ATen.h>
+#include <c10/util/intrusive_ptr.h>
 
 #include <string>
 #include <vector>
@@ -68,6 +69,22 @@ inline bool allclose_td(const TensorDict& a, const TensorDict& b) {
     if (x.sizes() != y.sizes() || !at::allclose(x.to(at::kDouble), y.to(at::kDouble))) return false;
   }
   return true;
+}
+
+/// Python's TestGeneric._build_nested_td(batch_size=(3, 4), feat=(5,)).
+inline TensorDict build_nested_td() {
+  return TensorDict(
+      {{"a", at::arange(3 * 4 * 5).view({3, 4, 5}).to(at::kFloat)},
+       {"nested",
+        TensorDict({{"b", at::arange(3 * 4 * 2).view({3, 4, 2}).to(at::kFloat)}}, {3, 4})}},
+      {3, 4});
+}
+
+/// A weak reference to `t`'s storage: expired once no tensor uses that memory any more (Python's
+/// weakref.ref(tensor)() is None once the leaf is gone).
+inline c10::weak_intrusive_ptr<c10::StorageImpl> weak_storage(const at::Tensor& t) {
+  return c10::weak_intrusive_ptr<c10::StorageImpl>(
+      c10::intrusive_ptr<c10::StorageImpl>::reclaim_copy(t.storage().unsafeGetStorageImpl()));
 }
 
 /// Product of a shape (Python's prod).

@@ -10,19 +10,11 @@
 #include "tensordict/state_dict.h"
 
 using namespace tensordict;
+using parity::build_nested_td;
 
 namespace {
 
 using Shape = std::vector<int64_t>;
-
-// Python's TestGeneric._build_nested_td(batch_size=(3, 4), feat=(5,)).
-TensorDict build_nested_td() {
-  return TensorDict(
-      {{"a", at::arange(3 * 4 * 5).view({3, 4, 5}).to(at::kFloat)},
-       {"nested",
-        TensorDict({{"b", at::arange(3 * 4 * 2).view({3, 4, 2}).to(at::kFloat)}}, {3, 4})}},
-      {3, 4});
-}
 
 std::set<std::string> state_keys(const StateDict& sd) {
   std::set<std::string> out;

@@ -85,7 +85,11 @@ void unlock_tree(const TensorDict& root) {
           "locked one instead");
     }
   }
-  for (TensorDictImpl* impl : unlocked) impl->lock_parents.clear();
+  // Python drops the consolidated state on unlock: the entries may change from now on.
+  for (TensorDictImpl* impl : unlocked) {
+    impl->lock_parents.clear();
+    impl->consolidated = at::Tensor();
+  }
 }
 
 }  // namespace tensordict::detail

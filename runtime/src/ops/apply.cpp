@@ -143,7 +143,10 @@ TensorDict& TensorDict::apply_(const LeafFn& fn) {
 
 TensorDict TensorDict::to(at::Device device, bool non_blocking) const {
   const at::Tensor flat = detail::consolidated_buffer(*this);
-  if (flat.defined()) return detail::rebuild_over(*this, flat.to(device, non_blocking), device);
+  if (flat.defined()) {  // one copy of the buffer; the result is locked, as Python's
+    TensorDict out = detail::rebuild_over(*this, flat.to(device, non_blocking), device);
+    return out.lock_();
+  }
   return map_leaves(
       *this, [device, non_blocking](const at::Tensor& t) { return t.to(device, non_blocking); },
       "to", device);
@@ -192,7 +195,7 @@ TensorDict TensorDict::detach() const {
   TensorDict out = map_leaves(
       *this, [](const at::Tensor& t) { return t.detach(); }, "detach");
   detail::inherit_consolidated(*this, out);
-  return out;
+  return detail::locked_as(*this, out);
 }
 
 TensorDict& TensorDict::zero_() {

@@ -15,7 +15,8 @@ TensorDict& TensorDict::requires_grad_(bool requires_grad) {
 }
 
 TensorDict TensorDict::grad() const {
-  return apply([](const at::Tensor& t) { return t.grad(); });  // undefined: left out
+  // An undefined gradient leaves its key out.
+  return detail::locked_as(*this, apply([](const at::Tensor& t) { return t.grad(); }));
 }
 
 TensorDict& TensorDict::zero_grad(bool set_to_none) {

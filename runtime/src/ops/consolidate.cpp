@@ -142,7 +142,7 @@ TensorDict pack_consolidated(const TensorDict& td, const ConsolidatedLayout& lay
         at::Tensor view =
             make_view(flat, t.scalar_type(), t.sizes(), c10::contiguous_strides(t.sizes()),
                       leaf.offset / static_cast<int64_t>(t.element_size()));
-        view.copy_(t);
+        view.copy_(t.detach());  // the buffer holds data, not autograd history (Python's)
         return view;
       },
       "consolidate", device);
@@ -167,7 +167,8 @@ TensorDict TensorDict::consolidate() const {
   }
   const at::Tensor flat =
       at::empty({layout.bytes}, at::TensorOptions().dtype(at::kByte).device(device));
-  return detail::pack_consolidated(*this, layout, flat, std::nullopt);
+  TensorDict out = detail::pack_consolidated(*this, layout, flat, std::nullopt);
+  return out.lock_();  // Python locks a consolidated TensorDict: its entries are the buffer's
 }
 
 bool TensorDict::is_consolidated() const { return detail::consolidated_buffer(*this).defined(); }

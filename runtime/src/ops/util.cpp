@@ -124,6 +124,11 @@ TensorDict map_batch_level(const TensorDict& lazy_or_dense, size_t nb, const Bat
 
 }  // namespace
 
+TensorDict locked_as(const TensorDict& src, TensorDict out) {
+  if (src.is_locked() && !out.is_locked()) out.lock_();
+  return out;
+}
+
 TensorDict map_batch(const TensorDict& td, size_t nb, const BatchSize& new_batch,
                      const TensorOp& op, const char* op_name, const StackOp& stack_op,
                      const NamesOp& names, const LazyOp& nested_lazy) {

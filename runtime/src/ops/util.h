@@ -61,6 +61,10 @@ TensorDict map_batch(const TensorDict& td, size_t nb, const BatchSize& new_batch
 TensorDict map_batch_infer(const TensorDict& td, const TensorOp& op, const char* op_name,
                            const NamesOp& names = {}, const LazyOp& nested_lazy = {});
 
+/// `out`, locked when `src` is: Python's views, detach and grad keep the lock of their source
+/// (its propagate_lock).
+TensorDict locked_as(const TensorDict& src, TensorDict out);
+
 /// Python's best-attempt in-place write of an `out=` result: each leaf of `result` copied into
 /// `out`'s tensor at its key where that has the same shape and dtype, set otherwise. Returns
 /// `out`.
