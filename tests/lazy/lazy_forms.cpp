@@ -256,6 +256,14 @@ const std::vector<Entry>& entries() {
            run([](TensorDict td) { return td.flatten_keys_("/").unflatten_keys_("/"); })),
       same("unflatten_keys", run([](TensorDict td) { return td.flatten_keys().unflatten_keys(); })),
       same("split_keys", run([](TensorDict td) { return td.split_keys({{"x"}}); })),
+      same("separates", run([](TensorDict td) {
+             TensorDict moved = td.separates({"x"});
+             return describe(moved) + describe(td);
+           })),
+      same("cat_from_tensordict",
+           run([](TensorDict td) { return td.select({"x"}).cat_from_tensordict(1); })),
+      same("stack_from_tensordict",
+           run([](TensorDict td) { return td.select({"x"}).stack_from_tensordict(1); })),
       // Copies and structure.
       same("clone", run([](TensorDict td) { return td.clone(); })),
       same("empty", run([](TensorDict td) { return td.empty(true); })),
@@ -271,6 +279,8 @@ const std::vector<Entry>& entries() {
            })),
       // The pointers themselves differ: a lazy stack's leaves are stacked when read.
       same("data_ptr", run([](TensorDict td) { return describe(td.data_ptr().keys(true, true)); })),
+      same("bytes", run([](TensorDict td) { return td.bytes(); })),
+      same("param_count", run([](TensorDict td) { return td.param_count(false); })),
       same("to_", run([](TensorDict td) { return td.to_(at::kDouble); })),
       same("replace", run([](TensorDict td) { return td.replace(operand(td).exclude({"x"})); })),
       same("new_tensor", run([](TensorDict td) { return td.new_tensor(operand(td)); })),
@@ -359,6 +369,11 @@ const std::vector<Entry>& entries() {
       same("flipud", run([](TensorDict td) { return td.flipud(); })),
       same("rot90", run([](TensorDict td) { return td.rot90(); })),
       same("roll", run([](TensorDict td) { return td.roll({1}, {1}); })),
+      refused("roll_", run([](TensorDict td) { return td.roll_({1}, {1}); })),
+      refused("repeat_", run([](TensorDict td) {
+                return td.repeat_({2, 1});
+              })),
+      refused("repeat_interleave_", run([](TensorDict td) { return td.repeat_interleave_(2, 1); })),
       same("narrow", run([](TensorDict td) { return td.narrow(1, 1, 2); })),
       same("repeat", run([](TensorDict td) {
              return td.repeat({2, 1});

@@ -29,6 +29,8 @@ using DimNames = std::vector<std::optional<std::string>>;
 using DimRenames = std::vector<std::pair<std::string, std::optional<std::string>>>;
 /// Function applied to every tensor leaf; returning an undefined tensor drops the leaf.
 using LeafFn = std::function<at::Tensor(const at::Tensor&)>;
+/// Function merging the tensors several TensorDicts hold at one key (merge_tensordicts).
+using MergeFn = std::function<at::Tensor(const std::vector<at::Tensor>&)>;
 /// Function applied to the tensor leaves of two TensorDicts at the same key (apply(fn, other));
 /// returning an undefined tensor drops the leaf.
 using LeafFn2 = std::function<at::Tensor(const at::Tensor&, const at::Tensor&)>;

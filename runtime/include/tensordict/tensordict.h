@@ -128,6 +128,12 @@ class TensorDict {
   /// Python's dtype: the dtype of every tensor leaf when they share one; nullopt when they
   /// differ or there is none.
   std::optional<at::ScalarType> dtype() const;
+  /// Python's bytes and param_count: the bytes (a leaf's gradient included) and the elements of
+  /// the tensor leaves; without `count_duplicates`, a tensor held under several keys counts once.
+  ///@{
+  int64_t bytes(bool count_duplicates = true) const;
+  int64_t param_count(bool count_duplicates = true) const;
+  ///@}
   /// Sets the device and moves every leaf there; std::nullopt only clears it (Python's
   /// clear_device_).
   TensorDict& set_device(std::optional<at::Device> device);
@@ -403,14 +409,19 @@ class TensorDict {
   /// the padding are None.
   TensorDict pad(at::IntArrayRef pad_size, double value = 0) const;
 
-  /// reshape, flatten, gather, pad and contiguous in place (Python's inplace=True): this
-  /// TensorDict, and every nested one, keeps its identity and key set and takes the result's
-  /// batch size, names and leaves. Returns this TensorDict; LockedError when it is locked.
+  /// reshape, flatten, gather, pad, repeat, repeat_interleave, roll and contiguous in place
+  /// (Python's inplace=True): this TensorDict, and every nested one, keeps its identity and key
+  /// set and takes the result's batch size, names and leaves. Returns this TensorDict;
+  /// LockedError when it is locked.
   ///@{
   TensorDict& reshape_(at::IntArrayRef shape);
   TensorDict& flatten_(int64_t start_dim = 0, int64_t end_dim = -1);
   TensorDict& gather_(int64_t dim, const at::Tensor& index);
   TensorDict& pad_(at::IntArrayRef pad_size, double value = 0);
+  TensorDict& repeat_(at::IntArrayRef repeats);
+  TensorDict& repeat_interleave_(int64_t repeats, int64_t dim);
+  TensorDict& repeat_interleave_(const at::Tensor& repeats, int64_t dim);
+  TensorDict& roll_(at::IntArrayRef shifts, at::IntArrayRef dims = {});
   TensorDict& contiguous_(bool canonical = false);
   ///@}
 
@@ -452,7 +463,7 @@ class TensorDict {
   /// contiguous but whose strides differ from the row-major ones of their shape (size-1 dims), as
   /// Python's contiguous(canonical=True).
   TensorDict contiguous(bool canonical = false) const;
-  /// Every tensor leaf detached from autograd (Python's detach).
+  /// Every tensor leaf detached from autograd (Python's detach), locked when this TensorDict is.
   TensorDict detach() const;
   /// Python's share_memory_: CPU leaves move, in place, to shared memory that processes forked
   /// afterwards see and write through; returns this TensorDict.
@@ -507,6 +518,8 @@ class TensorDict {
   TensorDict& update(const TensorDict& other, const std::vector<NestedKey>& keys_to_update);
   /// In-place copy of every entry of `other`; its keys must exist here.
   TensorDict& update_(const TensorDict& other);
+  /// update_ of `keys_to_update` only (the entries of `other` at those keys, or below them).
+  TensorDict& update_(const TensorDict& other, const std::vector<NestedKey>& keys_to_update);
   /// Python's flatten_keys / unflatten_keys: the leaves of nested TensorDicts as top-level keys
   /// joined by `separator` ("a.b"), and back. KeyError when a key would collide with another.
   ///@{
@@ -534,7 +547,8 @@ class TensorDict {
   TensorDict& stack_tensors(const std::vector<NestedKey>& keys, const NestedKey& out_key,
                             int64_t dim = 0, bool keep_entries = false);
   ///@}
-  /// Packs every leaf into one storage per dtype; leaves become views of it.
+  /// Packs every leaf into one buffer; leaves become views of it. The result is locked, as
+  /// Python's, and so is `to(device)` of it (unlock_() makes it a plain TensorDict again).
   TensorDict consolidate() const;
   /// Python's consolidate(filename=...): writes the buffer, then the metadata as JSON and its byte
   /// length (int64 LE) to `filename` (atomically, through a sibling temporary), and returns a
@@ -544,7 +558,8 @@ class TensorDict {
   /// (C++ or Python), mapped copy-on-write as Python maps it (writes stay in memory). FormatError
   /// naming the file and key when it is malformed.
   static TensorDict from_consolidated(const std::string& filename);
-  /// True when the leaves are views of the buffer consolidate() made (Python's is_consolidated).
+  /// True when the leaves are views of the buffer consolidate() made and the TensorDict was not
+  /// unlocked since (Python's is_consolidated).
   bool is_consolidated() const;
   /// Runs `fn` over chunks of dim 0 on `num_workers` threads and concatenates the results, as
   /// Python's map: `chunksize` > 0 splits into chunks of that size, 0 passes one element at a
@@ -572,6 +587,20 @@ class TensorDict {
   /// throws KeyError when `strict`, else is skipped. `inplace` also removes the keys from this.
   std::vector<TensorDict> split_keys(const std::vector<std::vector<NestedKey>>& key_sets,
                                      bool inplace = false, bool strict = true);
+  /// Python's separates: moves the entries at `keys` out of this TensorDict into a new one
+  /// (nested TensorDicts left empty are removed, unless `filter_empty` is false). A missing key
+  /// throws KeyError when `strict`, else reads as None (Python's default=None).
+  TensorDict separates(const std::vector<NestedKey>& keys, bool strict = true,
+                       bool filter_empty = true);
+  /// Python's cat_from_tensordict and stack_from_tensordict: the tensor leaves (in keys(true,
+  /// true) order, by key when `sorted`, or in the order of `keys`, which must be the leaf keys)
+  /// concatenated or stacked along leaf dim `dim` into one tensor.
+  ///@{
+  at::Tensor cat_from_tensordict(int64_t dim = 0, bool sorted = false) const;
+  at::Tensor cat_from_tensordict(int64_t dim, const std::vector<NestedKey>& keys) const;
+  at::Tensor stack_from_tensordict(int64_t dim = 0, bool sorted = false) const;
+  at::Tensor stack_from_tensordict(int64_t dim, const std::vector<NestedKey>& keys) const;
+  ///@}
   /// Sets the largest batch size the leaves share (their common leading dims), at most
   /// `batch_dims` dims; nested TensorDicts likewise.
   TensorDict& auto_batch_size_(std::optional<int64_t> batch_dims = std::nullopt);
@@ -745,7 +774,8 @@ class TensorDict {
   // ---------------------------------------------------------------
   /// Python's requires_grad_: every floating-point leaf's requires_grad set.
   TensorDict& requires_grad_(bool requires_grad = true);
-  /// Python's grad: the leaves' gradients by key (leaves without one left out).
+  /// Python's grad: the leaves' gradients by key (leaves without one left out), locked when this
+  /// TensorDict is.
   TensorDict grad() const;
   /// Python's zero_grad: every leaf's gradient undefined (`set_to_none`) or zeroed.
   TensorDict& zero_grad(bool set_to_none = true);
@@ -1087,6 +1117,22 @@ inline TensorDict& operator/=(TensorDict& a, const Operand& b) { return a.div_(b
 TensorDict stack(const std::vector<TensorDict>& tds, int64_t dim = 0);
 /// Concatenates along the existing batch dim `dim`.
 TensorDict cat(const std::vector<TensorDict>& tds, int64_t dim = 0);
+/// Python's pad_sequence: the TensorDicts (same leaf keys) stacked along a new dim 0, each tensor
+/// leaf padded with `padding_value` along its dim `pad_dim` to the longest (a batch dim: the
+/// batch grows to it). `masks_key`, when given, adds under it a bool leaf per key, true where
+/// the values are not padding (Python's return_mask; its True is the key "masks"). Non-tensor
+/// entries become NonTensorStacks.
+TensorDict pad_sequence(const std::vector<TensorDict>& tds, int64_t pad_dim = 0,
+                        double padding_value = 0,
+                        const std::optional<NestedKey>& masks_key = std::nullopt);
+/// Python's merge_tensordicts: every key of `tds` (at least two), from the first TensorDict that
+/// holds it; a key every TensorDict holds goes through `merge` when given (Python's
+/// callback_exist), or through the function given for it.
+///@{
+TensorDict merge_tensordicts(const std::vector<TensorDict>& tds, const MergeFn& merge = {});
+TensorDict merge_tensordicts(const std::vector<TensorDict>& tds,
+                             const std::vector<std::pair<NestedKey, MergeFn>>& merge_by_key);
+///@}
 /// Python's stack(..., out=) and cat(..., out=): each result copied into `out`'s tensor where
 /// shape and dtype allow (Python keeps out's storage), else set; returns `out`.
 ///@{

@@ -1,4 +1,5 @@
-// Helpers over the batch dims: gather, split_keys, auto_batch_size_, pin_memory.
+// Helpers over the batch dims and the key sets: gather, split_keys, separates,
+// cat/stack_from_tensordict, auto_batch_size_, pin_memory.
 #include <ATen/ATen.h>
 
 #include <algorithm>
@@ -72,6 +73,60 @@ std::vector<TensorDict> TensorDict::split_keys(const std::vector<std::vector<Nes
   drop_empty_nested(rest);
   out.push_back(std::move(rest));
   return out;
+}
+
+TensorDict TensorDict::separates(const std::vector<NestedKey>& keys, bool strict,
+                                 bool filter_empty) {
+  for (const auto& key : keys) {  // checked first: a KeyError leaves this TensorDict as it was
+    if (strict && !contains(key)) throw KeyError("separates: key " + key.repr() + " not found");
+  }
+  TensorDict out = empty(/*recurse=*/true);  // keeps the nested levels' batch sizes, as Python's
+  for (const auto& key : keys) {
+    out.set(key, contains(key) ? pop(key) : Value(NonTensorData{Json(nullptr)}));
+  }
+  drop_empty_nested(out);
+  if (filter_empty) drop_empty_nested(*this);
+  return out;
+}
+
+namespace {
+
+// The tensor leaves in Python's order: keys(true, true), sorted by key, or `keys` (which must be
+// the leaf keys, in any order).
+std::vector<at::Tensor> ordered_leaves(const TensorDict& td, const char* op, bool sorted,
+                                       const std::vector<NestedKey>* keys) {
+  std::vector<NestedKey> leaf_keys;
+  for (const auto& key : td.keys(/*include_nested=*/true, /*leaves_only=*/true, sorted))
+    if (td.get_value(key).is_tensor()) leaf_keys.push_back(key);
+  if (keys) {
+    std::vector<NestedKey> mine = leaf_keys, theirs = *keys;
+    std::sort(mine.begin(), mine.end());
+    std::sort(theirs.begin(), theirs.end());
+    if (mine != theirs) {
+      throw KeyError(std::string(op) + ": the keys given differ from the tensor leaves' keys");
+    }
+    leaf_keys = *keys;
+  }
+  std::vector<at::Tensor> out;
+  out.reserve(leaf_keys.size());
+  for (const auto& key : leaf_keys) out.push_back(td.get(key));
+  return out;
+}
+
+}  // namespace
+
+at::Tensor TensorDict::cat_from_tensordict(int64_t dim, bool sorted) const {
+  return at::cat(ordered_leaves(*this, "cat_from_tensordict", sorted, nullptr), dim);
+}
+at::Tensor TensorDict::cat_from_tensordict(int64_t dim, const std::vector<NestedKey>& keys) const {
+  return at::cat(ordered_leaves(*this, "cat_from_tensordict", false, &keys), dim);
+}
+at::Tensor TensorDict::stack_from_tensordict(int64_t dim, bool sorted) const {
+  return at::stack(ordered_leaves(*this, "stack_from_tensordict", sorted, nullptr), dim);
+}
+at::Tensor TensorDict::stack_from_tensordict(int64_t dim,
+                                             const std::vector<NestedKey>& keys) const {
+  return at::stack(ordered_leaves(*this, "stack_from_tensordict", false, &keys), dim);
 }
 
 namespace {

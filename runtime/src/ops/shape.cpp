@@ -11,6 +11,7 @@
 namespace tensordict {
 
 using detail::join_shape;
+using detail::locked_as;
 using detail::map_batch;
 using detail::wrap_dim;
 
@@ -22,12 +23,6 @@ size_t nb_of(const TensorDict& td) { return td.batch_size().size(); }
 detail::NamesOp names_if_same(const BatchSize& old, const BatchSize& batch) {
   if (old == batch) return detail::same_names();
   return [n = batch.size()](const DimNames&) { return DimNames(n); };
-}
-
-// Python's views keep the lock of what they view (its propagate_lock).
-TensorDict locked_as(const TensorDict& src, TensorDict out) {
-  if (src.is_locked() && !out.is_locked()) out.lock_();
-  return out;
 }
 
 }  // namespace
@@ -576,6 +571,18 @@ TensorDict& TensorDict::flatten_(int64_t start_dim, int64_t end_dim) {
 }
 TensorDict& TensorDict::unflatten_(int64_t dim, at::IntArrayRef sizes) {
   return detail::adopt(*this, unflatten(dim, sizes), "unflatten_");
+}
+TensorDict& TensorDict::repeat_(at::IntArrayRef repeats) {
+  return detail::adopt(*this, repeat(repeats), "repeat_");
+}
+TensorDict& TensorDict::repeat_interleave_(int64_t repeats, int64_t dim) {
+  return detail::adopt(*this, repeat_interleave(repeats, dim), "repeat_interleave_");
+}
+TensorDict& TensorDict::repeat_interleave_(const at::Tensor& repeats, int64_t dim) {
+  return detail::adopt(*this, repeat_interleave(repeats, dim), "repeat_interleave_");
+}
+TensorDict& TensorDict::roll_(at::IntArrayRef shifts, at::IntArrayRef dims) {
+  return detail::adopt(*this, roll(shifts, dims), "roll_");
 }
 TensorDict& TensorDict::gather_(int64_t dim, const at::Tensor& index) {
   return detail::adopt(*this, gather(dim, index), "gather_");

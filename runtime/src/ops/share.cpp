@@ -1,6 +1,6 @@
 // share_memory_(): CPU leaves move to anonymous shared mappings, which child processes created by
 // fork() see and write through. Leaves are switched in place (set_), so existing handles follow.
-// Also the properties read off every leaf: is_shared, dtype and data_ptr.
+// Also the properties read off every leaf: is_shared, dtype, bytes, param_count and data_ptr.
 #include <ATen/ATen.h>
 #include <sys/mman.h>
 
@@ -109,6 +109,32 @@ std::optional<at::ScalarType> TensorDict::dtype() const {
     mixed = mixed || *shared != t.scalar_type();
   });
   return mixed ? std::nullopt : shared;
+}
+
+namespace {
+
+// The sum of `count(leaf)` over the tensor leaves, each tensor once unless `count_duplicates`.
+int64_t sum_over_leaves(const TensorDict& td, bool count_duplicates,
+                        const std::function<int64_t(const at::Tensor&)>& count) {
+  std::unordered_set<const c10::TensorImpl*> seen;
+  int64_t total = 0;
+  detail::for_each_leaf(td, [&](const NestedKey&, at::Tensor& t) {
+    if (count_duplicates || seen.insert(t.unsafeGetTensorImpl()).second) total += count(t);
+  });
+  return total;
+}
+
+}  // namespace
+
+int64_t TensorDict::bytes(bool count_duplicates) const {
+  return sum_over_leaves(*this, count_duplicates, [](const at::Tensor& t) {
+    const at::Tensor& grad = t.grad();
+    return static_cast<int64_t>(t.nbytes() + (grad.defined() ? grad.nbytes() : 0));
+  });
+}
+
+int64_t TensorDict::param_count(bool count_duplicates) const {
+  return sum_over_leaves(*this, count_duplicates, [](const at::Tensor& t) { return t.numel(); });
 }
 
 TensorDict TensorDict::data_ptr(bool storage) const {

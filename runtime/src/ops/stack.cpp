@@ -1,4 +1,5 @@
-// stack and cat: one recursive walk; they differ only in the tensor op and the shape rule.
+// stack and cat: one recursive walk; they differ only in the tensor op and the shape rule. Also
+// pad_sequence and the maybe-dense stacks built on them.
 #include <ATen/ATen.h>
 
 #include <algorithm>
@@ -209,6 +210,101 @@ TensorDict stack(const std::vector<TensorDict>& tds, int64_t dim) {
 
 TensorDict cat(const std::vector<TensorDict>& tds, int64_t dim) {
   return run(tds, dim, false, "cat");
+}
+
+namespace {
+
+// pad_sequence's dim `pad_dim` of a leaf (negative: from its last dim).
+int64_t leaf_dim(int64_t pad_dim, const at::Tensor& t, const std::string& key) {
+  const int64_t pos = pad_dim < 0 ? pad_dim + t.dim() : pad_dim;
+  if (pos < 0 || pos >= t.dim()) {
+    throw ShapeError("pad_sequence: pad_dim " + std::to_string(pad_dim) +
+                     " is out of range for key '" + key + "' of shape " + shape_str(t.sizes()));
+  }
+  return pos;
+}
+
+// pad_sequence of one key: each tensor padded with `value` to the longest along its dim `pad_dim`
+// (dim 0 for a 1-dim tensor, as Python's), then stacked along a new dim 0.
+at::Tensor pad_and_stack(const std::vector<at::Tensor>& ts, int64_t pad_dim,
+                         const at::Scalar& value, const std::string& key) {
+  const int64_t ndim = ts[0].dim();
+  const int64_t pos = ndim > 1 ? leaf_dim(pad_dim, ts[0], key) : 0;
+  int64_t longest = 0;
+  for (const auto& t : ts) longest = std::max(longest, t.size(pos));
+  std::vector<at::Tensor> padded;
+  padded.reserve(ts.size());
+  for (const auto& t : ts) {
+    std::vector<int64_t> pad(static_cast<size_t>(2 * (ndim - pos)), 0);  // last dim first
+    pad.back() = longest - t.size(pos);
+    padded.push_back(at::constant_pad_nd(t, pad, value));
+  }
+  try {
+    return at::stack(padded, 0);
+  } catch (const c10::Error& e) {
+    throw ShapeError("pad_sequence: key '" + key + "': " + detail::first_line(e.what()));
+  }
+}
+
+}  // namespace
+
+TensorDict pad_sequence(const std::vector<TensorDict>& tds, int64_t pad_dim, double padding_value,
+                        const std::optional<NestedKey>& masks_key) {
+  if (tds.empty()) throw ShapeError("pad_sequence: expected at least one TensorDict");
+  const std::vector<NestedKey> keys = tds[0].keys(/*include_nested=*/true, /*leaves_only=*/true);
+  const auto nb = static_cast<int64_t>(tds[0].ndim());
+  BatchSize batch = tds[0].batch_size();
+  bool pads_batch = nb > 0;  // the pad dim is a batch dim of every leaf: the batch grows
+  int64_t longest = 0;
+  for (size_t k = 0; k < tds.size(); ++k) {
+    if (tds[k].keys(true, true, true) != tds[0].keys(true, true, true) ||
+        tds[k].batch_size().size() != batch.size()) {
+      throw KeyError("pad_sequence: TensorDict " + std::to_string(k) +
+                     " has other leaf keys or batch dims than TensorDict 0");
+    }
+    for (const auto& key : keys) {
+      const Value value = tds[k].get_value(key);
+      const at::Tensor* t = value.tensor_if();
+      if (t == nullptr) continue;
+      if (t->dim() == 0) {
+        throw ShapeError("pad_sequence: key " + key.repr() +
+                         " is a scalar, which cannot be padded");
+      }
+      const int64_t pos = leaf_dim(pad_dim, *t, key.join("."));
+      longest = std::max(longest, t->size(pos));
+      pads_batch = pads_batch && pos < nb;
+    }
+  }
+  if (pads_batch)
+    batch[static_cast<size_t>(detail::wrap_dim(pad_dim, nb, "pad_sequence", batch))] = longest;
+  BatchSize stacked = batch;
+  stacked.insert(stacked.begin(), static_cast<int64_t>(tds.size()));
+  TensorDict out(std::vector<std::pair<NestedKey, Value>>{}, stacked, tds[0].device());
+  for (const auto& key : keys) {
+    if (!tds[0].get_value(key).is_tensor()) {  // non-tensor entries: one item per TensorDict
+      std::vector<TensorDict> items;
+      for (const auto& td : tds) items.push_back(TensorDict({{key, td.get_value(key)}}, batch));
+      out.set(key, stack(items, 0).get_value(key));
+      continue;
+    }
+    std::vector<at::Tensor> values, masks;
+    for (const auto& td : tds) {
+      const at::Tensor t = td.get(key);
+      values.push_back(t);
+      if (!masks_key) continue;
+      BatchSize mask_shape = td.batch_size();  // true where the values are not padding
+      const int64_t pos = leaf_dim(pad_dim, t, key.join("."));
+      if (pos >= nb) mask_shape.push_back(t.size(pos));
+      masks.push_back(at::ones(mask_shape, t.options().dtype(at::kBool)));
+    }
+    out.set(key, pad_and_stack(values, pad_dim, padding_value, key.join(".")));
+    if (masks_key) {
+      std::vector<std::string> parts(masks_key->begin(), masks_key->end());
+      parts.insert(parts.end(), key.begin(), key.end());
+      out.set(NestedKey(parts), pad_and_stack(masks, pad_dim, false, key.join(".")));
+    }
+  }
+  return out;
 }
 
 TensorDict maybe_dense_stack(const std::vector<TensorDict>& tds, int64_t dim) {

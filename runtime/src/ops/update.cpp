@@ -1,5 +1,8 @@
-// update / update_ (merging another TensorDict's entries) and flatten_keys / unflatten_keys.
+// update / update_ (merging another TensorDict's entries), merge_tensordicts and flatten_keys /
+// unflatten_keys.
 #include <ATen/ATen.h>
+
+#include <algorithm>
 
 #include "lazy/internal.h"
 #include "ops/util.h"
@@ -261,6 +264,54 @@ TensorDict& TensorDict::stack_tensors(const std::vector<NestedKey>& keys, const 
 TensorDict& TensorDict::update(const TensorDict& other,
                                const std::vector<NestedKey>& keys_to_update) {
   return update(other.select(keys_to_update, /*strict=*/false));
+}
+
+TensorDict& TensorDict::update_(const TensorDict& other,
+                                const std::vector<NestedKey>& keys_to_update) {
+  return update_(other.select(keys_to_update, /*strict=*/false));
+}
+
+namespace {
+
+TensorDict merge(const std::vector<TensorDict>& tds,
+                 const std::function<const MergeFn*(const NestedKey&)>& merge_of) {
+  if (tds.size() < 2) {
+    throw ValueError("merge_tensordicts: expected at least two TensorDicts, got " +
+                     std::to_string(tds.size()));
+  }
+  TensorDict out = tds[0].empty(/*recurse=*/true);
+  for (const auto& td : tds) {
+    for (const auto& key : td.keys(/*include_nested=*/true, /*leaves_only=*/true)) {
+      if (out.contains(key)) continue;  // the first TensorDict holding a key gives it
+      const MergeFn* fn = merge_of(key);
+      const bool everywhere = std::all_of(tds.begin(), tds.end(), [&](const TensorDict& other) {
+        return other.contains(key) && other.get_value(key).is_tensor();
+      });
+      if (fn != nullptr && *fn && everywhere) {
+        std::vector<at::Tensor> values;
+        for (const auto& other : tds) values.push_back(other.get(key));
+        out.set(key, (*fn)(values));
+      } else {
+        out.set(key, td.get_value(key));
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TensorDict merge_tensordicts(const std::vector<TensorDict>& tds, const MergeFn& merge_fn) {
+  return merge(tds, [&merge_fn](const NestedKey&) { return &merge_fn; });
+}
+
+TensorDict merge_tensordicts(const std::vector<TensorDict>& tds,
+                             const std::vector<std::pair<NestedKey, MergeFn>>& merge_by_key) {
+  return merge(tds, [&merge_by_key](const NestedKey& key) -> const MergeFn* {
+    for (const auto& [k, fn] : merge_by_key)
+      if (k == key) return &fn;
+    return nullptr;
+  });
 }
 
 TensorDict& detail::write_into(TensorDict& out, const TensorDict& result) {
