@@ -29,8 +29,9 @@ at::Tensor longs(std::vector<int64_t> v) { return at::tensor(v); }
 // Python's `storage *= 0` on td_c._consolidated["storage"]: every byte of the one buffer the
 // consolidated leaves view.
 void zero_storage(const at::Tensor& leaf) {
-  const c10::Storage& storage = leaf.storage();
-  at::from_blob(storage.data(), {static_cast<int64_t>(storage.nbytes())}, at::kByte).zero_();
+  at::Tensor bytes = at::empty({0}, leaf.options().dtype(at::kByte));
+  bytes.set_(leaf.storage(), 0, {static_cast<int64_t>(leaf.storage().nbytes())}, {1});
+  bytes.zero_();
 }
 
 }  // namespace
