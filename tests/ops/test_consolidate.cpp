@@ -3,12 +3,12 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include "catch2_compat.h"
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include "catch2_compat.h"
 
 #include "ops_test_util.h"
 #include "tensordict/json.h"
@@ -135,7 +135,8 @@ TEST_CASE("consolidate packs every leaf into one storage, values unchanged", "[c
   CHECK(c.get_non_tensor("txt") == "hello");
   CHECK(items_of(c, "s") == items_of(td, "s"));
   CHECK(c.is_locked());  // as Python's
-  c.set("a", at::zeros({4, 3, 2}));  // locked: an existing key is written in place, in the buffer
+  // Locked: an existing key is written in place, into the buffer.
+  c.set("a", at::zeros({4, 3, 2}));
   CHECK(c.is_consolidated());
   CHECK(same(c.get("a"), at::zeros({4, 3, 2})));
   c.unlock_();  // a plain TensorDict again, as Python's
