@@ -102,25 +102,11 @@ class Checker {
   // libraries' (the generated code names them from the root, `::at::Tensor`, so `mylib::at` is
   // fine, but `at::mine` would add to libtorch's namespace).
   void check_namespace(const Schema& schema) {
-    const std::string& name = schema.cpp_namespace;
-    if (name.empty()) return;
-    for (size_t start = 0;;) {
-      const size_t end = name.find("::", start);
-      const std::string part =
-          name.substr(start, end == std::string::npos ? std::string::npos : end - start);
-      if (!is_identifier(part) || is_cpp_keyword(part)) {
-        diagnostics_.error(schema.namespace_loc,
-                           "namespace '" + name + "' is not a C++ namespace name (like a::b)");
-        return;
-      }
-      if (start == 0 && is_library_namespace(part)) {
-        diagnostics_.error(schema.namespace_loc, "namespace '" + name + "' is inside '" + part +
-                                                     "', a namespace of the libraries the "
-                                                     "generated code uses");
-        return;
-      }
-      if (end == std::string::npos) return;
-      start = end + 2;
+    if (schema.cpp_namespace.empty()) return;
+    const std::string problem = namespace_problem(schema.cpp_namespace);
+    if (!problem.empty()) {
+      diagnostics_.error(schema.namespace_loc,
+                         "namespace '" + schema.cpp_namespace + "' " + problem);
     }
   }
 
@@ -474,7 +460,7 @@ class Checker {
       case KindForm::Class:
         if (type.class_name.empty()) return false;  // parse error, already reported
         if (!index_.count(type.class_name)) {
-          diagnostics_.error(type.loc, "unknown type '" + type.class_name + "'");
+          report_unknown_type(type);
           return false;
         }
         return true;
@@ -485,21 +471,41 @@ class Checker {
           return false;
         }
         return check_type(type.args[0], depth + 1);
-      case KindForm::List:
+      case KindForm::List: {
         if (type.args.empty()) return false;
-        if (form_of(type.args[0]) == KindForm::Tensor || form_of(type.args[0]) == KindForm::Class) {
-          diagnostics_.error(type.args[0].loc,
-                             "list elements must be JSON-like (str, int, float, "
-                             "bool, any, list), not '" +
-                                 type_to_string(type.args[0]) + "'");
+        const Type& element = type.args[0];
+        // An unknown name (`list[Tensor]`) is first of all unknown.
+        const bool known = form_of(element) != KindForm::Class || index_.count(element.class_name);
+        const std::string problem = list_element_problem(element);
+        if (known && !problem.empty()) {
+          diagnostics_.error(element.loc, problem);
           return false;
         }
-        return check_type(type.args[0], depth + 1);
+        return check_type(element, depth + 1);
+      }
       case KindForm::Value:
       case KindForm::Tensor:
         return true;
     }
     return false;
+  }
+
+  // A class name that is none: Python's spelling of a type, or a misspelt type or class.
+  void report_unknown_type(const Type& type) {
+    const std::string& name = type.class_name;
+    const std::string advice = python_spelling_advice(name);
+    if (!advice.empty()) {
+      diagnostics_.error(type.loc, "type '" + name + "' " + advice);
+      return;
+    }
+    if (type_names_.empty()) {
+      type_names_ = builtin_type_names();
+      for (const auto& [known, cls] : index_) type_names_.push_back(known);
+    }
+    // Hostile schemas name thousands of unknown types: no hint for errors that are not kept.
+    const std::string close = diagnostics_.keeps_errors() ? closest_name(name, type_names_) : "";
+    diagnostics_.error(type.loc, "unknown type '" + name + "'" +
+                                     (close.empty() ? "" : " (did you mean '" + close + "'?)"));
   }
 
   void check_shape(const Class& cls, const Field& field) {
@@ -589,6 +595,7 @@ class Checker {
 
   Diagnostics& diagnostics_;
   ClassIndex index_;
+  std::vector<std::string> type_names_;  // built-in and class names, for "did you mean"
 };
 
 }  // namespace

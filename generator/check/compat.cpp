@@ -71,8 +71,9 @@ class Comparer {
     return out;
   }
 
-  void add(const SourceLoc& loc, std::string message, std::array<bool, 3> breaks) {
-    changes_.push_back(SchemaChange{loc, std::move(message), breaks});
+  void add(const SourceLoc& loc, std::string message, std::array<bool, 3> breaks,
+           std::string hint = "") {
+    changes_.push_back(SchemaChange{loc, std::move(message), breaks, std::move(hint)});
   }
 
   void compare_class(const Class& from, const Class& to) {
@@ -123,15 +124,13 @@ class Comparer {
 
   void compare_fields(const Class& from, const Class& to, const std::string& what) {
     std::vector<const Field*> kept;  // new fields that existed before, in new order
+    std::vector<const Field*> removed, added;
     std::map<const Field*, size_t> old_position;
     for (size_t i = 0; i < from.fields.size(); ++i) {
       const Field& old = from.fields[i];
       const Field* now = successor(old, to);
       if (!now) {
-        add(old.loc,
-            what + "field '" + old.name +
-                "' removed (directories holding it no longer load; deprecate it instead)",
-            kBreaksAll);
+        removed.push_back(&old);
         continue;
       }
       old_position[now] = i;
@@ -147,6 +146,7 @@ class Comparer {
         kept.push_back(&field);
         continue;
       }
+      added.push_back(&field);
       if (!may_be_absent(field)) {
         add(field.loc,
             what + "field '" + field.name +
@@ -162,6 +162,25 @@ class Comparer {
       } else {
         add(field.loc, what + "field '" + field.name + "' added", kSafe);
       }
+    }
+    for (const Field* old : removed) {
+      // A field of the same type (optional or not) added in its place may be the old one
+      // renamed, without the `renamed_from` that keeps its data readable. Each added field is
+      // offered once.
+      const std::string type = type_to_string(element_type(old->type));
+      auto same = std::find_if(added.begin(), added.end(), [&](const Field* field) {
+        return field && type_to_string(element_type(field->type)) == type;
+      });
+      std::string hint;
+      if (same != added.end()) {
+        hint = "if '" + (*same)->name + "' is '" + old->name +
+               "' renamed, declare it with renamed_from: " + old->name;
+        *same = nullptr;
+      }
+      add(old->loc,
+          what + "field '" + old->name +
+              "' removed (directories holding it no longer load; deprecate it instead)",
+          kBreaksAll, hint);
     }
     for (size_t i = 1; i < kept.size(); ++i) {
       if (old_position[kept[i]] > old_position[kept[i - 1]]) continue;
@@ -251,7 +270,9 @@ std::vector<Diagnostic> compat_report(const std::vector<SchemaChange>& changes,
     }
     const std::string verdict = broken.empty() ? "safe" : "breaks " + comma_separated(broken);
     out.push_back(Diagnostic{counts ? Diagnostic::Severity::Error : Diagnostic::Severity::Note,
-                             change.loc, change.message + " [" + verdict + "]"});
+                             change.loc,
+                             change.message + " [" + verdict + "]" +
+                                 (change.hint.empty() ? "" : "; hint: " + change.hint)});
   }
   const int64_t before = version_of(old_schemas), after = version_of(new_schemas);
   if (!new_schemas.empty() && !changes.empty() && after <= before) {

@@ -21,6 +21,7 @@ struct SchemaChange {
   SourceLoc loc;  ///< in the new schema; in the old one for what was removed
   std::string message;
   std::array<bool, 3> breaks{};  ///< by Audience
+  std::string hint;              ///< how the change may have been meant, when tcgen can tell
 };
 
 /// Every change from `old_schemas` to `new_schemas` (each: a schema and the ones it includes),
@@ -29,7 +30,8 @@ std::vector<SchemaChange> compare_schemas(const std::vector<Schema>& old_schemas
                                           const std::vector<Schema>& new_schemas);
 
 /// The changes as diagnostics: an error for each change breaking one of `audiences`, a note for
-/// the others ("safe"), and a warning when the new schema changes but keeps its version.
+/// the others ("safe"), each followed by its hint, and a warning when the new schema changes but
+/// keeps its version.
 std::vector<Diagnostic> compat_report(const std::vector<SchemaChange>& changes,
                                       const std::vector<Audience>& audiences,
                                       const std::vector<Schema>& old_schemas,

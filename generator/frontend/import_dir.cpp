@@ -94,11 +94,12 @@ class Importer {
     Schema schema;
     schema.path = dir;
     schema.display_path = display;
-    schema.cpp_namespace = options_.cpp_namespace;
     std::optional<Json> meta = read_meta(dir, display, 1);
     if (!meta) return schema;
     const std::string type = class_path(*meta, display);
     if (type.empty()) return schema;
+    namespace_ = options_.cpp_namespace.empty() ? module_namespace(type) : options_.cpp_namespace;
+    schema.cpp_namespace = namespace_;
     if (is_plain_collection(type) || is_non_tensor(type)) {
       error(display, "holds a " + short_name(type) + " (_type " + type_string(type) +
                          "), not a tensorclass: tcgen import reads tensorclass directories");
@@ -117,6 +118,17 @@ class Importer {
     return type.substr(type.rfind('.') == std::string::npos ? 0 : type.rfind('.') + 1);
   }
   static std::string type_string(const std::string& type) { return "<class '" + type + "'>"; }
+
+  // The namespace of a class's module, as a schema's default `python:` name is its namespace and
+  // name (`example::MyData` <-> `example.MyData`): `pkg.mod.Name` -> `pkg::mod`. None for a
+  // script's class (`__main__.Name`) or a module no namespace can spell (`at.x`, `m.<locals>`).
+  static std::string module_namespace(const std::string& type) {
+    const size_t dot = type.rfind('.');
+    if (dot == std::string::npos || type.compare(0, dot, "__main__") == 0) return "";
+    std::string cpp;
+    for (char c : type.substr(0, dot)) cpp += c == '.' ? std::string("::") : std::string(1, c);
+    return namespace_problem(cpp).empty() ? cpp : "";
+  }
 
   void error(const std::string& where, const std::string& message) {
     diagnostics_.error(SourceLoc{where, 0, 0}, message);
@@ -324,7 +336,7 @@ class Importer {
       ClassInfo info;
       info.cls.name = name;
       info.cls.python_name = type;
-      info.cls.cpp_namespace = options_.cpp_namespace;
+      info.cls.cpp_namespace = namespace_;
       info.cls.loc = SourceLoc{display, 0, 0};
       classes_.push_back(std::move(info));
     }
@@ -618,6 +630,7 @@ class Importer {
 
   const ImportOptions& options_;
   Diagnostics& diagnostics_;
+  std::string namespace_;  // of every class: --namespace, else the top class's module's
   std::vector<ClassInfo> classes_;
   std::map<std::string, size_t> index_;    // Python path -> classes_ index
   std::map<std::string, size_t> by_name_;  // class name -> classes_ index

@@ -41,6 +41,12 @@ bool is_utf8(const std::string& text);
 bool explain_tab_indent(const std::string& text, const YAML::Mark& mark, const std::string& display,
                         Diagnostics& diagnostics);
 
+/// Reports each `type:` of a `{...}` mapping whose plain value holds brackets (`{name: x, type:
+/// tensor[float32, (B, 3)]}`), when the first lies before the YAML syntax error at `mark`: a flow
+/// mapping's value ends at ',' or '[', so it must be quoted there. False when there is none.
+bool explain_flow_types(const std::string& text, const YAML::Mark& mark, const std::string& display,
+                        Diagnostics& diagnostics);
+
 /// Walks `root` as the reader will (aliases expanded); reports nesting past kMaxNesting or more
 /// than kMaxExpandedNodes nodes. The walk stops at either bound, so its cost is bounded too.
 bool check_size(const YAML::Node& root, const std::string& display, Diagnostics& diagnostics);

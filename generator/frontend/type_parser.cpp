@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <map>
+#include <optional>
 #include <stdexcept>
 
 #include "frontend/input_checks.h"
@@ -25,6 +26,44 @@ const std::map<std::string, TypeKind>& builtin_kinds() {
   return kinds;
 }
 
+// Python's names of types that newcomers write, with the schema's name, or (when the schema has no
+// such type) what to use instead. `str`, `int`, `float` and `bool` are spelt alike; dtypes are
+// spelt as torch's without `torch.`.
+struct PythonSpelling {
+  std::string python;
+  std::string schema;  // "" when the schema has no such type
+  std::string instead;
+};
+constexpr const char* kNoDict =
+    "the schema has no dict type; declare a class with a field per key, or use 'any'";
+constexpr const char* kNoUnion =
+    "the schema has no unions; write optional[T] for a T or None, else use 'any'";
+const PythonSpelling kPythonSpellings[] = {
+    {"Optional", "optional", ""},   {"List", "list", ""},    {"Tensor", "tensor", ""},
+    {"torch.Tensor", "tensor", ""}, {"Any", "any", ""},      {"Dict", "", kNoDict},
+    {"dict", "", kNoDict},          {"Union", "", kNoUnion},
+};
+
+// `name`'s row of kPythonSpellings, as written or after `typing.`, or a dtype after `torch.`;
+// nullopt when it is no Python spelling.
+std::optional<PythonSpelling> python_spelling(std::string name) {
+  if (name.rfind("typing.", 0) == 0) name.erase(0, 7);
+  static const std::string kTorch = "torch.";
+  if (name.rfind(kTorch, 0) == 0 && is_dtype(name.substr(kTorch.size()))) {
+    return PythonSpelling{name, name.substr(kTorch.size()), ""};
+  }
+  for (const auto& spelling : kPythonSpellings) {
+    if (name == spelling.python) return spelling;
+  }
+  return std::nullopt;
+}
+
+// `text` as messages quote it: hostile types can be megabytes long.
+std::string clipped(const std::string& text) {
+  constexpr size_t kQuoted = 60;
+  return text.size() <= kQuoted ? text : text.substr(0, kQuoted) + "...";
+}
+
 // Recursive descent over one type expression; the first problem stops it (one message per type).
 class Parser {
  public:
@@ -45,9 +84,7 @@ class Parser {
     return loc;
   }
   bool fail(const std::string& message) {
-    constexpr size_t kQuoted = 60;  // hostile types can be megabytes long
-    const std::string quoted = text_.size() <= kQuoted ? text_ : text_.substr(0, kQuoted) + "...";
-    diagnostics_.error(here(), "malformed type '" + quoted + "': " + message);
+    diagnostics_.error(here(), "malformed type '" + clipped(text_) + "': " + message);
     return false;
   }
   void skip_spaces() {
@@ -93,8 +130,10 @@ class Parser {
     if (builtin == builtin_kinds().end()) {
       out.kind = TypeKind::Class;
       out.class_name = name;
-      if (peek('[')) return fail("class type '" + name + "' takes no parameters");
-      return true;
+      if (!peek('[')) return true;
+      const std::string close = closest_name(name, {"tensor", "list", "optional"});
+      return fail("class type '" + name + "' takes no parameters" +
+                  (close.empty() ? "" : "; did you mean '" + close + "'?"));
     }
     out.kind = builtin->second;
     switch (form_of(out)) {
@@ -128,8 +167,11 @@ class Parser {
       std::string dtype = identifier();
       if (dtype.empty()) return fail("expected a dtype or a shape");
       if (!is_dtype(dtype)) {
-        diagnostics_.error(at,
-                           "unknown dtype '" + dtype + "' (expected one of " + dtype_list() + ")");
+        const std::string close = closest_name(dtype, dtype_names());
+        diagnostics_.error(at, "unknown dtype '" + dtype + "' (" +
+                                   (close.empty() ? "expected one of " + dtype_list()
+                                                  : "did you mean '" + close + "'?") +
+                                   ")");
         return false;
       }
       out.dtype = dtype;
@@ -180,11 +222,81 @@ class Parser {
   int depth_ = 0;
 };
 
+// The first problem of a list in `type` (list_element_problem), "" when there is none.
+std::string list_problem(const Type& type) {
+  for (const auto& arg : type.args) {
+    std::string problem = type.kind == TypeKind::List ? list_element_problem(arg) : "";
+    if (problem.empty()) problem = list_problem(arg);
+    if (!problem.empty()) return problem;
+  }
+  return "";
+}
+
 }  // namespace
+
+std::string python_spelling_advice(const std::string& text) {
+  const auto name_char = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == ':';
+  };
+  if (text.find('|') != std::string::npos) return std::string("uses Python's '|': ") + kNoUnion;
+  std::string rewritten;  // with the schema's names for Python's
+  bool python = false;
+  for (size_t i = 0; i < text.size();) {
+    size_t end = i;
+    while (end < text.size() && name_char(text[end])) ++end;
+    if (end == i) {
+      rewritten += text[i++];
+      continue;
+    }
+    const std::string name = text.substr(i, end - i);
+    const std::optional<PythonSpelling> spelling = python_spelling(name);
+    if (spelling && spelling->schema.empty()) {
+      return "uses Python's '" + name + "': " + spelling->instead;
+    }
+    python = python || spelling;
+    rewritten += spelling ? spelling->schema : name;
+    i = end;
+  }
+  Diagnostics problems(0);
+  Type type;
+  // Text that is malformed in the schema's spelling too is reported as malformed.
+  if (!python || !Parser(rewritten, SourceLoc{}, problems).parse(type)) return "";
+  const std::string problem = list_problem(type);
+  if (!problem.empty()) {
+    return "is Python's spelling of '" + clipped(rewritten) + "', but " + problem;
+  }
+  return "is Python's spelling: write '" + clipped(rewritten) + "'";
+}
+
+std::vector<std::string> builtin_type_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, kind] : builtin_kinds()) names.push_back(name);
+  return names;
+}
+
+std::string list_element_problem(const Type& element) {
+  const KindForm form = form_of(element);
+  if (form != KindForm::Tensor && form != KindForm::Class) return "";
+  const std::string name = type_to_string(element);
+  return "list elements must be JSON-like (str, int, float, bool, any, list), not '" + name +
+         "': " +
+         (form == KindForm::Tensor
+              ? std::string("for several tensors, use one tensor with one more dim")
+              : "for several '" + name + "', use one '" + name + "' with one more batch dim");
+}
 
 bool parse_type(const std::string& text, const SourceLoc& loc, Type& out,
                 Diagnostics& diagnostics) {
-  if (Parser(text, loc, diagnostics).parse(out)) return true;
+  Diagnostics problems(0);
+  if (Parser(text, loc, problems).parse(out)) return true;
+  // A type spelt as in Python fails where Python differs ("class type 'Optional' takes no
+  // parameters"); the schema's spelling tells more.
+  const std::string advice = python_spelling_advice(text);
+  if (!advice.empty()) {
+    diagnostics.error(loc, "type '" + clipped(text) + "' " + advice);
+  } else {
+    for (const auto& d : problems.all()) diagnostics.error(d.loc, d.message);
+  }
   // What was parsed before the problem is not a type: a class without a name, which the checker
   // knows as "already reported".
   out = Type{};

@@ -326,7 +326,8 @@ Schema read_node(const std::string& text, const std::string& display, const std:
                       "nesting deeper than " + std::to_string(kMaxNesting) + " levels");
     return empty;
   } catch (const YAML::Exception& e) {
-    if (!explain_tab_indent(text, e.mark, display, diagnostics)) {
+    if (!explain_tab_indent(text, e.mark, display, diagnostics) &&
+        !explain_flow_types(text, e.mark, display, diagnostics)) {
       SourceLoc at{display, e.mark.line + 1, e.mark.column + 1};
       diagnostics.error(at, "YAML syntax error: " + e.msg);
     }

@@ -461,6 +461,21 @@ bool is_library_namespace(const std::string& name) {
   return names.count(name) > 0;
 }
 
+std::string namespace_problem(const std::string& name) {
+  for (size_t start = 0;;) {
+    const size_t end = name.find("::", start);
+    const std::string part =
+        name.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (!is_identifier(part) || is_cpp_keyword(part))
+      return "is not a C++ namespace name (like a::b)";
+    if (start == 0 && is_library_namespace(part)) {
+      return "is inside '" + part + "', a namespace of the libraries the generated code uses";
+    }
+    if (end == std::string::npos) return "";
+    start = end + 2;
+  }
+}
+
 bool is_global_name(const std::string& name) {
   return is_library_namespace(name) || name == "int64_t";
 }
@@ -476,11 +491,17 @@ const tensordict::DtypeSpelling* schema_dtype(const std::string& name) {
 
 bool is_dtype(const std::string& name) { return schema_dtype(name) != nullptr; }
 
+std::vector<std::string> dtype_names() {
+  std::vector<std::string> names;
+  for (const auto& dtype : tensordict::kDtypes) {
+    if (dtype.in_schemas) names.emplace_back(dtype.name);
+  }
+  return names;
+}
+
 std::string dtype_list() {
   std::string list;
-  for (const auto& dtype : tensordict::kDtypes) {
-    if (dtype.in_schemas) list += (list.empty() ? "" : ", ") + std::string(dtype.name);
-  }
+  for (const auto& name : dtype_names()) list += (list.empty() ? "" : ", ") + name;
   return list;
 }
 

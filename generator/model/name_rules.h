@@ -4,6 +4,7 @@
 // end, the checker and the emitters ask here; the spellings themselves are in emit/.
 
 #include <string>
+#include <vector>
 
 #include "tensordict/class_contract.h"
 
@@ -29,6 +30,9 @@ bool is_tensorclass_member_name(const std::string& name);
 /// Namespaces the generated code spells (`std::`, `at::`, `tensordict::`, ...): a class or a
 /// namespace part of that name would hide them (or reopen them).
 bool is_library_namespace(const std::string& name);
+/// Why `name` (`a::b`) cannot be the namespace of a schema's classes, as the end of a message
+/// ("is not a C++ namespace name (like a::b)"); "" when it can.
+std::string namespace_problem(const std::string& name);
 /// A name that the headers a generated header includes declare at global scope: the libraries'
 /// namespaces and <cstdint>'s int64_t (a class without a namespace cannot take it).
 bool is_global_name(const std::string& name);
@@ -39,6 +43,8 @@ bool is_used_unqualified(const std::string& name);
 /// The dtype a schema names `name` ("float32", ...), else null.
 const tensordict::DtypeSpelling* schema_dtype(const std::string& name);
 bool is_dtype(const std::string& name);
+/// The dtypes a schema names, in the contract's order.
+std::vector<std::string> dtype_names();
 /// "bool, uint8, ..." for messages.
 std::string dtype_list();
 /// A Python keyword (`lambda`, `None`, ...): a class or field of that name cannot be declared in

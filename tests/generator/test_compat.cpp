@@ -3,10 +3,10 @@
 // status 1 exactly when a change breaks what --for selects.
 #include <sys/wait.h>
 
-#include "catch2_compat.h"
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include "catch2_compat.h"
 
 #include "test_support.h"
 
@@ -69,4 +69,34 @@ TEST_CASE("tcgen compat refuses invalid schemas with their diagnostics", "[gener
   const Run run = compat("v1.yaml missing.yaml");
   CHECK(run.status == 2);
   CHECK(run.out == "missing.yaml: error: schema file not found\n");
+}
+
+TEST_CASE("tcgen compat hints at a rename that lacks renamed_from", "[generator][compat]") {
+  // `act` removed and `action` of its type added (optional now): maybe `act` renamed, whose data
+  // only `renamed_from` keeps readable. `note` has no counterpart of its type (`label` is float).
+  const fs::path dir =
+      fs::temp_directory_path() / ("tcgen_compat_rename_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  tcgen_test::write_text(dir / "old.yaml",
+                         "version: 1\nclasses:\n  - name: Step\n    fields:\n"
+                         "      - {name: obs, type: \"tensor[float32]\"}\n"
+                         "      - {name: act, type: \"tensor[int64]\"}\n"
+                         "      - {name: note, type: str}\n");
+  tcgen_test::write_text(dir / "new.yaml",
+                         "version: 2\nclasses:\n  - name: Step\n    fields:\n"
+                         "      - {name: obs, type: \"tensor[float32]\"}\n"
+                         "      - {name: action, type: \"optional[tensor[int64]]\"}\n"
+                         "      - {name: label, type: \"optional[float]\"}\n");
+  // Outside tests/evolution, the diagnostics name the schemas by their file names.
+  const Run run = compat((dir / "old.yaml").string() + " " + (dir / "new.yaml").string());
+  fs::remove_all(dir);
+  CHECK(run.status == 1);
+  CHECK(run.out ==
+        "new.yaml:6:16: note: class 'Step': field 'action' added [safe]\n"
+        "new.yaml:7:16: note: class 'Step': field 'label' added [safe]\n"
+        "old.yaml:6:16: error: class 'Step': field 'act' removed (directories holding it no "
+        "longer load; deprecate it instead) [breaks data, C++, Python]; hint: if 'action' is "
+        "'act' renamed, declare it with renamed_from: act\n"
+        "old.yaml:7:16: error: class 'Step': field 'note' removed (directories holding it no "
+        "longer load; deprecate it instead) [breaks data, C++, Python]\n");
 }
