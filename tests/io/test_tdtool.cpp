@@ -27,7 +27,7 @@ const fs::path kFixtures = fs::path(TC_FIXTURES_DIR) / "python-tensordict";
 
 }  // namespace
 
-TEST_CASE("tdtool ls prints the tree of a Python directory", "[tdtool]") {
+TEST_CASE("tdtool ls prints the tree of a Python directory", "[tdtool][needs-fixtures]") {
   if (!fs::is_directory(kFixtures)) {
     TC_SKIP("fixtures folder " << kFixtures.string() << " is absent");
   }
@@ -49,7 +49,7 @@ TEST_CASE("tdtool ls prints the tree of a Python directory", "[tdtool]") {
   CHECK(tc.output.find("  extra  null\n") != std::string::npos);
 }
 
-TEST_CASE("tdtool dump --json prints values", "[tdtool]") {
+TEST_CASE("tdtool dump --json prints values", "[tdtool][needs-fixtures]") {
   if (!fs::is_directory(kFixtures)) {
     TC_SKIP("fixtures folder " << kFixtures.string() << " is absent");
   }
@@ -187,18 +187,23 @@ TEST_CASE("tdtool on hostile meta.json files: one error line, no crash", "[tdtoo
                                "large (more than 2^63 bytes)\n");
 }
 
-TEST_CASE("tdtool dump --json names the class of a nested tensorclass", "[tdtool]") {
+TEST_CASE("tdtool dump --json names the class of a nested tensorclass, with its None fields",
+          "[tdtool]") {
   tc_test::TempDir tmp;
   TensorDict inner({{"x", at::zeros({2}, at::kLong)}}, {2});
-  tensordict::memmap::set_class_info(inner, {"<class 'mod.Inner'>", {}});
+  tensordict::memmap::set_class_info(inner, {"<class 'mod.Inner'>", {{"note", nullptr}}});
   TensorDict({{"inner", inner}}, {2}).memmap(tmp / "td");
   Run r = tdtool("dump --json " + (tmp / "td"));
   CHECK(r.code == 0);
-  CHECK(
-      r.output ==
-      R"({"batch_size": [2], "entries": {"inner": {"batch_size": [2], "entries": {)"
-      R"("x": {"dtype": "int64", "shape": [2], "data": [0, 0]}}, "class": "<class 'mod.Inner'>"}}})"
-      "\n");
+  CHECK(r.output == R"({"batch_size": [2], "entries": {"inner": {"batch_size": [2], "entries": {)"
+                    R"("x": {"dtype": "int64", "shape": [2], "data": [0, 0]}, "note": null}, )"
+                    R"("class": "<class 'mod.Inner'>"}}})"
+                    "\n");
+  // As `tdtool ls` lists it.
+  CHECK(tdtool("ls " + (tmp / "td")).output.find("    note  null\n") != std::string::npos);
+  // A selection shows what it names only.
+  CHECK(tdtool("dump --json " + (tmp / "td") + " inner.x").output.find("note") ==
+        std::string::npos);
 }
 
 TEST_CASE("tdtool dump --json refuses a tensor with thousands of dims instead of crashing",
@@ -213,7 +218,7 @@ TEST_CASE("tdtool dump --json refuses a tensor with thousands of dims instead of
 }
 
 TEST_CASE("tdtool ls, dump and verify read _SubTensorDict directories Python writes",
-          "[tdtool][python][peer]") {
+          "[tdtool][python][peer][needs-peer]") {
   tc_test::require_python_peer("tensordict");
   const tc_test::TempDir tmp;
   REQUIRE(

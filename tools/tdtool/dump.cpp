@@ -98,9 +98,18 @@ Json select_to_json(const TensorDict& td, const std::vector<std::string>& texts)
   return out;
 }
 
-// Marks the node at `key` (a path of entries and lazy-stack element indices) with its class, where
-// the dump holds that node.
-void mark_class(Json& json, const NestedKey& key, const std::string& type) {
+// `node` is a tensorclass: its class, and (in a whole dump) its non-tensor fields among its
+// entries, as `tdtool ls` lists them (None fields as null).
+void add_class(Json& node, const tensordict::memmap::ClassInfo& info, bool with_fields) {
+  node["class"] = info.type;
+  if (!with_fields || !node.contains("entries")) return;
+  for (const auto& [key, value] : info.fields.items()) node["entries"][key] = value;
+}
+
+// add_class for the node at `key` (a path of entries and lazy-stack element indices), where the
+// dump holds that node.
+void mark_class(Json& json, const NestedKey& key, const tensordict::memmap::ClassInfo& info,
+                bool with_fields) {
   Json* node = &json;
   for (const auto& part : key) {
     if (node->contains("entries") && (*node)["entries"].contains(part)) {
@@ -113,7 +122,7 @@ void mark_class(Json& json, const NestedKey& key, const std::string& type) {
       return;  // not selected
     }
   }
-  (*node)["class"] = type;
+  add_class(*node, info, with_fields);
 }
 
 }  // namespace
@@ -126,8 +135,9 @@ int run_dump(const std::string& dir, const std::vector<std::string>& keys, std::
   }
   const TensorDict& td = loaded.value.tensordict();
   Json json = keys.empty() ? td_to_json(td) : select_to_json(td, keys);
-  if (loaded.class_info) json["class"] = loaded.class_info->type;
-  for (const auto& [key, info] : loaded.nested_classes) mark_class(json, key, info.type);
+  const bool whole = keys.empty();
+  if (loaded.class_info) add_class(json, *loaded.class_info, whole);
+  for (const auto& [key, info] : loaded.nested_classes) mark_class(json, key, info, whole);
   out << tensordict::dumps_python(json) << "\n";
   return 0;
 }
