@@ -48,7 +48,8 @@ std::set<std::string> tensorclass_members() {
 
 }  // namespace
 
-TEST_CASE("every TensorClass member is a reserved name of the contract", "[contract][clang]") {
+TEST_CASE("every TensorClass member is a reserved name of the contract",
+          "[contract][clang][needs-libclang]") {
 #ifndef TC_HAVE_LIBCLANG
   TC_SKIP("libclang is not installed");
 #else
@@ -68,7 +69,7 @@ TEST_CASE("every TensorClass member is a reserved name of the contract", "[contr
 }
 
 TEST_CASE("every public TensorDict member has its lazy form in tests/lazy/lazy_forms.cpp",
-          "[contract][clang][lazy]") {
+          "[contract][clang][lazy][needs-libclang]") {
 #ifndef TC_HAVE_LIBCLANG
   TC_SKIP("libclang is not installed");
 #else
@@ -88,7 +89,8 @@ TEST_CASE("every public TensorDict member has its lazy form in tests/lazy/lazy_f
 #endif
 }
 
-TEST_CASE("kGeneratedMembers are the members every generated class declares", "[contract][clang]") {
+TEST_CASE("kGeneratedMembers are the members every generated class declares",
+          "[contract][clang][needs-libclang]") {
 #if !defined(TC_HAVE_LIBCLANG) || !defined(TC_EMPTY_CLASS_HEADER)
   TC_SKIP("libclang is not installed, or tcgen is not built");
 #else

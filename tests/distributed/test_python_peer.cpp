@@ -36,13 +36,13 @@ void run(const std::string& scenario, const std::string& layout) {
 }  // namespace
 
 TEST_CASE("distributed with a Python rank: send, isend, consolidated, init_remote, tensorclasses",
-          "[distributed]") {
+          "[distributed][needs-peer]") {
   run("python_p2p", "pc");
   run("python_p2p", "cp");
 }
 
 TEST_CASE("distributed with a Python rank: broadcast, all_gather, scatter, all_reduce",
-          "[distributed]") {
+          "[distributed][needs-peer]") {
   run("python_collectives", "pcc");
   run("python_collectives", "cpc");
 }

@@ -51,7 +51,7 @@ assert step.note is None, step.note
 }  // namespace
 
 TEST_CASE("v2's Python class loads v1's directories: renamed and added fields as in C++",
-          "[evolution][python][peer]") {
+          "[evolution][python][peer][needs-peer]") {
   tc_test::require_python_peer("tensordict");
   tc_test::TempDir tmp;
   const evo::v1::Step step({at::arange(6, at::kFloat).reshape({2, 3}), at::tensor({4L, 5L}), "n"},

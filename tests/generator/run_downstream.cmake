@@ -1,5 +1,6 @@
 # cmake -DBUILD_DIR=<tensorclass build> -DSOURCE_DIR=<tests/downstream> -DWORK_DIR=<scratch>
-#       -DGENERATOR=<generator> -DCXX=<compiler> -DCXX_STANDARD=<17|20> [-DSANITIZE_FLAGS="<flags>"] -P run_downstream.cmake
+#       -DCHECKOUT=<repository root> -DREADME=<README.md> -DGENERATOR=<generator> -DCXX=<compiler>
+#       -DCXX_STANDARD=<17|20> [-DSANITIZE_FLAGS="<flags>"] -P run_downstream.cmake
 # Installs the build into WORK_DIR/prefix; compiles each installed generated header on its own
 # with the plain compiler (no CMake, -Wall -Wextra -Werror); then configures, builds and runs the
 # downstream project against that prefix only. SANITIZE_FLAGS (a TC_SANITIZE build's) compile and
@@ -39,11 +40,29 @@ foreach(header ${shipped})
       -I${prefix}/include/tensorclass/generated ${WORK_DIR}/include_${name}.cpp)
 endforeach()
 
-run(${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/build -G ${GENERATOR}
-    -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${prefix}
-    "-DCMAKE_CXX_FLAGS=${SANITIZE_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${SANITIZE_FLAGS}")
-run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
-run(${WORK_DIR}/build/downstream_app)
+# README.md's commands for the installed package, run as written (the block after its
+# "readme: installed-package commands" marker, $PWD the checkout), against this prefix: they
+# configure and build tests/downstream into WORK_DIR/build and run downstream_app.
+file(READ ${README} readme)
+string(FIND "${readme}" "<!-- readme: installed-package commands" at)
+if(at EQUAL -1)
+  message(FATAL_ERROR "${README}: no 'readme: installed-package commands' block")
+endif()
+string(SUBSTRING "${readme}" ${at} -1 readme)
+string(REGEX MATCH "```sh\n([^`]*)```" block "${readme}")
+string(REPLACE "$PWD/install" "${prefix}" commands "${CMAKE_MATCH_1}")
+string(REPLACE "/tmp/downstream" "${WORK_DIR}/build" commands "${commands}")
+# The generator and this build's sanitizer flags reach the README's plain `cmake` through the
+# environment CMake reads at a first configure.
+set(ENV{CMAKE_GENERATOR} ${GENERATOR})
+set(ENV{CXXFLAGS} "${SANITIZE_FLAGS}")
+set(ENV{LDFLAGS} "${SANITIZE_FLAGS}")
+execute_process(COMMAND sh -ec "${commands}" WORKING_DIRECTORY ${CHECKOUT}
+                RESULT_VARIABLE status OUTPUT_VARIABLE output ERROR_VARIABLE output)
+if(NOT status EQUAL 0)
+  message(FATAL_ERROR "README.md's installed-package commands failed (${status}):\n"
+                      "${commands}\n${output}")
+endif()
 run(${WORK_DIR}/build/downstream_nn)
 if(EXISTS ${WORK_DIR}/build/downstream_dist)
   file(REMOVE ${WORK_DIR}/dist_store)
@@ -81,3 +100,4 @@ if(NOT status EQUAL 0 OR NOT fields STREQUAL "Step fields: 2\n")
   message(FATAL_ERROR "after common.yaml gained a field, one ${includes_generator} build gave "
                       "a program that prints '${fields}' (expected 'Step fields: 2')")
 endif()
+

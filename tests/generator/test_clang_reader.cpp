@@ -70,7 +70,7 @@ TEST_CASE("clang: each C++ type maps to its schema type", "[generator][clang]") 
 }
 
 TEST_CASE("clang: a header and its YAML twin give the same model dump and header",
-          "[generator][clang]") {
+          "[generator][clang][needs-libclang]") {
   if (!tcgen::have_libclang()) TC_SKIP("tcgen was built without libclang");
   for (const std::string name : {"types", "outer"}) {
     INFO(name);
@@ -81,7 +81,7 @@ TEST_CASE("clang: a header and its YAML twin give the same model dump and header
   }
 }
 
-TEST_CASE("clang: nesting across two headers", "[generator][clang]") {
+TEST_CASE("clang: nesting across two headers", "[generator][clang][needs-libclang]") {
   if (!tcgen::have_libclang()) TC_SKIP("tcgen was built without libclang");
   tcgen::Compilation c = compile_fixture("outer.h");
   INFO(errors_of(c));
@@ -101,7 +101,7 @@ TEST_CASE("clang: nesting across two headers", "[generator][clang]") {
   CHECK(both.outputs.size() == 2);
 }
 
-TEST_CASE("clang: each class option", "[generator][clang]") {
+TEST_CASE("clang: each class option", "[generator][clang][needs-libclang]") {
   if (!tcgen::have_libclang()) TC_SKIP("tcgen was built without libclang");
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"frozen", "frozen"},           {"autocast", "autocast"}, {"nocast", "nocast"},

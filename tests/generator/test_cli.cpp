@@ -1,8 +1,8 @@
 // The tcgen command line: outputs only on success, rewritten only when changed, --check,
 // --depfile, --template-dir, --version.
 #include <sys/stat.h>
-#include "catch2_compat.h"
 #include <fstream>
+#include "catch2_compat.h"
 
 #include <chrono>
 #include <cstdlib>
@@ -27,7 +27,7 @@ fs::path scratch(const std::string& name) {
   return dir;
 }
 
-int tcgen(const std::string& args) {
+int run_tcgen(const std::string& args) {
   const std::string command = std::string(TCGEN_EXE) + " " + args + " 2>/dev/null >/dev/null";
   int status = std::system(command.c_str());
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -50,8 +50,8 @@ TEST_CASE("tcgen writes nothing when a schema has errors", "[generator][cli]") {
   fs::path dir = scratch("errors");
   write_text(dir / "good.yaml", kGood);
   write_text(dir / "bad.yaml", "classes:\n  - name: B\n    fields: [{name: y, type: nope}]\n");
-  CHECK(tcgen((dir / "good.yaml").string() + " " + (dir / "bad.yaml").string() + " -o " +
-              (dir / "out").string()) == 1);
+  CHECK(run_tcgen((dir / "good.yaml").string() + " " + (dir / "bad.yaml").string() + " -o " +
+                  (dir / "out").string()) == 1);
   CHECK_FALSE(fs::exists(dir / "out"));
 }
 
@@ -59,15 +59,15 @@ TEST_CASE("tcgen rewrites an output only when its content changes", "[generator]
   fs::path dir = scratch("rewrite");
   write_text(dir / "a.yaml", kGood);
   const std::string run = (dir / "a.yaml").string() + " -o " + (dir / "out").string();
-  REQUIRE(tcgen(run) == 0);
+  REQUIRE(run_tcgen(run) == 0);
   const fs::path header = dir / "out" / "a.h";
   REQUIRE(fs::exists(header));
   const auto first = fs::last_write_time(header);
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  REQUIRE(tcgen(run) == 0);
+  REQUIRE(run_tcgen(run) == 0);
   CHECK(fs::last_write_time(header) == first);
   write_text(dir / "a.yaml", std::string(kGood) + "      - {name: y, type: str}\n");
-  REQUIRE(tcgen(run) == 0);
+  REQUIRE(run_tcgen(run) == 0);
   CHECK(fs::last_write_time(header) != first);
   CHECK(read_text(header).find("std::string y() const") != std::string::npos);
 }
@@ -76,12 +76,12 @@ TEST_CASE("tcgen --check reports missing and stale outputs", "[generator][cli]")
   fs::path dir = scratch("check");
   write_text(dir / "a.yaml", kGood);
   const std::string args = (dir / "a.yaml").string() + " -o " + (dir / "out").string();
-  CHECK(tcgen("--check " + args) == 1);  // missing
+  CHECK(run_tcgen("--check " + args) == 1);  // missing
   CHECK_FALSE(fs::exists(dir / "out"));
-  REQUIRE(tcgen(args) == 0);
-  CHECK(tcgen("--check " + args) == 0);
+  REQUIRE(run_tcgen(args) == 0);
+  CHECK(run_tcgen("--check " + args) == 0);
   write_text(dir / "out" / "a.h", read_text(dir / "out" / "a.h") + "// edited\n");
-  CHECK(tcgen("--check " + args) == 1);  // stale
+  CHECK(run_tcgen("--check " + args) == 1);  // stale
 }
 
 TEST_CASE("tcgen --depfile lists the schema and its includes", "[generator][cli]") {
@@ -89,15 +89,15 @@ TEST_CASE("tcgen --depfile lists the schema and its includes", "[generator][cli]
   write_text(dir / "base.yaml", kGood);
   write_text(dir / "top.yaml",
              "include: [base.yaml]\nclasses:\n  - name: T\n    fields: [{name: a, type: A}]\n");
-  REQUIRE(tcgen((dir / "top.yaml").string() + " -o " + (dir / "out").string() + " --depfile " +
-                (dir / "top.d").string()) == 0);
+  REQUIRE(run_tcgen((dir / "top.yaml").string() + " -o " + (dir / "out").string() + " --depfile " +
+                    (dir / "top.d").string()) == 0);
   const std::string deps = read_text(dir / "top.d");
   CHECK(deps == (dir / "out" / "top.h").string() + " : " + (dir / "top.yaml").string() + " " +
                     (dir / "base.yaml").string() + "\n");
   CHECK(read_text(dir / "out" / "top.h").find("#include \"base.h\"") != std::string::npos);
 
-  REQUIRE(tcgen((dir / "top.yaml").string() + " -o " + (dir / "out").string() + " --depfile " +
-                (dir / "top.d").string() + " --depfile-target stamp") == 0);
+  REQUIRE(run_tcgen((dir / "top.yaml").string() + " -o " + (dir / "out").string() + " --depfile " +
+                    (dir / "top.d").string() + " --depfile-target stamp") == 0);
   CHECK(read_text(dir / "top.d") ==
         "stamp : " + (dir / "top.yaml").string() + " " + (dir / "base.yaml").string() + "\n");
 }
@@ -107,18 +107,18 @@ TEST_CASE("tcgen --template-dir overrides a template", "[generator][cli]") {
   write_text(dir / "a.yaml", kGood);
   fs::create_directories(dir / "tpl");
   write_text(dir / "tpl" / "file.mustache", "// custom {{schema_path}}\n");
-  REQUIRE(tcgen((dir / "a.yaml").string() + " -o " + (dir / "out").string() + " --template-dir " +
-                (dir / "tpl").string()) == 0);
+  REQUIRE(run_tcgen((dir / "a.yaml").string() + " -o " + (dir / "out").string() +
+                    " --template-dir " + (dir / "tpl").string()) == 0);
   CHECK(read_text(dir / "out" / "a.h") == "// custom a.yaml\n");
   write_text(dir / "tpl" / "file.mustache", "{{#broken}}\n");
-  CHECK(tcgen((dir / "a.yaml").string() + " -o " + (dir / "out2").string() + " --template-dir " +
-              (dir / "tpl").string()) == 1);
+  CHECK(run_tcgen((dir / "a.yaml").string() + " -o " + (dir / "out2").string() +
+                  " --template-dir " + (dir / "tpl").string()) == 1);
 }
 
 TEST_CASE("tcgen --version and --help", "[generator][cli]") {
-  CHECK(tcgen("--version") == 0);
-  CHECK(tcgen("--help") == 0);
-  CHECK(tcgen("") != 0);  // a schema is required
+  CHECK(run_tcgen("--version") == 0);
+  CHECK(run_tcgen("--help") == 0);
+  CHECK(run_tcgen("") != 0);  // a schema is required
 }
 
 TEST_CASE("tcgen -I finds included schemas, classes may be named with their namespace",
@@ -133,16 +133,16 @@ TEST_CASE("tcgen -I finds included schemas, classes may be named with their name
              "      - {name: config, type: other_ns::Config}\n"
              "      - {name: maybe, type: 'optional[other_ns::Config]'}\n");
   ScopedCwd cwd(dir);
-  CHECK(tcgen("user.v2.yaml -o out") == 1);  // base.yaml is not beside user.v2.yaml
+  CHECK(run_tcgen("user.v2.yaml -o out") == 1);  // base.yaml is not beside user.v2.yaml
   CHECK_FALSE(fs::exists("out"));
-  REQUIRE(tcgen("user.v2.yaml -o out -I lib") == 0);
+  REQUIRE(run_tcgen("user.v2.yaml -o out -I lib") == 0);
   const std::string header = read_text("out/user.v2.h");  // `a.b.yaml` -> `a.b.h`
   CHECK(header.find("#include \"base.h\"") != std::string::npos);
   CHECK(header.find("::std::optional<::other_ns::Config> config = ::std::nullopt;") !=
         std::string::npos);
   CHECK(header.find("::std::optional<::other_ns::Config> maybe = ::std::nullopt;") !=
         std::string::npos);
-  CHECK(tcgen("user.v2.yaml -o out2 -I missing_dir -I lib") == 0);
+  CHECK(run_tcgen("user.v2.yaml -o out2 -I missing_dir -I lib") == 0);
 }
 
 TEST_CASE("tcgen reports unreadable schema files and includes", "[generator][cli]") {

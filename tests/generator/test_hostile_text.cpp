@@ -20,7 +20,6 @@
 
 #include "driver/driver.h"
 #include "hostile_text.h"
-#include "skip.h"
 #include "test_support.h"
 #include "version.h"
 
@@ -132,12 +131,6 @@ std::string raw_hostile(const std::string& text) {
   return "";
 }
 
-std::string diagnostics_text(const tcgen::Diagnostics& diagnostics) {
-  std::string text;
-  for (const auto& d : diagnostics.all()) text += tcgen::format_diagnostic(d) + "\n";
-  return text;
-}
-
 // A directory of its own for one test case, removed after it.
 struct Scratch {
   fs::path dir = fs::temp_directory_path() / ("tc-hostile-" + std::to_string(::getpid()));
@@ -154,10 +147,9 @@ tcgen::Compilation compile_file(const fs::path& dir, const std::string& name,
   return tcgen::compile({name}, tcgen::builtin_templates(), options);
 }
 
+// python3 is a build requirement of the tests (tests/docs), so it is asserted, not skipped.
 void require_python() {
-  if (std::system("python3 -c 'import ast, tokenize' > /dev/null 2>&1") != 0) {
-    TC_SKIP("python3 is not installed");
-  }
+  REQUIRE(std::system("python3 -c 'import ast, tokenize' > /dev/null 2>&1") == 0);
 }
 
 // What Python's parser finds in `module` (tests/generator/python_module_shape.py).

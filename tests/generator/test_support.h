@@ -6,7 +6,16 @@
 #include <sstream>
 #include <string>
 
+#include "model/diagnostics.h"
+
 namespace tcgen_test {
+
+/// Every diagnostic, one formatted line each, as tcgen prints them.
+inline std::string diagnostics_text(const tcgen::Diagnostics& diagnostics) {
+  std::string text;
+  for (const auto& d : diagnostics.all()) text += tcgen::format_diagnostic(d) + "\n";
+  return text;
+}
 
 inline std::string read_text(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);

@@ -376,7 +376,7 @@ TEST_CASE("a deep but allowed NonTensorData loads", "[io][corrupt]") {
   CHECK(levels == depth);
 }
 
-TEST_CASE("a read-only data file is mapped copy-on-write", "[io][corrupt]") {
+TEST_CASE("a read-only data file is mapped copy-on-write", "[io][corrupt][needs-non-root]") {
   if (::geteuid() == 0) {
     TC_SKIP("running as root, permissions are not enforced");
   }

@@ -3,8 +3,8 @@
 // SHA-256 of each tensor's raw bytes. Saving what was loaded gives the same files byte for byte.
 #include <ATen/ATen.h>
 
-#include "catch2_compat.h"
 #include <filesystem>
+#include "catch2_compat.h"
 
 #include "io_test_util.h"
 #include "skip.h"
@@ -92,7 +92,7 @@ void check_tensordict(const TensorDict& td, const Json& node, const Json& none_f
 
 }  // namespace
 
-TEST_CASE("every Python fixture loads with exact values", "[io][fixtures]") {
+TEST_CASE("every Python fixture loads with exact values", "[io][fixtures][needs-fixtures]") {
   const auto cases = fixture_cases();
   if (cases.empty()) {
     TC_SKIP("fixtures folder " << kFixtures.string() << " is absent (set TC_FIXTURES_DIR)");
@@ -119,7 +119,7 @@ TEST_CASE("every Python fixture loads with exact values", "[io][fixtures]") {
   }
 }
 
-TEST_CASE("a nested fixture directory loads on its own", "[io][fixtures]") {
+TEST_CASE("a nested fixture directory loads on its own", "[io][fixtures][needs-fixtures]") {
   const fs::path nested = kFixtures / "mmap_example" / "td" / "nested";
   if (!fs::is_directory(nested)) {
     TC_SKIP("fixtures folder " << kFixtures.string() << " is absent");
@@ -131,7 +131,8 @@ TEST_CASE("a nested fixture directory loads on its own", "[io][fixtures]") {
   CHECK(td.get_non_tensor("string") == Json::array({"a string!"}));
 }
 
-TEST_CASE("device meta loads shapes and dtypes without opening data files", "[io][fixtures]") {
+TEST_CASE("device meta loads shapes and dtypes without opening data files",
+          "[io][fixtures][needs-fixtures]") {
   const fs::path src = kFixtures / "flat_dtypes" / "td";
   if (!fs::is_directory(src)) {
     TC_SKIP("fixtures folder " << kFixtures.string() << " is absent");
@@ -145,7 +146,8 @@ TEST_CASE("device meta loads shapes and dtypes without opening data files", "[io
   CHECK(td.size() == 10);
 }
 
-TEST_CASE("saving a loaded fixture reproduces Python's files byte for byte", "[io][fixtures]") {
+TEST_CASE("saving a loaded fixture reproduces Python's files byte for byte",
+          "[io][fixtures][needs-fixtures]") {
   const auto cases = fixture_cases();
   if (cases.empty()) {
     TC_SKIP("fixtures folder " << kFixtures.string() << " is absent");

@@ -364,8 +364,8 @@ TEST_CASE("a save replaces an earlier version-1 save, not a newer one", "[io][fo
 }
 
 TEST_CASE("Python tensordict 0.14 loads our version-1 directories and archives",
-          "[io][format_version][python][peer]") {
-  if (kPeer.empty()) TC_SKIP("TC_PYTHON_PEER is not set");
+          "[io][format_version][python][peer][needs-peer]") {
+  tc_test::require_python_peer("tensordict");
   tc_test::TempDir tmp;
   TensorDict td = named_td();
   td.set("steps", tensordict::lazy_stack({TensorDict({{"x", at::arange(3)}}, {3}),
@@ -381,7 +381,7 @@ TEST_CASE("Python tensordict 0.14 loads our version-1 directories and archives",
                            (tmp / "v1") + "' '" + (tmp / "v1.tdz") + "'");
   // 77: the script found no tensordict to import; 126/127: no Python at TC_PYTHON_PEER.
   if (r.code == 77 || r.code == 126 || r.code == 127) {
-    TC_SKIP("no Python tensordict at TC_PYTHON_PEER='" << kPeer << "'");
+    TC_SKIP_WITHOUT_PEER("no Python tensordict at TC_PYTHON_PEER='" << kPeer << "'");
   }
   REQUIRE(r.code == 0);
   const Json described = Json::parse(r.output);
@@ -404,7 +404,7 @@ TEST_CASE("Python tensordict 0.14 loads our version-1 directories and archives",
 }
 
 TEST_CASE("_SubTensorDict directories Python writes load as the indexed view of their source",
-          "[io][python][peer]") {
+          "[io][python][peer][needs-peer]") {
   tc_test::require_python_peer("tensordict");
   const tc_test::TempDir tmp;
   const std::string command = "'" + tc_test::python_peer() +

@@ -522,7 +522,7 @@ TEST_CASE("a save replaces only what a save wrote: a user's meta.json is refused
 }
 
 TEST_CASE("Python's saves of every kind are recognised and replaced, a user's files kept",
-          "[io][overwrite]") {
+          "[io][overwrite][needs-fixtures]") {
   const fs::path fixtures = fs::path(TC_FIXTURES_DIR) / "python-tensordict";
   if (!fs::is_directory(fixtures)) TC_SKIP("fixtures folder " << fixtures.string() << " is absent");
   for (const auto& entry : fs::directory_iterator(fixtures)) {

@@ -13,7 +13,8 @@ namespace memmap = tensordict::memmap;
 
 using namespace tdz_test;
 
-TEST_CASE("every Python archive loads with the values of its directory", "[io][tdz]") {
+TEST_CASE("every Python archive loads with the values of its directory",
+          "[io][tdz][needs-fixtures]") {
   require_fixtures();
   for (const std::string c : {"flat", "nested", "odd_keys", "flat_packed"}) {
     SECTION(c) {
@@ -28,7 +29,7 @@ TEST_CASE("every Python archive loads with the values of its directory", "[io][t
   }
 }
 
-TEST_CASE("archive leaves are views into one mapping of the file", "[io][tdz]") {
+TEST_CASE("archive leaves are views into one mapping of the file", "[io][tdz][needs-fixtures]") {
   require_fixtures();
   const std::string path = fixture("flat.tdz");
   TensorDict td = archive::load_memmap(path);
@@ -50,7 +51,7 @@ TEST_CASE("archive leaves are views into one mapping of the file", "[io][tdz]") 
   CHECK(tc_test::read_file(path) == before);
 }
 
-TEST_CASE("a subpath loads one sub-tensordict of an archive", "[io][tdz]") {
+TEST_CASE("a subpath loads one sub-tensordict of an archive", "[io][tdz][needs-fixtures]") {
   require_fixtures();
   const std::string path = fixture("nested.tdz");
   check_same(archive::load_memmap(path, "next"), TensorDict::load_memmap(fixture("nested/next")));
@@ -68,7 +69,7 @@ TEST_CASE("a subpath loads one sub-tensordict of an archive", "[io][tdz]") {
   CHECK(at::equal(odd.get("x/y"), at::ones({2}, at::kInt)));
 }
 
-TEST_CASE("C++ writes Python's archives byte for byte", "[io][tdz]") {
+TEST_CASE("C++ writes Python's archives byte for byte", "[io][tdz][needs-fixtures]") {
   require_fixtures();
   tc_test::TempDir tmp;
   for (const std::string c : kCases) {
@@ -99,7 +100,7 @@ TEST_CASE("C++ writes Python's archives byte for byte", "[io][tdz]") {
   }
 }
 
-TEST_CASE("unpacking a Python archive gives its directory", "[io][tdz]") {
+TEST_CASE("unpacking a Python archive gives its directory", "[io][tdz][needs-fixtures]") {
   require_fixtures();
   tc_test::TempDir tmp;
   for (const std::string c : kCases) {
@@ -195,7 +196,8 @@ TEST_CASE("saving an archive never deletes what the library did not write", "[io
   CHECK(tc_test::read_file(tmp / "dir.tdz/keep") == "x");
 }
 
-TEST_CASE("archives written by other zip tools load, unaligned payloads copied", "[io][tdz]") {
+TEST_CASE("archives written by other zip tools load, unaligned payloads copied",
+          "[io][tdz][needs-fixtures]") {
   require_fixtures();
   tc_test::TempDir tmp;
   auto entries = flat_entries();
@@ -208,7 +210,7 @@ TEST_CASE("archives written by other zip tools load, unaligned payloads copied",
   CHECK_FALSE(archive::is_memmap_archive(fixture("README.md")));
 }
 
-TEST_CASE("corrupt archives give clean errors", "[io][tdz]") {
+TEST_CASE("corrupt archives give clean errors", "[io][tdz][needs-fixtures]") {
   require_fixtures();
   tc_test::TempDir tmp;
   const std::string good = tc_test::read_file(fixture("flat.tdz"));

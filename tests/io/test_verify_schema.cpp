@@ -163,7 +163,7 @@ TEST_CASE("tdtool verify --schema: batch dims, _type, bad schemas and classes",
 }
 
 TEST_CASE("tdtool verify --schema: Python's tensorclass fixture against its schema",
-          "[tdtool][schema][fixtures]") {
+          "[tdtool][schema][fixtures][needs-fixtures]") {
   const fs::path dir = fs::path(TC_FIXTURES_DIR) / "python-tensordict" / "tensorclass" / "td";
   if (!fs::exists(dir)) TC_SKIP("fixture directory " << dir << " is absent (set TC_FIXTURES_DIR)");
   const std::string schema = std::string(TC_SOURCE_DIR) + "/tests/goldens/fixture.yaml";
@@ -273,7 +273,7 @@ std::string chat_schema(const std::string& part_type) {
 }  // namespace
 
 TEST_CASE("tdtool verify --schema: lazily stacked messages and parts, as Python writes them",
-          "[tdtool][schema][python][peer]") {
+          "[tdtool][schema][python][peer][needs-peer]") {
   tc_test::require_python_peer("tensordict");
   tc_test::TempDir tmp;
   REQUIRE(std::system(("'" + tc_test::python_peer() +

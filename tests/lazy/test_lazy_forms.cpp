@@ -12,7 +12,7 @@ using tensordict::TensorDict;
 
 namespace {
 
-TensorDict element(int64_t k) {
+TensorDict forms_element(int64_t k) {
   TensorDict nested({{"y", at::arange(3) + k}}, {3});
   return TensorDict(
       {{"x", at::arange(12, at::kFloat).reshape({3, 4}) + 100 * k}, {"n", nested}, {"s", "text"}},
@@ -27,8 +27,8 @@ TEST_CASE("every op gives on a lazy stack what it gives on the dense stack, or r
   for (const auto& entry : lazy_forms::entries()) {
     if (entry.form == lazy_forms::Form::NotAnOp) continue;
     INFO("TensorDict::" << entry.member);
-    const TensorDict lazy = tensordict::lazy_stack({element(0), element(1)});
-    const TensorDict dense = tensordict::stack({element(0), element(1)});
+    const TensorDict lazy = tensordict::lazy_stack({forms_element(0), forms_element(1)});
+    const TensorDict dense = tensordict::stack({forms_element(0), forms_element(1)});
     if (entry.form == lazy_forms::Form::Same) {
       std::string on_lazy;
       CHECK_NOTHROW(on_lazy = entry.run(lazy));

@@ -6,20 +6,18 @@
 #include "catch2_compat.h"
 
 #include "io_test_util.h"
+#include "lazy_test_util.h"
 #include "skip.h"
 #include "tensordict/lazy_stack.h"
 #include "tensordict/memmap.h"
 
 using namespace tensordict;
+using lazy_test::conv;
 namespace fs = std::filesystem;
 
 namespace {
 
 const fs::path kFixtures = fs::path(TC_FIXTURES_DIR) / "python-tensordict";
-
-TensorDict conv(int64_t n, float base) {
-  return TensorDict({{"x", at::arange(n, at::kFloat) + base}, {"s", "text"}}, {n});
-}
 
 Json meta_of(const std::string& dir) { return Json::parse(tc_test::read_file(dir + "/meta.json")); }
 
@@ -116,7 +114,8 @@ TEST_CASE("a lazy stack nested in a TensorDict and a lazy stack of lazy stacks",
   CHECK(MemoryMappedTensor::is_memory_mapped(first.get("x")));
 }
 
-TEST_CASE("load then save through the plain API keeps the _type of every level", "[lazy][io]") {
+TEST_CASE("load then save through the plain API keeps the _type of every level",
+          "[lazy][io][needs-fixtures]") {
   const fs::path fixture = kFixtures / "tensorclass" / "td";
   if (!fs::is_directory(fixture)) {
     TC_SKIP("fixtures folder " << kFixtures.string() << " is absent");
@@ -149,7 +148,8 @@ TEST_CASE("load then save through the plain API keeps the _type of every level",
   CHECK(s2[1].get_non_tensor("label") == "my-label");
 }
 
-TEST_CASE("Python fixtures re-save with the same structure and class", "[lazy][io]") {
+TEST_CASE("Python fixtures re-save with the same structure and class",
+          "[lazy][io][needs-fixtures]") {
   if (!fs::is_directory(kFixtures)) {
     TC_SKIP("fixtures folder " << kFixtures.string() << " is absent");
   }

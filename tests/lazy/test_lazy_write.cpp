@@ -9,12 +9,11 @@
 #include "tensordict/lazy_stack.h"
 
 using namespace tensordict;
+using lazy_test::grid_element;
 
 namespace {
 
-TensorDict element(int64_t k) { return lazy_test::grid_element(k); }
-
-std::vector<TensorDict> elements() { return {element(0), element(1)}; }
+std::vector<TensorDict> elements() { return {grid_element(0), grid_element(1)}; }
 
 void check_same(const TensorDict& got, const TensorDict& want) {
   REQUIRE(got.batch_size() == want.batch_size());
@@ -154,15 +153,16 @@ TEST_CASE("map over a lazy stack gives what it gives over the dense stack", "[la
 
 TEST_CASE("append and insert add elements to a lazy stack, as Python's", "[lazy][append]") {
   TensorDict lazy = lazy_stack(elements(), 1);  // batch [3, 2, 4]
-  lazy.append(element(2));
-  lazy.insert(0, element(3));
-  lazy.insert(-1, element(4));  // before the last, as Python's list.insert
+  lazy.append(grid_element(2));
+  lazy.insert(0, grid_element(3));
+  lazy.insert(-1, grid_element(4));  // before the last, as Python's list.insert
   REQUIRE(lazy.batch_size() == BatchSize{3, 5, 4});
-  check_same(lazy.densify(),
-             stack({element(3), element(0), element(1), element(4), element(2)}, 1));
+  check_same(lazy.densify(), stack({grid_element(3), grid_element(0), grid_element(1),
+                                    grid_element(4), grid_element(2)},
+                                   1));
   CHECK_THROWS_AS(lazy.append(TensorDict({{"x", at::zeros({3})}}, {3})), ShapeError);
   lazy.lock_();
-  CHECK_THROWS_AS(lazy.append(element(5)), LockedError);
+  CHECK_THROWS_AS(lazy.append(grid_element(5)), LockedError);
   TensorDict dense = stack(elements(), 0);
-  CHECK_THROWS_AS(dense.append(element(0)), TypeError);
+  CHECK_THROWS_AS(dense.append(grid_element(0)), TypeError);
 }

@@ -10,7 +10,7 @@ namespace {
 
 std::vector<ChatMessage> system_user() { return {{"system", "You are a bot."}, {"user", "Hello"}}; }
 
-std::string render(const std::vector<ChatMessage>& m, std::string_view f, bool gen = true) {
+std::string render_text(const std::vector<ChatMessage>& m, std::string_view f, bool gen = true) {
   ChatTemplateOptions options;
   options.add_generation_prompt = gen;
   return render_chat(m, f, options).text;
@@ -21,20 +21,21 @@ std::string render(const std::vector<ChatMessage>& m, std::string_view f, bool g
 TEST_CASE("chatml_format renders system and user messages", "[chat]") {
   const std::string base =
       "<|im_start|>system\nYou are a bot.<|im_end|>\n<|im_start|>user\nHello<|im_end|>\n";
-  CHECK(render(system_user(), "chatml_format", false) == base);
+  CHECK(render_text(system_user(), "chatml_format", false) == base);
   CHECK(base.size() == 77);
-  CHECK(render(system_user(), "chatml_format", true) == base + "<|im_start|>assistant\n");
-  CHECK(render(system_user(), "chatml_format", true).size() == 99);
+  CHECK(render_text(system_user(), "chatml_format", true) == base + "<|im_start|>assistant\n");
+  CHECK(render_text(system_user(), "chatml_format", true).size() == 99);
 }
 
 TEST_CASE("qwen equals chatml for system+user and injects a default system prompt", "[chat]") {
   for (bool gen : {false, true}) {
-    CHECK(render(system_user(), "qwen", gen) == render(system_user(), "chatml_format", gen));
+    CHECK(render_text(system_user(), "qwen", gen) ==
+          render_text(system_user(), "chatml_format", gen));
   }
-  CHECK(render({{"user", "Hello"}}, "qwen") ==
+  CHECK(render_text({{"user", "Hello"}}, "qwen") ==
         "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n"
         "Hello<|im_end|>\n<|im_start|>assistant\n");
-  CHECK(render({{"user", "Hello"}}, "chatml_format") ==
+  CHECK(render_text({{"user", "Hello"}}, "chatml_format") ==
         "<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\n");
 }
 
@@ -53,7 +54,7 @@ TEST_CASE("assistant contents are the generated spans", "[chat]") {
 
 TEST_CASE("padding messages with role <none> are dropped", "[chat]") {
   std::vector<ChatMessage> chat = {{"user", "Hi"}, {"<none>", ""}, {"<none>", ""}};
-  CHECK(render(chat, "chatml_format", false) == "<|im_start|>user\nHi<|im_end|>\n");
+  CHECK(render_text(chat, "chatml_format", false) == "<|im_start|>user\nHi<|im_end|>\n");
 }
 
 TEST_CASE("continue_final_message stops after the last content", "[chat]") {
@@ -114,7 +115,7 @@ TEST_CASE("qwen renders tools, tool calls and grouped tool responses", "[chat]")
 TEST_CASE("parse_chat inverts render_chat", "[chat][parse]") {
   std::vector<ChatMessage> chat = {{"system", "S"}, {"user", "multi\nline"}, {"assistant", "A"}};
   for (std::string_view format : {"chatml_format", "qwen"}) {
-    auto parsed = parse_chat(render(chat, format, true), format);
+    auto parsed = parse_chat(render_text(chat, format, true), format);
     REQUIRE(parsed.size() == 3);
     for (size_t i = 0; i < 3; ++i) {
       CHECK(parsed[i].role == chat[i].role);
@@ -135,7 +136,7 @@ TEST_CASE("parse_chat recovers qwen tool calls and responses", "[chat][parse]") 
   ChatMessage call{"assistant", "Let me add."};
   call.tool_calls = Json::array({Json{{"name", "add"}, {"arguments", Json{{"a", 1}}}}});
   std::vector<ChatMessage> chat = {{"user", "1+2?"}, call, {"tool", "3"}, {"tool", "4"}};
-  auto parsed = parse_chat(render(chat, "qwen", false), "qwen");
+  auto parsed = parse_chat(render_text(chat, "qwen", false), "qwen");
   REQUIRE(parsed.size() == 4);  // the template's default system message is not the user's
   CHECK(parsed[0].role == "user");
   CHECK(parsed[1].content == "Let me add.");
@@ -166,10 +167,10 @@ TEST_CASE("unknown roles: chatml renders them, qwen drops them, as TorchRL's tem
   // Rendered from TorchRL's Jinja templates with jinja2 (see test_chat_templates.cpp).
   const std::vector<ChatMessage> chat = {
       {"user", "Hi"}, {"critic", "meh"}, {"tool", "42"}, {"assistant", "Yo"}};
-  CHECK(render(chat, "chatml_format", false) ==
+  CHECK(render_text(chat, "chatml_format", false) ==
         "<|im_start|>user\nHi<|im_end|>\n<|im_start|>critic\nmeh<|im_end|>\n<|im_start|>tool\n42<|"
         "im_end|>\n<|im_start|>assistant\nYo<|im_end|>\n");
-  CHECK(render(chat, "qwen", false) ==
+  CHECK(render_text(chat, "qwen", false) ==
         "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\nHi<|im_end|>"
         "\n<|im_start|>tool\n<tool_response>\n42\n</tool_response><|im_end|>\n<|im_start|>"
         "assistant\nYo<|im_end|>\n");

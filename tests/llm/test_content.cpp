@@ -27,7 +27,7 @@ Json multimodal_chat(const Json& answer) {
                       Json{{"role", "assistant"}, {"content", answer}}});
 }
 
-HistoryTemplateOptions named(std::string name, bool generation_prompt) {
+HistoryTemplateOptions template_options(std::string name, bool generation_prompt) {
   HistoryTemplateOptions o;
   o.chat_template_name = std::move(name);
   o.add_generation_prompt = generation_prompt;
@@ -71,19 +71,19 @@ TEST_CASE("a History holds ContentBase parts and renders their text", "[content]
   CHECK(content.non_tensor_stack().tolist() == kParts);
   CHECK(h[0].content() == kParts);  // a message's content: its dicts, as TorchRL returns them
   // llama renders the text parts, each trimmed.
-  CHECK(h.apply_chat_template(named("llama", true))[0] ==
+  CHECK(h.apply_chat_template(template_options("llama", true))[0] ==
         "<|begin_of_text|><|header_start|>user<|header_end|>\n\nDescribethis.<|eot|><|header_start|"
         ">assistant<|header_end|>\n\nA cat.<|eot|><|header_start|>assistant<|header_end|>\n\n");
   // continue_final_message continues the last text part.
   History open = History::from_chats(multimodal_chat(
       Json::parse(R"([{"type": "text", "text": "A cat "}, {"type": "image", "url": "u"}])")));
-  HistoryTemplateOptions cont = named("llama", false);
+  HistoryTemplateOptions cont = template_options("llama", false);
   cont.continue_final_message = true;
   CHECK(open.apply_chat_template(cont)[0] ==
         "<|begin_of_text|><|header_start|>user<|header_end|>\n\nDescribethis.<|eot|><|header_start|"
         ">assistant<|header_end|>\n\nA cat");
   // chatml joins a user's content with its header: TorchRL's Jinja fails there too (str + list).
-  CHECK_THROWS_WITH(h.apply_chat_template(named("chatml_format", false)),
+  CHECK_THROWS_WITH(h.apply_chat_template(template_options("chatml_format", false)),
                     "template 'chatml_format' joins message 0's content with text, and it is a "
                     "list of parts (as TorchRL's Jinja template, which fails to add a string and "
                     "a list; the llama template renders text parts)");
@@ -117,7 +117,7 @@ TEST_CASE("ContentBase parts round-trip through a History", "[content]") {
   History batch = History::from_chats(
       Json::array({multimodal_chat(text_answer), Json::array({multimodal_chat(answer)[0]})}));
   CHECK(batch.batch_size() == std::vector<int64_t>{2, -1});
-  const auto texts = batch.apply_chat_template(named("llama", false));
+  const auto texts = batch.apply_chat_template(template_options("llama", false));
   REQUIRE(texts.size() == 2);
   CHECK(texts[1] == "<|begin_of_text|><|header_start|>user<|header_end|>\n\nDescribethis.<|eot|>");
   CHECK_THAT(texts[0], Catch::Matchers::EndsWith(
@@ -132,8 +132,8 @@ TEST_CASE("a History with content parts memmaps and loads back", "[content][memm
   std::filesystem::remove_all(dir);
   h.memmap(dir.string());
   History back = History::load_memmap(dir.string());
-  CHECK(back.apply_chat_template(named("llama", false)) ==
-        h.apply_chat_template(named("llama", false)));
+  CHECK(back.apply_chat_template(template_options("llama", false)) ==
+        h.apply_chat_template(template_options("llama", false)));
   const auto messages = tensorclass::llm::conversation_messages(back[0]._tensordict());
   REQUIRE(messages.size() == 2);
   CHECK(messages[0].content_parts == kParts);
@@ -161,7 +161,7 @@ TEST_CASE("typed ContentBase contents are still read", "[content]") {
   CHECK(tensorclass::llm::conversation_messages(message).at(0).content_parts == kParts);
   CHECK(History::from_tensordict(message).content() == kParts);
   History conversation = History::lazy_stack({History::from_tensordict(message)});
-  CHECK(conversation.apply_chat_template(named("llama", false))[0] ==
+  CHECK(conversation.apply_chat_template(template_options("llama", false))[0] ==
         "<|begin_of_text|><|header_start|>user<|header_end|>\n\nDescribethis.<|eot|>");
 }
 
@@ -221,7 +221,7 @@ TEST_CASE("content() of a conversation mixing strings and parts", "[content]") {
       R"([{"role": "user", "content": "a"}, {"role": "assistant", "content": [{"type": "text", "text": "b"}]}])"));
   CHECK(mixed.content() == Json::parse(R"(["a", [{"type": "text", "text": "b"}]])"));
   CHECK(mixed.role() == Json::array({"user", "assistant"}));
-  CHECK(mixed.apply_chat_template(named("llama", false))[0] ==
+  CHECK(mixed.apply_chat_template(template_options("llama", false))[0] ==
         "<|begin_of_text|><|header_start|>user<|header_end|>\n\na<|eot|><|header_start|>"
         "assistant<|header_end|>\n\nb<|eot|>");
 }
@@ -241,7 +241,7 @@ TEST_CASE("content() of mixed ContentBase parts and strings, and of a batch of t
   plain.set_non_tensor("content", "hi");
   History conversation =
       History::lazy_stack({History::from_tensordict(with_parts), History::from_tensordict(plain)});
-  CHECK(conversation.apply_chat_template(named("llama", false))[0] ==
+  CHECK(conversation.apply_chat_template(template_options("llama", false))[0] ==
         "<|begin_of_text|><|header_start|>user<|header_end|>\n\nHi<|eot|><|header_start|>"
         "assistant<|header_end|>\n\nhi<|eot|>");
   CHECK(conversation.content() == Json::array({parts, "hi"}));

@@ -5,12 +5,14 @@
 #include <torch/nn/modules/container/sequential.h>
 #include <torch/nn/modules/linear.h>
 #include "catch2_compat.h"
+#include "nn_test_util.h"
 
 #include "io_test_util.h"
 #include "tensordict/module.h"
 
 using namespace tensordict;
 using Catch::Matchers::Message;
+using nn_test::same;
 
 namespace {
 
@@ -23,8 +25,6 @@ at::Tensor run(torch::nn::Sequential& model, const at::Tensor& x) {
   model->eval();
   return model->forward(x);
 }
-
-bool same(const at::Tensor& a, const at::Tensor& b) { return a.sizes() == b.sizes() && a.equal(b); }
 
 }  // namespace
 

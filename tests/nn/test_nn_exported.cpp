@@ -61,7 +61,8 @@ void check_outputs(const TensorDict& out, const TensorDict& expected) {
 
 }  // namespace
 
-TEST_CASE("a build without AOTInductor says so when loading a package", "[nn][exported]") {
+TEST_CASE("a build without AOTInductor says so when loading a package",
+          "[nn][exported][needs-old-libtorch]") {
   if (can_load_exported_models()) TC_SKIP("libtorch " TORCH_VERSION " loads packages");
   CHECK_THROWS_MATCHES(
       ExportedModel("policy.pt2"), tensordict::Error,
@@ -70,7 +71,7 @@ TEST_CASE("a build without AOTInductor says so when loading a package", "[nn][ex
                                ", and loading packages needs libtorch 2.6 or later"));
 }
 
-TEST_CASE("a dict forward runs by the keys of its call spec", "[nn][exported]") {
+TEST_CASE("a dict forward runs by the keys of its call spec", "[nn][exported][needs-aoti]") {
   const Case c = load_case("dict_policy");
   CHECK(c.model.metadata().at("AOTI_DEVICE_KEY") == "cpu");
   TensorDictModule policy(c.model);
@@ -116,7 +117,8 @@ TEST_CASE("a dict forward runs by the keys of its call spec", "[nn][exported]") 
   }
 }
 
-TEST_CASE("a package's signature is read from its source, on any libtorch", "[nn][exported]") {
+TEST_CASE("a package's signature is read from its source, on any libtorch",
+          "[nn][exported][needs-fixtures]") {
   // The torch 2.14.1 package records input checks; torch 2.6.0's does not.
   const fs::path root = fs::path(TC_FIXTURES_DIR) / "aoti";
   const fs::path recent = root / "dict_policy" / "package.pt2";
@@ -145,7 +147,8 @@ TEST_CASE("a package's signature is read from its source, on any libtorch", "[nn
   CHECK_THROWS_AS(read_package_signature((root / "README.md").string()), tensordict::FormatError);
 }
 
-TEST_CASE("positional tensors and a tuple result take in_keys and out_keys", "[nn][exported]") {
+TEST_CASE("positional tensors and a tuple result take in_keys and out_keys",
+          "[nn][exported][needs-aoti]") {
   const Case c = load_case("tuple_mlp");
   TensorDictModule mlp(c.model, {"x", NestedKey{"params", "scale"}}, {"y", "y_sum"});
   check_outputs(mlp(c.input.clone()), c.expected);
@@ -153,7 +156,7 @@ TEST_CASE("positional tensors and a tuple result take in_keys and out_keys", "[n
 }
 
 TEST_CASE("an exported model runs in a chain, a batch runner and on a tensorclass",
-          "[nn][exported]") {
+          "[nn][exported][needs-aoti]") {
   const Case c = load_case("dict_policy");
   const auto policy = std::make_shared<TensorDictModule>(c.model);
 
@@ -188,7 +191,8 @@ TEST_CASE("an exported model runs in a chain, a batch runner and on a tensorclas
 }
 
 #ifdef TC_NN_TENSORCLASS_TESTS
-TEST_CASE("a generated class is checked against a package, on any libtorch", "[nn][exported]") {
+TEST_CASE("a generated class is checked against a package, on any libtorch",
+          "[nn][exported][needs-fixtures]") {
   const fs::path package = fs::path(TC_FIXTURES_DIR) / "aoti" / "dict_policy" / "package.pt2";
   if (!fs::exists(package)) TC_SKIP("no AOTInductor package at " << package);
   // The class tcgen import wrote from the package, and the hand-written one, fit it.
@@ -212,7 +216,7 @@ TEST_CASE("a generated class is checked against a package, on any libtorch", "[n
       Catch::Matchers::ContainsSubstring("input 'goal.bias': Step has no field 'goal'"));
 }
 
-TEST_CASE("the imported class runs the loaded package", "[nn][exported]") {
+TEST_CASE("the imported class runs the loaded package", "[nn][exported][needs-aoti]") {
   const Case c = load_case("dict_policy");
   check_class<imported_policy::ImportedPolicy>(c.model);
   TensorDictModule policy(c.model);

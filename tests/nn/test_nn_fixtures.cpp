@@ -24,14 +24,14 @@ namespace {
 
 const fs::path kCases = fs::path(TC_FIXTURES_DIR) / "torchscript";
 
-struct Case {
+struct ScriptCase {
   torch::jit::Module module;
   TensorDict input;
   TensorDict expected;
   Json spec;
 };
 
-Case load_case(const std::string& name) {
+ScriptCase load_script_case(const std::string& name) {
   const fs::path dir = kCases / name;
   if (!fs::exists(dir / "module.pt"))
     TC_SKIP("no TorchScript fixture at " << dir << " (set TC_FIXTURES_DIR)");
@@ -51,8 +51,8 @@ std::vector<NestedKey> keys_of(const Json& lists) {
 
 // Python's outputs, to the last bit with one thread; float results within 1e-6 relative
 // otherwise (the fixture's README: kernels may differ with the thread count).
-void check_outputs(const TensorDict& out, const TensorDict& expected,
-                   const std::vector<NestedKey>& out_keys) {
+void check_script_outputs(const TensorDict& out, const TensorDict& expected,
+                          const std::vector<NestedKey>& out_keys) {
   for (const auto& key : out_keys) {
     INFO("out_key " << key.repr());
     const at::Tensor got = out.get(key);
@@ -85,30 +85,33 @@ void check_parameters(const torch::jit::Module& module, const Json& spec) {
 
 }  // namespace
 
-TEST_CASE("Python's dict-in/dict-out policy gives Python's outputs", "[nn][fixtures]") {
-  Case c = load_case("dict_policy");
+TEST_CASE("Python's dict-in/dict-out policy gives Python's outputs",
+          "[nn][fixtures][needs-fixtures]") {
+  ScriptCase c = load_script_case("dict_policy");
   REQUIRE(c.spec["forward"] == "dict");
   at::set_num_threads(1);
   const auto out_keys = keys_of(c.spec["out_keys"]);
   TensorDictModule policy(c.module, keys_of(c.spec["in_keys"]), out_keys);
   TensorDict out = policy(c.input.clone());
-  check_outputs(out, c.expected, out_keys);
+  check_script_outputs(out, c.expected, out_keys);
   check_parameters(c.module, c.spec);
 }
 
-TEST_CASE("Python's positional MLP with a nested in_key gives Python's outputs", "[nn][fixtures]") {
-  Case c = load_case("tuple_mlp");
+TEST_CASE("Python's positional MLP with a nested in_key gives Python's outputs",
+          "[nn][fixtures][needs-fixtures]") {
+  ScriptCase c = load_script_case("tuple_mlp");
   REQUIRE(c.spec["forward"] == "tensors");
   at::set_num_threads(1);
   const auto out_keys = keys_of(c.spec["out_keys"]);
   TensorDictModule mlp(c.module, keys_of(c.spec["in_keys"]), out_keys);
   TensorDict out = mlp(c.input.clone());
-  check_outputs(out, c.expected, out_keys);
+  check_script_outputs(out, c.expected, out_keys);
   check_parameters(c.module, c.spec);
 }
 
-TEST_CASE("a loaded policy's parameters swap and checkpoint like torch::nn's", "[nn][fixtures]") {
-  Case c = load_case("dict_policy");
+TEST_CASE("a loaded policy's parameters swap and checkpoint like torch::nn's",
+          "[nn][fixtures][needs-fixtures]") {
+  ScriptCase c = load_script_case("dict_policy");
   const auto out_keys = keys_of(c.spec["out_keys"]);
   TensorDictModule policy(c.module, keys_of(c.spec["in_keys"]), out_keys);
   TensorDict zeros = from_module(c.module).detach().clone().zero_();
@@ -117,5 +120,5 @@ TEST_CASE("a loaded policy's parameters swap and checkpoint like torch::nn's", "
     TensorDict out = policy(c.input.clone());
     CHECK(out.get("logits").abs().sum().item<float>() == 0.0F);
   }
-  check_outputs(policy(c.input.clone()), c.expected, out_keys);
+  check_script_outputs(policy(c.input.clone()), c.expected, out_keys);
 }

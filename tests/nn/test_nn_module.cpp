@@ -5,6 +5,7 @@
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/rnn.h>
 #include "catch2_compat.h"
+#include "nn_test_util.h"
 
 #include "tensordict/nn/module.h"
 #ifdef TC_NN_TENSORCLASS_TESTS
@@ -12,12 +13,11 @@
 #endif
 
 using namespace tensordict;
+using nn_test::same;
 using namespace tensordict::nn;
 using Catch::Matchers::ContainsSubstring;
 
 namespace {
-
-bool same(const at::Tensor& a, const at::Tensor& b) { return a.sizes() == b.sizes() && a.equal(b); }
 
 TensorDict batch_of(int64_t n) {
   return TensorDict({{"obs", at::randn({n, 4})}, {"target", at::randn({n, 2})}}, {n});

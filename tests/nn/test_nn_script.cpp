@@ -4,17 +4,17 @@
 // and scripted here, in C++.
 // Before Catch: torch's headers bring glog's CHECK, which Catch's must replace.
 #include "catch2_compat.h"
+#include "nn_test_util.h"
 #include "tensordict/nn/script.h"
 
 #include <filesystem>
 
 using namespace tensordict;
+using nn_test::same;
 using namespace tensordict::nn;
 using Catch::Matchers::ContainsSubstring;
 
 namespace {
-
-bool same(const at::Tensor& a, const at::Tensor& b) { return a.sizes() == b.sizes() && a.equal(b); }
 
 // Outputs of different calls of one TorchScript module agree to rounding only: from the second
 // call on, libtorch 2.x runs the profiled graph fused (TensorExpr), whose float results may differ

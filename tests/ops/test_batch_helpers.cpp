@@ -57,7 +57,7 @@ TEST_CASE("to(device, non_blocking)", "[batch]") {
   CHECK(same(moved.get("a"), td.get("a")));
 }
 
-TEST_CASE("pin_memory pins every leaf", "[batch][cuda]") {
+TEST_CASE("pin_memory pins every leaf", "[batch][cuda][needs-cuda]") {
   if (!at::hasCUDA()) TC_SKIP("pin_memory needs CUDA");
   TensorDict td = sample();
   TensorDict pinned = td.pin_memory();

@@ -86,7 +86,7 @@ std::string join_file(const std::string& buffer, const std::string& json) {
 
 // batch [3]: bool, int32, bfloat16 and float64 leaves (3, 24, 18 and 24 bytes: padding matters),
 // nested TensorDicts two deep, NonTensorData at two levels and a NonTensorStack.
-TensorDict mixed() {
+TensorDict mixed_kinds() {
   TensorDict deep({{"x", at::arange(3, at::kInt) * -5}}, {3});
   TensorDict n({{"d", at::arange(3, at::kDouble) / 3}, {"deep", deep}}, {3});
   n.set_non_tensor("note", Json{{"k", 1}});
@@ -100,7 +100,7 @@ TensorDict mixed() {
 }
 
 void check_mixed(const TensorDict& td) {
-  const TensorDict ref = mixed();
+  const TensorDict ref = mixed_kinds();
   for (const char* key : {"flag", "i", "h"}) CHECK(same(td.get(key), ref.get(key)));
   CHECK(same(td.get({"n", "d"}), ref.get({"n", "d"})));
   CHECK(same(td.get({"n", "deep", "x"}), ref.get({"n", "deep", "x"})));
@@ -219,7 +219,7 @@ TEST_CASE("to(device) moves plain and consolidated TensorDicts (runs where CUDA 
 TEST_CASE("consolidate(filename) writes a file from_consolidated reads back", "[consolidate]") {
   TempDir dir;
   const std::string path = dir / "td.bin";
-  const TensorDict c = mixed().consolidate(path);
+  const TensorDict c = mixed_kinds().consolidate(path);
   check_mixed(c);
   CHECK(c.is_consolidated());
   CHECK(c.is_locked());  // as Python locks its result
@@ -235,7 +235,7 @@ TEST_CASE("consolidate(filename) writes a file from_consolidated reads back", "[
   CHECK_FALSE(back.device().has_value());
 
   // An already consolidated TensorDict is written too, and a previous file is replaced.
-  TensorDict other = mixed().consolidate();
+  TensorDict other = mixed_kinds().consolidate();
   other.get("i").fill_(3);
   other.consolidate(path);
   CHECK(TensorDict::from_consolidated(path).get("i").eq(3).all().item<bool>());
@@ -252,7 +252,7 @@ TEST_CASE("consolidate(filename) writes a file from_consolidated reads back", "[
 TEST_CASE("consolidate(filename) lays the file out as Python does", "[consolidate]") {
   TempDir dir;
   const std::string path = dir / "td.bin";
-  mixed().consolidate(path);
+  mixed_kinds().consolidate(path);
   const std::string bytes = read_bytes(path);
   const Parts parts = split_file(bytes);
   REQUIRE(parts.length + 8 <= bytes.size());
@@ -283,7 +283,7 @@ TEST_CASE("writes through consolidate(filename)'s result reach the file, not fro
           "[consolidate]") {
   TempDir dir;
   const std::string path = dir / "td.bin";
-  TensorDict c = mixed().consolidate(path);
+  TensorDict c = mixed_kinds().consolidate(path);
   c.get({"n", "deep", "x"}).fill_(41);  // in place: allowed on a locked TensorDict
   CHECK(TensorDict::from_consolidated(path).get({"n", "deep", "x"}).eq(41).all().item<bool>());
   // from_consolidated maps copy-on-write, as Python's torch.from_file(shared=False) does.
@@ -291,25 +291,25 @@ TEST_CASE("writes through consolidate(filename)'s result reach the file, not fro
   back.get("i").zero_();
   CHECK(back.get("i").eq(0).all().item<bool>());
   CHECK(split_file(read_bytes(path)).buffer.substr(8, 24) ==
-        std::string(reinterpret_cast<const char*>(mixed().get("i").data_ptr()), 24));
-  CHECK(same(c.get("i"), mixed().get("i")));
+        std::string(reinterpret_cast<const char*>(mixed_kinds().get("i").data_ptr()), 24));
+  CHECK(same(c.get("i"), mixed_kinds().get("i")));
 }
 
 TEST_CASE("consolidate(filename) replaces only a previous consolidated file", "[consolidate]") {
   TempDir dir;
   write_bytes(dir / "notes.txt", "keep me");
-  CHECK(format_error([&] { mixed().consolidate(dir / "notes.txt"); }) ==
+  CHECK(format_error([&] { mixed_kinds().consolidate(dir / "notes.txt"); }) ==
         "consolidate: refusing to replace '" + dir / "notes.txt" +
             "': it is not a consolidated TensorDict file (no metadata at its end)");
   CHECK(read_bytes(dir / "notes.txt") == "keep me");
   fs::create_directory(dir / "sub");
-  CHECK(format_error([&] { mixed().consolidate(dir / "sub"); }) ==
+  CHECK(format_error([&] { mixed_kinds().consolidate(dir / "sub"); }) ==
         "consolidate: '" + dir / "sub" + "' exists and is not a regular file");
-  mixed().consolidate(dir / "td.bin");
+  mixed_kinds().consolidate(dir / "td.bin");
   fs::create_symlink(dir / "td.bin", dir / "link");
-  CHECK(format_error([&] { mixed().consolidate(dir / "link"); }) ==
+  CHECK(format_error([&] { mixed_kinds().consolidate(dir / "link"); }) ==
         "consolidate: refusing to write through symlink '" + dir / "link" + "'");
-  CHECK_THROWS_AS(mixed().consolidate(dir / "missing/td.bin"), FormatError);
+  CHECK_THROWS_AS(mixed_kinds().consolidate(dir / "missing/td.bin"), FormatError);
   std::vector<std::string> names = dir.names();
   std::sort(names.begin(), names.end());
   CHECK(names == std::vector<std::string>{"link", "notes.txt", "sub", "td.bin"});
@@ -318,7 +318,7 @@ TEST_CASE("consolidate(filename) replaces only a previous consolidated file", "[
 TEST_CASE("from_consolidated refuses corrupt files with FormatError", "[consolidate]") {
   TempDir dir;
   const std::string good = dir / "good.bin";
-  mixed().consolidate(good);
+  mixed_kinds().consolidate(good);
   const std::string bytes = read_bytes(good);
   const Parts parts = split_file(bytes);
   const std::string path = dir / "bad.bin";

@@ -3,10 +3,10 @@
 // path cannot take fall back with the same results.
 #include <ATen/ATen.h>
 
-#include "catch2_compat.h"
 #include <functional>
 #include <string>
 #include <vector>
+#include "catch2_compat.h"
 
 #include "tensordict/tensordict.h"
 
@@ -33,7 +33,7 @@ void require_same(const TensorDict& fused, const TensorDict& per_leaf) {
 // Float leaves of mixed dtypes (float16 left out: libtorch 1.13 has no CPU exp for it) and odd
 // sizes (padding between leaves), nested, a string, a 0-dim leaf; values with negatives, zeros and
 // large numbers so exp/log/sqrt meet inf and NaN too.
-TensorDict mixed() {
+TensorDict mixed_dtypes() {
   TensorDict td({}, {4});
   td.set("a", at::randn({4, 3}) * 10);
   td.set("b", at::randn({4, 5}, at::kDouble));
@@ -53,7 +53,7 @@ using Unary = std::function<TensorDict(const TensorDict&)>;
 }  // namespace
 
 TEST_CASE("fused element-wise ops equal the per-leaf ones bit for bit", "[ops][fused]") {
-  const TensorDict plain = mixed();
+  const TensorDict plain = mixed_dtypes();
   const TensorDict packed = plain.consolidate();
   const TensorDict other = (plain * 0.5 + 1.25);
   const TensorDict other_packed = other.consolidate();
@@ -117,7 +117,7 @@ TEST_CASE("fused in-place ops equal the per-leaf ones and touch only their leave
           {"sign_", [](TensorDict& t, const TensorDict&) { t.sign_(); }},
           {"add_td", [](TensorDict& t, const TensorDict& o) { t.add_(o); }},
           {"mul_td", [](TensorDict& t, const TensorDict& o) { t.mul_(o); }}};
-  const TensorDict source = mixed();
+  const TensorDict source = mixed_dtypes();
   for (const auto& [name, op] : ops) {
     INFO(name);
     TensorDict plain = source.clone();

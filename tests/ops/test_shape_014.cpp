@@ -10,10 +10,10 @@ using Catch::Matchers::Message;
 
 namespace {
 
-using RawOp = std::function<at::Tensor(const at::Tensor&)>;
+using LeafOp = std::function<at::Tensor(const at::Tensor&)>;
 
 // `items`: the index grid of td's batch (the NonTensorStack's items are "i,j" of grid()).
-void check(const TensorDict& td, const TensorDict& out, const RawOp& raw,
+void check(const TensorDict& td, const TensorDict& out, const LeafOp& raw,
            const at::Tensor& items = grid()) {
   for (const NestedKey& key : {NestedKey("a"), NestedKey("b"), NestedKey({"n", "c"})}) {
     INFO(key.repr());
@@ -214,5 +214,6 @@ TEST_CASE("quantile per leaf and over every leaf", "[reduce][0.14]") {
              at::cat({td.get("x").reshape({-1}), td.get("y").reshape({-1})}).max()));
   CHECK_THROWS_AS(td.quantile(0.5, {0, 1}), ShapeError);
   TensorDict ints({{"i", at::arange(4)}}, {4});
-  CHECK_THROWS_WITH(ints.quantile(0.5, 0), Catch::Matchers::ContainsSubstring("quantile: key 'i' (int64 [4])"));
+  CHECK_THROWS_WITH(ints.quantile(0.5, 0),
+                    Catch::Matchers::ContainsSubstring("quantile: key 'i' (int64 [4])"));
 }

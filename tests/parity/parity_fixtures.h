@@ -6,6 +6,8 @@
 #include <ATen/ATen.h>
 #include <c10/util/intrusive_ptr.h>
 
+#include <algorithm>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,16 @@
 namespace parity {
 
 using namespace tensordict;
+
+/// Whether `keys` (a keys() result) holds `key`.
+inline bool has_key(const std::vector<NestedKey>& keys, const NestedKey& key) {
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+
+/// `keys` as a set, for comparisons that ignore order.
+inline std::set<NestedKey> key_set(const std::vector<NestedKey>& keys) {
+  return {keys.begin(), keys.end()};
+}
 
 /// Python's `td`: batch [4, 3, 2, 1]; "a" float [.., 5], "b" float [.., 10], "c" long [.., 3].
 inline TensorDict make_td() {

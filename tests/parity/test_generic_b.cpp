@@ -7,16 +7,10 @@
 #include "parity_fixtures.h"
 
 using namespace tensordict;
+using parity::has_key;
+using parity::key_set;
 
 namespace {
-
-std::set<NestedKey> key_set(const std::vector<NestedKey>& keys) {
-  return {keys.begin(), keys.end()};
-}
-
-bool has_key(const std::vector<NestedKey>& keys, const NestedKey& key) {
-  return std::find(keys.begin(), keys.end(), key) != keys.end();
-}
 
 using Shape = std::vector<int64_t>;
 

@@ -15,14 +15,11 @@
 #include "parity_fixtures.h"
 
 using namespace tensordict;
+using parity::has_key;
 
 namespace {
 
 using Shape = std::vector<int64_t>;
-
-bool has_key(const std::vector<NestedKey>& keys, const NestedKey& key) {
-  return std::find(keys.begin(), keys.end(), key) != keys.end();
-}
 
 at::Tensor longs(std::vector<int64_t> v) { return at::tensor(v); }
 

@@ -8,14 +8,11 @@
 #include "parity_fixtures.h"
 
 using namespace tensordict;
+using parity::has_key;
 using parity::to_tensordict;
 namespace ti = at::indexing;
 
 namespace {
-
-bool has_key(const std::vector<NestedKey>& keys, const NestedKey& key) {
-  return std::find(keys.begin(), keys.end(), key) != keys.end();
-}
 
 // An index in both spellings: the runtime's (for the TensorDict) and ATen's (for the tensor the
 // Python test indexes to compute the expected shape).

@@ -7,13 +7,10 @@
 #include "tensordict/state_dict.h"
 
 using namespace tensordict;
+using parity::has_key;
 using parity::to_tensordict;
 
 namespace {
-
-bool has_key(const std::vector<NestedKey>& keys, const NestedKey& key) {
-  return std::find(keys.begin(), keys.end(), key) != keys.end();
-}
 
 // Python's _to_float: td.apply(lambda x: x.float()).
 TensorDict to_float(const TensorDict& td) {

@@ -3,10 +3,10 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
-#include "catch2_compat.h"
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include "catch2_compat.h"
 
 #include <unistd.h>
 
@@ -27,7 +27,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-fs::path scratch(const std::string& name) {
+fs::path io_scratch(const std::string& name) {
   fs::path dir = fs::temp_directory_path() / ("tc_io_" + name + "_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   return dir;
@@ -43,7 +43,7 @@ Json meta(const fs::path& dir) {
 }  // namespace
 
 TEST_CASE("memmap writes Python's tensorclass layout and loads back", "[tensorclass][io]") {
-  const fs::path dir = scratch("plain");
+  const fs::path dir = io_scratch("plain");
   Plain p({at::rand({2, 3})}, {2});
   Plain mapped = p.memmap(dir.string());
   CHECK(mapped.is_memmap());
@@ -65,7 +65,7 @@ TEST_CASE("memmap writes Python's tensorclass layout and loads back", "[tensorcl
 }
 
 TEST_CASE("a tensorclass over a ragged lazy stack saves and loads", "[tensorclass][io][lazy]") {
-  const fs::path dir = scratch("ragged");
+  const fs::path dir = io_scratch("ragged");
   // Rows of 3 and 2 elements: batch [2, -1]; obs cannot be stacked, only saved per element.
   Plain ragged =
       Plain::lazy_stack({Plain({at::rand({3, 3})}, {3}), Plain({at::rand({2, 3})}, {2})});
@@ -82,7 +82,7 @@ TEST_CASE("a tensorclass over a ragged lazy stack saves and loads", "[tensorclas
 }
 
 TEST_CASE("a tensorclass saves to and loads from a .tdz archive", "[tensorclass][io][tdz]") {
-  const fs::path dir = scratch("archive");
+  const fs::path dir = io_scratch("archive");
   fs::create_directories(dir);
   const std::string path = (dir / "plain.tdz").string();
   Plain p({at::rand({2, 3})}, {2});
@@ -103,7 +103,7 @@ TEST_CASE("a tensorclass saves to and loads from a .tdz archive", "[tensorclass]
 }
 
 TEST_CASE("memmap_ maps the instance in place", "[tensorclass][io]") {
-  const fs::path dir = scratch("inplace");
+  const fs::path dir = io_scratch("inplace");
   Outer o({Inner({at::ones({2})}, {2}), std::nullopt, at::zeros({2})}, {2});
   Outer alias = o;  // a handle on the same data
   Inner inner = o.inner();
@@ -121,7 +121,7 @@ TEST_CASE("memmap_ maps the instance in place", "[tensorclass][io]") {
 }
 
 TEST_CASE("nested classes are written as tensorclass directories", "[tensorclass][io]") {
-  const fs::path dir = scratch("nested");
+  const fs::path dir = io_scratch("nested");
   Outer o({Inner({at::ones({2})}, {2}), std::nullopt, at::zeros({2})}, {2});
   o.memmap(dir.string());
   CHECK(meta(dir / "_tensordict")["inner"] == Json{{"type", "Inner"}});
@@ -135,7 +135,7 @@ TEST_CASE("nested classes are written as tensorclass directories", "[tensorclass
 TEST_CASE("PairwiseDataset on disk matches TorchRL's", "[tensorclass][io]") {
   using torchrl::llm::PairwiseDataset;
   using torchrl::llm::RewardData;
-  const fs::path dir = scratch("pairwise");
+  const fs::path dir = io_scratch("pairwise");
   RewardData chosen({at::ones({3, 5}, at::kLong), at::ones({3, 5}, at::kLong)}, {3});
   PairwiseDataset data({chosen, chosen.clone()}, {3});
   data.memmap(dir.string());
@@ -155,7 +155,7 @@ TEST_CASE("History stores strings as NonTensorData / NonTensorStack (nocast)",
   CHECK(h.get("role")->is_non_tensor_stack());
   CHECK(h.get("is_complete")->non_tensor_data().data == true);
   CHECK(h.role() == Json::array({"system", "user"}));
-  const fs::path dir = scratch("history");
+  const fs::path dir = io_scratch("history");
   h.memmap(dir.string());
   CHECK(meta(dir)["_type"] == "<class 'torchrl.data.llm.history.History'>");
   CHECK(meta(dir / "_tensordict")["role"] == Json{{"type", "NonTensorStack"}});
@@ -164,7 +164,7 @@ TEST_CASE("History stores strings as NonTensorData / NonTensorStack (nocast)",
 }
 
 TEST_CASE("a directory written by Python's tensorclass loads as the generated class",
-          "[tensorclass][io][fixtures]") {
+          "[tensorclass][io][fixtures][needs-fixtures]") {
   const fs::path dir = fs::path(TC_FIXTURES_DIR) / "python-tensordict" / "tensorclass" / "td";
   if (!fs::exists(dir)) TC_SKIP("fixture directory " << dir << " is absent (set TC_FIXTURES_DIR)");
   RefTC loaded = RefTC::load_memmap(dir.string());

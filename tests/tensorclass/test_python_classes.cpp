@@ -28,7 +28,7 @@ void require_python() { tc_test::require_python_peer("tensordict"); }
 }  // namespace
 
 TEST_CASE("Python's generated classes load C++'s directories and C++ loads theirs",
-          "[python][peer]") {
+          "[python][peer][needs-peer]") {
   require_python();
   const std::string dir =
       std::filesystem::temp_directory_path() / ("tc-python-classes-" + std::to_string(::getpid()));
