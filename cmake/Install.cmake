@@ -47,3 +47,12 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/TensorClassConfigVersion.
 install(FILES ${PROJECT_BINARY_DIR}/TensorClassConfig.cmake
               ${PROJECT_BINARY_DIR}/TensorClassConfigVersion.cmake
         DESTINATION ${TC_INSTALL_CMAKEDIR})
+
+# `tc_package`: every target the rules above install, so that `cmake --install` works after
+# building it alone (scripts/run.sh builds it and installs into install/).
+add_custom_target(tc_package)
+foreach(target tensordict tensorclass_nn tensorclass_llm tensorclass_distributed tcgen tdtool)
+  if(TARGET ${target})
+    add_dependencies(tc_package ${target})
+  endif()
+endforeach()

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  cmake g++ make python3
+  cmake g++ make ninja-build python3
   libtorch-dev libgloo-dev libyaml-cpp-dev catch2 libclang-dev libkainjow-mustache-dev
   nlohmann-json3-dev libcli11-dev libbenchmark-dev
   doxygen  # the `docs` target (API reference)

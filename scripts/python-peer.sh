@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Puts the real Python tensordict into a chroot of scripts/on-debian.sh, for the live interop tests
 # (TC_PYTHON_PEER), with ../shared/python-peer/setup-in-chroot.sh:
-#   TD_MIRROR=<bare git of pytorch/tensordict> scripts/python-peer.sh sid [REF...]
-# Each REF (default: v0.14.0 and the mirror's HEAD, tensordict's main branch) goes to
+#   [TD_MIRROR=<bare git of pytorch/tensordict>] scripts/python-peer.sh sid [REF...]
+# Without TD_MIRROR the sources come from ../shared/python-peer/src (refs v0.14.0 and main), so CI
+# needs no fetch. Each REF (default: v0.14.0 and main) goes to
 # /opt/peer-REF inside the chroot, with a `tdpy` there that runs python3 with it importable.
 # /opt/peer-default links the first; scripts/on-debian.sh hands its tdpy to the tests.
 set -euo pipefail
-release=${1:?usage: TD_MIRROR=... python-peer.sh RELEASE [REF...]}
+release=${1:?usage: [TD_MIRROR=...] python-peer.sh RELEASE [REF...]}
 shift
-[ $# -gt 0 ] || set -- v0.14.0 HEAD
+[ $# -gt 0 ] || set -- v0.14.0 main
 checkout=$(cd "$(dirname "$0")/.." && pwd)
 setup=$checkout/../shared/python-peer/setup-in-chroot.sh
 [ -x "$setup" ] || { echo "python-peer.sh: $setup not found" >&2; exit 1; }
