@@ -95,7 +95,17 @@ TEST_CASE("tdtool errors: one line, non-zero exit", "[tdtool]") {
   tc_test::TempDir tmp;
   Run missing = tdtool("ls " + tmp / "nothing");
   CHECK(missing.code == 2);
-  CHECK(missing.output == "tdtool: error: missing '" + tmp / "nothing" + "/meta.json'\n");
+  CHECK(missing.output == "tdtool: error: '" + tmp / "nothing" + "': no such file or directory\n");
+  // A directory that is no save at all is named as such, by ls and dump alike.
+  fs::create_directories(tmp / "photos");
+  for (const std::string command : {"ls ", "dump --json "}) {
+    Run not_a_save = tdtool(command + (tmp / "photos"));
+    CHECK(not_a_save.code == 2);
+    CHECK(not_a_save.output == "tdtool: error: '" + tmp / "photos" +
+                                   "' is not a tensordict save: it holds no meta.json (tdtool "
+                                   "reads what memmap() or Python's TensorDict.memmap wrote, and "
+                                   ".tdz archives)\n");
+  }
   CHECK(tdtool("").code != 0);
   CHECK(tdtool("frobnicate x").code != 0);
   Run version = tdtool("--version");

@@ -17,11 +17,26 @@ bool is_archive(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && !S_ISDIR(st.st_mode);
 }
 
+// A directory with no meta.json at its top is no save at all: say so, rather than name the file.
+void require_save_directory(const std::string& dir) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) {
+    throw tensordict::FormatError("'" + dir + "': no such file or directory");
+  }
+  if (::stat((dir + "/meta.json").c_str(), &st) != 0) {
+    throw tensordict::FormatError("'" + dir +
+                                  "' is not a tensordict save: it holds no meta.json (tdtool reads "
+                                  "what memmap() or Python's TensorDict.memmap wrote, and .tdz "
+                                  "archives)");
+  }
+}
+
 }  // namespace
 
 tensordict::memmap::Loaded load_tree(const std::string& path, std::optional<at::Device> device) {
-  return is_archive(path) ? tensordict::archive::load(path, {}, device)
-                          : tensordict::memmap::load(path, device);
+  if (is_archive(path)) return tensordict::archive::load(path, {}, device);
+  require_save_directory(path);
+  return tensordict::memmap::load(path, device);
 }
 
 std::vector<std::string> verify_tree(const std::string& path) {
