@@ -32,8 +32,6 @@ FieldView field_view(const Field& field, const FieldContext& ctx) {
   return value_field(field, ctx);
 }
 
-constexpr size_t kColumnLimit = 100;
-
 bool fits(const std::string& text, const std::string& marker) {
   size_t at = text.find(marker);
   if (at == std::string::npos) return true;

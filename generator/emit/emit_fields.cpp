@@ -8,8 +8,6 @@
 namespace tcgen {
 namespace {
 
-constexpr size_t kColumnLimit = 100;
-
 using kainjow::mustache::data;
 
 std::string class_type(const Type& type, const FieldContext& ctx) {

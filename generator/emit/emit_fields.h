@@ -9,6 +9,9 @@
 
 namespace tcgen {
 
+/// The column limit of generated headers (clang-format's, which the goldens are checked against).
+inline constexpr size_t kColumnLimit = 100;
+
 struct FieldView {
   kainjow::mustache::data accessor;  ///< context of field.mustache
   kainjow::mustache::data arg;       ///< the Args member: arg_type, name, arg_init, doc

@@ -36,6 +36,11 @@ inline constexpr std::string_view kDeepSeekEos =
     "<\xEF\xBD\x9C"
     "end\xE2\x96\x81of\xE2\x96\x81sentence\xEF\xBD\x9C>";
 inline constexpr std::string_view kLlamaBos = "<|begin_of_text|>";
+/// ChatML's message markers and Qwen's default system prompt, as the renderer writes them and the
+/// parser reads them.
+inline constexpr std::string_view kImStart = "<|im_start|>";
+inline constexpr std::string_view kImEnd = "<|im_end|>";
+inline constexpr std::string_view kQwenDefaultSystem = "You are a helpful assistant.";
 
 /// A message's content where a template concatenates it with strings (`'<|im_start|>' + role +
 /// '\n' + content`): a string. ContentBase parts (str + list) and a null content (undefined + str)

@@ -7,13 +7,10 @@
 namespace tensorclass::llm::detail {
 namespace {
 
-constexpr std::string_view kStart = "<|im_start|>";
-constexpr std::string_view kEnd = "<|im_end|>";
 // A model's end-of-text token also ends a message (TorchRL's parsers take it for one).
 constexpr std::string_view kEndOfText = "<|endoftext|>";
 constexpr std::string_view kNext = "\n<|im_start|>";
-constexpr std::string_view kDefaultSystem = "You are a helpful assistant.";
-constexpr std::string_view kToolsIntro = "\n\n# Tools\n\nYou may call one or more functions";
+constexpr std::string_view kToolsIntroPrefix = "\n\n# Tools\n\nYou may call one or more functions";
 constexpr std::string_view kCallOpen = "\n<tool_call>\n";
 constexpr std::string_view kCallClose = "\n</tool_call>";
 constexpr std::string_view kResponseOpen = "<tool_response>\n";
@@ -30,7 +27,7 @@ struct Block {
 std::vector<Block> split_blocks(std::string_view text, std::string_view name) {
   // A rendering ends with "<|im_end|>\n", a model's output may stop at "<|im_end|>" or
   // "<|endoftext|>": each ends the last message.
-  for (auto end : {kEnd, kEndOfText}) {
+  for (auto end : {kImEnd, kEndOfText}) {
     if (text.size() > end.size() && text.back() == '\n' &&
         text.substr(text.size() - end.size() - 1, end.size()) == end) {
       text.remove_suffix(1);
@@ -39,10 +36,11 @@ std::vector<Block> split_blocks(std::string_view text, std::string_view name) {
   std::vector<Block> blocks;
   size_t pos = 0;
   while (pos < text.size()) {
-    if (text.substr(pos, kStart.size()) != kStart) bad_text(name, pos, "expected '<|im_start|>'");
-    pos += kStart.size();
-    size_t end = find_message_end(text, pos, kEnd, {kNext});
-    size_t end_size = kEnd.size();
+    if (text.substr(pos, kImStart.size()) != kImStart)
+      bad_text(name, pos, "expected '<|im_start|>'");
+    pos += kImStart.size();
+    size_t end = find_message_end(text, pos, kImEnd, {kNext});
+    size_t end_size = kImEnd.size();
     const size_t eot = find_message_end(text, pos, kEndOfText, {kNext});
     if (eot < end) {
       end = eot;
@@ -206,13 +204,13 @@ std::vector<ChatMessage> parse_qwen(std::string_view text) {
     Block& block = blocks[i];
     if (i == 0 && block.role == "system" && block.closed) {
       // The tools section the template appends to the system message is not content.
-      const size_t tools = block.body.rfind(kToolsIntro);
+      const size_t tools = block.body.rfind(kToolsIntroPrefix);
       if (tools != std::string_view::npos) block.body = block.body.substr(0, tools);
       // The default system message is the template's, not a message the user gave: the two
       // renderings are the same text, and this one re-renders to it. Unless a system message
       // follows: without this one, that one would render as the first.
       const bool system_next = blocks.size() > 1 && blocks[1].role == "system";
-      if (block.body == kDefaultSystem && !system_next) continue;
+      if (block.body == kQwenDefaultSystem && !system_next) continue;
     }
     if (block.role == "tool") {
       add_qwen_tools(out, block, "qwen");

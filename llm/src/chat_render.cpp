@@ -5,9 +5,7 @@
 namespace tensorclass::llm::detail {
 namespace {
 
-constexpr std::string_view kStart = "<|im_start|>";
-constexpr std::string_view kEnd = "<|im_end|>\n";
-constexpr std::string_view kDefaultSystem = "You are a helpful assistant.";
+constexpr std::string_view kEndLine = "<|im_end|>\n";
 constexpr std::string_view kToolsIntro =
     "\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
     "You are provided with function signatures within <tools></tools> XML tags:\n<tools>";
@@ -27,20 +25,20 @@ bool truthy(const Json& value) {
 }
 
 void block(ChatWriter& out, std::string_view role, std::string_view content, bool generated) {
-  out.put(kStart);
+  out.put(kImStart);
   out.put(role);
   out.put("\n");
   generated ? out.generated(content) : out.put(content);
-  out.put(kEnd);
+  out.put(kEndLine);
 }
 
 void qwen_system(const std::vector<ChatMessage>& messages, const Json& tools, ChatWriter& out) {
   const bool system_first = !messages.empty() && messages.front().role == "system";
-  out.put(kStart);
+  out.put(kImStart);
   out.put("system\n");
   // With tools the template prints the system content; without, it joins it with text.
   if (!system_first) {
-    out.put(kDefaultSystem);
+    out.put(kQwenDefaultSystem);
   } else if (truthy(tools)) {
     out.put(printed_content(messages.front()));
   } else {
@@ -51,11 +49,11 @@ void qwen_system(const std::vector<ChatMessage>& messages, const Json& tools, Ch
     for (const auto& tool : tools) out.put("\n" + tojson(tool));
     out.put(kToolsOutro);
   }
-  out.put(kEnd);
+  out.put(kEndLine);
 }
 
 void qwen_tool_calls(const ChatMessage& m, ChatWriter& out) {
-  out.put(kStart);
+  out.put(kImStart);
   out.put("assistant");
   if (content_truthy(m)) {
     out.put("\n");
@@ -70,7 +68,7 @@ void qwen_tool_calls(const ChatMessage& m, ChatWriter& out) {
                   "\", \"arguments\": " + tojson(fn.value("arguments", Json(nullptr))) +
                   "}\n</tool_call>");
   }
-  out.put(kEnd);
+  out.put(kEndLine);
 }
 
 }  // namespace
@@ -110,7 +108,7 @@ RenderedChat render_qwen(const std::vector<ChatMessage>& messages,
       out.put("\n<tool_response>\n");
       out.put(truthy(m.tool_responses) ? python_repr(m.tool_responses) : printed_content(m));
       out.put("\n</tool_response>");
-      if (i + 1 == messages.size() || messages[i + 1].role != "tool") out.put(kEnd);
+      if (i + 1 == messages.size() || messages[i + 1].role != "tool") out.put(kEndLine);
     }
   }
   if (options.add_generation_prompt) out.put("<|im_start|>assistant\n");

@@ -48,11 +48,13 @@ bool same(const tensordict::TensorDict& a, const tensordict::TensorDict& b);
 
 #define DT_CONCAT2(a, b) a##b
 #define DT_CONCAT(a, b) DT_CONCAT2(a, b)
-#define SCENARIO_FN(name)                                                                     \
-  static void DT_CONCAT(scenario_, __LINE__)(tensordict::dist::Group&);                       \
-  static const dist_test::Register DT_CONCAT(reg_, __LINE__)(name,                            \
-                                                             DT_CONCAT(scenario_, __LINE__)); \
-  static void DT_CONCAT(scenario_, __LINE__)(tensordict::dist::Group & group)
+// One function and its registration per scenario, named by __COUNTER__ (unique in a unity build,
+// where __LINE__ repeats across files).
+#define SCENARIO_FN(name) DT_SCENARIO_FN(name, __COUNTER__)
+#define DT_SCENARIO_FN(name, id)                                                        \
+  static void DT_CONCAT(scenario_, id)(tensordict::dist::Group&);                       \
+  static const dist_test::Register DT_CONCAT(reg_, id)(name, DT_CONCAT(scenario_, id)); \
+  static void DT_CONCAT(scenario_, id)(tensordict::dist::Group & group)
 #define EXPECT(cond) ((cond) ? void() : dist_test::fail("expected: " #cond, __FILE__, __LINE__))
 #define EXPECT_THROW_MSG(E, expr, msg) \
   dist_test::expect_throw<E>([&] { expr; }, msg, __FILE__, __LINE__)
