@@ -263,6 +263,12 @@ std::vector<Corruption> corruptions() {
          as_sub_tensordict(d, R"(["tuple", [["tensor", [[true], [true, false]], "cpu"]]])");
        },
        "'{dir}/meta.json': the index tensor's lists are not rectangular"},
+      {"a _SubTensorDict whose _source is a symlink out of the tree",
+       [](const std::string& d) {
+         as_sub_tensordict(d, R"(["tuple", [0]])");
+         symlink_away(d + "/_source");
+       },
+       "refusing to follow symlink '{dir}/_source'"},
   };
 }
 

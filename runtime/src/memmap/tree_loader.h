@@ -135,7 +135,10 @@ class TreeLoader {
   // load (a slice or an int views the source's leaves; a mask or positions copy them).
   TensorDict load_sub_tensordict(const std::string& dir, const Json& meta,
                                  const std::string& where) {
-    const Loaded source = load_dir(join(dir, "_source"));
+    // Inside the tree like every child directory: is_dir refuses a symlink.
+    const std::string source_dir = join(dir, "_source");
+    if (!src_.is_dir(source_dir)) throw FormatError(where + ": its _source is not a directory");
+    const Loaded source = load_dir(source_dir);
     if (!source.value.is_tensordict()) {
       throw FormatError(where + ": its _source holds a " + source.value.kind_name() +
                         ", not a TensorDict");
