@@ -313,6 +313,16 @@ void BatchRunner::run_members(detail::RunnerBatch& batch, size_t begin, size_t e
       joined = cat(inputs);
     }
     detail::RunnerBatch::Output output{module_->forward(joined), true};
+    // Each request's answer is its rows of the output, which must have the input's rows (not so
+    // a module writing into a new TensorDict, WriteTo::NewTensorDict: its batch size is []).
+    const BatchSize& out_batch = output.td.batch_size();
+    if (out_batch.empty() || out_batch[0] != rows_of(joined)) {
+      throw ShapeError("BatchRunner: the module returned a TensorDict of batch size " +
+                       shape_str(out_batch) + " for " + std::to_string(rows_of(joined)) +
+                       " rows, which cannot be split among the requests (a module that writes "
+                       "with WriteTo::NewTensorDict returns batch size []: use WriteTo::Input or "
+                       "WriteTo::EmptyLike)");
+    }
     for (const Value& value : output.td.values(true, true)) {
       const at::Tensor* t = value.tensor_if();
       if (t != nullptr && t->requires_grad()) output.plain_views = false;

@@ -125,6 +125,20 @@ TEST_CASE("every caller gets its own rows of one batched forward", "[nn][batch_r
   CHECK(stats.rows == 21);
 }
 
+TEST_CASE("a module whose output has not the batch's rows fails each request, not the process",
+          "[nn][batch_runner]") {
+  auto plus = std::make_shared<TensorDictModule>([](const at::Tensor& x) { return x + 1; },
+                                                 std::vector<NestedKey>{"obs"},
+                                                 std::vector<NestedKey>{"y"}, "plus");
+  plus->write_to(WriteTo::NewTensorDict);  // Python's inplace=False: batch size []
+  BatchRunner runner(plus);
+  CHECK_THROWS_WITH(runner.run(request(1.0F, 2)),
+                    ContainsSubstring("the module returned a TensorDict of batch size [] for 2 "
+                                      "rows, which cannot be split among the requests"));
+  plus->write_to(WriteTo::EmptyLike);
+  CHECK(runner.run(request(1.0F, 2)).get("y").equal(at::full({2, 3}, 2.0F)));
+}
+
 TEST_CASE("batches hold at most max_batch rows", "[nn][batch_runner]") {
   Gate gate;
   BatchRunnerOptions options;
