@@ -102,3 +102,45 @@ TEST_CASE("lazy stacks: state_dict of shared keys, loaded into the elements", "[
   CHECK_THROWS_WITH(lazy_stack({a, c}).state_dict(),
                     Catch::Matchers::ContainsSubstring("element 1"));
 }
+
+TEST_CASE("load_state_dict refuses malformed state dicts with an error, never a crash", "[state]") {
+  const auto fresh = [] { return TensorDict({{"x", at::zeros({2})}}, {2}); };
+  // An empty key part names this level again: followed, it recursed until the stack ended.
+  for (const std::string key : {".", "..", ".x", "a..b"}) {
+    INFO(key);
+    StateDict state;
+    state.tensors = {{key, at::ones({2})}};
+    CHECK_THROWS_WITH(fresh().load_state_dict(state, false),
+                      Catch::Matchers::ContainsSubstring("key '" + key + "' has an empty part"));
+  }
+  StateDictOptions dots;
+  dots.prefix = "..";
+  CHECK_THROWS_AS(fresh().load_state_dict(fresh().state_dict(dots), false), KeyError);
+
+  // A level's metadata without a batch size takes its parent's; a malformed one is refused.
+  StateDict nested;
+  nested.tensors = {{"n.y", at::ones({2})}};
+  nested.metadata = {{"n", Json::object()}};
+  TensorDict loaded = fresh();
+  loaded.load_state_dict(nested, false);
+  CHECK(loaded.get_tensordict("n").batch_size() == BatchSize{2});
+  nested.metadata = {{"n", {{"batch_size", "two"}}}};
+  CHECK_THROWS_WITH(
+      fresh().load_state_dict(nested, false),
+      Catch::Matchers::ContainsSubstring("level 'n' has batch_size \"two\", not a list of sizes"));
+
+  // Keys nested 10,000 deep: refused past the depth a memmap tree may have.
+  std::string deep = "k";
+  for (int i = 0; i < 10000; ++i) deep += ".k";
+  StateDict deep_state;
+  deep_state.tensors = {{deep, at::ones({2})}};
+  CHECK_THROWS_WITH(fresh().load_state_dict(deep_state, false),
+                    Catch::Matchers::ContainsSubstring("keys nested deeper than 256 levels"));
+
+  // A NonTensorData level whose metadata lacks its value.
+  StateDict non_tensor;
+  non_tensor.metadata = {{"", Json::object()}, {"s", {{"_type", "NonTensorData"}}}};
+  CHECK_THROWS_WITH(
+      fresh().load_state_dict(non_tensor, false),
+      Catch::Matchers::ContainsSubstring("the NonTensorData 's' has no _non_tensor object"));
+}

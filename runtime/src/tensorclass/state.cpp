@@ -7,6 +7,7 @@
 #include "core/tensordict_impl.h"
 #include "lazy/internal.h"
 #include "ops/util.h"
+#include "tensordict/limits.h"
 #include "tensordict/memmap.h"
 #include "tensordict/tensorclass.h"
 
@@ -138,8 +139,8 @@ class Loader {
 
   void load(TensorDict& td, const ClassSpec* spec, const std::string& prefix) {
     const Json* meta = meta_of(prefix);
-    if (meta && meta->contains("batch_size") && !td.is_lazy_stack()) {
-      detail::impl_of(td).batch_size = (*meta)["batch_size"].get<BatchSize>();
+    if (const auto batch = batch_of(meta, prefix); batch && !td.is_lazy_stack()) {
+      detail::impl_of(td).batch_size = *batch;
     }
     std::set<std::string> children;
     for (const auto& [key, tensor] : state_.tensors) {
@@ -147,6 +148,8 @@ class Loader {
       if (!under(key, prefix, rest)) continue;
       size_t dot = flat_ ? rest.find('.') : std::string::npos;
       std::string head = rest.substr(0, dot);
+      // An empty part ("", ".x", "a..b") names no entry; followed, it would name this level again.
+      if (head.empty()) throw KeyError("load_state_dict: key '" + key + "' has an empty part");
       check_field(spec, head);
       if (dot == std::string::npos) {
         set_leaf(td, head, tensor);
@@ -191,6 +194,20 @@ class Loader {
   const Json* meta_of(const std::string& prefix) const {
     return state_.metadata.contains(prefix) ? &state_.metadata[prefix] : nullptr;
   }
+  // The batch size a level's metadata records, if it records one: a list of sizes.
+  static std::optional<BatchSize> batch_of(const Json* meta, const std::string& path) {
+    if (meta == nullptr || !meta->is_object() || !meta->contains("batch_size")) return std::nullopt;
+    const Json& sizes = meta->at("batch_size");
+    BatchSize batch;
+    for (const Json& size : sizes.is_array() ? sizes : Json::array({nullptr})) {
+      if (!size.is_number_integer() || size.get<int64_t>() < 0) {
+        throw ValueError("load_state_dict: the metadata of level '" + path + "' has batch_size " +
+                         sizes.dump() + ", not a list of sizes");
+      }
+      batch.push_back(size.get<int64_t>());
+    }
+    return batch;
+  }
   bool under(const std::string& key, const std::string& prefix, std::string& rest) const {
     if (prefix.empty()) return rest = key, true;
     if (key.size() <= prefix.size() + 1 || key.compare(0, prefix.size(), prefix) != 0 ||
@@ -226,20 +243,27 @@ class Loader {
       const FieldSpec& field = spec->fields[index_of(*spec, head)];
       if (field.kind == FieldKind::Class) nested = &field.nested();
     }
+    // One level of recursion per key part: as deep as a memmap tree may be, no deeper.
+    if (++depth_ > limits::kMaxTreeDepth) {
+      throw ValueError("load_state_dict: keys nested deeper than " +
+                       std::to_string(limits::kMaxTreeDepth) + " levels ('" + path + "')");
+    }
     TensorDict child;
     if (td.contains(head) && td.get_value(head).is_tensordict()) {
       child = td.get_tensordict(head);
     } else {
       const Json* meta =
           sub ? (sub->metadata.contains("") ? &sub->metadata[""] : nullptr) : meta_of(path);
-      BatchSize batch = meta ? (*meta)["batch_size"].get<BatchSize>() : td.batch_size();
-      child = detail::make_tensordict(batch, td.device());
+      child = detail::make_tensordict(batch_of(meta, path).value_or(td.batch_size()), td.device());
     }
     if (sub) {
-      Loader(*sub, strict_, assign_, flat_).load(child, nested, "");
+      Loader nested_loader(*sub, strict_, assign_, flat_);
+      nested_loader.depth_ = depth_;
+      nested_loader.load(child, nested, "");
     } else {
       load(child, nested, path);
     }
+    --depth_;
     td.set(head, child);
   }
   // NonTensorData children of a TensorDict level live in the metadata only (spec §6.1).
@@ -247,8 +271,13 @@ class Loader {
     for (const auto& [path, meta] : state_.metadata.items()) {
       std::string rest;
       if (!under(path, prefix, rest) || rest.find('.') != std::string::npos) continue;
-      if (!meta.is_object() || meta.value("_type", "") != "NonTensorData") continue;
-      td.set(rest, NonTensorData{meta["_non_tensor"].value("data", Json())});
+      if (!meta.is_object() || meta.value("_type", Json()) != "NonTensorData") continue;
+      const auto fields = meta.find("_non_tensor");
+      if (fields == meta.end() || !fields->is_object()) {
+        throw ValueError("load_state_dict: the NonTensorData '" + path +
+                         "' has no _non_tensor object in its metadata");
+      }
+      td.set(rest, NonTensorData{fields->value("data", Json())});
     }
   }
 
@@ -265,6 +294,7 @@ class Loader {
 
   const StateDict& state_;
   bool strict_, assign_, flat_;
+  int depth_ = 0;  // levels of load_child under way
 };
 
 }  // namespace
