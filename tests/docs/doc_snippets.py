@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Compiles (and runs) the C++ snippets of the project's Markdown files.
+"""The C++ snippets of the project's Markdown files, as programs the build compiles and links.
 
 Every fenced block whose info string starts with cpp, c++, cxx or cc is a snippet and is
 compiled, unless an HTML comment directly above its fence says otherwise. The markers (the
@@ -27,17 +27,16 @@ translation unit, the rest goes into `void run()` in a namespace of its own. A s
 it) is its own translation unit, so a missing include is seen. `#line` directives point the
 compiler's messages at the Markdown file.
 
-  doc_snippets.py check MD --source-dir DIR --out DIR --compile-commands JSON --anchor SRC
-                        [--feature F]... [--extra-flag F]...
-      compiles every chain with -fsyntax-only, using the compile command of SRC in JSON (the
-      project's compiler, flags and include paths); exit status 1 on any failure.
-  doc_snippets.py program MD --source-dir DIR --out DIR [--feature F]...
-      writes DIR/program.cpp (every chain as a function, main() runs them in order, a failure
-      is exit status 1) and the file= blocks under DIR/files/.
+  doc_snippets.py sources MD --source-dir DIR --out DIR [--feature F]...
+      writes one translation unit per chain and per C++ file= header, DIR/main.cpp (lists the
+      page's snippets; with --run, runs them in order, a failure is exit status 1), the file=
+      blocks under DIR/files/, and DIR/sources.txt, what the build compiles: `page FILE` lines
+      (linked into the page's program) and `program FILE` lines (a snippet holding main(), a
+      program of its own). CMake runs it when it configures (tests/docs/CMakeLists.txt).
   doc_snippets.py same-model MD --source-dir DIR --out DIR --tcgen EXE --pair A.yaml B.h ...
                              --compile-commands JSON --anchor SRC
       `tcgen --dump-model` gives the same model for each pair of file= blocks (written by
-      `program` under DIR/files/), the header parsed with the anchor's include paths.
+      `sources` under DIR/files/), the header parsed with the anchor's include paths.
 """
 
 import argparse
@@ -47,7 +46,6 @@ import re
 import shlex
 import subprocess
 import sys
-import time
 
 CPP_LANGS = {"cpp", "c++", "cxx", "cc"}
 FEATURES = {"distributed", "tcgen", "sentencepiece"}  # what requires= may name
@@ -207,8 +205,7 @@ def chains_of(blocks, display):
         if b.file is not None:
             if b.continues or b.context or b.top_level:
                 raise DocError(f"{display}:{b.line}: file= takes no other marker than requires=")
-            files.append(b)
-            last = None
+            files.append(b)  # a file shown between two snippets does not end their chain
             continue
         if not b.is_cpp:
             continue
@@ -274,27 +271,23 @@ def translation_unit(chain, display):
     return "\n".join(out) + "\n"
 
 
-def program(chains, display):
-    bodies = [c for c in chains if c.kind == "body"]  # programs and declarations: check only
+def page_main(chains, display):
+    """main() of a page's program: lists the page's snippets, runs them in order with --run.
+    Either way it names every snippet's function, so the link resolves all of them."""
     out = [f"// Generated from {display} by tests/docs/doc_snippets.py: do not edit.",
-           "#include <cstdio>", "#include <exception>"]
-    for c in bodies:
-        out += chain_parts(c, display)[0]
-    for c in bodies:
-        out.append(f"namespace {namespace_of(c)} {{")
-        out.append("void run() {")
-        out += chain_parts(c, display)[1]
-        out.append("}")
-        out.append("}  // namespace")
-    out.append('#line 1 "doc_snippets_main"')
-    out.append("int main() {")
+           "#include <cstdio>", "#include <cstring>", "#include <exception>"]
+    for c in chains:
+        out.append(f"namespace {namespace_of(c)} {{ void run(); }}")
+    out.append("int main(int argc, char** argv) {")
+    out.append('  const bool run = argc > 1 && std::strcmp(argv[1], "--run") == 0;')
     out.append("  int failed = 0;")
-    for c in bodies:
+    for c in chains:
         where = f"{display}:{c.line}"
+        out.append(f'  std::printf("%s the snippet at {where}\\n", run ? "\\n[docs] running" '
+                   ': "linked:");')
+        out.append("  std::fflush(stdout);")
         out.append("  try {")
-        out.append(f'    std::printf("\\n[docs] running the snippet at {where}\\n");')
-        out.append("    std::fflush(stdout);")
-        out.append(f"    {namespace_of(c)}::run();")
+        out.append(f"    if (run) {namespace_of(c)}::run();")
         out.append("  } catch (const std::exception& e) {")
         out.append(f'    std::printf("FAILED: the snippet at {where} threw: %s\\n", e.what());')
         out.append("    failed = 1;")
@@ -348,55 +341,42 @@ def compile_command(db_path, anchor):
     raise DocError(f"{anchor} is not in {db_path} (build the docs_snippet_flags target)")
 
 
-def compile_one(command, directory, source, label):
-    start = time.monotonic()
-    result = subprocess.run(command + ["-fsyntax-only", "-x", "c++", source], cwd=directory,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    took = time.monotonic() - start
-    status = "ok" if result.returncode == 0 else "FAILED"
-    print(f"{status}: {label} ({took:.1f} s)")
-    if result.returncode != 0:
-        print(result.stdout)
-    return result.returncode == 0
-
-
-def check(args, blocks, display):
+def sources(args, blocks, display):
+    """Writes the page's translation units and DIR/sources.txt, the list the build compiles:
+    `page FILE` lines (one unit per chain and per C++ file= header, and main.cpp: linked into
+    one program) and `program FILE` lines (a snippet holding main(): a program of its own)."""
     features = set(args.feature)
     chains, files, ignored = chains_of(blocks, display)
     out_dir = args.out
     os.makedirs(out_dir, exist_ok=True)
     write_files(files, out_dir, features)
-    command, directory = compile_command(args.compile_commands, args.anchor)
-    command += args.extra_flag
-    ok = True
-    count = 0
+    listed, bodies = [], []
     for b in ignored:
         print(f"not compiled: {display}:{b.line} ({b.ignored})")
     for c in chains:
         missing = set(c.requires) - features
-        where = f"{display}:{c.line}" + (f"-{c.blocks[-1].line}" if len(c.blocks) > 1 else "")
         if missing:
-            print(f"skipped: {where} (this build has no {', '.join(sorted(missing))})")
+            print(f"skipped: {display}:{c.line} (this build has no {', '.join(sorted(missing))})")
             continue
-        source = os.path.join(out_dir, f"snippet_{c.line}.cpp")
-        write_if_changed(source, translation_unit(c, display))
-        ok = compile_one(command, directory, source, f"{where} ({len(c.blocks)} snippet(s), "
-                         f"{c.kind}) as {source}") and ok
-        count += 1
+        name = f"{'program' if c.kind == 'program' else 'snippet'}_{c.line}.cpp"
+        write_if_changed(os.path.join(out_dir, name), translation_unit(c, display))
+        listed.append(f"{'program' if c.kind == 'program' else 'page'} {name}")
+        if c.kind == "body":
+            bodies.append(c)
     for b in files:
         if not b.file.endswith((".h", ".hh", ".hpp", ".hxx")) or not b.is_cpp:
             continue
         if set(b.requires) - features:
             print(f"skipped: {display}:{b.line} file {b.file}")
             continue
-        source = os.path.join(out_dir, f"file_{b.file}.cpp")
-        write_if_changed(source, f'#include "files/{b.file}"\n')
-        ok = compile_one(command, directory, source,
-                         f"{display}:{b.line} (header {b.file}, as files/{b.file})") and ok
-        count += 1
-    print(f"{display}: {count} translation unit(s) compiled, {len(ignored)} snippet(s) marked "
-          "not compiled")
-    return 0 if ok else 1
+        name = f"header_{b.file}.cpp"
+        write_if_changed(os.path.join(out_dir, name), f'#include "files/{b.file}"\n')
+        listed.append(f"page {name}")
+    if any(line.startswith("page ") for line in listed):  # else the page has no program
+        write_if_changed(os.path.join(out_dir, "main.cpp"), page_main(bodies, display))
+        listed.append("page main.cpp")
+    write_if_changed(os.path.join(out_dir, "sources.txt"), "".join(f"{x}\n" for x in listed))
+    return 0
 
 
 def dump_model(tcgen, schema, clang_args):
@@ -433,33 +413,24 @@ def same_model(args, display):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("mode", choices=["check", "program", "same-model"])
+    parser.add_argument("mode", choices=["sources", "same-model"])
     parser.add_argument("markdown")
     parser.add_argument("--source-dir", required=True)
     parser.add_argument("--out", required=True)
     parser.add_argument("--compile-commands")
     parser.add_argument("--anchor")
     parser.add_argument("--feature", action="append", default=[])
-    parser.add_argument("--extra-flag", action="append", default=[])
     parser.add_argument("--tcgen")
     parser.add_argument("--pair", nargs=2, action="extend", default=[])
     args = parser.parse_args()
     display = os.path.relpath(os.path.abspath(args.markdown), os.path.abspath(args.source_dir))
     try:
         blocks = parse(args.markdown, display)
-        if args.mode in ("check", "same-model"):
-            if not args.compile_commands or not args.anchor:
-                raise DocError(f"{args.mode} needs --compile-commands and --anchor")
-        if args.mode == "check":
-            return check(args, blocks, display)
-        if args.mode == "same-model":
-            return same_model(args, display)
-        features = set(args.feature)
-        chains, files, _ = chains_of(blocks, display)
-        write_files(files, args.out, features)
-        runnable = [c for c in chains if not set(c.requires) - features]
-        write_if_changed(os.path.join(args.out, "program.cpp"), program(runnable, display))
-        return 0
+        if args.mode == "sources":
+            return sources(args, blocks, display)
+        if not args.compile_commands or not args.anchor:
+            raise DocError("same-model needs --compile-commands and --anchor")
+        return same_model(args, display)
     except DocError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
