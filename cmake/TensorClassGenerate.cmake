@@ -10,7 +10,8 @@
 # included schemas are generated beside the listed ones without being listed (as
 # protobuf_generate follows imports). tcgen reruns only when a
 # schema, an included schema (via the depfile), a template or tcgen itself changes, and rewrites a
-# header only when its content changes.
+# header only when its content changes. When it does, the <target> sources added before the call
+# recompile in that same build, whichever generated header they include (with Make and Ninja).
 #
 # PYTHON_OUT also writes the Python TensorClass modules of the same classes there (tcgen --lang
 # python: `a/b/c.py` for a class named `a.b.c.Name`), rebuilt with the headers; included schemas'
@@ -89,6 +90,11 @@ function(tensorclass_generate)
     list(APPEND clang_args -p ${db_dir})
   endif()
 
+  # Sources that include a header tcgen wrote for an included schema (not listed, so no build
+  # output Ninja knows of) recompile in the same build as its change: they depend on a file tcgen
+  # rewrites whenever any header of the step changes. The target's sources added before this call.
+  get_target_property(sources ${ARG_TARGET} SOURCES)
+  list(FILTER sources EXCLUDE REGEX "\\$<")  # generator expressions name no file yet
   set(headers "")
   foreach(schema ${ARG_SCHEMAS})
     set(schema_args "")
@@ -99,10 +105,16 @@ function(tensorclass_generate)
     get_filename_component(stem ${schema} NAME_WLE)
     set(header ${ARG_OUTPUT_DIR}/${stem}.h)
     set(stamp ${ARG_OUTPUT_DIR}/${stem}.h.stamp)
-    _tensorclass_tcgen_step(STAMP ${stamp} BYPRODUCTS ${header} COMMENT "tcgen ${schema}"
-      COMMAND ${tcgen_exe} ${schema} -o ${ARG_OUTPUT_DIR} ${extra_args} ${schema_args}
+    set(changed ${ARG_OUTPUT_DIR}/${stem}.h.changed)
+    _tensorclass_tcgen_step(STAMP ${stamp} BYPRODUCTS ${header} ${changed} COMMENT "tcgen ${schema}"
+      COMMAND ${tcgen_exe} ${schema} -o ${ARG_OUTPUT_DIR} --changed-stamp ${changed}
+              ${extra_args} ${schema_args}
       DEPENDS ${tcgen_dep} ${schema_abs} ${template_deps})
     list(APPEND headers ${header} ${stamp})
+    if(sources)
+      set_property(SOURCE ${sources} TARGET_DIRECTORY ${ARG_TARGET} APPEND
+                   PROPERTY OBJECT_DEPENDS ${changed})
+    endif()
     if(ARG_PYTHON_OUT)
       set(py_stamp ${ARG_PYTHON_OUT}/.${stem}.py.stamp)
       _tensorclass_tcgen_step(STAMP ${py_stamp} COMMENT "tcgen --lang python ${schema}"

@@ -27,14 +27,15 @@ std::optional<std::string> read_file(const fs::path& path) {
 }
 
 // Writes through a temporary and a rename, and only when the content changes (keeps mtimes, so
-// builds depending on the header do not rerun).
-void write_if_changed(const fs::path& path, const std::string& content) {
-  if (read_file(path) == content) return;
+// builds depending on the header do not rerun). True when it wrote.
+bool write_if_changed(const fs::path& path, const std::string& content) {
+  if (read_file(path) == content) return false;
   fs::create_directories(path.parent_path());
   // Named by the process: two tcgen runs may write the header of a schema both include.
   const fs::path tmp = path.string() + ".tmp." + std::to_string(::getpid());
   std::ofstream(tmp, std::ios::binary) << content;
   fs::rename(tmp, path);
+  return true;
 }
 
 // --check: every output must exist in `out_dir` with exactly this content.
@@ -113,7 +114,7 @@ void add_clang_options(CLI::App& app, tcgen::ClangOptions& clang) {
 
 int run(int argc, char** argv, std::vector<std::string>& schemas) {
   CLI::App app{"tcgen: generates typed C++ tensorclasses from YAML schemas"};
-  std::string out_dir = ".", depfile, depfile_target, template_dir;
+  std::string out_dir = ".", depfile, depfile_target, template_dir, changed_stamp;
   bool check = false, dump = false;
   tcgen::CompileOptions options;
   tcgen::ClangOptions& clang = options.clang;
@@ -168,6 +169,10 @@ int run(int argc, char** argv, std::vector<std::string>& schemas) {
   app.add_option("--depfile", depfile, "write a Make-style depfile");
   app.add_option("--depfile-target", depfile_target,
                  "target named in the depfile (default: the outputs)");
+  app.add_option("--changed-stamp", changed_stamp,
+                 "file rewritten whenever an output's content changes (a build makes the sources "
+                 "that may include any output depend on it: --with-includes writes headers it "
+                 "cannot declare)");
   app.add_option("-I,--include-dir", options.include_dirs,
                  "directory searched for included schemas (after the including file's own)");
   app.add_option("--prebuilt-dir", options.prebuilt_dirs,
@@ -214,8 +219,12 @@ int run(int argc, char** argv, std::vector<std::string>& schemas) {
     return 0;
   }
   if (check) return check_outputs(c, out_dir);
+  bool changed = false;
   for (const auto& output : c.outputs)
-    write_if_changed(fs::path(out_dir) / output.file_name, output.content);
+    changed = write_if_changed(fs::path(out_dir) / output.file_name, output.content) || changed;
+  if (!changed_stamp.empty() && (changed || !fs::exists(changed_stamp))) {
+    std::ofstream(changed_stamp, std::ios::trunc) << "";
+  }
   if (!depfile.empty()) write_depfile(c, out_dir, depfile, depfile_target);
   return 0;
 }
