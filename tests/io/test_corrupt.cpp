@@ -252,17 +252,6 @@ std::vector<Corruption> corruptions() {
       {"NonTensorData nested 100,000 deep",
        [](const std::string& d) { tc_test::write_file(d + "/s/meta.json", deep_non_tensor()); },
        "'{dir}/s/meta.json': JSON nested deeper than 1000 levels"},
-      {"a _SubTensorDict whose index is past its source",
-       [](const std::string& d) { as_sub_tensordict(d, R"(["tuple", [99]])"); },
-       "'{dir}/meta.json': its index does not fit its _source: "},
-      {"a _SubTensorDict index entry Python does not write",
-       [](const std::string& d) { as_sub_tensordict(d, R"(["tuple", [["bogus", 1]]])"); },
-       "'{dir}/meta.json': an index entry Python does not write: [\"bogus\",1]"},
-      {"a _SubTensorDict mask that is not rectangular",
-       [](const std::string& d) {
-         as_sub_tensordict(d, R"(["tuple", [["tensor", [[true], [true, false]], "cpu"]]])");
-       },
-       "'{dir}/meta.json': the index tensor's lists are not rectangular"},
       {"a _SubTensorDict whose _source is a symlink out of the tree",
        [](const std::string& d) {
          as_sub_tensordict(d, R"(["tuple", [0]])");
@@ -272,7 +261,84 @@ std::vector<Corruption> corruptions() {
   };
 }
 
+// _SubTensorDict indices (memmap/sub_index.cpp) over a source of batch size [4]: each refused
+// before any tensor is made from it, on every device.
+struct BadIndex {
+  std::string name, index, message;
+};
+
+std::vector<BadIndex> bad_indices() {
+  std::string many_nones = "[\"tuple\", [null";
+  for (int i = 1; i < 20000; ++i) many_nones += ",null";
+  many_nones += "]]";
+  return {
+      {"an int past its source", R"(["tuple", [99]])",
+       "index 99 is out of range for dim 0 of its _source, of size 4"},
+      {"an entry Python does not write", R"(["tuple", [["bogus", 1]]])",
+       "an index entry Python does not write: [\"bogus\",1]"},
+      {"a mask that is not rectangular",
+       R"(["tuple", [["tensor", [[true], [true, false]], "cpu"]]])",
+       "the index tensor's lists are not rectangular"},
+      {"a range of 400 million positions (100 bytes of JSON, 3.2 GB as positions)",
+       R"(["tuple", [["range", {"start": 0, "stop": 400000000, "step": 1}]]])",
+       "a range index of 400000000 positions, more than the 4 rows of dim 0 of its _source"},
+      {"a range of step 0", R"(["tuple", [["range", {"start": 0, "stop": 4, "step": 0}]]])",
+       "the range index [\"range\",{\"start\":0,\"stop\":4,\"step\":0}] has step 0"},
+      {"a range past its source", R"(["tuple", [["range", {"start": 2, "stop": 5}]]])",
+       "index 4 is out of range for dim 0 of its _source, of size 4"},
+      {"an index of 2^64 - 1 (read as -1, the last row)", R"(["tuple", [18446744073709551615]])",
+       "an index entry is not an int64: 18446744073709551615"},
+      {"positions past its source", R"(["tuple", [["tensor", [0, 7], "cpu"]]])",
+       "index 7 is out of range for dim 0 of its _source, of size 4"},
+      {"more positions than its dim has rows", R"(["tuple", [["tensor", [0, 1, 0, 1, 0], "cpu"]]])",
+       "the index selects 5 positions of dim 0, which has 4 rows"},
+      {"a mask shorter than its dim", R"(["tuple", [["tensor", [true, false, true], "cpu"]]])",
+       "a mask of shape [3] over dims of its _source of sizes [4]"},
+      {"a mask longer than its dim", R"(["tensor", [true, false, true, true, true], "cpu"])",
+       "a mask of shape [5] over dims of its _source of sizes [4]"},
+      {"more dims than its source has", R"(["tuple", [0, 0]])",
+       "the index takes 2 dims, its _source has 1"},
+      {"two ellipses", R"(["tuple", [["ellipsis"], ["ellipsis"]]])",
+       "the index has more than one ellipsis"},
+      {"20,000 Nones", many_nones, "an index of 20000 entries for a _source of 1 dims"},
+  };
+}
+
 }  // namespace
+
+TEST_CASE("_SubTensorDict indices that do not fit their source are refused on every device",
+          "[io][corrupt]") {
+  for (const auto& bad : bad_indices()) {
+    SECTION(bad.name) {
+      tc_test::TempDir tmp;
+      const std::string dir = tmp / "td";
+      write_valid(dir);
+      as_sub_tensordict(dir, bad.index);
+      const std::string want = "'" + dir + "/meta.json': " + bad.message;
+      for (const char* device : {"cpu", "meta"}) {
+        INFO(device);
+        CHECK_THROWS_WITH(TensorDict::load_memmap(dir, at::Device(device)),
+                          Catch::Matchers::StartsWith(want));
+      }
+      // verify lists the problem (it threw ATen's errors for some of these).
+      const std::vector<std::string> problems = tensordict::memmap::verify(dir);
+      REQUIRE(problems.size() == 1);
+      CHECK_THAT(problems[0], Catch::Matchers::StartsWith(want));
+    }
+  }
+  // A _SubTensorDict level of a format version this reader does not know.
+  tc_test::TempDir tmp;
+  const std::string dir = tmp / "td";
+  write_valid(dir);
+  as_sub_tensordict(dir, R"(["tuple", [0]])");
+  std::string meta = tc_test::read_file(dir + "/meta.json");
+  meta.insert(1, R"("_format_version": 2, )");
+  tc_test::write_file(dir + "/meta.json", meta);
+  CHECK_THROWS_WITH(TensorDict::load_memmap(dir),
+                    Catch::Matchers::StartsWith("'" + dir +
+                                                "/meta.json': format version 2 is "
+                                                "newer than the newest this library reads"));
+}
 
 TEST_CASE("corrupted directories give a FormatError naming the path and the problem",
           "[io][corrupt]") {

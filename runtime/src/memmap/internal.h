@@ -43,8 +43,9 @@ bool maps_file_at(const at::Tensor& t, const std::string& path);
 std::string absolute_path(const std::string& path);
 
 /// The index a _SubTensorDict directory's meta.json records (Python's tagged encoding,
-/// memmap/sub_index.cpp); FormatError naming `where` for anything else.
-Index index_from_json(const Json& index, const std::string& where);
+/// memmap/sub_index.cpp), checked against the batch size of its source; FormatError naming
+/// `where` for anything else.
+Index index_from_json(const Json& index, const BatchSize& source, const std::string& where);
 
 /// `dir + "/" + name`.
 std::string join(const std::string& dir, std::string_view name);

@@ -108,6 +108,8 @@ std::vector<std::string> verify(const std::string& dir) {
       problems.push_back(e.what());
     } catch (const Json::exception& e) {
       problems.push_back("'" + dir + "': unexpected meta.json content: " + e.what());
+    } catch (const c10::Error& e) {  // a problem the loader's checks do not name: listed too
+      problems.push_back("'" + dir + "': " + ::tensordict::detail::first_line(e.what()));
     }
     return problems;
   });

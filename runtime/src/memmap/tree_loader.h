@@ -135,6 +135,7 @@ class TreeLoader {
   // load (a slice or an int views the source's leaves; a mask or positions copy them).
   TensorDict load_sub_tensordict(const std::string& dir, const Json& meta,
                                  const std::string& where) {
+    format_version(meta, where);  // a version this reader knows, like every other level
     // Inside the tree like every child directory: is_dir refuses a symlink.
     const std::string source_dir = join(dir, "_source");
     if (!src_.is_dir(source_dir)) throw FormatError(where + ": its _source is not a directory");
@@ -143,7 +144,8 @@ class TreeLoader {
       throw FormatError(where + ": its _source holds a " + source.value.kind_name() +
                         ", not a TensorDict");
     }
-    const Index index = index_from_json(meta["index"], where);
+    const Index index =
+        index_from_json(meta["index"], source.value.tensordict().batch_size(), where);
     try {
       return source.value.tensordict().index(index);
     } catch (const Error& e) {
