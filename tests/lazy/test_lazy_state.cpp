@@ -144,3 +144,56 @@ TEST_CASE("load_state_dict refuses malformed state dicts with an error, never a 
       fresh().load_state_dict(non_tensor, false),
       Catch::Matchers::ContainsSubstring("the NonTensorData 's' has no _non_tensor object"));
 }
+
+TEST_CASE("load_state_dict changes nothing when the state dict is refused", "[state]") {
+  const auto zeros = [] {
+    return TensorDict({{"a", at::zeros({2})}, {"b", at::zeros({2})}, {{"n", "c"}, at::zeros({2})}},
+                      {2});
+  };
+  const auto unchanged = [&](const TensorDict& td) {
+    CHECK(td.batch_size() == BatchSize{2});
+    CHECK(td.keys(true, true).size() == zeros().keys(true, true).size());
+    for (const auto& key : zeros().keys(true, true)) {
+      INFO(key.join("."));
+      if (td.get_value(key).is_tensor()) CHECK(td.get(key).equal(at::zeros({2})));
+    }
+  };
+  // "a" would be copied in place before "b" (a row too many for the batch) is refused.
+  StateDict late;
+  late.tensors = {{"a", at::ones({2})}, {"n.c", at::ones({2})}, {"b", at::ones({3})}};
+  TensorDict td = zeros();
+  CHECK_THROWS_AS(td.load_state_dict(late, false), ShapeError);
+  unchanged(td);
+  // Strict: the missing key is found first, as before.
+  late.tensors.pop_back();
+  CHECK_THROWS_AS(td.load_state_dict(late, true), KeyError);
+  unchanged(td);
+  // A batch size in the metadata that the leaves left in place do not have: [99] over [2].
+  StateDict batch;
+  batch.tensors = {{"a", at::ones({2})}};
+  batch.metadata = {{"", {{"batch_size", {99}}, {"device", nullptr}}}};
+  CHECK_THROWS_WITH(td.load_state_dict(batch, false), Catch::Matchers::ContainsSubstring("'a'"));
+  unchanged(td);
+  // Metadata of the wrong JSON types is a ValueError or a KeyError, never the JSON library's.
+  for (const Json& meta : {Json{{"_non_tensor", "text"}}, Json{{"_non_tensor", {1, 2}}},
+                           Json{{"batch_size", {2}}, {"_non_tensor", {{"", 1}}}}}) {
+    INFO(meta.dump());
+    StateDict odd;
+    odd.tensors = {{"a", at::ones({2})}};
+    odd.metadata = {{"", meta}};
+    try {
+      td.load_state_dict(odd, false);
+    } catch (const ValueError&) {
+    } catch (const KeyError&) {
+    }
+    CHECK(td.get("a").equal(at::zeros({2})));
+  }
+  // A locked TensorDict takes values in place, and refuses a new entry before changing any.
+  TensorDict locked = zeros();
+  locked.lock_();
+  StateDict added;
+  added.tensors = {{"a", at::ones({2})}, {"new", at::ones({2})}};
+  CHECK_THROWS(locked.load_state_dict(added, false));
+  locked.unlock_();
+  unchanged(locked);
+}

@@ -5,8 +5,8 @@
 // classes; the comments spell the Python calls.
 #include <ATen/ATen.h>
 
-#include "catch2_compat.h"
 #include <filesystem>
+#include "catch2_compat.h"
 
 #include <unistd.h>
 
@@ -262,4 +262,25 @@ TEST_CASE("memmap_async gives the typed instance, memmap_refresh_ and load_ rere
                     "first)");
   fs::remove_all(dir);
   fs::remove_all(shared);
+}
+
+TEST_CASE(
+    "load_state_dict checks a field as its setter does, assign or not, and changes nothing "
+    "when it refuses",
+    "[tensorclass][api][state]") {
+  Plain p({at::zeros({2, 3})}, {2});
+  tensordict::StateDict wrong;
+  wrong.tensors = {{"obs", at::ones({2, 9}, at::kLong)}};
+  // Plain.obs is tensor[float32, (B, 3)]: p.set("obs", <long [2, 9]>) is refused, so is the load.
+  for (const bool assign : {true, false}) {
+    INFO("assign " << assign);
+    CHECK_THROWS_WITH(p.load_state_dict(wrong, false, assign),
+                      Catch::Matchers::ContainsSubstring("field Plain.obs expects dtype float32"));
+    CHECK(p.obs().scalar_type() == at::kFloat);
+    CHECK(p.obs().sizes() == at::IntArrayRef{2, 3});
+  }
+  tensordict::StateDict right;
+  right.tensors = {{"obs", at::ones({2, 3})}};
+  p.load_state_dict(right, false, true);
+  CHECK(all_equal(p.obs(), 1));
 }

@@ -132,10 +132,13 @@ class Collector {
   StateDict& out_;
 };
 
+// Loads in two passes (load_state): a dry run into a copy of the structure that shares the
+// leaves (clone(false)) finds every error of the state dict before anything changes; then the
+// real load, which can no longer fail, writes into the TensorDict.
 class Loader {
  public:
-  Loader(const StateDict& state, bool strict, bool assign, bool flat)
-      : state_(state), strict_(strict), assign_(assign), flat_(flat) {}
+  Loader(const StateDict& state, bool strict, bool assign, bool flat, bool dry_run)
+      : state_(state), strict_(strict), assign_(assign), flat_(flat), dry_run_(dry_run) {}
 
   void load(TensorDict& td, const ClassSpec* spec, const std::string& prefix) {
     const Json* meta = meta_of(prefix);
@@ -152,7 +155,7 @@ class Loader {
       if (head.empty()) throw KeyError("load_state_dict: key '" + key + "' has an empty part");
       check_field(spec, head);
       if (dot == std::string::npos) {
-        set_leaf(td, head, tensor);
+        set_leaf(td, spec, head, tensor);
       } else if (children.insert(head).second) {
         load_child(td, spec, prefix, head);
       }
@@ -165,6 +168,7 @@ class Loader {
     }
     if (meta && meta->contains("_non_tensor")) load_non_tensor(td, spec, (*meta)["_non_tensor"]);
     if (!spec) load_non_tensor_entries(td, prefix);
+    check_entries_fit(td, prefix);
   }
 
   /// strict: the state's keys must be the tensor leaves of `td` (spec §6.3).
@@ -220,19 +224,45 @@ class Loader {
   void check_field(const ClassSpec* spec, const std::string& name) const {
     if (strict_ && spec) index_of(*spec, name);
   }
-  void set_leaf(TensorDict& td, const std::string& key, const at::Tensor& value) {
+  // The dry run writes no shared data: an in-place copy is only checked (same sizes), and an
+  // update of a lazy stack's elements replaces the entries of the copied elements instead.
+  void set_leaf(TensorDict& td, const ClassSpec* spec, const std::string& key,
+                const at::Tensor& value) {
     if (!assign_ && td.is_lazy_stack() && td.contains(key)) {  // into the elements
-      td.set_(key, value);
+      if (dry_run_) {
+        td.set(key, value);
+      } else {
+        td.set_(key, value);
+      }
       return;
     }
     if (!assign_ && td.contains(key) && td.get_value(key).is_tensor()) {
       at::Tensor current = td.get(key);
       if (current.sizes().equals(value.sizes())) {
-        current.copy_(value);
+        if (!dry_run_) current.copy_(value);
         return;
       }
     }
+    // A field takes what its typed setter takes (dtype, shape, kind), assign or not.
+    if (spec) cast(*spec, index_of(*spec, key), FieldValue(value), td.batch_size(), td.device());
     td.set(key, value);
+  }
+  // A batch size read from the metadata must fit the entries the state dict left in place.
+  static void check_entries_fit(const TensorDict& td, const std::string& prefix) {
+    if (td.is_lazy_stack()) return;
+    const BatchSize& batch = td.batch_size();
+    for (const auto& [key, value] : td.items()) {
+      const std::string path = join_key(prefix, key.front());
+      if (value.is_tensordict()) {
+        const BatchSize& inner = value.tensordict().batch_size();
+        if (inner.size() < batch.size() || !std::equal(batch.begin(), batch.end(), inner.begin())) {
+          throw ShapeError("load_state_dict: '" + path + "' has batch size " + shape_str(inner) +
+                           ", which does not begin with its parent's " + shape_str(batch));
+        }
+      } else if (auto shape = value.shape()) {
+        detail::check_leading_dims(path, *shape, batch);
+      }
+    }
   }
   // `sub`: the child's own StateDict (flatten = false), else its entries are in this one.
   void load_child(TensorDict& td, const ClassSpec* spec, const std::string& prefix,
@@ -257,7 +287,7 @@ class Loader {
       child = detail::make_tensordict(batch_of(meta, path).value_or(td.batch_size()), td.device());
     }
     if (sub) {
-      Loader nested_loader(*sub, strict_, assign_, flat_);
+      Loader nested_loader(*sub, strict_, assign_, flat_, dry_run_);
       nested_loader.depth_ = depth_;
       nested_loader.load(child, nested, "");
     } else {
@@ -282,7 +312,12 @@ class Loader {
   }
 
   void load_non_tensor(TensorDict& td, const ClassSpec* spec, const Json& fields) {
+    if (!fields.is_object()) {
+      throw ValueError("load_state_dict: a level's _non_tensor metadata is " + fields.dump() +
+                       ", not an object of fields");
+    }
     for (const auto& [name, value] : fields.items()) {
+      if (name.empty()) throw KeyError("load_state_dict: a _non_tensor entry has an empty name");
       if (spec) index_of(*spec, name);  // KeyError for non-fields, strict or not (spec §6.3)
       if (value.is_null()) {
         if (td.contains(name)) td.del_(name);
@@ -293,9 +328,25 @@ class Loader {
   }
 
   const StateDict& state_;
-  bool strict_, assign_, flat_;
+  bool strict_, assign_, flat_, dry_run_;
   int depth_ = 0;  // levels of load_child under way
 };
+
+// Both passes of a load; a malformed metadata entry the checks above do not name is a ValueError,
+// never an exception of the JSON library.
+void load_state(TensorDict& td, const ClassSpec* spec, const StateDict& state, bool strict,
+                bool assign, bool flat) {
+  try {
+    TensorDict staged = td.clone(false);
+    if (td.is_locked()) staged.lock_();  // what the real load would refuse, the dry run refuses
+    Loader dry(state, strict, assign, flat, true);
+    if (strict) dry.check_keys(staged);
+    dry.load(staged, spec, "");
+  } catch (const Json::exception& e) {
+    throw ValueError(std::string("load_state_dict: malformed metadata: ") + e.what());
+  }
+  Loader(state, strict, assign, flat, false).load(td, spec, "");
+}
 
 }  // namespace
 
@@ -307,7 +358,7 @@ StateDict state_dict(const TensorDict& td, const ClassSpec& spec, const StateDic
 
 void load_state_dict(TensorDict& td, const ClassSpec& spec, const StateDict& state, bool strict,
                      bool assign, std::optional<bool> from_flatten) {
-  Loader(state, strict, assign, from_flatten.value_or(true)).load(td, &spec, "");
+  load_state(td, &spec, state, strict, assign, from_flatten.value_or(true));
 }
 
 }  // namespace tensordict::detail::tc
@@ -322,9 +373,7 @@ StateDict TensorDict::state_dict(const StateDictOptions& options) const {
 
 TensorDict& TensorDict::load_state_dict(const StateDict& state, bool strict, bool assign,
                                         std::optional<bool> from_flatten) {
-  detail::tc::Loader loader(state, strict, assign, from_flatten.value_or(true));
-  if (strict) loader.check_keys(*this);
-  loader.load(*this, nullptr, "");
+  detail::tc::load_state(*this, nullptr, state, strict, assign, from_flatten.value_or(true));
   return *this;
 }
 
