@@ -173,27 +173,8 @@ void send_tensor(c10d::ProcessGroup& group, const at::Tensor& t, int tag,
   wait(post(site, options, [&] { return group.send(tensors, site.peer, tag); }), options, site);
 }
 
-namespace {
-
-// This machine's memory: physical memory, or the cgroup's limit (v2, then v1) when lower.
-int64_t machine_memory() {
-  const long pages = ::sysconf(_SC_PHYS_PAGES);
-  const long page = ::sysconf(_SC_PAGE_SIZE);
-  int64_t memory = pages > 0 && page > 0 ? static_cast<int64_t>(pages) * page
-                                         : std::numeric_limits<int64_t>::max();
-  for (const char* path :
-       {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
-    std::ifstream in(path);
-    int64_t limit = 0;
-    if (in >> limit && limit > 0) memory = std::min(memory, limit);  // "max" reads as nothing
-  }
-  return memory;
-}
-
-}  // namespace
-
 int64_t buffer_limit(const CommOptions& options) {
-  static const int64_t memory = machine_memory();
+  static const int64_t memory = ::tensordict::detail::machine_memory();
   return options.max_buffer_bytes > 0 ? std::min(options.max_buffer_bytes, memory) : memory;
 }
 

@@ -86,3 +86,22 @@ TEST_CASE("stack pairs entries by key, whatever their order", "[stack]") {
   CHECK(same(out.get("b"), at::stack({x.get("b"), y.get("b")})));
   CHECK(out.keys() == std::vector<NestedKey>{"a", "b"});
 }
+
+TEST_CASE("pad_sequence refuses what ATen would stop on with a typed error", "[ops][stack]") {
+  const TensorDict a({{"x", at::zeros({2, 3}, at::kLong)}}, {});
+  // Leaves of different ranks.
+  const TensorDict b({{"x", at::zeros({2, 3, 1}, at::kLong)}}, {});
+  CHECK_THROWS_MATCHES(
+      pad_sequence({a, b}, 0), ShapeError,
+      Catch::Matchers::Message("pad_sequence: key 'x' has shape [2, 3, 1] in one TensorDict and "
+                               "[2, 3] in the first"));
+  // A padding value an int64 leaf cannot hold.
+  const TensorDict c({{"x", at::zeros({1, 3}, at::kLong)}}, {});
+  CHECK_THROWS_WITH(pad_sequence({a, c}, 0, std::nan("")),
+                    Catch::Matchers::StartsWith("pad_sequence: padding value nan does not fit key "
+                                                "'x' of dtype int64"));
+  CHECK_THROWS_AS(pad_sequence({a, c}, 0, 1e300), ValueError);
+  // A padded result of 2^40 rows (from an expanded leaf that holds one value).
+  const TensorDict huge({{"x", at::zeros({1, 3}, at::kLong).expand({int64_t{1} << 40, 3})}}, {});
+  CHECK_THROWS_AS(pad_sequence({a, huge}, 0), ShapeError);
+}

@@ -58,4 +58,7 @@ at::Tensor consolidated_buffer(const TensorDict& td);
 /// First line of a torch message (the rest is a C++ backtrace).
 std::string first_line(const char* what);
 
+/// Bytes of memory this process may use (physical memory, or its cgroup's limit when lower).
+int64_t machine_memory();
+
 }  // namespace tensordict::detail

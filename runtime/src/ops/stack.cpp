@@ -3,9 +3,11 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "lazy/internal.h"
 #include "ops/util.h"
+#include "tensordict/dtype.h"
 
 namespace tensordict {
 namespace {
@@ -231,15 +233,41 @@ at::Tensor pad_and_stack(const std::vector<at::Tensor>& ts, int64_t pad_dim,
   const int64_t ndim = ts[0].dim();
   const int64_t pos = ndim > 1 ? leaf_dim(pad_dim, ts[0], key) : 0;
   int64_t longest = 0;
-  for (const auto& t : ts) longest = std::max(longest, t.size(pos));
-  std::vector<at::Tensor> padded;
-  padded.reserve(ts.size());
   for (const auto& t : ts) {
-    std::vector<int64_t> pad(static_cast<size_t>(2 * (ndim - pos)), 0);  // last dim first
-    pad.back() = longest - t.size(pos);
-    padded.push_back(at::constant_pad_nd(t, pad, value));
+    if (t.dim() != ndim) {
+      throw ShapeError("pad_sequence: key '" + key + "' has shape " + shape_str(t.sizes()) +
+                       " in one TensorDict and " + shape_str(ts[0].sizes()) + " in the first");
+    }
+    longest = std::max(longest, t.size(pos));
+  }
+  // What ATen would stop on deep inside: a padding value the dtype cannot hold (NaN or 1e300
+  // into int64), a padded result larger than memory (see machine_memory).
+  if (value.isFloatingPoint() && !at::isFloatingType(ts[0].scalar_type()) &&
+      !at::isComplexType(ts[0].scalar_type())) {
+    const double v = value.toDouble();
+    if (!std::isfinite(v) || std::abs(v) >= 9.2e18) {
+      throw ValueError("pad_sequence: padding value " + std::to_string(v) + " does not fit key '" +
+                       key + "' of dtype " + dtype_name(ts[0].scalar_type()));
+    }
+  }
+  int64_t bytes = static_cast<int64_t>(ts.size()) * ts[0].element_size();
+  bool too_big = __builtin_mul_overflow(bytes, longest, &bytes);
+  for (int64_t d = 0; d < ndim && !too_big; ++d) {
+    if (d != pos) too_big = __builtin_mul_overflow(bytes, ts[0].size(d), &bytes);
+  }
+  if (too_big || bytes > detail::machine_memory()) {
+    throw ShapeError("pad_sequence: key '" + key + "': " + std::to_string(ts.size()) +
+                     " values padded to " + std::to_string(longest) + " along dim " +
+                     std::to_string(pos) + " take more than this machine's memory");
   }
   try {
+    std::vector<at::Tensor> padded;
+    padded.reserve(ts.size());
+    for (const auto& t : ts) {
+      std::vector<int64_t> pad(static_cast<size_t>(2 * (ndim - pos)), 0);  // last dim first
+      pad.back() = longest - t.size(pos);
+      padded.push_back(at::constant_pad_nd(t, pad, value));
+    }
     return at::stack(padded, 0);
   } catch (const c10::Error& e) {
     throw ShapeError("pad_sequence: key '" + key + "': " + detail::first_line(e.what()));

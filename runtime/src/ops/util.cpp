@@ -5,7 +5,11 @@
 
 #include <ATen/ATen.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <fstream>
+#include <limits>
 
 #include "core/lazy_state.h"
 
@@ -46,6 +50,20 @@ NonTensorStack select_items(const NonTensorStack& stack, int64_t dim, int64_t i)
   std::vector<int64_t> out_shape = shape;
   out_shape.erase(out_shape.begin() + dim);
   return NonTensorStack(std::move(out_shape), std::move(items));
+}
+
+int64_t machine_memory() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES);
+  const long page = ::sysconf(_SC_PAGE_SIZE);
+  int64_t memory = pages > 0 && page > 0 ? static_cast<int64_t>(pages) * page
+                                         : std::numeric_limits<int64_t>::max();
+  for (const char* path :
+       {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+    std::ifstream in(path);
+    int64_t limit = 0;
+    if (in >> limit && limit > 0) memory = std::min(memory, limit);  // "max" reads as nothing
+  }
+  return memory;
 }
 
 std::string first_line(const char* what) {

@@ -28,6 +28,10 @@ int64_t to_int(const T& v) {
 std::string join_key(const std::string& prefix, const std::string& key);
 /// First line of a torch message (the rest is a C++ backtrace).
 std::string first_line(const char* what);
+/// Bytes of memory this process may use: physical memory, or its cgroup's limit when lower. A
+/// result larger than this is refused before it is allocated (an allocation that large fails
+/// anyway, and under AddressSanitizer aborts).
+int64_t machine_memory();
 
 // Dims, shapes and positions (wrap_dim, join_shape, infer_shape, product, positions):
 // core/shape.h.
