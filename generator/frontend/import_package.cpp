@@ -6,6 +6,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -114,11 +115,15 @@ struct Level {
     size_t child = 0;            // nested dicts: index into Builder::levels_
   };
   std::vector<Entry> entries;
+  std::unordered_map<std::string, size_t> position;  // of each key in entries: finds stay O(1)
   Entry* find(const std::string& key) {
-    for (auto& e : entries) {
-      if (e.key == key) return &e;
-    }
-    return nullptr;
+    const auto it = position.find(key);
+    return it == position.end() ? nullptr : &entries[it->second];
+  }
+  Entry& append(Entry entry) {
+    position.emplace(entry.key, entries.size());
+    entries.push_back(std::move(entry));
+    return entries.back();
   }
 };
 
@@ -141,8 +146,7 @@ class Builder {
           fresh.child = levels_.size();
           levels_.emplace_back();
         }
-        levels_[level].entries.push_back(fresh);
-        entry = &levels_[level].entries.back();
+        entry = &levels_[level].append(std::move(fresh));
       } else if (last != entry->tensor.has_value()) {
         diagnostics_.error(SourceLoc{display_, 0, 0},
                            "'" + key.join(".") + "' is both a tensor and a dict of the model");

@@ -10,8 +10,12 @@
 //   if (5 != arg6_1_size[1]) { ... }      a static dim
 // (strides and the device are checked there too; a TensorDict's tensors are taken contiguous, and
 // the device from the package's metadata).
+//
+// Read by a scanner in one pass over the text, linear in its length whatever it holds (a regex
+// here was quadratic in a long identifier).
 #include <algorithm>
-#include <regex>
+#include <cctype>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -22,66 +26,120 @@ namespace tensordict::nn {
 namespace {
 
 constexpr std::string_view kFunction = "static void check_input_";
-// The longest check function read: torch's are about 1 KB. std::regex recurses per character it
-// matches, so a hostile megabyte-long token would exhaust the stack; this bound keeps it shallow.
-constexpr size_t kMaxCheckBytes = 16 * 1024;
 
 // The dim `d` of `sig`, growing its dims to hold it.
-DimRange& dim(InputSignature& sig, const std::string& d) {
-  const size_t index = std::stoul(d);
-  if (index >= 64)
-    throw FormatError("an input check reads dim " + d + ": more dims than a tensor has");
+DimRange& dim(InputSignature& sig, std::string_view d) {
+  const size_t index = std::stoul(std::string(d));
+  if (index >= 64) {
+    throw FormatError("an input check reads dim " + std::string(d) +
+                      ": more dims than a tensor has");
+  }
   if (sig.dims.size() <= index) sig.dims.resize(index + 1);
   return sig.dims[index];
 }
 
-InputSignature parse_one(const std::string& body) {
-  static const std::regex dtype(R"((\w+)_expected_dtype = aoti_torch_dtype_(\w+)\(\))");
-  static const std::regex below(R"(if \(\w+_size\[(\d+)\] < (-?\d+)\))");
-  static const std::regex above(R"(if \(\w+_size\[(\d+)\] > (-?\d+)\))");
-  static const std::regex fixed(R"(if \((-?\d+) != \w+_size\[(\d+)\]\))");
+bool is_word(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
+
+// A position in the text that reads the pieces of one statement; each read advances past what
+// it matched, or fails.
+struct Scanner {
+  std::string_view text;
+  size_t at;
+
+  bool literal(std::string_view piece) {
+    if (text.substr(at, piece.size()) != piece) return false;
+    at += piece.size();
+    return true;
+  }
+  std::string_view word() {
+    const size_t begin = at;
+    while (at < text.size() && is_word(text[at])) ++at;
+    return text.substr(begin, at - begin);
+  }
+  std::optional<std::string_view> integer(bool signed_) {
+    const size_t begin = at;
+    if (signed_ && at < text.size() && text[at] == '-') ++at;
+    const size_t digits = at;
+    while (at < text.size() && std::isdigit(static_cast<unsigned char>(text[at])) != 0) ++at;
+    if (at == digits) return std::nullopt;
+    return text.substr(begin, at - begin);
+  }
+  // `<name>_size[<dim>]`, the dim read into `d`.
+  bool size_of(std::string_view& d) {
+    const std::string_view name = word();
+    if (name.size() <= 5 || name.substr(name.size() - 5) != "_size" || !literal("[")) return false;
+    const auto digits = integer(false);
+    if (!digits || !literal("]")) return false;
+    d = *digits;
+    return true;
+  }
+};
+
+// `<x>_expected_dtype = aoti_torch_dtype_<dtype>()`: the first such statement's dtype.
+std::string dtype_of(std::string_view body) {
+  constexpr std::string_view kDtype = "_expected_dtype = aoti_torch_dtype_";
+  for (size_t at = body.find(kDtype); at != std::string_view::npos;
+       at = body.find(kDtype, at + 1)) {
+    if (at == 0 || !is_word(body[at - 1])) continue;
+    Scanner s{body, at + kDtype.size()};
+    const std::string_view dtype = s.word();
+    if (!dtype.empty() && s.literal("()")) return std::string(dtype);
+  }
+  return "";
+}
+
+// The statements `if (<x>_size[d] < n)`, `if (<x>_size[d] > n)` and `if (n != <x>_size[d])`.
+InputSignature parse_one(std::string_view body) {
   InputSignature sig;
-  std::smatch m;
-  if (std::regex_search(body, m, dtype)) sig.dtype = m[2];
-  for (std::sregex_iterator it(body.begin(), body.end(), below), end; it != end; ++it) {
-    dim(sig, (*it)[1]).min = std::stoll((*it)[2]);
-  }
-  for (std::sregex_iterator it(body.begin(), body.end(), above), end; it != end; ++it) {
-    dim(sig, (*it)[1]).max = std::stoll((*it)[2]);
-  }
-  for (std::sregex_iterator it(body.begin(), body.end(), fixed), end; it != end; ++it) {
-    DimRange& range = dim(sig, (*it)[2]);
-    range.min = range.max = std::stoll((*it)[1]);
+  sig.dtype = dtype_of(body);
+  for (size_t at = body.find("if ("); at != std::string_view::npos;
+       at = body.find("if (", at + 1)) {
+    Scanner bound{body, at + 4};
+    std::string_view d;
+    if (bound.size_of(d)) {
+      const bool below = bound.literal(" < ");
+      if (below || bound.literal(" > ")) {
+        if (const auto n = bound.integer(true); n && bound.literal(")")) {
+          DimRange& range = dim(sig, d);
+          (below ? range.min : range.max) = std::stoll(std::string(*n));
+        }
+      }
+      continue;
+    }
+    Scanner fixed{body, at + 4};
+    if (const auto n = fixed.integer(true);
+        n && fixed.literal(" != ") && fixed.size_of(d) && fixed.literal(")")) {
+      DimRange& range = dim(sig, d);
+      range.min = range.max = std::stoll(std::string(*n));
+    }
   }
   return sig;
 }
 
 }  // namespace
 
-std::vector<InputSignature> parse_input_checks(std::string_view source) {
+std::vector<InputSignature> parse_input_checks(std::string_view source, size_t max_inputs) {
   std::vector<InputSignature> inputs;
   size_t at = source.find(kFunction);
   while (at != std::string_view::npos) {
     const size_t number = at + kFunction.size();
     size_t digits = number;
     while (digits < source.size() && source[digits] >= '0' && source[digits] <= '9') ++digits;
-    const std::string index(source.substr(number, digits - number));
+    const std::string index(source.substr(number, std::min<size_t>(digits - number, 20)));
     if (index != std::to_string(inputs.size())) {
       throw FormatError("the package's input checks are out of order: check_input_" + index +
                         " where check_input_" + std::to_string(inputs.size()) + " was expected");
     }
+    if (inputs.size() == max_inputs) {
+      throw FormatError("the package has a check_input_" + index + ", more input checks than " +
+                        "its " + std::to_string(max_inputs) + " inputs");
+    }
     const size_t next = source.find(kFunction, digits);
     // A function ends at the next one; the last, at the first function that is not a check.
     const size_t end = next != std::string_view::npos ? next : source.find("static bool", digits);
-    const size_t length = (end == std::string_view::npos ? source.size() : end) - at;
-    if (length > kMaxCheckBytes) {
-      throw FormatError("the package's check_input_" + index + " is " + std::to_string(length) +
-                        " bytes long, more than the " + std::to_string(kMaxCheckBytes) +
-                        " an input check takes");
-    }
     try {
-      inputs.push_back(parse_one(std::string(
-          source.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at))));
+      inputs.push_back(parse_one(
+          source.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at)));
     } catch (const std::logic_error&) {  // std::stoll's out_of_range: a size past int64
       throw FormatError("the package's check_input_" + index + " has a size past int64");
     }

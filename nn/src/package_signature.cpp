@@ -63,8 +63,8 @@ PackageSignature parse_wrapper_source(std::string_view source, const std::string
   const std::string in_spec = assigned_string(source, "in_spec_", what);
   const std::string out_spec = assigned_string(source, "out_spec_", what);
   out.call_spec = CallSpec::parse(in_spec, out_spec);
-  out.inputs = parse_input_checks(source);
   const size_t leaves = out.call_spec.inputs().leaves();
+  out.inputs = parse_input_checks(source, leaves);  // no more checks than inputs
   if (!out.inputs.empty() && out.inputs.size() != leaves) {
     throw FormatError(what + " checks " + std::to_string(out.inputs.size()) +
                       " inputs, but its call spec has " + std::to_string(leaves));

@@ -604,6 +604,54 @@ classes:
   fs::remove_all(out);
 }
 
+namespace {
+
+// A made-up package `dir/wide.pt2` whose forward(td: dict) reads `keys` float32 tensors k0, k1,
+// ..., each with an input check; its output is one tensor.
+void write_wide_package(const fs::path& dir, int keys) {
+  const std::string leaf = R"({"type": null, "context": null, "children_spec": []})";
+  std::string names, leaves, checks;
+  for (int i = 0; i < keys; ++i) {
+    names += (i ? ", " : "") + std::string("\\\"k") + std::to_string(i) + "\\\"";
+    leaves += (i ? ", " : "") + leaf;
+    checks += "static void check_input_" + std::to_string(i) +
+              "(A* h) {\n  int32_t a_expected_dtype = aoti_torch_dtype_float32();\n}\n";
+  }
+  const std::string dict = R"({"type": "builtins.dict", "context": "[)" + names +
+                           R"(]", "children_spec": [)" + leaves + "]}";
+  // in_spec_ = ((dict,), {}) and out_spec_, as torch 2.14 writes them (raw strings).
+  const std::string in_spec =
+      R"([1, {"type": "builtins.tuple", "context": "null", "children_spec": [{"type": )"
+      R"("builtins.tuple", "context": "null", "children_spec": [)" +
+      dict + R"(]}, {"type": "builtins.dict", "context": "[]", "children_spec": []}]}])";
+  write_stored_zip(dir / "wide.pt2", {{"wide/data/aotinductor/model/wrapper.cpp",
+                                       "in_spec_ = R\"(" + in_spec + ")\";\nout_spec_ = R\"([1, " +
+                                           leaf + "])\";\n" + checks + "static bool x;\n"}});
+}
+
+}  // namespace
+
+TEST_CASE("tcgen import x.pt2 reads a package of 100 thousand keys in linear time",
+          "[generator][import]") {
+  // A key lookup per key made the import quadratic (100,000 keys: 52 s, then refused); each
+  // step is now linear in the keys, up to tcgen's own bounds, which refuse that schema.
+  const fs::path dir = scratch("wide_package");
+  write_wide_package(dir, 100000);
+  const auto [status, err] = tcgen_import("wide.pt2 -o out --out-keys y", dir);
+  CHECK(status == 1);
+  CHECK_THAT(
+      err, Catch::Matchers::ContainsSubstring("the schema expands to more than 100000 YAML nodes"));
+  CHECK_FALSE(fs::exists(dir / "out"));
+  // The most fields a class takes: imported, every input's dtype read.
+  write_wide_package(dir, 999);  // and the output y
+  REQUIRE(tcgen_import("wide.pt2 -o out --out-keys y", dir) == std::make_pair(0, std::string()));
+  const std::string yaml = read_text(dir / "out" / "wide.yaml");
+  // 0-dim tensors: their checks read no size
+  CHECK(yaml.find("      - name: k0\n        type: tensor[float32, ()]\n") != std::string::npos);
+  CHECK(yaml.find("      - name: k998\n        type: tensor[float32, ()]\n") != std::string::npos);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("tcgen import x.pt2: what is not a package is refused, and nothing is written",
           "[generator][import]") {
   const fs::path dir = scratch("not_a_package");

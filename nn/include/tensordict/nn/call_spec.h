@@ -91,8 +91,10 @@ struct InputSignature {
 
 /// The input checks an AOTInductor wrapper's C++ source records, one per runner input in order;
 /// empty when the source has none. FormatError when the checks are there but not as expected
-/// (inputs numbered out of order, an unknown dtype).
-std::vector<InputSignature> parse_input_checks(std::string_view wrapper_source);
+/// (inputs numbered out of order, an unknown dtype, more than `max_inputs` of them). Linear in
+/// the source's length.
+std::vector<InputSignature> parse_input_checks(
+    std::string_view wrapper_source, size_t max_inputs = std::numeric_limits<size_t>::max());
 
 /// What an AOTInductor package says of its inputs and outputs, read from the wrapper source it
 /// carries, without loading it: on any libtorch, and in tcgen (`tcgen import x.pt2`).
