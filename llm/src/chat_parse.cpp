@@ -200,6 +200,7 @@ std::vector<ChatMessage> parse_chatml(std::string_view text) {
 std::vector<ChatMessage> parse_qwen(std::string_view text) {
   std::vector<Block> blocks = split_blocks(text, "qwen");
   std::vector<ChatMessage> out;
+  bool default_system = false;  // the first block, left out as the template's own
   for (size_t i = 0; i < blocks.size(); ++i) {
     Block& block = blocks[i];
     if (i == 0 && block.role == "system" && block.closed) {
@@ -210,7 +211,8 @@ std::vector<ChatMessage> parse_qwen(std::string_view text) {
       // renderings are the same text, and this one re-renders to it. Unless a system message
       // follows: without this one, that one would render as the first.
       const bool system_next = blocks.size() > 1 && blocks[1].role == "system";
-      if (block.body == kQwenDefaultSystem && !system_next) continue;
+      default_system = block.body == kQwenDefaultSystem && !system_next;
+      if (default_system) continue;
     }
     if (block.role == "tool") {
       add_qwen_tools(out, block, "qwen");
@@ -220,6 +222,8 @@ std::vector<ChatMessage> parse_qwen(std::string_view text) {
       add_message(out, block);
     }
   }
+  // A text of the default system message alone is that message (as TorchRL reads it).
+  if (out.empty() && default_system) add_message(out, blocks.front());
   return out;
 }
 

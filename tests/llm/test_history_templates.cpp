@@ -3,8 +3,8 @@
 // with add_chat_template, and assistant masks from tokenizers whose tokens span several characters.
 #include <ATen/ATen.h>
 
-#include "catch2_compat.h"
 #include <map>
+#include "catch2_compat.h"
 
 #include "history.h"
 #include "tensorclass/llm/conversation.h"
@@ -137,6 +137,16 @@ TEST_CASE("from_text(qwen) leaves out the template's default system message", "[
   REQUIRE(parsed_back.size() == 2);
   CHECK(parsed_back[0].content == "You are a helpful assistant.");
   CHECK(tensorclass::llm::render_chat(parsed_back, "qwen", named("qwen")).text == r.text);
+  // A text of the default system message alone (with or without the generation prompt) is that
+  // message, as TorchRL reads it; it renders back to the same text.
+  const std::string alone = "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n";
+  for (const std::string& text : {alone, alone + "<|im_start|>assistant\n"}) {
+    INFO(text);
+    History only = History::from_text(text, "qwen");
+    CHECK(only.role() == Json::array({"system"}));
+    CHECK(only.content() == Json::array({"You are a helpful assistant."}));
+  }
+  CHECK(History::from_text(alone, "qwen").apply_chat_template(named("qwen"))[0] == alone);
 }
 
 TEST_CASE("qwen: a continued tool message and an empty final assistant parse back",
@@ -231,8 +241,9 @@ TEST_CASE("a template registered with add_chat_template works like a built-in on
   CHECK_THROWS_WITH(tensorclass::llm::add_chat_template("half", render_inst, nullptr),
                     "add_chat_template: template 'half' needs both a renderer and a parser");
   CHECK_THROWS_WITH(h.apply_chat_template(named("nope")),
-                    Catch::Matchers::ContainsSubstring("unknown chat template 'nope' (known: chatml_format, qwen, "
-                                    "dialogpt, falcon, deepseek, llama, inst") &&
+                    Catch::Matchers::ContainsSubstring(
+                        "unknown chat template 'nope' (known: chatml_format, qwen, "
+                        "dialogpt, falcon, deepseek, llama, inst") &&
                         Catch::Matchers::ContainsSubstring("add_chat_template"));
   CHECK_THROWS_WITH(History::from_text("x", "nope"),
                     Catch::Matchers::ContainsSubstring("unknown chat template 'nope'"));
