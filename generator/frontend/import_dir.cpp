@@ -4,21 +4,18 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <ostream>
 #include <set>
-#include <sstream>
 #include <unordered_map>
 
+#include "frontend/import_files.h"
 #include "frontend/import_types.h"
 #include "frontend/input_checks.h"
 #include "frontend/type_parser.h"
 #include "model/name_rules.h"
 #include "tensordict/format_version.h"
-#include "tensordict/json_builder.h"
-#include "tensordict/limits.h"
 
 namespace tcgen {
 namespace {
@@ -94,7 +91,7 @@ class Importer {
     Schema schema;
     schema.path = dir;
     schema.display_path = display;
-    std::optional<Json> meta = read_meta(dir, display, 1);
+    std::optional<Json> meta = read_meta(dir, display, 1, diagnostics_);
     if (!meta) return schema;
     const std::string type = class_path(*meta, display);
     if (type.empty()) return schema;
@@ -106,7 +103,7 @@ class Importer {
       return schema;
     }
     import_class(dir, display, *meta, type, 1);
-    schema.version = read_version(dir, display);
+    schema.version = read_version(dir, display, diagnostics_);
     for (auto& info : classes_) schema.classes.push_back(finish(info));
     for (auto& cls : schema.classes) cls.version = schema.version;
     check_sizes(schema);
@@ -158,104 +155,6 @@ class Importer {
             "its classes have " + std::to_string(fields) + " fields in all, more than the " +
                 std::to_string(kMaxFieldsPerSchema) + " a schema file may have");
     }
-  }
-
-  // `dir/meta.json` as JSON, within the bounds; nullopt (reported) otherwise. `dir` is at `level`
-  // of the tree (its root the first): walked as the runtime loads a tree, never through a symlink
-  // and never deeper than it loads, so the walk visits each directory once, and is bounded.
-  std::optional<Json> read_meta(const fs::path& dir, const std::string& display, int level) {
-    if (level > tensordict::limits::kMaxTreeDepth) {
-      error(display, "directories nested deeper than " +
-                         std::to_string(tensordict::limits::kMaxTreeDepth) +
-                         " levels, which the runtime does not load");
-      return std::nullopt;
-    }
-    std::error_code ec;
-    if (level > 1 && fs::is_symlink(fs::symlink_status(dir, ec))) {
-      error(display, "refusing to follow a symlink (a memmap tree's directories lie inside it)");
-      return std::nullopt;
-    }
-    return read_json(dir, display, "meta.json");
-  }
-
-  static bool exists(const fs::path& path) {
-    std::error_code ec;
-    return fs::exists(fs::symlink_status(path, ec));
-  }
-
-  // The version a versioned class's save records (tensordict::kSchemaVersionFile); 0 without one.
-  int64_t read_version(const fs::path& dir, const std::string& display) {
-    if (!exists(dir / tensordict::kSchemaVersionFile)) return 0;
-    const std::optional<Json> file = read_json(dir, display, tensordict::kSchemaVersionFile);
-    const auto it = file ? file->find("version") : Json::const_iterator();
-    if (file && it != file->end() && it->is_number_integer() && it->get<int64_t>() > 0) {
-      return it->get<int64_t>();
-    }
-    if (file) {
-      error(display + "/" + tensordict::kSchemaVersionFile,
-            "expected {\"version\": <a positive integer>}");
-    }
-    return 0;
-  }
-
-  // `dir/name` as a JSON object, within the bounds; nullopt (reported) otherwise.
-  std::optional<Json> read_json(const fs::path& dir, const std::string& display,
-                                const std::string& name) {
-    const fs::path path = dir / name;
-    const std::string where = display + "/" + name;
-    std::error_code ec;
-    const fs::file_status status = fs::symlink_status(path, ec);
-    if (ec && ec != std::errc::no_such_file_or_directory) {
-      error(where, "cannot be read: " + ec.message());
-      return std::nullopt;
-    }
-    if (!fs::exists(status)) {
-      error(where, "missing (a memmap directory holds a meta.json)");
-      return std::nullopt;
-    }
-    if (fs::is_symlink(status)) {
-      error(where,
-            "refusing to read a file through a symlink (a memmap tree's files lie "
-            "inside it)");
-      return std::nullopt;
-    }
-    // Checked before opening: opening a FIFO would block until a writer comes.
-    if (!fs::is_regular_file(status)) {
-      error(where, "is not a regular file");
-      return std::nullopt;
-    }
-    const std::uintmax_t size = fs::file_size(path, ec);
-    if (!ec && size > kMaxMetaBytes) {
-      error(where, "is " + std::to_string(size >> 20) + " MiB, more than tcgen import reads (" +
-                       std::to_string(kMaxMetaBytes >> 20) + " MiB)");
-      return std::nullopt;
-    }
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-      error(where, "cannot be opened");
-      return std::nullopt;
-    }
-    std::stringstream text;
-    text << in.rdbuf();
-    // Linear in the file's size (each key is not searched among the object's others).
-    tensordict::format::LinearJsonBuilder builder(static_cast<size_t>(kMaxNesting) + 1);
-    if (builder.parse(text.str())) {
-      Json meta = builder.take();
-      if (meta.is_object()) return meta;
-      error(where, "is not a JSON object");
-      return std::nullopt;
-    }
-    switch (builder.stop()) {
-      case tensordict::format::LinearJsonBuilder::Stop::TooDeep:
-        error(where, "JSON nested deeper than " + std::to_string(kMaxNesting) + " levels");
-        break;
-      case tensordict::format::LinearJsonBuilder::Stop::DuplicateKey:
-        error(where, "duplicate key " + Json(builder.detail()).dump());
-        break;
-      default:
-        error(where, "malformed JSON: " + builder.detail());
-    }
-    return std::nullopt;
   }
 
   // "pkg.mod.Name" of a meta.json's `_type` "<class 'pkg.mod.Name'>"; "" (reported) otherwise.
@@ -342,7 +241,7 @@ class Importer {
     }
     const fs::path inner = dir / "_tensordict";
     const std::string inner_display = display + "/_tensordict";
-    std::optional<Json> inner_meta = read_meta(inner, inner_display, level + 1);
+    std::optional<Json> inner_meta = read_meta(inner, inner_display, level + 1, diagnostics_);
     if (!inner_meta) return "";
     const std::string inner_type = class_path(*inner_meta, inner_display);
     const std::string inner_where = inner_display + "/meta.json";
@@ -376,7 +275,7 @@ class Importer {
         classes_[index].add(key, make_type(TypeKind::Any));
       }
     }
-    if (exists(dir / "other.pickle")) {
+    if (entry_exists(dir / "other.pickle")) {
       diagnostics_.warning(SourceLoc{display + "/other.pickle", 0, 0},
                            "not read: the fields pickled there are left out of the schema");
     }
@@ -449,7 +348,7 @@ class Importer {
     }
     const fs::path child = inner / key;
     const std::string child_display = display + "/" + key;
-    std::optional<Json> meta = read_meta(child, child_display, level + 1);
+    std::optional<Json> meta = read_meta(child, child_display, level + 1, diagnostics_);
     if (!meta) return std::nullopt;
     const std::string type = class_path(*meta, child_display);
     if (type.empty()) return std::nullopt;
@@ -532,11 +431,12 @@ class Importer {
     const size_t first = leaves.size();
     std::optional<size_t> element_rank;
     size_t count = 0;
-    for (; exists(dir / std::to_string(count)); ++count) {
+    for (; entry_exists(dir / std::to_string(count)); ++count) {
       const fs::path element_dir = dir / std::to_string(count);
       const std::string element_display = display + "/" + std::to_string(count);
       const std::string where = element_display + "/meta.json";
-      std::optional<Json> element = read_meta(element_dir, element_display, level + 1);
+      std::optional<Json> element =
+          read_meta(element_dir, element_display, level + 1, diagnostics_);
       if (!element) return std::nullopt;
       const std::string type = class_path(*element, element_display);
       if (type.empty() || !format_version(*element, type, where)) return std::nullopt;

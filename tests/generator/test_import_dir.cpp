@@ -1,8 +1,7 @@
-// `tcgen import DIR` and `tcgen import x.pt2`: schemas inferred from tensorclass directories
-// (Python's fixture, History, PairwiseDataset, a lazy stack, hand-written meta.json files) and
-// from AOTInductor packages (../shared/fixtures/aoti), compared with the goldens under
+// `tcgen import DIR`: schemas inferred from tensorclass directories (Python's fixture, History,
+// PairwiseDataset, a lazy stack, hand-written meta.json files), compared with the goldens under
 // tests/schemas/imported/; the classes generated from those goldens (tensorclass_generate) load
-// the directories they were imported from (tests/nn checks the package's class against it).
+// the directories they were imported from. Packages: test_import_package.cpp.
 #include <ATen/ATen.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -16,6 +15,7 @@
 
 #include "driver/driver.h"
 #include "history.h"
+#include "import_support.h"
 #include "imported_chats.h"
 #include "imported_fixture.h"
 #include "imported_history.h"
@@ -34,52 +34,6 @@ using namespace tcgen_test;
 using tensordict::Json;
 
 namespace {
-
-fs::path scratch(const std::string& name) {
-  fs::path dir =
-      fs::temp_directory_path() / ("tcgen_import_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-// Exit status and stderr of `tcgen import ARGS` run in `cwd`; with `timeout_s`, killed after that
-// many seconds (exit status 124).
-std::pair<int, std::string> tcgen_import(const std::string& args, const fs::path& cwd,
-                                         int timeout_s = 0) {
-  ScopedCwd in(cwd);
-  const fs::path err =
-      fs::temp_directory_path() / ("tcgen_import_err_" + std::to_string(::getpid()));
-  const std::string command =
-      (timeout_s > 0 ? "timeout " + std::to_string(timeout_s) + " " : std::string()) +
-      std::string(TCGEN_EXE) + " import " + args + " 2>" + err.string() + " >/dev/null";
-  const int status = std::system(command.c_str());
-  std::string text = read_text(err);
-  fs::remove(err);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, text};
-}
-
-const fs::path kImported = source_dir() / "tests" / "schemas" / "imported";
-
-// Imports `source` (a directory or a package, relative to `cwd`) into `out` with `--namespace ns`
-// and `options`, and compares the YAML with the golden `name` (rewritten with
-// TC_UPDATE_GOLDENS=1); the YAML passes tcgen's checks.
-void check_golden(const std::string& source, const fs::path& cwd, const std::string& ns,
-                  const std::string& name, const std::string& options = "") {
-  const fs::path out = scratch("out_" + name);
-  REQUIRE(tcgen_import(source + " -o " + out.string() + " --namespace " + ns + " " + options,
-                       cwd) == std::make_pair(0, std::string()));
-  const fs::path from(source);
-  const std::string yaml = read_text(
-      out / ((from.extension() == ".pt2" ? from.stem() : from.filename()).string() + ".yaml"));
-  tcgen::Diagnostics template_problems;
-  const tcgen::Compilation c =
-      tcgen::compile_text(yaml, name, tcgen::load_templates("", template_problems));
-  CHECK(c.diagnostics.all().empty());
-  if (updating_goldens()) write_text(kImported / name, yaml);
-  CHECK(yaml == read_text(kImported / name));
-  fs::remove_all(out);
-}
 
 void write_json(const fs::path& dir, const std::string& text) {
   fs::create_directories(dir);
@@ -550,116 +504,5 @@ TEST_CASE("tcgen import DIR: many keys, read in time linear in them", "[generato
   CHECK(
       tcgen_import("twice -o " + out.string(), dir, 60) ==
       std::make_pair(1, std::string("twice/_tensordict/meta.json: error: duplicate key \"x\"\n")));
-  fs::remove_all(dir);
-}
-
-// ---- AOTInductor packages --------------------------------------------------------------------
-
-namespace {
-
-fs::path aoti_case(const std::string& name) {
-  const fs::path dir = fs::path(TC_FIXTURES_DIR) / "aoti" / name;
-  if (!fs::exists(dir / "package.pt2")) TC_SKIP("fixture " << dir << " is absent");
-  return dir;
-}
-
-}  // namespace
-
-TEST_CASE("tcgen import x.pt2: a dict policy's inputs and outputs",
-          "[generator][import][needs-fixtures]") {
-  // torch 2.14's package records each input's dtype and sizes: the batch dim is dynamic.
-  const fs::path dir = aoti_case("dict_policy");
-  check_golden("package.pt2", dir, "imported_policy", "imported_policy.yaml",
-               "--class-name ImportedPolicy");
-}
-
-TEST_CASE("tcgen import x.pt2: positional inputs named by --in-keys, a package without checks",
-          "[generator][import][needs-fixtures]") {
-  const fs::path dir = aoti_case("2.6/tuple_mlp");  // torch 2.6 records no input checks
-  const fs::path out = scratch("mlp");
-  CHECK(tcgen_import("package.pt2 -o " + out.string(), dir) ==
-        std::make_pair(1, std::string("package.pt2: error: the model takes more positional "
-                                      "tensors than the 0 in_keys given (name them with "
-                                      "--in-keys)\n")));
-  REQUIRE(tcgen_import("package.pt2 -o " + out.string() +
-                           " --in-keys x,params.scale --out-keys y,y_sum --class-name Mlp",
-                       dir) == std::make_pair(0, std::string()));
-  CHECK(read_text(out / "package.yaml") == R"(# generated by tcgen import from package.pt2
-classes:
-  - name: Mlp
-    fields:
-      - name: x
-        type: tensor
-      - name: params
-        type: MlpParams
-      - name: y
-        type: optional[tensor]
-      - name: y_sum
-        type: optional[tensor]
-  - name: MlpParams
-    fields:
-      - name: scale
-        type: tensor
-)");
-  fs::remove_all(out);
-}
-
-namespace {
-
-// A made-up package `dir/wide.pt2` whose forward(td: dict) reads `keys` float32 tensors k0, k1,
-// ..., each with an input check; its output is one tensor.
-void write_wide_package(const fs::path& dir, int keys) {
-  const std::string leaf = R"({"type": null, "context": null, "children_spec": []})";
-  std::string names, leaves, checks;
-  for (int i = 0; i < keys; ++i) {
-    names += (i ? ", " : "") + std::string("\\\"k") + std::to_string(i) + "\\\"";
-    leaves += (i ? ", " : "") + leaf;
-    checks += "static void check_input_" + std::to_string(i) +
-              "(A* h) {\n  int32_t a_expected_dtype = aoti_torch_dtype_float32();\n}\n";
-  }
-  const std::string dict = R"({"type": "builtins.dict", "context": "[)" + names +
-                           R"(]", "children_spec": [)" + leaves + "]}";
-  // in_spec_ = ((dict,), {}) and out_spec_, as torch 2.14 writes them (raw strings).
-  const std::string in_spec =
-      R"([1, {"type": "builtins.tuple", "context": "null", "children_spec": [{"type": )"
-      R"("builtins.tuple", "context": "null", "children_spec": [)" +
-      dict + R"(]}, {"type": "builtins.dict", "context": "[]", "children_spec": []}]}])";
-  write_stored_zip(dir / "wide.pt2", {{"wide/data/aotinductor/model/wrapper.cpp",
-                                       "in_spec_ = R\"(" + in_spec + ")\";\nout_spec_ = R\"([1, " +
-                                           leaf + "])\";\n" + checks + "static bool x;\n"}});
-}
-
-}  // namespace
-
-TEST_CASE("tcgen import x.pt2 reads a package of 100 thousand keys in linear time",
-          "[generator][import]") {
-  // A key lookup per key made the import quadratic (100,000 keys: 52 s, then refused); each
-  // step is now linear in the keys, up to tcgen's own bounds, which refuse that schema.
-  const fs::path dir = scratch("wide_package");
-  write_wide_package(dir, 100000);
-  const auto [status, err] = tcgen_import("wide.pt2 -o out --out-keys y", dir);
-  CHECK(status == 1);
-  CHECK_THAT(
-      err, Catch::Matchers::ContainsSubstring("the schema expands to more than 100000 YAML nodes"));
-  CHECK_FALSE(fs::exists(dir / "out"));
-  // The most fields a class takes: imported, every input's dtype read.
-  write_wide_package(dir, 999);  // and the output y
-  REQUIRE(tcgen_import("wide.pt2 -o out --out-keys y", dir) == std::make_pair(0, std::string()));
-  const std::string yaml = read_text(dir / "out" / "wide.yaml");
-  // 0-dim tensors: their checks read no size
-  CHECK(yaml.find("      - name: k0\n        type: tensor[float32, ()]\n") != std::string::npos);
-  CHECK(yaml.find("      - name: k998\n        type: tensor[float32, ()]\n") != std::string::npos);
-  fs::remove_all(dir);
-}
-
-TEST_CASE("tcgen import x.pt2: what is not a package is refused, and nothing is written",
-          "[generator][import]") {
-  const fs::path dir = scratch("not_a_package");
-  write_text(dir / "model.pt2", "not a zip");
-  CHECK(tcgen_import("model.pt2 -o out", dir) ==
-        std::make_pair(1, std::string("model.pt2: error: archive 'model.pt2' is not a zip "
-                                      "archive (9 bytes, shorter than an end record)\n")));
-  CHECK(tcgen_import("missing.pt2 -o out", dir).first == 1);
-  CHECK_FALSE(fs::exists(dir / "out"));
   fs::remove_all(dir);
 }
