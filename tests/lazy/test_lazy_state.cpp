@@ -188,6 +188,15 @@ TEST_CASE("load_state_dict changes nothing when the state dict is refused", "[st
     }
     CHECK(td.get("a").equal(at::zeros({2})));
   }
+  // A lazy stack's leaf of another shape, after one that fits: neither element changes.
+  TensorDict e0({{"x", at::zeros({3})}, {"y", at::zeros({3})}}, {});
+  TensorDict e1({{"x", at::zeros({3})}, {"y", at::zeros({3})}}, {});
+  TensorDict stacked = lazy_stack({e0, e1});
+  StateDict shapes;
+  shapes.tensors = {{"x", at::ones({2, 3})}, {"y", at::ones({2, 4})}};
+  CHECK_THROWS_AS(stacked.load_state_dict(shapes, false), ShapeError);
+  CHECK(e0.get("x").equal(at::zeros({3})));
+  CHECK(e1.get("x").equal(at::zeros({3})));
   // A locked TensorDict takes values in place, and refuses a new entry before changing any.
   TensorDict locked = zeros();
   locked.lock_();

@@ -224,13 +224,17 @@ class Loader {
   void check_field(const ClassSpec* spec, const std::string& name) const {
     if (strict_ && spec) index_of(*spec, name);
   }
-  // The dry run writes no shared data: an in-place copy is only checked (same sizes), and an
-  // update of a lazy stack's elements replaces the entries of the copied elements instead.
+  // The dry run writes no shared data: an in-place copy, or an update of a lazy stack's
+  // elements, is only checked.
   void set_leaf(TensorDict& td, const ClassSpec* spec, const std::string& key,
                 const at::Tensor& value) {
     if (!assign_ && td.is_lazy_stack() && td.contains(key)) {  // into the elements
-      if (dry_run_) {
-        td.set(key, value);
+      if (dry_run_) {  // what set_ checks, on the stacked leaf
+        if (const at::Tensor current = td.get(key); !current.sizes().equals(value.sizes())) {
+          throw ShapeError("load_state_dict: key '" + key + "' of a lazy stack has shape " +
+                           shape_str(current.sizes()) + ", the state dict's " +
+                           shape_str(value.sizes()));
+        }
       } else {
         td.set_(key, value);
       }
