@@ -81,8 +81,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   if (!input.is_object()) return 0;
   const tensordict::StateDict state = state_of(input);
-  const bool strict = input.value("strict", false) == true;
-  const bool assign = input.value("assign", false) == true;
+  const auto flag = [&](const char* name) {
+    const auto it = input.find(name);
+    return it != input.end() && it->is_boolean() && it->get<bool>();
+  };
+  const bool strict = flag("strict");
+  const bool assign = flag("assign");
   static const TensorDict before = reference();
   TensorDict td = reference();
   try {
