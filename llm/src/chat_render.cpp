@@ -1,5 +1,8 @@
 // chatml_format and qwen, rendered as transformers renders TorchRL's Jinja templates.
+#include <algorithm>
+
 #include "chat_builtin.h"
+#include "tensordict/errors.h"
 #include "tensordict/json.h"
 
 namespace tensorclass::llm::detail {
@@ -50,6 +53,26 @@ void qwen_system(const std::vector<ChatMessage>& messages, const Json& tools, Ch
     out.put(kToolsOutro);
   }
   out.put(kEndLine);
+}
+
+// A number, a bool, or a non-empty list of them (nested or not): what tensordict stores as a
+// tensor.
+bool numbers_only(const Json& value) {
+  if (value.is_number() || value.is_boolean()) return true;
+  return value.is_array() && !value.empty() &&
+         std::all_of(value.begin(), value.end(), [](const Json& v) { return numbers_only(v); });
+}
+
+// The template prints a tool message's responses (Python's str() of the list). TorchRL stores a
+// list of numbers only as a tensor, which the template fails on (more than one value) or prints
+// as "tensor([1])", so such responses are refused.
+std::string tool_response(const ChatMessage& m, size_t index) {
+  if (numbers_only(m.tool_responses)) {
+    throw ::tensordict::TypeError("template 'qwen': message " + std::to_string(index) +
+                                  "'s tool_responses " + tojson(m.tool_responses) +
+                                  " hold only numbers; give the responses as strings");
+  }
+  return truthy(m.tool_responses) ? python_repr(m.tool_responses) : printed_content(m);
 }
 
 void qwen_tool_calls(const ChatMessage& m, ChatWriter& out) {
@@ -106,7 +129,7 @@ RenderedChat render_qwen(const std::vector<ChatMessage>& messages,
       // Consecutive tool messages share one block.
       if (i == 0 || messages[i - 1].role != "tool") out.put("<|im_start|>tool");
       out.put("\n<tool_response>\n");
-      out.put(truthy(m.tool_responses) ? python_repr(m.tool_responses) : printed_content(m));
+      out.put(tool_response(m, i));
       out.put("\n</tool_response>");
       if (i + 1 == messages.size() || messages[i + 1].role != "tool") out.put(kEndLine);
     }

@@ -112,6 +112,36 @@ TEST_CASE("qwen renders tools, tool calls and grouped tool responses", "[chat]")
         "<|im_start|>assistant\nIt is 3.<|im_end|>\n");
 }
 
+// TorchRL (tensordict's list_to_stack) stores a list of numbers only as a tensor: its qwen
+// template raises on one of several values and prints "tensor([1])" for one. A list mixing
+// numbers with other values stays a list and prints as TorchRL prints it (checked with TorchRL).
+TEST_CASE("qwen refuses tool_responses of numbers only", "[chat]") {
+  auto tool_block = [](const Json& responses) {
+    ChatMessage m{"tool", "c"};
+    m.tool_responses = responses;
+    return render_text({{"user", "q"}, m}, "qwen", false);
+  };
+  CHECK_THROWS_AS(tool_block(Json::array({2, 3})), tensordict::TypeError);
+  CHECK_THROWS_WITH(
+      tool_block(Json::array({2, 3})),
+      "template 'qwen': message 1's tool_responses [2, 3] hold only numbers; give the "
+      "responses as strings");
+  CHECK_THROWS_AS(tool_block(Json::array({1.5})), tensordict::TypeError);
+  CHECK_THROWS_AS(tool_block(Json::array({true})), tensordict::TypeError);
+  CHECK_THROWS_AS(tool_block(Json::parse("[[1, 2]]")), tensordict::TypeError);
+  const std::string head =
+      "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\nq<|im_end|>"
+      "\n<|im_start|>tool\n<tool_response>\n";
+  const std::string tail = "\n</tool_response><|im_end|>\n";
+  CHECK(tool_block(Json::parse(R"([1, "a"])")) == head + "[1, 'a']" + tail);
+  CHECK(tool_block(Json::parse(R"([{"x": 1}, 2])")) == head + "[{'x': 1}, 2]" + tail);
+  CHECK(tool_block(Json::parse(R"(["1", "2"])")) == head + "['1', '2']" + tail);
+  // The other templates do not print tool_responses.
+  ChatMessage numbers{"tool", "c"};
+  numbers.tool_responses = Json::array({2, 3});
+  CHECK(render_text({numbers}, "chatml_format", false) == "<|im_start|>tool\nc<|im_end|>\n");
+}
+
 TEST_CASE("parse_chat inverts render_chat", "[chat][parse]") {
   std::vector<ChatMessage> chat = {{"system", "S"}, {"user", "multi\nline"}, {"assistant", "A"}};
   for (std::string_view format : {"chatml_format", "qwen"}) {

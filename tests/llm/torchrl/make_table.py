@@ -3,7 +3,7 @@
 
 tests/llm/test_torchrl_table.cpp replays every case on our C++ History and compares.
 
-Regenerate (as root, on a machine with the project's sid chroot, whose /opt/peer-HEAD holds
+Regenerate (as root, on a machine with the project's sid chroot, whose /opt/peer-main holds
 tensordict main: scripts/python-peer.sh and shared/python-peer/README.md make it; a bare git copy
 of pytorch/rl comes with the search tool's `fetch github:pytorch/rl`):
 
@@ -11,7 +11,7 @@ of pytorch/rl comes with the search tool's `fetch github:pytorch/rl`):
     mkdir -p $R/opt/rl-main && git -C <bare git of pytorch/rl> archive main | tar -x -C $R/opt/rl-main
     mountpoint -q $R/proc || mount --bind /proc $R/proc
     cp tests/llm/torchrl/make_table.py $R/tmp/
-    chroot $R env PYTHONPATH=/opt/peer-HEAD/tensordict:/opt/rl-main:/opt/peer-HEAD/shim \
+    chroot $R env PYTHONPATH=/opt/peer-main/tensordict:/opt/rl-main:/opt/peer-main/shim \
         RL_COMMIT=$(git -C <bare git of pytorch/rl> rev-parse main) \
         python3 /tmp/make_table.py > tests/llm/torchrl/table.json
 
@@ -128,8 +128,9 @@ def render(template, chats, options):
 def crash_of(err, chats):
     msg = err["message"]
     if "Boolean value of Tensor with no values is ambiguous" in msg:
-        # tool_calls=[] (an empty list is stored as an empty tensor): no tool calls.
-        return "empty tool_calls", strip_key(chats, "tool_calls")
+        # tool_calls=[] or tool_responses=[] (an empty list is stored as an empty tensor): none.
+        key = "tool_calls" if strip_key(chats, "tool_calls") != chats else "tool_responses"
+        return "empty " + key, strip_key(chats, key)
     if "Undefined is not JSON serializable" in msg:
         # A tool call without arguments: null arguments.
         return "tool call without arguments", fill_arguments(chats)
@@ -177,6 +178,7 @@ SYS_UA = [m("system", "You are terse."), m("user", "Hi there"), m("assistant", "
 CHATS = {
     # The basics.
     "user": [m("user", "What is 2+2?")],
+    "system_only": [m("system", "You are terse.")],
     "system_user_assistant": SYS_UA,
     "multi_turn": SYS_UA + [m("user", "And now?"), m("assistant", "Still here.")],
     "no_system": [m("user", "Hi"), m("assistant", "Yo"), m("user", "Bye")],
@@ -215,6 +217,10 @@ CHATS = {
     "tool_responses": [m("user", "q"), m("tool", "ignored", tool_responses=["r1", "r2"]),
                        m("assistant", "done")],
     "tool_responses_dicts": [m("tool", "c", tool_responses=[{"a": 1, "b": "x"}])],
+    # Numbers only: tensordict stores them as a tensor.
+    "tool_responses_numbers": [m("tool", "c", tool_responses=[2, 3])],
+    "tool_responses_number": [m("tool", "c", tool_responses=[1])],
+    "tool_responses_empty": [m("tool", "c", tool_responses=[])],
     # Content given as parts, null, missing.
     "parts_text": [m("user", [{"type": "text", "text": " hello "}])],
     "parts_assistant": [m("user", "q"), m("assistant", [{"type": "text", "text": " hi "},
@@ -337,12 +343,12 @@ TORCHRL_LLAMA_TESTS = [  # test/llm/test_data.py, LLAMA_TEST_CASES
     "<|header_start|>assistant<|header_end|>\n\nLet me help you with that",
     "<|begin_of_text|><|header_start|>system<|header_end|>\n\nI am an assistant that can use tools.<|eot|><|header_start|>user<|header_end|>\n\n<|eot|><|header_start|>assistant<|header_end|>\n\nLet me help you with that.\n<tool_call>\n{\"name\": \"calculator\", \"arguments\": {\"expression\": \"2+2\"}}\n</tool_call><|eot|><|header_start|>user<|header_end|>\n\n4<|eot|><|header_start|>assistant<|header_end|>\n\nThe result is",
 ]
-PARSE_SOURCES = ["user", "system_user_assistant", "multi_turn", "no_system", "unicode",
-                 "newlines", "whitespace_contents", "special_tokens", "role_prefixes",
-                 "unknown_roles", "tool_roles", "tool_calls", "tool_calls_no_content",
-                 "tool_calls_function", "tool_responses", "torchrl_round_trip_0",
-                 "torchrl_round_trip_2", "incomplete_last", "assistant_last_empty",
-                 "jinja_looking", "late_system"]
+PARSE_SOURCES = ["user", "system_only", "empty_contents", "system_user_assistant", "multi_turn",
+                 "no_system", "unicode", "newlines", "whitespace_contents", "special_tokens",
+                 "role_prefixes", "unknown_roles", "tool_roles", "tool_calls",
+                 "tool_calls_no_content", "tool_calls_function", "tool_responses",
+                 "torchrl_round_trip_0", "torchrl_round_trip_2", "incomplete_last",
+                 "assistant_last_empty", "jinja_looking", "late_system"]
 
 
 CUT_SOURCES = {"user", "system_user_assistant", "multi_turn", "unicode", "tool_calls",

@@ -25,9 +25,11 @@ struct ChatMessage {
   std::string role;
   /// The text (unused when content_parts is set).
   std::string content;
-  Json tool_calls = nullptr;      ///< null, or a list of {"name", "arguments"} / {"function": ...}
-  Json tool_responses = nullptr;  ///< null, or a list of responses (rendered with Python's str())
-  bool is_complete = true;        ///< false for a trailing message still being written
+  Json tool_calls = nullptr;  ///< null, or a list of {"name", "arguments"} / {"function": ...}
+  /// null, or a list of responses (qwen prints Python's str() of the list; a list of numbers
+  /// only, which TorchRL stores as a tensor, is tensordict::TypeError there).
+  Json tool_responses = nullptr;
+  bool is_complete = true;  ///< false for a trailing message still being written
   /// null, or the message's content as a list of TorchRL ContentBase parts (JSON objects with
   /// "type" and optional "text", "url", "data", "mime_type", "name", "size", "function_name",
   /// "function_args"); `content` is then unused.
