@@ -832,6 +832,14 @@ class TensorDict {
     return load_memmap(prefix, device, num_threads);
   }
   ///@}
+  /// The safetensors file at `path` as a TensorDict (names split on ".", its leaves views into a
+  /// copy-on-write mapping of the file), moved to `device` when given; and this TensorDict
+  /// written as one. tensordict/safetensors.h has the file's metadata and the save's options.
+  ///@{
+  static TensorDict from_safetensors(const std::string& path,
+                                     std::optional<at::Device> device = std::nullopt);
+  void to_safetensors(const std::string& path) const;
+  ///@}
   /// Python's load_memmap_ / load_: refills this TensorDict from `prefix` in place (every handle
   /// to it sees the loaded entries; batch size and device kept); a memory-mapped TensorDict is
   /// then mapped again at its own prefix. Returns this TensorDict.

@@ -98,9 +98,10 @@ std::string normalize_prefix(const std::string& prefix);
 
 // ---- temporaries beside a target (memmap/temporary.cpp) -----------------------------------------
 /// A save's temporaries beside `parent/base` are named `.<base><kind><pid>-<n>`; `kind` tells
-/// directory saves, archive writes and consolidated files apart.
+/// directory saves, archive writes, consolidated files and safetensors files apart.
 inline constexpr const char* kSaveTemp = ".tc-";
 inline constexpr const char* kArchiveTemp = ".tc-tdz-";
+inline constexpr const char* kSafetensorsTemp = ".tc-st-";
 inline constexpr const char* kConsolidateTemp = ".tc-cons-";
 
 /// The lock a writer holds on a target (`<parent>/<base>`) while it writes it: an exclusive flock
