@@ -233,8 +233,13 @@ bool is_directory_argument(const std::string& path) {
   return fs::is_directory(path, ec);
 }
 
+// A file `tcgen import` reads by its name: an AOTInductor package or a safetensors file.
+bool is_file_argument(const std::string& path) {
+  return is_package_argument(path) || is_safetensors_argument(path);
+}
+
 bool is_data_argument(const std::string& path) {
-  return is_directory_argument(path) || is_package_argument(path);
+  return is_directory_argument(path) || is_file_argument(path);
 }
 
 int import_data(const std::vector<std::string>& sources, const std::string& out_dir,
@@ -245,22 +250,26 @@ int import_data(const std::vector<std::string>& sources, const std::string& out_
   std::map<std::string, std::string> source;   // YAML file name -> the directory or package
   bool failed = false;
   for (const auto& given : sources) {
-    const bool package = is_package_argument(given);
-    const std::string path = package ? given : trim_separators(given);
+    const bool file_argument = is_file_argument(given);
+    const std::string path = file_argument ? given : trim_separators(given);
     const std::string display = display_path(path);
     Diagnostics diagnostics;
     Schema schema;
-    if (package) {
+    if (is_package_argument(path)) {
       schema = import_package(path, display, options, diagnostics);
+    } else if (is_safetensors_argument(path)) {
+      schema = import_safetensors(path, display, options, diagnostics);
     } else if (is_directory_argument(path)) {
       schema = import_directory(path, display, options, diagnostics);
     } else {
       diagnostics.error(SourceLoc{display, 0, 0},
-                        "neither a directory nor a .pt2 package (tcgen import takes memmap "
-                        "directories and packages, or annotated headers, not both in one run)");
+                        "neither a directory, a .pt2 package nor a .safetensors file (tcgen "
+                        "import takes memmap directories and such files, or annotated headers, "
+                        "not both in one run)");
     }
     const fs::path absolute = fs::absolute(path).lexically_normal();
-    const std::string file = (package ? absolute.stem() : absolute.filename()).string() + ".yaml";
+    const std::string file =
+        (file_argument ? absolute.stem() : absolute.filename()).string() + ".yaml";
     std::string yaml;
     if (!diagnostics.has_errors()) {
       yaml = write_yaml_schema(schema);

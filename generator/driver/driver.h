@@ -14,6 +14,7 @@
 #include "frontend/clang_reader.h"
 #include "frontend/import_dir.h"
 #include "frontend/import_package.h"
+#include "frontend/import_safetensors.h"
 #include "model/diagnostics.h"
 #include "model/model.h"
 

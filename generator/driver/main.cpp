@@ -124,20 +124,20 @@ int run(int argc, char** argv, std::vector<std::string>& schemas) {
   add_clang_options(app, clang);
   CLI::App* import = app.add_subcommand(
       "import",
-      "write the YAML schema of annotated headers, of memmap directories' classes, or of the "
-      "inputs and outputs of AOTInductor packages (.pt2)");
+      "write the YAML schema of annotated headers, of memmap directories' classes, of the "
+      "inputs and outputs of AOTInductor packages (.pt2), or of safetensors files' tensors");
   import
       ->add_option("headers", headers,
-                   "annotated C++ headers, tensorclass directories or .pt2 "
-                   "packages")
+                   "annotated C++ headers, tensorclass directories, .pt2 packages or "
+                   ".safetensors files")
       ->required();
   import->add_option("-o,--output-dir", import_dir, "directory of the YAML schemas");
   tcgen::ImportOptions import_options;
   import->add_option("--namespace", import_options.cpp_namespace,
                      "C++ namespace of the classes imported from directories and packages");
   import->add_option("--class-name", import_options.class_name,
-                     "packages: the class of the model's inputs and outputs (default: the "
-                     "package's file name in PascalCase)");
+                     "packages and safetensors files: the top class (default: the file's "
+                     "name in PascalCase)");
   import
       ->add_option("--in-keys", import_options.in_keys,
                    "packages: keys of the positional inputs, in order (dotted for nested keys)")
