@@ -255,3 +255,43 @@ TEST_CASE("tdtool ls, dump and verify read _SubTensorDict directories Python wri
     CHECK(dump.output.find(name[0] == 's' ? "[[6.0, 7.0]" : "[[12.0, 13.0]") != std::string::npos);
   }
 }
+
+TEST_CASE("tdtool reads safetensors files and converts between the three forms",
+          "[tdtool][safetensors]") {
+  tc_test::TempDir tmp;
+  const std::string file = tmp / "w.safetensors";
+  // A file of the default structure (no metadata entry), as Python's safetensors writes one.
+  TensorDict({{{"layer", "weight"}, at::ones({2, 3})}, {"step", at::scalar_tensor(3, at::kLong)}})
+      .to_safetensors(file);
+  Run ls = tdtool("ls " + file);
+  CHECK(ls.code == 0);
+  CHECK(ls.output == file +
+                         "/  TensorDict  batch_size=[]\n"
+                         "  step  int64 []  8 bytes\n"
+                         "  layer/  TensorDict  batch_size=[]\n"
+                         "    weight  float32 [2, 3]  24 bytes\n"
+                         "total: 2 tensors, 32 bytes\n");
+  Run dump = tdtool("dump --json " + file + " step");
+  CHECK(dump.code == 0);
+  CHECK_THAT(dump.output, Catch::Matchers::ContainsSubstring("\"data\": 3"));
+  CHECK(tdtool("verify " + file).output == file + ": OK\n");
+
+  // To a directory and an archive and back: the same bytes.
+  REQUIRE(tdtool("convert " + file + " " + (tmp / "dir")).code == 0);
+  CHECK(TensorDict::load_memmap(tmp / "dir").get({"layer", "weight"}).equal(at::ones({2, 3})));
+  REQUIRE(tdtool("convert " + (tmp / "dir") + " " + (tmp / "a.tdz")).code == 0);
+  REQUIRE(tdtool("convert " + (tmp / "a.tdz") + " " + (tmp / "back.safetensors")).code == 0);
+  CHECK(tc_test::read_file(tmp / "back.safetensors") == tc_test::read_file(file));
+
+  // A structured TensorDict keeps its batch size and class through every form.
+  TensorDict td({{"x", at::arange(4)}}, {4});
+  td.memmap(tmp / "batched");
+  REQUIRE(tdtool("convert " + (tmp / "batched") + " " + (tmp / "b.safetensors")).code == 0);
+  REQUIRE(tdtool("convert " + (tmp / "b.safetensors") + " " + (tmp / "b2")).code == 0);
+  CHECK(TensorDict::load_memmap(tmp / "b2").batch_size() == tensordict::BatchSize{4});
+
+  tc_test::write_file(tmp / "bad.safetensors", std::string(8, '\xff'));
+  Run bad = tdtool("verify " + (tmp / "bad.safetensors"));
+  CHECK(bad.code == 1);
+  CHECK_THAT(bad.output, Catch::Matchers::ContainsSubstring("past the format's bound"));
+}

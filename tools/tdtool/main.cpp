@@ -1,5 +1,5 @@
-// tdtool: inspect memmap directories and .tdz archives (ls), print their values (dump --json),
-// check them (verify).
+// tdtool: inspect memmap directories, .tdz archives and .safetensors files (ls), print their
+// values (dump --json), check them (verify), convert between them (convert).
 #include <CLI/CLI.hpp>
 
 #include <iostream>
@@ -17,14 +17,21 @@ int main(int argc, char** argv) {
   bool json = false;
   auto* ls =
       app.add_subcommand("ls", "Print the tree: keys, shapes, dtypes, bytes, non-tensor values");
-  ls->add_option("DIR", dir, "memmap directory or .tdz archive")->required();
+  ls->add_option("DIR", dir, "memmap directory, .tdz archive or .safetensors file")->required();
   auto* dump = app.add_subcommand("dump", "Print values");
   dump->add_flag("--json", json, "as JSON (the only format)")->required();
-  dump->add_option("DIR", dir, "memmap directory or .tdz archive")->required();
+  dump->add_option("DIR", dir, "memmap directory, .tdz archive or .safetensors file")->required();
   dump->add_option("KEY", keys, "keys to print (nested keys dot-separated); all when omitted");
   auto* verify =
       app.add_subcommand("verify", "Check every file against meta.json (exit 1 on problems)");
-  verify->add_option("DIR", dir, "memmap directory or .tdz archive")->required();
+  verify->add_option("DIR", dir, "memmap directory, .tdz archive or .safetensors file")->required();
+  std::string target;
+  auto* convert = app.add_subcommand(
+      "convert", "Copy a TensorDict between a directory, a .tdz archive and a .safetensors file");
+  convert->add_option("SRC", dir, "memmap directory, .tdz archive or .safetensors file")
+      ->required();
+  convert->add_option("DST", target, "by its suffix: .tdz, .safetensors, else a directory")
+      ->required();
   std::string schema, class_name;
 #ifdef TDTOOL_SCHEMA
   verify->add_option("--schema", schema,
@@ -36,6 +43,7 @@ int main(int argc, char** argv) {
   try {
     if (ls->parsed()) return tdtool::run_ls(dir, std::cout);
     if (dump->parsed()) return tdtool::run_dump(dir, keys, std::cout);
+    if (convert->parsed()) return tdtool::run_convert(dir, target, std::cout);
 #ifdef TDTOOL_SCHEMA
     if (!schema.empty())
       return tdtool::run_verify_schema(dir, schema, class_name, std::cout, std::cerr);

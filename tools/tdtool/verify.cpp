@@ -1,4 +1,5 @@
-// tdtool verify: every meta.json parsed and every data file checked, all problems listed.
+// tdtool verify: every meta.json parsed and every data file checked, all problems listed; and
+// how every command reads its input (a directory, a .tdz archive, a .safetensors file).
 #include <sys/stat.h>
 
 #include <ostream>
@@ -6,6 +7,7 @@
 #include "commands.h"
 #include "tensordict/archive.h"
 #include "tensordict/memmap.h"
+#include "tensordict/safetensors.h"
 
 namespace tdtool {
 namespace {
@@ -34,12 +36,20 @@ void require_save_directory(const std::string& dir) {
 }  // namespace
 
 tensordict::memmap::Loaded load_tree(const std::string& path, std::optional<at::Device> device) {
+  if (tensordict::safetensors::has_suffix(path)) {
+    auto file = tensordict::safetensors::load(path, device);
+    std::string type =
+        file.class_info ? file.class_info->type : tensordict::memmap::kTensorDictType;
+    return {std::move(file.tensordict), std::move(type), std::move(file.class_info),
+            std::move(file.nested_classes)};
+  }
   if (is_archive(path)) return tensordict::archive::load(path, {}, device);
   require_save_directory(path);
   return tensordict::memmap::load(path, device);
 }
 
 std::vector<std::string> verify_tree(const std::string& path) {
+  if (tensordict::safetensors::has_suffix(path)) return tensordict::safetensors::verify(path);
   return is_archive(path) ? tensordict::archive::verify(path) : tensordict::memmap::verify(path);
 }
 
