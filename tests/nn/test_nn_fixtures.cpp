@@ -13,8 +13,10 @@
 #include <fstream>
 #include <iostream>
 
+#include "io_test_util.h"
 #include "skip.h"
 #include "tensordict/json.h"
+#include "tensordict/safetensors.h"
 
 using namespace tensordict;
 using namespace tensordict::nn;
@@ -120,5 +122,18 @@ TEST_CASE("a loaded policy's parameters swap and checkpoint like torch::nn's",
     TensorDict out = policy(c.input.clone());
     CHECK(out.get("logits").abs().sum().item<float>() == 0.0F);
   }
+  check_script_outputs(policy(c.input.clone()), c.expected, out_keys);
+}
+
+TEST_CASE("a TorchScript policy's weights load from a safetensors file",
+          "[nn][fixtures][safetensors][needs-fixtures]") {
+  ScriptCase c = load_script_case("dict_policy");
+  const auto out_keys = keys_of(c.spec["out_keys"]);
+  TensorDictModule policy(c.module, keys_of(c.spec["in_keys"]), out_keys);
+  tc_test::TempDir tmp;
+  from_module(c.module).to_safetensors(tmp / "policy.safetensors");
+  to_module(from_module(c.module).detach().clone().zero_(), c.module, true);
+  CHECK(policy(c.input.clone()).get("logits").abs().sum().item<float>() == 0.0F);
+  to_module(TensorDict::from_safetensors(tmp / "policy.safetensors"), c.module, true);
   check_script_outputs(policy(c.input.clone()), c.expected, out_keys);
 }
