@@ -94,3 +94,13 @@ TEST_CASE("Python's safetensors reads a structured TensorDict as its flat tensor
   CHECK(read["metadata"]["format"] == "pt");
   CHECK(read["metadata"].contains(std::string(safetensors::kStructureKey)));
 }
+
+TEST_CASE("a file Python wrote comes back byte for byte through a memmap directory",
+          "[io][safetensors][python][needs-peer]") {
+  tc_test::TempDir tmp;
+  run_peer("model", {tmp.path()});
+  TensorDict::from_safetensors(tmp / "model.safetensors").memmap(tmp / "dir");
+  TensorDict::load_memmap(tmp / "dir").to_safetensors(tmp / "back.safetensors");
+  CHECK(tc_test::read_file(tmp / "back.safetensors") ==
+        tc_test::read_file(tmp / "model.safetensors"));
+}
