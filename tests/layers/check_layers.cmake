@@ -23,6 +23,8 @@ set(TC_LAYERED_HEADERS
     tensordict/internal.h=memmap  # runtime/internal/: the consolidated metadata and the save hook
     tensordict/zip_files.h=memmap  # runtime/internal/: the files of a zip (AOTInductor packages)
     tensordict/memmap.h=memmap
+    tensordict/safetensors.h=memmap
+    tensordict/safetensors_format.h=memmap  # runtime/internal/: the header, torch-free (tcgen too)
     tensordict/class_spec.h=tensorclass
     tensordict/detail/tensorclass_support.h=tensorclass
     tensordict/state_dict.h=tensorclass

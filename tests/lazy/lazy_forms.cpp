@@ -136,6 +136,7 @@ const std::vector<Entry>& entries() {
       not_an_op("fromkeys"),
       not_an_op("from_consolidated"),
       not_an_op("load_memmap"),
+      not_an_op("from_safetensors"),
       not_an_op("load"),
       not_an_op("from_module"),
       not_an_op("begin"),
@@ -530,6 +531,11 @@ const std::vector<Entry>& entries() {
              return TensorDict::load(td.save(scratch()).saved_path().value());
            })),
       same("dumps", run([](TensorDict td) { return td.dumps(scratch()); })),
+      same("to_safetensors", run([](TensorDict td) {
+             const std::string file = scratch() + ".safetensors";
+             td.to_safetensors(file);
+             return TensorDict::from_safetensors(file);
+           })),
       same("memmap_", run([](TensorDict td) { return td.memmap_(scratch()); })),
       same("memmap_like", run([](TensorDict td) { return td.memmap_like(scratch()); })),
       same("memmap_async", run([](TensorDict td) { return td.memmap_async(scratch()).get(); })),

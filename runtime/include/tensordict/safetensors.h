@@ -36,12 +36,14 @@ using Metadata = std::vector<std::pair<std::string, std::string>>;
 
 /// What load() returns.
 struct Loaded {
+  /// The tensors, nested by name (or placed by the structure entry).
   TensorDict tensordict;
   /// The file's metadata, without kStructureKey.
   Metadata metadata;
-  /// The tensorclass the whole file holds, and those below it by key (outside lazy stacks), as
-  /// the structure entry records them (memmap::Loaded's fields of the same names).
+  /// The tensorclass the whole file holds, as the structure entry records it (as
+  /// memmap::Loaded::class_info).
   std::optional<memmap::ClassInfo> class_info;
+  /// The tensorclasses below it by key, outside lazy stacks (as memmap::Loaded::nested_classes).
   std::vector<std::pair<NestedKey, memmap::ClassInfo>> nested_classes;
 };
 
