@@ -159,3 +159,19 @@ TEST_CASE("lazy repr follows Python's LazyStackedTensorDict repr", "[lazy]") {
         "    is_shared=False,\n"
         "    stack_dim=0)");
 }
+
+TEST_CASE("maybe_dense_stack of ragged leaves is lazy at the level that holds them",
+          "[lazy][stack]") {
+  // Python's LazyStackedTensorDict.maybe_dense_stack (checked with tensordict v0.14.0).
+  const TensorDict a({{"x", at::zeros({3})}, {{"n", "y"}, at::zeros({2})}});
+  const TensorDict b({{"x", at::zeros({4})}, {{"n", "y"}, at::zeros({2})}});
+  const TensorDict top = tensordict::maybe_dense_stack({a, b});
+  CHECK(top.is_lazy_stack());
+  CHECK(top.batch_size() == BatchSize{2});
+  const TensorDict c({{"x", at::zeros({3})}, {{"n", "y"}, at::zeros({5})}});
+  const TensorDict nested = tensordict::maybe_dense_stack({a, c});
+  CHECK_FALSE(nested.is_lazy_stack());
+  CHECK(nested.get("x").sizes().vec() == std::vector<int64_t>{2, 3});
+  CHECK(nested.get_tensordict("n").is_lazy_stack());
+  CHECK_FALSE(tensordict::maybe_dense_stack({a, a}).is_lazy_stack());
+}

@@ -128,12 +128,24 @@ std::string key_difference(const std::vector<std::string>& first, const TensorDi
 }
 
 // Whether every TensorDict has the batch size and the keys of the first (any order).
+// The shape Python's dense stack compares per key: a tensor's sizes, a TensorDict's batch size.
+std::vector<int64_t> entry_shape(const Value& v) {
+  if (v.is_tensor()) return v.tensor().sizes().vec();
+  if (v.is_tensordict()) return v.tensordict().batch_size();
+  return {};
+}
+
+// True when `tds` stack densely at this level: same batch size and keys, and under each key
+// entries of one shape (ragged tensors or nested batch sizes make Python's maybe_dense_stack lazy).
 bool congruent(const std::vector<TensorDict>& tds) {
   const auto& first = detail::impl_of(tds[0]);
   return std::all_of(tds.begin(), tds.end(), [&](const TensorDict& td) {
     return td.batch_size() == first.batch_size && td.size() == first.keys.size() &&
-           std::all_of(first.keys.begin(), first.keys.end(),
-                       [&](const std::string& key) { return td.slot_of(key) >= 0; });
+           std::all_of(first.keys.begin(), first.keys.end(), [&](const std::string& key) {
+             const int64_t slot = td.slot_of(key);
+             return slot >= 0 && entry_shape(td.value_at(static_cast<size_t>(slot))) ==
+                                     entry_shape(first.values[&key - first.keys.data()]);
+           });
   });
 }
 
