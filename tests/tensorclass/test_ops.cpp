@@ -1,8 +1,8 @@
 // TensorDict operations on generated classes return the typed class.
 #include <ATen/ATen.h>
 
-#include "catch2_compat.h"
 #include <type_traits>
+#include "catch2_compat.h"
 
 #include "nested.h"
 #include "plain.h"
@@ -37,14 +37,18 @@ TEST_CASE("indexing returns the typed class", "[tensorclass][ops]") {
 
 TEST_CASE("stack, cat, unbind and split", "[tensorclass][ops]") {
   Plain a = make(2), b = make(2);
+  b.set("label", std::string("second"));
   Plain stacked = Plain::stack({a, b});
   CHECK(stacked.batch_size() == tensordict::BatchSize{2, 2});
   // A str field of a stack holds one value per element (Python 0.14 reads the nested list).
   CHECK_THROWS_AS(stacked.label(), tensordict::TypeError);
   CHECK(stacked._tensordict().get_non_tensor("label") ==
         tensordict::Json::array({tensordict::Json::array({"none", "none"}),
-                                 tensordict::Json::array({"none", "none"})}));
-  Plain joined = Plain::cat({a, b});
+                                 tensordict::Json::array({"second", "second"})}));
+  // A row of it reads its string, as Python's stacked[1][0].label.
+  CHECK(stacked[1][0].label() == "second");
+  CHECK(stacked[0][1].label() == "none");
+  Plain joined = Plain::cat({a, a});
   CHECK(joined.batch_size() == tensordict::BatchSize{4});
   CHECK(joined.label() == "none");
   std::vector<Plain> rows = joined.unbind(0);
@@ -94,5 +98,6 @@ TEST_CASE("arith: tensorclass operators return the typed class", "[tensorclass][
   q.set_mask(at::zeros({2}, at::kBool));
   CHECK_THROWS_AS(q -= p, tensordict::KeyError);  // p has no mask
   p.set_mask(at::ones({2}, at::kBool));
-  CHECK_THROWS_WITH(q -= p, Catch::Matchers::StartsWith("sub_: key 'mask' (bool [2]): Subtraction"));
+  CHECK_THROWS_WITH(q -= p,
+                    Catch::Matchers::StartsWith("sub_: key 'mask' (bool [2]): Subtraction"));
 }

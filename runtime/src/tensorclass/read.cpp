@@ -42,7 +42,12 @@ Json to_json(const Value& value) {
 }
 
 const Json* stored_json(const Value& value) {
-  return value.is_non_tensor_data() ? &value.non_tensor_data().data : nullptr;
+  if (value.is_non_tensor_data()) return &value.non_tensor_data().data;
+  // A row of a stacked field (stack[0]) holds one item with no dims left: Python reads the item.
+  if (value.is_non_tensor_stack() && value.non_tensor_stack().shape().empty()) {
+    return &value.non_tensor_stack().items().front();
+  }
+  return nullptr;
 }
 
 void wrong_kind(const ClassSpec& spec, size_t i, const Json& actual) {
