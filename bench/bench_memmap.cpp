@@ -7,6 +7,9 @@
 //  load_memmap (+ a read
 //                                        of every byte, so both end with the data in memory)
 //  BM_batch_read/tensordict|raw|pread    a random batch of rows from a 512 MB memmapped dataset
+//  BM_safetensors_load/mapped|read|torch 1 GB of weights (64 leaves) loaded, every byte then read:
+//                                        from_safetensors (mapped) vs read(2) of the same file's
+//                                        data into tensors vs torch::load of the same weights
 //
 // Files go to $TC_BENCH_DIR (default /dev/shm, else /tmp): on tmpfs the numbers measure our CPU
 // overhead rather than the disk of a shared VM.
@@ -23,6 +26,7 @@
 
 #include "bench_dir.h"
 #include "tensordict/memmap.h"
+#include "tensordict/safetensors.h"
 #include "tensordict/tensordict.h"
 
 namespace fs = std::filesystem;
@@ -209,6 +213,63 @@ void BM_batch_read(benchmark::State& state, int variant) {
 BENCHMARK_CAPTURE(BM_batch_read, tensordict, 0)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK_CAPTURE(BM_batch_read, raw, 1)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK_CAPTURE(BM_batch_read, pread, 2)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// 1 GB of float32 weights in 64 leaves, as a safetensors file and as a torch::save file.
+enum class WeightsLoad { Mapped, Read, Torch };
+
+void BM_safetensors_load(benchmark::State& state, WeightsLoad how) {
+  const std::string file = bench_dir() + "/weights.safetensors";
+  const std::string pt = bench_dir() + "/weights.pt";
+  if (!fs::exists(file)) {
+    const TensorDict td = make_td(1024 * kMB);
+    td.to_safetensors(file);
+    std::vector<at::Tensor> leaves;
+    for (const auto& value : td.values()) leaves.push_back(value.tensor());
+    torch::save(leaves, pt);
+  }
+  for (auto _ : state) {
+    if (how == WeightsLoad::Mapped) {
+      benchmark::DoNotOptimize(read_all(TensorDict::from_safetensors(file)));
+    } else if (how == WeightsLoad::Read) {
+      // The baseline: the header's offsets known, each tensor allocated and read(2) into.
+      const TensorDict layout = TensorDict::from_safetensors(file, at::Device(at::kMeta));
+      const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+      uint64_t header = 0;
+      if (::pread(fd, &header, 8, 0) != 8) throw std::runtime_error("pread failed");
+      off_t at = static_cast<off_t>(8 + header);
+      TensorDict loaded;
+      for (const auto& [key, value] : layout.items()) {
+        at::Tensor t = at::empty(value.tensor().sizes());
+        char* dst = static_cast<char*>(t.data_ptr());
+        for (size_t done = 0, n = t.nbytes(); done < n;) {
+          const ssize_t got = ::pread(fd, dst + done, n - done, at + static_cast<off_t>(done));
+          if (got <= 0) throw std::runtime_error("pread failed");
+          done += static_cast<size_t>(got);
+        }
+        at += static_cast<off_t>(t.nbytes());
+        loaded.set(key, t);
+      }
+      ::close(fd);
+      benchmark::DoNotOptimize(read_all(loaded));
+    } else {
+      std::vector<at::Tensor> back;
+      torch::load(back, pt);
+      TensorDict loaded;
+      for (size_t i = 0; i < back.size(); ++i) loaded.set("leaf" + std::to_string(i), back[i]);
+      benchmark::DoNotOptimize(read_all(loaded));
+    }
+  }
+  state.SetBytesProcessed(state.iterations() * 1024 * kMB);
+}
+BENCHMARK_CAPTURE(BM_safetensors_load, mapped, WeightsLoad::Mapped)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_safetensors_load, read, WeightsLoad::Read)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+BENCHMARK_CAPTURE(BM_safetensors_load, torch, WeightsLoad::Torch)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 
