@@ -24,7 +24,7 @@ using tensordict::nn::InputSignature;
 
 std::vector<NestedKey> dotted_keys(const std::vector<std::string>& texts) {
   std::vector<NestedKey> keys;
-  for (const auto& text : texts) keys.push_back(dotted_key(text));
+  for (const auto& text : texts) keys.push_back(NestedKey::split(text));
   return keys;
 }
 

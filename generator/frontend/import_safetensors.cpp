@@ -83,7 +83,7 @@ Schema import_safetensors(const std::string& path, const std::string& display,
         shape.push_back(Dim{"", packed ? e.shape[d] / e.dtype->packing : e.shape[d]});
       }
       type.shape = std::move(shape);
-      tree.add(dotted_key(e.name), type, true);
+      tree.add(tensordict::NestedKey::split(e.name), type, true);
     }
     const std::string name = !options.class_name.empty()
                                  ? options.class_name

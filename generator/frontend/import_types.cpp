@@ -59,17 +59,6 @@ std::string pascal_case(const std::string& text) {
   return out;
 }
 
-tensordict::NestedKey dotted_key(const std::string& text) {
-  std::vector<std::string> parts;
-  for (size_t start = 0;;) {
-    const size_t dot = text.find('.', start);
-    parts.push_back(text.substr(start, dot == std::string::npos ? dot : dot - start));
-    if (dot == std::string::npos) break;
-    start = dot + 1;
-  }
-  return parts.size() == 1 ? tensordict::NestedKey(parts.front()) : tensordict::NestedKey(parts);
-}
-
 KeyTree::Entry* KeyTree::Level::find(const std::string& key) {
   const auto it = position.find(key);
   return it == position.end() ? nullptr : &entries[it->second];

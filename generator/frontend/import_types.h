@@ -31,8 +31,6 @@ Type merge_types(const Type& a, const Type& b);
 /// `policy_net` -> `PolicyNet`: the words of `text` (split at what is not a letter or digit),
 /// each capitalized; "Model" in front of what would not start with a letter.
 std::string pascal_case(const std::string& text);
-/// "a.b.c" as the nested key ("a", "b", "c").
-tensordict::NestedKey dotted_key(const std::string& text);
 
 /// Tensors by nested key, merged into a tree whose levels become classes: the keys in the order
 /// met, each a tensor or a nested level (a class named after its path).

@@ -31,17 +31,6 @@ std::string run_peer(const std::string& mode, const std::vector<std::string>& ar
   return r.output;
 }
 
-NestedKey split(const std::string& name) {
-  std::vector<std::string> parts;
-  size_t start = 0;
-  for (size_t dot = name.find('.'); dot != std::string::npos; dot = name.find('.', start)) {
-    parts.push_back(name.substr(start, dot - start));
-    start = dot + 1;
-  }
-  parts.push_back(name.substr(start));
-  return NestedKey(parts);
-}
-
 std::string hex(const at::Tensor& t) {
   const at::Tensor c = t.contiguous();
   const auto* p = static_cast<const unsigned char*>(c.data_ptr());
@@ -71,7 +60,7 @@ TEST_CASE("safetensors files of Python's package load exactly and write back byt
   const TensorDict td = TensorDict::from_safetensors(tmp / "all.safetensors");
   for (const auto& [name, e] : expected["tensors"].items()) {
     INFO(name);
-    const at::Tensor t = td.get(split(name));
+    const at::Tensor t = td.get(NestedKey::split(name));
     CHECK(t.sizes().vec() == e["shape"].get<std::vector<int64_t>>());
     CHECK(hex(t) == e["hex"].get<std::string>());
   }

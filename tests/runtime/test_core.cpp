@@ -401,3 +401,14 @@ TEST_CASE("== gives a TensorDict of bools, all() and any() reduce it", "[core][c
       a == c, KeyError,
       Catch::Matchers::Message("cannot compare TensorDicts: key 's' missing on the right"));
 }
+
+TEST_CASE("NestedKey::split is the inverse of join", "[core][nested]") {
+  CHECK(NestedKey::split("a.b.c") == NestedKey({"a", "b", "c"}));
+  CHECK(NestedKey::split("obs") == NestedKey("obs"));
+  CHECK_FALSE(NestedKey::split("obs").is_nested());
+  CHECK(NestedKey::split("a..b") == NestedKey({"a", "", "b"}));  // empty parts kept
+  CHECK(NestedKey::split(".a") == NestedKey({"", "a"}));
+  CHECK(NestedKey::split("a::b", "::") == NestedKey({"a", "b"}));
+  const NestedKey key{"next", "obs", "x"};
+  CHECK(NestedKey::split(key.join("/"), "/") == key);
+}

@@ -66,14 +66,7 @@ Json td_to_json(const TensorDict& td) {
 // "a.b" names key ("a", "b"), unless "a.b" is itself a top-level key (Python allows dots in keys).
 NestedKey parse_key(const TensorDict& td, const std::string& text) {
   if (td.contains(text)) return text;
-  std::vector<std::string> parts;
-  size_t start = 0;
-  for (size_t dot = text.find('.'); dot != std::string::npos; dot = text.find('.', start)) {
-    parts.push_back(text.substr(start, dot - start));
-    start = dot + 1;
-  }
-  parts.push_back(text.substr(start));
-  NestedKey key(parts);
+  const NestedKey key = NestedKey::split(text);
   if (!td.contains(key)) throw tensordict::KeyError("no key '" + text + "'");
   return key;
 }

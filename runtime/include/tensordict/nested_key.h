@@ -92,6 +92,9 @@ class NestedKey {
   std::string repr() const;
   /// Components joined with `separator` ("next.obs").
   std::string join(std::string_view separator) const;
+  /// The inverse of join: `text` split at every `separator` ("a.b" -> ("a", "b"); "a" -> "a";
+  /// empty components kept). `separator` must not be empty.
+  static NestedKey split(std::string_view text, std::string_view separator = ".");
 
   /// Component-wise equality: "a" equals {"a"}; "a.b" differs from {"a", "b"}.
   ///@{

@@ -113,6 +113,17 @@ std::string NestedKey::join(std::string_view separator) const {
   return out;
 }
 
+NestedKey NestedKey::split(std::string_view text, std::string_view separator) {
+  std::vector<std::string> parts;
+  for (size_t start = 0;;) {
+    const size_t at = text.find(separator, start);
+    parts.emplace_back(text.substr(start, at == std::string_view::npos ? at : at - start));
+    if (at == std::string_view::npos) break;
+    start = at + separator.size();
+  }
+  return NestedKey(parts);
+}
+
 bool operator<(const NestedKey& a, const NestedKey& b) {
   return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end());
 }

@@ -184,14 +184,8 @@ class Reader {
   TensorDict by_names() {
     TensorDict out;
     for (const TensorEntry& e : header_.tensors) {
-      std::vector<std::string> parts;
-      size_t start = 0;
-      for (size_t dot = e.name.find('.'); dot != std::string::npos;
-           start = dot + 1, dot = e.name.find('.', start)) {
-        parts.push_back(e.name.substr(start, dot - start));
-      }
-      parts.push_back(e.name.substr(start));
-      const NestedKey key(parts);
+      const NestedKey key = NestedKey::split(e.name);
+      const std::vector<std::string> parts = key.to_vector();
       // A name that is also the prefix of another ("a" and "a.b") cannot be both a leaf and a
       // TensorDict.
       for (size_t n = 1; n <= parts.size(); ++n) {
