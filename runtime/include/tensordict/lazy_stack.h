@@ -23,7 +23,9 @@ namespace tensordict {
 TensorDict lazy_stack(const std::vector<TensorDict>& tds, int64_t dim = 0);
 
 /// Python's maybe_dense_stack: stack(tds, dim) where the TensorDicts share their batch size and
-/// keys, and a lazy stack where they do not, at every level. Lazy stacks along one stack dim,
+/// keys and each key's entries one shape (a tensor's sizes, a TensorDict's batch size), and a lazy
+/// stack where they do not, at every level (ragged leaves make their level lazy, the levels above
+/// stay dense). Lazy stacks along one stack dim,
 /// with as many elements, stack element by element and stay lazy (their stack dim moves up by
 /// one when `dim` is not after it).
 TensorDict maybe_dense_stack(const std::vector<TensorDict>& tds, int64_t dim = 0);
