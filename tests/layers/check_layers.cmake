@@ -7,29 +7,7 @@
 # and the script then fails. docs/runtime.md ("Source layout") describes the layers.
 cmake_minimum_required(VERSION 3.18)
 
-# The layers, lowest first: the folders of runtime/src/. This list is the one statement of the
-# order; a file includes only its own layer and those before it.
-set(TC_LAYERS core lazy ops memmap tensorclass)
-# tcgen's stages, in the order a schema passes through them (docs/architecture.md).
-set(TC_STAGES model frontend check emit driver)
-
-# Headers outside runtime/src/ that belong to a layer above core, as `<include path>=<layer>`:
-# runtime/internal/'s (every one must be listed) and the public headers of one upper layer's API.
-# Every other public header is the whole runtime's, and any layer may include it.
-set(TC_LAYERED_HEADERS
-    tensordict/lazy_stack.h=lazy
-    tensordict/module.h=ops
-    tensordict/archive.h=memmap
-    tensordict/internal.h=memmap  # runtime/internal/: the consolidated metadata and the save hook
-    tensordict/zip_files.h=memmap  # runtime/internal/: the files of a zip (AOTInductor packages)
-    tensordict/memmap.h=memmap
-    tensordict/safetensors.h=memmap
-    tensordict/safetensors_format.h=memmap  # runtime/internal/: the header, torch-free (tcgen too)
-    tensordict/class_spec.h=tensorclass
-    tensordict/detail/tensorclass_support.h=tensorclass
-    tensordict/state_dict.h=tensorclass
-    tensordict/tensorclass.h=tensorclass
-    tensordict/tensorclass_future.h=tensorclass)
+include("${CMAKE_CURRENT_LIST_DIR}/layers.cmake")
 
 if(NOT DEFINED ROOT)
   set(ROOT "${CMAKE_CURRENT_LIST_DIR}/../..")
@@ -76,7 +54,8 @@ function(tc_include_layer dir inc out)
     set(in_include "${inc}")
   endif()
   string(REGEX REPLACE "/.*" "" folder "${rel}")
-  if(rel MATCHES "/" AND folder IN_LIST TC_LAYERS)
+  tc_layer_rank("${TC_LAYERS}" "${folder}" folder_rank)
+  if(rel MATCHES "/" AND folder_rank GREATER -1)
     set(layer "${folder}")
     set(in_src TRUE)
   else()
@@ -101,7 +80,7 @@ endfunction()
 # Checks every #include of `file`, which belongs to `layer` (in runtime/internal/ when
 # `from_internal`).
 function(tc_check_file file layer from_internal)
-  list(FIND TC_LAYERS "${layer}" rank)
+  tc_layer_rank("${TC_LAYERS}" "${layer}" rank)
   get_filename_component(dir "${file}" DIRECTORY)
   file(READ "${file}" content)
   string(REGEX MATCHALL "(^|\n)[ \t]*#[ \t]*include[ \t]*[<\"][^\n]*" lines "${content}")
@@ -125,7 +104,7 @@ function(tc_check_file file layer from_internal)
     if(to STREQUAL "")
       continue()
     endif()
-    list(FIND TC_LAYERS "${to}" to_rank)
+    tc_layer_rank("${TC_LAYERS}" "${to}" to_rank)
     if(from_internal AND to_in_src)
       # Other libraries include runtime/internal/ and see no runtime/src/.
       tc_report("${file}" ${line_no} "runtime/internal/ includes runtime/src/: \"${inc}\"")
@@ -144,8 +123,9 @@ endif()
 foreach(file IN LISTS sources)
   file(RELATIVE_PATH rel "${src}" "${file}")
   string(REGEX REPLACE "/.*" "" folder "${rel}")
-  if(NOT rel MATCHES "/" OR NOT folder IN_LIST TC_LAYERS)
-    tc_report("${file}" 1 "not in a layer's folder (${TC_LAYERS}; tests/layers/check_layers.cmake)")
+  tc_layer_rank("${TC_LAYERS}" "${folder}" folder_rank)
+  if(NOT rel MATCHES "/" OR folder_rank EQUAL -1)
+    tc_report("${file}" 1 "not in a layer's folder (${TC_LAYERS}; tests/layers/layers.cmake)")
     continue()
   endif()
   tc_check_file("${file}" "${folder}" FALSE)
@@ -159,7 +139,7 @@ foreach(file IN LISTS headers)
   file(RELATIVE_PATH rel "${internal}" "${file}")
   tc_header_layer("${rel}" layer)
   if(layer STREQUAL "")
-    tc_report("${file}" 1 "no layer: list it in TC_LAYERED_HEADERS (tests/layers/check_layers.cmake)")
+    tc_report("${file}" 1 "no layer: list it in TC_LAYERED_HEADERS (tests/layers/layers.cmake)")
     continue()
   endif()
   tc_check_file("${file}" "${layer}" TRUE)

@@ -131,7 +131,7 @@ void exchange_names(TensorDictImpl& parent, Value& value) {
     if (std::equal(parent.names->begin(), parent.names->end(), current.begin())) return;
     DimNames wanted = *parent.names;
     wanted.insert(wanted.end(), current.begin() + static_cast<std::ptrdiff_t>(nb), current.end());
-    TensorDict copy = child.clone(false);
+    TensorDict copy = detail::copy_structure(child);
     copy.refine_names(wanted);
     value = std::move(copy);
     return;
@@ -228,7 +228,7 @@ TensorDict& TensorDict::refine_names(const DimNames& names) {
 }
 
 TensorDict TensorDict::rename(std::optional<DimNames> names) const {
-  TensorDict out = clone(false);
+  TensorDict out = detail::copy_structure(*this);
   out.rename_(std::move(names));
   return out;
 }
@@ -239,7 +239,7 @@ TensorDict& TensorDict::rename_(std::optional<DimNames> names) {
 }
 
 TensorDict TensorDict::rename(const DimRenames& rename_map) const {
-  TensorDict out = clone(false);
+  TensorDict out = detail::copy_structure(*this);
   out.rename_(rename_map);
   return out;
 }

@@ -1,5 +1,7 @@
 // A lazy stack as core sees it: its state and the walks over its elements (the stacking itself is
 // lazy/'s, behind LazyState's virtual members).
+#include <algorithm>
+
 #include "core/lazy_state.h"
 
 namespace tensordict {
@@ -68,6 +70,26 @@ std::optional<std::pair<TensorDict, NestedKey>> on_path(const TensorDict& root,
     node = &detail::impl_of(value.tensordict());
   }
   return std::nullopt;
+}
+
+std::vector<NestedKey> keys(const TensorDict& td, bool include_nested, bool leaves_only) {
+  const auto& tds = state(td).tds;
+  std::vector<NestedKey> out;
+  for (auto& key : tds[0].keys(include_nested, leaves_only)) {
+    if (std::all_of(tds.begin() + 1, tds.end(),
+                    [&](const TensorDict& e) { return e.contains(key); }))
+      out.push_back(std::move(key));
+  }
+  return out;
+}
+
+std::vector<std::pair<NestedKey, Value>> items(const TensorDict& td,
+                                               const std::optional<NestedKey>& prefix) {
+  const LazyState& st = state(td);
+  std::vector<std::pair<NestedKey, Value>> out;
+  for (const auto& key : keys(td, false, false))
+    out.emplace_back(prefix ? prefix->child(key.front()) : key, st.get_value(td, key));
+  return out;
 }
 
 std::vector<int64_t> item_shape(const TensorDict& td, const NestedKey& key) {

@@ -93,6 +93,11 @@ void for_each(const TensorDict& td, const std::function<void(TensorDict&)>& fn);
 /// part) and the rest of the key, which that stack answers for; nullopt when there is none.
 std::optional<std::pair<TensorDict, NestedKey>> on_path(const TensorDict& root,
                                                         const NestedKey& key);
+/// Keys every element has (in element 0's order), as Python's LazyStackedTensorDict.keys().
+std::vector<NestedKey> keys(const TensorDict& td, bool include_nested, bool leaves_only);
+/// Top-level entries (shared keys, each stacked), keys prefixed with `prefix`.
+std::vector<std::pair<NestedKey, Value>> items(const TensorDict& td,
+                                               const std::optional<NestedKey>& prefix);
 /// Shape of the entry at `key` across the elements (-1 where they differ), stack dim included.
 std::vector<int64_t> item_shape(const TensorDict& td, const NestedKey& key);
 

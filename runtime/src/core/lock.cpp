@@ -93,3 +93,25 @@ void unlock_tree(const TensorDict& root) {
 }
 
 }  // namespace tensordict::detail
+
+namespace tensordict {
+
+TensorDict& TensorDict::lock_() {
+  if (!impl_->locked) detail::lock_tree(*this);
+  return *this;
+}
+
+TensorDict& TensorDict::unlock_() {
+  detail::unlock_tree(*this);
+  return *this;
+}
+
+bool TensorDict::is_locked() const {
+  if (impl_->locked) return true;
+  // As Python: a lazy stack not locked itself is locked when every element is.
+  if (!impl_->lazy || impl_->lazy->tds.empty()) return false;
+  const auto& tds = impl_->lazy->tds;
+  return std::all_of(tds.begin(), tds.end(), [](const TensorDict& td) { return td.is_locked(); });
+}
+
+}  // namespace tensordict

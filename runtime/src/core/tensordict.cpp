@@ -100,6 +100,11 @@ TensorDict map_entries(const TensorDict& td,
   return out;
 }
 
+TensorDict copy_structure(const TensorDict& td) {
+  return map_entries(
+      td, [](const BatchSize& b) { return b; }, [](const at::Tensor& t) { return t; }, {});
+}
+
 }  // namespace detail
 
 namespace {
@@ -154,7 +159,7 @@ Value conform(const TensorDictImpl& impl, const NestedKey& key, Value value) {
         // As Python: a TensorDict with fewer batch dims (the leading ones) takes this one's batch
         // size, on a structure copy (the caller's keeps its own); ShapeError when its entries do
         // not have those dims. Other batch sizes are refused below.
-        TensorDict mapped = value.tensordict().clone(false);
+        TensorDict mapped = detail::copy_structure(value.tensordict());
         try {
           mapped.set_batch_size(impl.batch_size);
         } catch (const Error&) {
@@ -166,7 +171,8 @@ Value conform(const TensorDictImpl& impl, const NestedKey& key, Value value) {
       const TensorDict& child = value.tensordict();
       detail::check_leading_dims(name, child.batch_size(), impl.batch_size);
       if (impl.device && child.device() != impl.device) {
-        TensorDict moved = child.clone(false);  // new structure; the caller's child is untouched
+        TensorDict moved =
+            detail::copy_structure(child);  // new structure; the caller's child is untouched
         return moved.set_device(impl.device);
       }
       break;
@@ -235,35 +241,6 @@ TensorDict::TensorDict(const std::vector<std::pair<NestedKey, Value>>& items, Ba
   impl_->device = device;
   for (const auto& [key, value] : items) set(key, value);
   set_names(std::move(names));  // after the entries: nested TensorDicts take the names too
-}
-
-TensorDict TensorDict::fromkeys(const std::vector<NestedKey>& keys, const Value& value,
-                                BatchSize batch_size) {
-  TensorDict td({}, std::move(batch_size));
-  for (const auto& key : keys) {
-    if (value.is_tensor()) {
-      td.set(key, value.tensor().clone());
-    } else if (value.is_tensordict()) {
-      td.set(key, value.tensordict().clone());
-    } else {
-      td.set(key, value);
-    }
-  }
-  return td;
-}
-
-TensorDict::RowIterator TensorDict::begin() const {
-  if (impl_->batch_size.empty()) {
-    throw ShapeError("iteration over a TensorDict needs a batch dim (batch_size [])");
-  }
-  return {*this, 0};
-}
-
-TensorDict::RowIterator TensorDict::end() const {
-  if (impl_->batch_size.empty()) {
-    throw ShapeError("iteration over a TensorDict needs a batch dim (batch_size [])");
-  }
-  return {*this, impl_->batch_size[0]};
 }
 
 namespace detail {

@@ -185,5 +185,7 @@ TensorDict map_entries(const TensorDict& td,
                        const std::function<BatchSize(const BatchSize&)>& batch_fn,
                        const std::function<at::Tensor(const at::Tensor&)>& tensor_fn,
                        const std::function<NonTensorStack(const NonTensorStack&)>& stack_fn);
+/// A new structure over the same entries: clone(false), for core's own use.
+TensorDict copy_structure(const TensorDict& td);
 
 }  // namespace tensordict::detail

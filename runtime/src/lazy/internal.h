@@ -19,9 +19,6 @@ namespace tensordict::detail::lazy {
 TensorDict restack(const TensorDict& like, const std::vector<TensorDict>& tds, int64_t stack_dim);
 
 // ---- entries (lazy/stack.cpp) ----------------------------------------------------------------
-/// Top-level entries (shared keys, each stacked), keys prefixed with `prefix`.
-std::vector<std::pair<NestedKey, Value>> items(const TensorDict& td,
-                                               const std::optional<NestedKey>& prefix);
 /// set_: `value` split along the stack dim, copied into each element's tensor at `key`.
 void set_(const TensorDict& td, const NestedKey& key, const at::Tensor& value);
 bool contains(const TensorDict& td, const NestedKey& key);
@@ -30,8 +27,6 @@ Value get_value(const TensorDict& td, const NestedKey& key);
 Json get_non_tensor(const TensorDict& td, const NestedKey& key);
 void set(const TensorDict& td, const NestedKey& key, const Value& value);
 Value pop(const TensorDict& td, const NestedKey& key);
-/// Keys every element has (in element 0's order), as Python's LazyStackedTensorDict.keys().
-std::vector<NestedKey> keys(const TensorDict& td, bool include_nested, bool leaves_only);
 /// The entry at `key`, kept alive in the stack's state (see LazyState::handed_out).
 const Value& handed_out(const TensorDict& td, const std::string& key);
 

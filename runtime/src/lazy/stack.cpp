@@ -101,14 +101,6 @@ TensorDict restack(const TensorDict& like, const std::vector<TensorDict>& tds, i
   return out;
 }
 
-std::vector<std::pair<NestedKey, Value>> items(const TensorDict& td,
-                                               const std::optional<NestedKey>& prefix) {
-  std::vector<std::pair<NestedKey, Value>> out;
-  for (const auto& key : keys(td, false, false))
-    out.emplace_back(prefix ? prefix->child(key.front()) : key, get_value(td, key));
-  return out;
-}
-
 void set_(const TensorDict& td, const NestedKey& key, const at::Tensor& value) {
   const LazyState& st = state(td);
   const auto parts = value.unbind(st.stack_dim);
@@ -215,15 +207,6 @@ void set(const TensorDict& td, const NestedKey& key, const Value& value) {
 Value pop(const TensorDict& td, const NestedKey& key) {
   Value out = get_value(td, key);
   for_each(td, [&](TensorDict& e) { e.del_(key); });
-  return out;
-}
-
-std::vector<NestedKey> keys(const TensorDict& td, bool include_nested, bool leaves_only) {
-  const LazyState& st = state(td);
-  std::vector<NestedKey> out;
-  for (const auto& key : st.tds[0].keys(include_nested, leaves_only)) {
-    if (contains(td, key)) out.push_back(key);
-  }
   return out;
 }
 

@@ -225,4 +225,22 @@ TensorDict TensorDict::operator[](int64_t i) const {
       [i](const TensorDict& nested) { return nested[i]; });
 }
 
+namespace {
+// Iteration walks the rows of batch dim 0, which must exist: their count.
+int64_t rows_to_iterate(const BatchSize& batch) {
+  if (batch.empty())
+    throw ShapeError("iteration over a TensorDict needs a batch dim (batch_size [])");
+  return batch[0];
+}
+}  // namespace
+
+TensorDict::RowIterator TensorDict::begin() const {
+  rows_to_iterate(impl_->batch_size);
+  return {*this, 0};
+}
+
+TensorDict::RowIterator TensorDict::end() const {
+  return {*this, rows_to_iterate(impl_->batch_size)};
+}
+
 }  // namespace tensordict

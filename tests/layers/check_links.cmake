@@ -1,0 +1,150 @@
+# The runtime's layers at link level: no object of a layer references a symbol that only a layer
+# above it defines (an upward call), whatever the includes say. Run as
+#   cmake -DNM=<nm> -DOBJDUMP=<objdump> -DCXXFILT=<c++filt> -DOBJECTS_<folder>=<a.o|b.o|...> ...
+#         -P check_links.cmake
+# with the objects of each folder of TC_LAYERS (layers.cmake); folders not given are empty. Each
+# upward call is reported as
+#   upward call <from> -> <to>: <callee>, called by <caller> (<caller's sources>)
+# and the script then fails. Calls through LazyState's virtual members, core's interface to the
+# lazy form, are not link-level references and pass, by design.
+cmake_minimum_required(VERSION 3.18)
+
+include("${CMAKE_CURRENT_LIST_DIR}/layers.cmake")
+foreach(tool NM OBJDUMP CXXFILT)
+  if(NOT ${tool})
+    message(FATAL_ERROR "link layer check: -D${tool}=<path> is required")
+  endif()
+endforeach()
+
+tc_layer_folders("${TC_LAYERS}" folders)
+set(undefined "")  # "<folder>|<object>|<symbol>" for every undefined reference
+set(n_objects 0)
+foreach(folder IN LISTS folders)
+  string(REPLACE "|" ";" objects "${OBJECTS_${folder}}")
+  list(FILTER objects INCLUDE REGEX "\\.o(bj)?$")  # not the precompiled header
+  if(NOT objects)
+    continue()
+  endif()
+  list(LENGTH objects n)
+  math(EXPR n_objects "${n_objects} + ${n}")
+  execute_process(COMMAND ${NM} -A -P ${objects} OUTPUT_VARIABLE table RESULT_VARIABLE rc
+                  ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "link layer check: ${NM} failed on the ${folder} objects: ${err}")
+  endif()
+  # "<object>: <symbol> <type> ...": strong definitions (T, D, B, R) place a symbol in this
+  # layer; weak ones (W, V, u) are inline code of headers, emitted by every user.
+  string(REGEX MATCHALL "[^\n]+" lines "${table}")
+  foreach(line IN LISTS lines)
+    if(NOT line MATCHES "^(.+): ([^ ]+) ([A-Za-z])( |$)")
+      continue()
+    endif()
+    set(object "${CMAKE_MATCH_1}")
+    set(symbol "${CMAKE_MATCH_2}")
+    set(type "${CMAKE_MATCH_3}")
+    if(type MATCHES "^[TDBR]$")
+      set("defined_in_${symbol}" "${folder}")
+    elseif(type STREQUAL "U")
+      list(APPEND undefined "${folder}|${object}|${symbol}")
+    endif()
+  endforeach()
+endforeach()
+if(n_objects EQUAL 0)
+  message(FATAL_ERROR "link layer check: no objects given (-DOBJECTS_<folder>=...)")
+endif()
+
+# The upward references, grouped by the object that makes them.
+set(upward_objects "")
+foreach(entry IN LISTS undefined)
+  string(REPLACE "|" ";" parts "${entry}")
+  list(GET parts 0 from)
+  list(GET parts 1 object)
+  list(GET parts 2 symbol)
+  if(NOT DEFINED "defined_in_${symbol}")
+    continue()  # libtorch, the standard library, ...
+  endif()
+  set(to "${defined_in_${symbol}}")
+  tc_layer_rank("${TC_LAYERS}" "${from}" from_rank)
+  tc_layer_rank("${TC_LAYERS}" "${to}" to_rank)
+  if(to_rank GREATER from_rank)
+    list(APPEND upward_objects "${object}")
+    list(APPEND "upward_in_${object}" "${symbol}")
+    set("layer_of_${object}" "${from}")
+  endif()
+endforeach()
+list(REMOVE_DUPLICATES upward_objects)
+
+# `names` demangled, one per line, into `out`.
+function(tc_demangle names out)
+  string(REPLACE ";" "\n" text "${names}")
+  file(WRITE "${CMAKE_CURRENT_BINARY_DIR}/check_links_names.txt" "${text}\n")
+  execute_process(COMMAND ${CXXFILT} INPUT_FILE "${CMAKE_CURRENT_BINARY_DIR}/check_links_names.txt"
+                  OUTPUT_VARIABLE demangled)
+  file(REMOVE "${CMAKE_CURRENT_BINARY_DIR}/check_links_names.txt")
+  string(REGEX REPLACE "\n$" "" demangled "${demangled}")
+  set(${out} "${demangled}" PARENT_SCOPE)
+endfunction()
+
+# The sources an object was compiled from: a unity batch's includes, or the object's own.
+function(tc_sources_of object out)
+  string(REGEX REPLACE "\\.o(bj)?$" "" unit "${object}")
+  if(unit MATCHES "/Unity/" AND EXISTS "${unit}")
+    file(STRINGS "${unit}" includes REGEX "#include")
+    set(sources "")
+    foreach(line IN LISTS includes)
+      if(line MATCHES "/(src/[^\"]+)\"")
+        list(APPEND sources "${CMAKE_MATCH_1}")
+      endif()
+    endforeach()
+    string(REPLACE ";" ", " sources "${sources}")
+    set(${out} "one of ${sources}" PARENT_SCOPE)
+  elseif(unit MATCHES "/(src/.+)$")
+    set(${out} "${CMAKE_MATCH_1}" PARENT_SCOPE)
+  else()
+    set(${out} "${object}" PARENT_SCOPE)
+  endif()
+endfunction()
+
+set(problems 0)
+foreach(object IN LISTS upward_objects)
+  # The callers: the function whose code holds each relocation against an upward symbol.
+  execute_process(COMMAND ${OBJDUMP} -dr "${object}" OUTPUT_VARIABLE code)
+  string(REGEX MATCHALL "\n[0-9a-f]+ <[^>\n]+>:|R_[A-Z0-9_]+[ \t]+[^ \t\n+]+" marks "${code}")
+  set(caller "")
+  set(reports "")
+  foreach(mark IN LISTS marks)
+    if(mark MATCHES "^\n[0-9a-f]+ <([^>\n]+)>:$")
+      set(caller "${CMAKE_MATCH_1}")
+    elseif(mark MATCHES "^R_[A-Z0-9_]+[ \t]+([^ \t\n+]+)$")
+      string(REGEX REPLACE "-0x[0-9a-f]+$" "" callee "${CMAKE_MATCH_1}")
+      if(callee IN_LIST "upward_in_${object}")
+        list(APPEND reports "${callee}|${caller}")
+      endif()
+    endif()
+  endforeach()
+  list(REMOVE_DUPLICATES reports)
+  tc_sources_of("${object}" sources)
+  set(from "${layer_of_${object}}")
+  foreach(report IN LISTS reports)
+    string(REPLACE "|" ";" pair "${report}")
+    tc_demangle("${pair}" names)
+    string(REPLACE "\n" ";" names "${names}")
+    list(GET names 0 callee)
+    list(GET names 1 caller)
+    list(GET pair 0 symbol)
+    message("upward call ${from} -> ${defined_in_${symbol}}: ${callee}, called by ${caller} "
+            "(${sources})")
+    math(EXPR problems "${problems} + 1")
+  endforeach()
+endforeach()
+
+list(LENGTH undefined n_references)
+string(REPLACE ";" " < " order "${TC_LAYERS}")
+if(problems GREATER 0)
+  message(FATAL_ERROR "link layer check failed: ${problems} upward call(s) (layers ${order})")
+elseif(upward_objects)
+  message(FATAL_ERROR "link layer check failed: upward references without a caller found in "
+                      "${upward_objects}")
+endif()
+message(STATUS "link layers ${order}: ${n_objects} objects, ${n_references} undefined references, "
+               "none upward")
