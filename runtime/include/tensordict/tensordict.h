@@ -15,15 +15,15 @@
 ///   td += 1;                                      // element-wise math on every leaf
 /// \endcode
 ///
-/// Also here: Value (one entry), Operand (the right-hand side of TensorDict math), stack() and
-/// cat(). The methods' argument types are in arguments.h (BatchSize, ReduceDims, MemmapOptions),
-/// memmap_async's result in future.h; both are included. Lazy stacks are TensorDicts too
-/// (lazy_stack.h). Errors derive from tensordict::Error (errors.h).
+/// Also here: stack(), cat() and the other functions over several TensorDicts. Included with it:
+/// Value (one entry, value.h), Operand (the right-hand side of TensorDict math, and the
+/// operators; operand.h), ValuesIndices (values_indices.h), the methods' argument types
+/// (arguments.h: BatchSize, ReduceDims, MemmapOptions) and memmap_async's result (future.h). Lazy
+/// stacks are TensorDicts too (lazy_stack.h). Errors derive from tensordict::Error (errors.h).
 
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 
-#include <atomic>
 #include <functional>
 #include <iosfwd>
 #include <iterator>
@@ -32,7 +32,6 @@
 #include <string>
 #include <type_traits>
 #include <utility>
-#include <variant>
 #include <vector>
 
 #include "tensordict/arguments.h"
@@ -72,6 +71,7 @@ using ClassToken = const ClassSpec& (*)();
 /// LazyStackedTensorDict) is a TensorDict too; ops it does not support throw TypeError.
 class TensorDict {
  public:
+  // ---- construction (core/tensordict.cpp) -------------------------------------------------------
   /// An empty TensorDict with no batch dims.
   TensorDict();
   /// Another handle to the same entries (no data is copied).
@@ -101,12 +101,8 @@ class TensorDict {
              std::optional<at::Device> device = std::nullopt,
              std::optional<DimNames> names = std::nullopt);
   ///@}
-  /// A TensorDict whose leaves are `keys`, each a copy of `value` (Python's fromkeys; a number
-  /// becomes a 0-dim tensor, as Python's fromkeys(keys, 0)).
-  static TensorDict fromkeys(const std::vector<NestedKey>& keys, const Value& value,
-                             BatchSize batch_size = {});
 
-  // ---- shape and device --------------------------------------------------------------------
+  // ---- batch size and device (core/tensordict.cpp) ----------------------------------------------
   /// The leading dims every entry shares (Python's `batch_size`).
   const BatchSize& batch_size() const;
   /// Python's shape: the batch size.
@@ -125,18 +121,10 @@ class TensorDict {
   bool is_empty() const;
   /// The device every leaf is on, when one is set (Python's `device`; None otherwise).
   std::optional<at::Device> device() const;
-  /// Python's dtype: the dtype of every tensor leaf when they share one; nullopt when they
-  /// differ or there is none.
-  std::optional<at::ScalarType> dtype() const;
-  /// Python's bytes and param_count: the bytes (a leaf's gradient included) and the elements of
-  /// the tensor leaves; without `count_duplicates`, a tensor held under several keys counts once.
-  ///@{
-  int64_t bytes(bool count_duplicates = true) const;
-  int64_t param_count(bool count_duplicates = true) const;
-  ///@}
   /// Sets the device and moves every leaf there; std::nullopt only clears it (Python's
   /// clear_device_).
   TensorDict& set_device(std::optional<at::Device> device);
+  // ---- dim names (core/dim_names.cpp) -----------------------------------------------------------
   /// Python's `names`: one optional name per batch dim (all unset when the dims are unnamed).
   /// Batch ops move them as Python does (docs/runtime.md, "Dim names").
   DimNames names() const;
@@ -159,7 +147,7 @@ class TensorDict {
   TensorDict& rename_(const DimRenames& rename_map);
   ///@}
 
-  // ---- entries -------------------------------------------------------------------------------
+  // ---- entries (core/tensordict.cpp) ------------------------------------------------------------
   /// True when `key` (a top-level key or a path) has an entry (Python's `key in td`).
   bool contains(const NestedKey& key) const;
   /// The tensor at `key`; KeyError when missing, TypeError when the entry is not a tensor.
@@ -207,21 +195,8 @@ class TensorDict {
   Value setdefault(const NestedKey& key, const Value& default_value);
   /// Renames `old_key` to `new_key`, keeping its position. With `safe`, refuses to overwrite.
   TensorDict& rename_key_(const NestedKey& old_key, const NestedKey& new_key, bool safe = false);
-  /// A new TensorDict (sharing tensors) with only `keys`; strict: missing keys throw.
-  TensorDict select(const std::vector<NestedKey>& keys, bool strict = true) const;
-  /// A new TensorDict (sharing tensors) without `keys`.
-  TensorDict exclude(const std::vector<NestedKey>& keys) const;
-  /// select and exclude in place (Python's inplace=True); LockedError when locked.
-  ///@{
-  TensorDict& select_(const std::vector<NestedKey>& keys, bool strict = true);
-  TensorDict& exclude_(const std::vector<NestedKey>& keys);
-  ///@}
-  /// Python's clear: every entry removed (LockedError when locked).
-  TensorDict& clear();
-  /// Python's create_nested: an empty TensorDict with this one's batch size, device and names at
-  /// `key`, intermediate TensorDicts created (LockedError when locked).
-  TensorDict& create_nested(const NestedKey& key);
 
+  // ---- keys (core/keys.cpp) ---------------------------------------------------------------------
   /// Python's keys, values and items, in insertion order. `include_nested` walks nested
   /// TensorDicts depth first (a nested TensorDict's entries before the TensorDict itself, as
   /// Python); `leaves_only` skips the nested TensorDicts themselves; `sort` orders them by their
@@ -239,7 +214,7 @@ class TensorDict {
   /// Number of top-level entries.
   size_t size() const;
 
-  // ---- lock ------------------------------------------------------------------------------------
+  // ---- lock (core/lock.cpp) ---------------------------------------------------------------------
   /// Locks this TensorDict and its nested TensorDicts: keys can no longer be added, removed or
   /// renamed (LockedError); in-place writes still work.
   TensorDict& lock_();
@@ -248,13 +223,62 @@ class TensorDict {
   /// True when locked (lock_, memmap, a frozen tensorclass).
   bool is_locked() const;
 
-  // ---- copies and structure -------------------------------------------------------------------
+  // ---- views and copies (ops/views.cpp) ---------------------------------------------------------
+  /// A new TensorDict (sharing tensors) with only `keys`; strict: missing keys throw.
+  TensorDict select(const std::vector<NestedKey>& keys, bool strict = true) const;
+  /// A new TensorDict (sharing tensors) without `keys`.
+  TensorDict exclude(const std::vector<NestedKey>& keys) const;
   /// Deep copy of the data (recurse=false copies the structure only and shares the tensors).
   TensorDict clone(bool recurse = true) const;
   /// Same batch size and device, no entries; recurse keeps the nested TensorDicts (empty).
   TensorDict empty(bool recurse = false) const;
+  /// A TensorDict whose leaves are `keys`, each a copy of `value` (Python's fromkeys; a number
+  /// becomes a 0-dim tensor, as Python's fromkeys(keys, 0)).
+  static TensorDict fromkeys(const std::vector<NestedKey>& keys, const Value& value,
+                             BatchSize batch_size = {});
 
-  // ---- comparison -----------------------------------------------------------------------------
+  // ---- update and key edits (ops/update.cpp) ----------------------------------------------------
+  /// Sets every entry of `other` (nested keys merged).
+  TensorDict& update(const TensorDict& other);
+  /// update of `keys_to_update` only (Python's keys_to_update=): the entries of `other` at those
+  /// keys, or below them.
+  TensorDict& update(const TensorDict& other, const std::vector<NestedKey>& keys_to_update);
+  /// In-place copy of every entry of `other`; its keys must exist here.
+  TensorDict& update_(const TensorDict& other);
+  /// update_ of `keys_to_update` only (the entries of `other` at those keys, or below them).
+  TensorDict& update_(const TensorDict& other, const std::vector<NestedKey>& keys_to_update);
+  /// Python's flatten_keys / unflatten_keys: the leaves of nested TensorDicts as top-level keys
+  /// joined by `separator` ("a.b"), and back. KeyError when a key would collide with another.
+  ///@{
+  TensorDict flatten_keys(const std::string& separator = ".") const;
+  TensorDict unflatten_keys(const std::string& separator = ".") const;
+  ///@}
+  /// flatten_keys and unflatten_keys in place (Python's inplace=True); LockedError when locked.
+  ///@{
+  TensorDict& flatten_keys_(const std::string& separator = ".");
+  TensorDict& unflatten_keys_(const std::string& separator = ".");
+  ///@}
+  /// Python's cat_tensors / stack_tensors: the tensors at `keys` concatenated or stacked along
+  /// leaf dim `dim` (negative from the last) into `out_key`; the sources are removed unless
+  /// `keep_entries`.
+  ///@{
+  TensorDict& cat_tensors(const std::vector<NestedKey>& keys, const NestedKey& out_key,
+                          int64_t dim = 0, bool keep_entries = false);
+  TensorDict& stack_tensors(const std::vector<NestedKey>& keys, const NestedKey& out_key,
+                            int64_t dim = 0, bool keep_entries = false);
+  ///@}
+  /// select and exclude in place (Python's inplace=True); LockedError when locked.
+  ///@{
+  TensorDict& select_(const std::vector<NestedKey>& keys, bool strict = true);
+  TensorDict& exclude_(const std::vector<NestedKey>& keys);
+  ///@}
+  /// Python's clear: every entry removed (LockedError when locked).
+  TensorDict& clear();
+  /// Python's create_nested: an empty TensorDict with this one's batch size, device and names at
+  /// `key`, intermediate TensorDicts created (LockedError when locked).
+  TensorDict& create_nested(const NestedKey& key);
+
+  // ---- comparison (ops/compare.cpp) -------------------------------------------------------------
   /// Element-wise equality / inequality over every leaf: a TensorDict of bool tensors with the
   /// same structure. KeyError naming a key that only one side has.
   ///@{
@@ -271,7 +295,7 @@ class TensorDict {
   /// True when both handles refer to the same storage of entries.
   bool is_same(const TensorDict& other) const { return impl_ == other.impl_; }
 
-  // ---- indexing (ops/index.cpp) ----------------------------------------------------------------
+  // ---- indexing (ops/index.cpp) -----------------------------------------------------------------
   /// Python's td[index]: every entry indexed over the batch dims (int, Slice, Ellipsis, None,
   /// bool mask, long tensor; index.h); views wherever torch gives views.
   TensorDict index(const Index& index) const;
@@ -313,10 +337,19 @@ class TensorDict {
   RowIterator begin() const;
   RowIterator end() const;
   ///@}
+
+  // ---- writes at an index (ops/index_put.cpp) ---------------------------------------------------
   /// Writes `value` at `index` in place; keys missing here are preallocated (lazy preallocation).
   TensorDict& index_put_(const Index& index, const TensorDict& value);
+  /// Python's update_at_: every entry of `other` written in place at `index` of this
+  /// TensorDict's entry (KeyError when this TensorDict lacks one).
+  TensorDict& update_at_(const TensorDict& other, const Index& index);
+  /// Python's set_at_: `value` written in place at `index` of the tensor at `key`.
+  TensorDict& set_at_(const NestedKey& key, const at::Tensor& value, const Index& index);
+  /// Python's copy_at_ (its default, non-fast path): update_at_.
+  TensorDict& copy_at_(const TensorDict& other, const Index& index);
 
-  // ---- shape ops over batch dims (ops/shape.cpp) -----------------------------------------------
+  // ---- shape ops over batch dims (ops/shape.cpp) ------------------------------------------------
   // As torch's ops on the batch dims of every entry; the leaves' feature dims follow. Dim names
   // move as Python moves them (docs/runtime.md, "Dim names").
   /// The batch dims reshaped to `shape` (one -1 is inferred): a view (view; torch's error when
@@ -387,15 +420,6 @@ class TensorDict {
   /// Repeats the batch dims `reps` times each (reps shorter than the batch dims are padded with
   /// leading 1s, longer ones add leading dims); dim names are dropped, as Python.
   TensorDict tile(at::IntArrayRef reps) const;
-  /// Python's repeat: the batch dims repeated `repeats` times each, as torch's repeat (at least
-  /// one count per batch dim; more add leading dims); the feature dims once.
-  TensorDict repeat(at::IntArrayRef repeats) const;
-  /// Python's repeat_interleave: each row of batch dim `dim` repeated `repeats` times in place;
-  /// without a dim, over the batch flattened to one dim (torch's rule).
-  TensorDict repeat_interleave(int64_t repeats, std::optional<int64_t> dim = std::nullopt) const;
-  /// repeat_interleave with a count per row of batch dim `dim` (a 1-D long tensor).
-  TensorDict repeat_interleave(const at::Tensor& repeats,
-                               std::optional<int64_t> dim = std::nullopt) const;
   /// Python's broadcast_to: expand to `shape` (names dropped, as Python).
   TensorDict broadcast_to(at::IntArrayRef shape) const;
   /// At least 1, 2 or 3 batch dims: leading dims of size 1 are added.
@@ -409,7 +433,7 @@ class TensorDict {
   /// the padding are None.
   TensorDict pad(at::IntArrayRef pad_size, double value = 0) const;
 
-  /// reshape, flatten, gather, pad, repeat, repeat_interleave, roll and contiguous in place
+  /// reshape, flatten, gather, pad, repeat, repeat_interleave and roll in place
   /// (Python's inplace=True): this TensorDict, and every nested one, keeps its identity and key
   /// set and takes the result's batch size, names and leaves. Returns this TensorDict;
   /// LockedError when it is locked.
@@ -422,10 +446,28 @@ class TensorDict {
   TensorDict& repeat_interleave_(int64_t repeats, int64_t dim);
   TensorDict& repeat_interleave_(const at::Tensor& repeats, int64_t dim);
   TensorDict& roll_(at::IntArrayRef shifts, at::IntArrayRef dims = {});
-  TensorDict& contiguous_(bool canonical = false);
   ///@}
 
-  // ---- per-leaf ops (ops/apply.cpp) ------------------------------------------------------------
+  // ---- repeats and new TensorDicts (ops/repeat.cpp) ---------------------------------------------
+  /// Python's repeat: the batch dims repeated `repeats` times each, as torch's repeat (at least
+  /// one count per batch dim; more add leading dims); the feature dims once.
+  TensorDict repeat(at::IntArrayRef repeats) const;
+  /// Python's repeat_interleave: each row of batch dim `dim` repeated `repeats` times in place;
+  /// without a dim, over the batch flattened to one dim (torch's rule).
+  TensorDict repeat_interleave(int64_t repeats, std::optional<int64_t> dim = std::nullopt) const;
+  /// repeat_interleave with a count per row of batch dim `dim` (a 1-D long tensor).
+  TensorDict repeat_interleave(const at::Tensor& repeats,
+                               std::optional<int64_t> dim = std::nullopt) const;
+  /// Python's new_empty, new_zeros, new_ones and new_full: the same keys, dtypes, devices and
+  /// feature shapes over batch size `batch_size`.
+  ///@{
+  TensorDict new_empty(BatchSize batch_size) const;
+  TensorDict new_zeros(BatchSize batch_size) const;
+  TensorDict new_ones(BatchSize batch_size) const;
+  TensorDict new_full(BatchSize batch_size, const at::Scalar& value) const;
+  ///@}
+
+  // ---- per-leaf ops (ops/apply.cpp) -------------------------------------------------------------
   /// Python's apply: a TensorDict of `fn(leaf)` for every tensor leaf (a leaf for which `fn`
   /// returns an undefined tensor is dropped); non-tensor entries are kept.
   TensorDict apply(const LeafFn& fn) const;
@@ -463,17 +505,10 @@ class TensorDict {
   /// contiguous but whose strides differ from the row-major ones of their shape (size-1 dims), as
   /// Python's contiguous(canonical=True).
   TensorDict contiguous(bool canonical = false) const;
+  /// contiguous in place (Python's inplace=True), as reshape_ and its siblings.
+  TensorDict& contiguous_(bool canonical = false);
   /// Every tensor leaf detached from autograd (Python's detach), locked when this TensorDict is.
   TensorDict detach() const;
-  /// Python's share_memory_: CPU leaves move, in place, to shared memory that processes forked
-  /// afterwards see and write through; returns this TensorDict.
-  TensorDict& share_memory_();
-  /// Python's is_shared: true when every tensor leaf is in memory share_memory_ shared, or on a
-  /// device (false without tensor leaves).
-  bool is_shared() const;
-  /// Python's data_ptr(storage=): each tensor leaf's data pointer (its storage's with `storage`)
-  /// as a 0-dim int64 tensor at its key, batch size [].
-  TensorDict data_ptr(bool storage = false) const;
   /// Sets every tensor leaf to 0 in place (Python's zero_); returns this TensorDict.
   TensorDict& zero_();
   /// Fills the tensor at `key` (every leaf of a nested TensorDict there) with `value` in place
@@ -511,56 +546,6 @@ class TensorDict {
   TensorDict new_tensor(const TensorDict& data) const;
   at::Tensor new_tensor(const at::Tensor& data) const;
   ///@}
-  /// Sets every entry of `other` (nested keys merged).
-  TensorDict& update(const TensorDict& other);
-  /// update of `keys_to_update` only (Python's keys_to_update=): the entries of `other` at those
-  /// keys, or below them.
-  TensorDict& update(const TensorDict& other, const std::vector<NestedKey>& keys_to_update);
-  /// In-place copy of every entry of `other`; its keys must exist here.
-  TensorDict& update_(const TensorDict& other);
-  /// update_ of `keys_to_update` only (the entries of `other` at those keys, or below them).
-  TensorDict& update_(const TensorDict& other, const std::vector<NestedKey>& keys_to_update);
-  /// Python's flatten_keys / unflatten_keys: the leaves of nested TensorDicts as top-level keys
-  /// joined by `separator` ("a.b"), and back. KeyError when a key would collide with another.
-  ///@{
-  TensorDict flatten_keys(const std::string& separator = ".") const;
-  TensorDict unflatten_keys(const std::string& separator = ".") const;
-  ///@}
-  /// flatten_keys and unflatten_keys in place (Python's inplace=True); LockedError when locked.
-  ///@{
-  TensorDict& flatten_keys_(const std::string& separator = ".");
-  TensorDict& unflatten_keys_(const std::string& separator = ".");
-  ///@}
-  /// Python's update_at_: every entry of `other` written in place at `index` of this
-  /// TensorDict's entry (KeyError when this TensorDict lacks one).
-  TensorDict& update_at_(const TensorDict& other, const Index& index);
-  /// Python's set_at_: `value` written in place at `index` of the tensor at `key`.
-  TensorDict& set_at_(const NestedKey& key, const at::Tensor& value, const Index& index);
-  /// Python's copy_at_ (its default, non-fast path): update_at_.
-  TensorDict& copy_at_(const TensorDict& other, const Index& index);
-  /// Python's cat_tensors / stack_tensors: the tensors at `keys` concatenated or stacked along
-  /// leaf dim `dim` (negative from the last) into `out_key`; the sources are removed unless
-  /// `keep_entries`.
-  ///@{
-  TensorDict& cat_tensors(const std::vector<NestedKey>& keys, const NestedKey& out_key,
-                          int64_t dim = 0, bool keep_entries = false);
-  TensorDict& stack_tensors(const std::vector<NestedKey>& keys, const NestedKey& out_key,
-                            int64_t dim = 0, bool keep_entries = false);
-  ///@}
-  /// Packs every leaf into one buffer; leaves become views of it. The result is locked, as
-  /// Python's, and so is `to(device)` of it (unlock_() makes it a plain TensorDict again).
-  TensorDict consolidate() const;
-  /// Python's consolidate(filename=...): writes the buffer, then the metadata as JSON and its byte
-  /// length (int64 LE) to `filename` (atomically, through a sibling temporary), and returns a
-  /// locked TensorDict whose leaves view the file, MAP_SHARED (writes reach it).
-  TensorDict consolidate(const std::string& filename) const;
-  /// Python's TensorDict.from_consolidated(filename): the TensorDict over a file consolidate wrote
-  /// (C++ or Python), mapped copy-on-write as Python maps it (writes stay in memory). FormatError
-  /// naming the file and key when it is malformed.
-  static TensorDict from_consolidated(const std::string& filename);
-  /// True when the leaves are views of the buffer consolidate() made and the TensorDict was not
-  /// unlocked since (Python's is_consolidated).
-  bool is_consolidated() const;
   /// Runs `fn` over chunks of dim 0 on `num_workers` threads and concatenates the results, as
   /// Python's map: `chunksize` > 0 splits into chunks of that size, 0 passes one element at a
   /// time (unbind; the results are stacked), -1 makes one chunk per worker. A `fn` that returns
@@ -578,6 +563,34 @@ class TensorDict {
       return combine_chunks(run_chunks(fn, num_workers, chunksize, pbar), chunksize);
     }
   }
+
+  // ---- memory and sharing (ops/share.cpp) -------------------------------------------------------
+  /// Python's dtype: the dtype of every tensor leaf when they share one; nullopt when they
+  /// differ or there is none.
+  std::optional<at::ScalarType> dtype() const;
+  /// Python's bytes and param_count: the bytes (a leaf's gradient included) and the elements of
+  /// the tensor leaves; without `count_duplicates`, a tensor held under several keys counts once.
+  ///@{
+  int64_t bytes(bool count_duplicates = true) const;
+  int64_t param_count(bool count_duplicates = true) const;
+  ///@}
+  /// Python's share_memory_: CPU leaves move, in place, to shared memory that processes forked
+  /// afterwards see and write through; returns this TensorDict.
+  TensorDict& share_memory_();
+  /// Python's is_shared: true when every tensor leaf is in memory share_memory_ shared, or on a
+  /// device (false without tensor leaves).
+  bool is_shared() const;
+  /// Python's data_ptr(storage=): each tensor leaf's data pointer (its storage's with `storage`)
+  /// as a 0-dim int64 tensor at its key, batch size [].
+  TensorDict data_ptr(bool storage = false) const;
+
+  // ---- consolidation (ops/consolidate.cpp) ------------------------------------------------------
+  /// Packs every leaf into one buffer; leaves become views of it. The result is locked, as
+  /// Python's, and so is `to(device)` of it (unlock_() makes it a plain TensorDict again).
+  TensorDict consolidate() const;
+  /// True when the leaves are views of the buffer consolidate() made and the TensorDict was not
+  /// unlocked since (Python's is_consolidated).
+  bool is_consolidated() const;
 
   // ---- batch helpers (ops/batch.cpp) ------------------------------------------------------------
   /// Gathers along batch dim `dim` (torch.gather per leaf): `index` has one dim per batch dim;
@@ -607,7 +620,7 @@ class TensorDict {
   /// Every leaf in page-locked memory (needs CUDA).
   TensorDict pin_memory() const;
 
-  // ---- element-wise math (ops/math.cpp) --------------------------------------------------------
+  // ---- element-wise math (ops/math.cpp) ---------------------------------------------------------
   // Operators (+ - * / unary -, < <= > >=, += ...) are below the class.
   /// Python's add, sub, mul, div and pow of every tensor leaf with `other`: a scalar, a tensor
   /// broadcast over the batch dims (its shape against batch_size, aligned right; the leaves'
@@ -770,8 +783,7 @@ class TensorDict {
   TensorDict any(const ReduceDims& dims, bool keepdim = false) const;
   ///@}
 
-  // ---- autograd (ops/autograd.cpp)
-  // ---------------------------------------------------------------
+  // ---- autograd (ops/autograd.cpp) --------------------------------------------------------------
   /// Python's requires_grad_: every floating-point leaf's requires_grad set.
   TensorDict& requires_grad_(bool requires_grad = true);
   /// Python's grad: the leaves' gradients by key (leaves without one left out), locked when this
@@ -787,16 +799,8 @@ class TensorDict {
   void backward(const TensorDict& gradient, bool retain_graph = false,
                 bool create_graph = false) const;
   ///@}
-  /// Python's new_empty, new_zeros, new_ones and new_full: the same keys, dtypes, devices and
-  /// feature shapes over batch size `batch_size`.
-  ///@{
-  TensorDict new_empty(BatchSize batch_size) const;
-  TensorDict new_zeros(BatchSize batch_size) const;
-  TensorDict new_ones(BatchSize batch_size) const;
-  TensorDict new_full(BatchSize batch_size, const at::Scalar& value) const;
-  ///@}
 
-  // ---- memory-mapped IO (memmap/td.cpp) --------------------------------------------------------
+  // ---- memory-mapped IO (memmap/td.cpp) ---------------------------------------------------------
   /// Writes this TensorDict under `prefix` in Python tensordict's layout (atomically; a prefix
   /// ending in ".tdz" writes a single-file archive, archive.h); returns a new, locked TensorDict
   /// whose leaves map the files.
@@ -832,14 +836,6 @@ class TensorDict {
     return load_memmap(prefix, device, num_threads);
   }
   ///@}
-  /// The safetensors file at `path` as a TensorDict (names split on ".", its leaves views into a
-  /// copy-on-write mapping of the file), moved to `device` when given; and this TensorDict
-  /// written as one. tensordict/safetensors.h has the file's metadata and the save's options.
-  ///@{
-  static TensorDict from_safetensors(const std::string& path,
-                                     std::optional<at::Device> device = std::nullopt);
-  void to_safetensors(const std::string& path) const;
-  ///@}
   /// Python's load_memmap_ / load_: refills this TensorDict from `prefix` in place (every handle
   /// to it sees the loaded entries; batch size and device kept); a memory-mapped TensorDict is
   /// then mapped again at its own prefix. Returns this TensorDict.
@@ -855,7 +851,28 @@ class TensorDict {
   /// Where this TensorDict was saved to or loaded from, if anywhere (Python's saved_path).
   std::optional<std::string> saved_path() const;
 
-  // ---- lazy stacks (lazy_stack*.cpp; made by lazy_stack() in tensordict/lazy_stack.h) ---------
+  // ---- consolidated files (memmap/consolidated_file.cpp) ----------------------------------------
+  /// Python's consolidate(filename=...): writes the buffer, then the metadata as JSON and its byte
+  /// length (int64 LE) to `filename` (atomically, through a sibling temporary), and returns a
+  /// locked TensorDict whose leaves view the file, MAP_SHARED (writes reach it).
+  TensorDict consolidate(const std::string& filename) const;
+  /// Python's TensorDict.from_consolidated(filename): the TensorDict over a file consolidate wrote
+  /// (C++ or Python), mapped copy-on-write as Python maps it (writes stay in memory). FormatError
+  /// naming the file and key when it is malformed.
+  static TensorDict from_consolidated(const std::string& filename);
+
+  // ---- safetensors (memmap/safetensors.cpp) -----------------------------------------------------
+  /// The safetensors file at `path` as a TensorDict (names split on ".", its leaves views into a
+  /// copy-on-write mapping of the file), moved to `device` when given; and this TensorDict
+  /// written as one. tensordict/safetensors.h has the file's metadata and the save's options.
+  ///@{
+  static TensorDict from_safetensors(const std::string& path,
+                                     std::optional<at::Device> device = std::nullopt);
+  void to_safetensors(const std::string& path) const;
+  ///@}
+
+  // ---- lazy stacks (core/lazy_state.cpp) --------------------------------------------------------
+  // Made by lazy_stack() (tensordict/lazy_stack.h).
   /// True for a LazyStackedTensorDict: a TensorDict that holds element TensorDicts stacked along
   /// stack_dim() instead of entries. Ops on it follow Python's LazyStackedTensorDict; an op it
   /// does not support throws TypeError naming the op.
@@ -864,9 +881,7 @@ class TensorDict {
   const std::vector<TensorDict>& tensordicts() const;
   /// The batch dim along which a lazy stack stacks its elements; TypeError on a dense TensorDict.
   int64_t stack_dim() const;
-  /// A dense TensorDict with the same content, lazy stacks at every level stacked (ShapeError
-  /// naming the key when shapes differ). A dense TensorDict without lazy stacks returns itself.
-  TensorDict densify() const;
+  // ---- lazy stacks: their elements (lazy/stack.cpp) ---------------------------------------------
   /// Python's to_lazystack: a lazy stack of the rows along batch dim `dim` (names kept).
   TensorDict to_lazystack(int64_t dim = 0) const;
   /// Python's LazyStackedTensorDict.append / insert: `td` added as an element at the end / at
@@ -876,11 +891,17 @@ class TensorDict {
   TensorDict& append(const TensorDict& td);
   TensorDict& insert(int64_t index, const TensorDict& td);
   ///@}
+
+  // ---- lazy stacks: dense reads (lazy/ops.cpp) --------------------------------------------------
+  /// A dense TensorDict with the same content, lazy stacks at every level stacked (ShapeError
+  /// naming the key when shapes differ). A dense TensorDict without lazy stacks returns itself.
+  TensorDict densify() const;
   /// The tensor at `key` with every element of the lazy stacks on its path padded (at the end of
   /// each dim) to the largest shape with `padding_value`: Python's get(key, as_padded_tensor=True).
   at::Tensor get_padded(const NestedKey& key, double padding_value = 0) const;
 
-  // ---- nn modules (ops/module.cpp; include tensordict/module.h to call these)
+  // ---- nn modules (ops/module.cpp) --------------------------------------------------------------
+  // Include tensordict/module.h to call these.
   // ---------------------
   /// The parameters and buffers of `module` as a TensorDict following the module tree: each
   /// module's own parameters, then its buffers, then one nested TensorDict per child with any
@@ -912,7 +933,8 @@ class TensorDict {
   ModuleSwap to_module_scoped(const Holder& module) const;  // defined in module.h
   ///@}
 
-  // ---- state dict (tensorclass/state.cpp; spec §6.1, §6.3; StateDict is tensordict/state_dict.h)
+  // ---- state dict (tensorclass/state.cpp) -------------------------------------------------------
+  // Python's state_dict (spec §6.1, §6.3); StateDict is tensordict/state_dict.h.
   /// Python's state_dict(prefix=, keep_vars=, flatten=): dotted keys -> tensors (detached unless
   /// `keep_vars`), `metadata[level]` = {"batch_size", "device"}; `flatten = false` keeps each
   /// nested level as its own StateDict.
@@ -944,181 +966,14 @@ class TensorDict {
   detail::Slots* slots_;  // impl_'s base, readable inline where TensorDictImpl is incomplete
 };
 
-/// One entry of a TensorDict: a tensor, a nested TensorDict, NonTensorData or a NonTensorStack.
-/// Strings and JSON become NonTensorData; C++ numbers become 0-dim tensors (int64, float32, bool,
-/// as Python's torch.as_tensor).
-class Value {
- public:
-  /// Which kind of entry a Value holds, in the order of the alternatives (kind_name() spells it).
-  enum class Kind { Tensor, TensorDict, NonTensorData, NonTensorStack };
+}  // namespace tensordict
 
-  /// Implicit from each kind of entry: a tensor, a TensorDict, NonTensorData, a NonTensorStack;
-  /// a string becomes NonTensorData; bool, int / int64_t and float / double become 0-dim bool,
-  /// int64 and float32 tensors.
-  ///@{
-  Value(at::Tensor tensor) : v_(std::move(tensor)) {}                    // NOLINT
-  Value(TensorDict td) : v_(std::move(td)) {}                            // NOLINT
-  Value(NonTensorData data) : v_(std::move(data)) {}                     // NOLINT
-  Value(NonTensorStack stack) : v_(std::move(stack)) {}                  // NOLINT
-  Value(const char* text) : v_(NonTensorData{Json(text)}) {}             // NOLINT
-  Value(std::string text) : v_(NonTensorData{Json(std::move(text))}) {}  // NOLINT
-  Value(bool b);                                                         // NOLINT
-  Value(int v) : Value(static_cast<int64_t>(v)) {}                       // NOLINT
-  Value(int64_t v);                                                      // NOLINT
-  Value(double v);                                                       // NOLINT
-  Value(float v) : Value(static_cast<double>(v)) {}                      // NOLINT
-  ///@}
+// The types TensorDict's members take and return that hold TensorDicts by value.
+#include "tensordict/operand.h"
+#include "tensordict/value.h"
+#include "tensordict/values_indices.h"
 
-  /// The kind of entry held.
-  Kind kind() const { return static_cast<Kind>(v_.index()); }
-  /// Whether the entry is a tensor, a TensorDict, NonTensorData, a NonTensorStack, or either
-  /// non-tensor kind (is_non_tensor).
-  ///@{
-  bool is_tensor() const { return kind() == Kind::Tensor; }
-  bool is_tensordict() const { return kind() == Kind::TensorDict; }
-  bool is_non_tensor_data() const { return kind() == Kind::NonTensorData; }
-  bool is_non_tensor_stack() const { return kind() == Kind::NonTensorStack; }
-  bool is_non_tensor() const { return is_non_tensor_data() || is_non_tensor_stack(); }
-  ///@}
-
-  /// Typed access; TypeError (naming the actual kind) when the entry is of another kind.
-  ///@{
-  const at::Tensor& tensor() const;
-  const TensorDict& tensordict() const;
-  const NonTensorData& non_tensor_data() const;
-  const NonTensorStack& non_tensor_stack() const;
-  at::Tensor& tensor();
-  NonTensorStack& non_tensor_stack();
-  ///@}
-  /// The tensor, or nullptr when the entry is of another kind (no exception path).
-  ///@{
-  const at::Tensor* tensor_if() const noexcept { return std::get_if<at::Tensor>(&v_); }
-  at::Tensor* tensor_if() noexcept { return std::get_if<at::Tensor>(&v_); }
-  ///@}
-
-  /// "Tensor", "TensorDict", "NonTensorData" or "NonTensorStack".
-  const char* kind_name() const;
-  /// Leading shape of the entry: tensor sizes, nested batch size, stack shape; NonTensorData has
-  /// none (it takes its parent's batch size).
-  std::optional<std::vector<int64_t>> shape() const;
-
-  /// Visits the alternative; useful for ops that treat each kind differently.
-  template <class F>
-  decltype(auto) visit(F&& f) const {
-    return std::visit(std::forward<F>(f), v_);
-  }
-
- private:
-  std::variant<at::Tensor, TensorDict, NonTensorData, NonTensorStack> v_;
-};
-
-namespace detail {
-/// The part of a TensorDict's state that generated accessors read inline: the entries' values in
-/// slot order, and the class whose fields the keys are known to be, in order. TensorDictImpl
-/// (private to the runtime) derives from it, holds the keys, and clears `layout` whenever they
-/// change; a value's kind is checked on each read, so replacing values needs no bookkeeping.
-struct Slots {
-  std::vector<Value> values;
-  std::atomic<ClassToken> layout{nullptr};
-};
-
-[[noreturn]] void throw_get_conversion(const NestedKey& key, const Value& value,
-                                       const char* wanted);
-}  // namespace detail
-
-template <class T>
-T TensorDict::get(const NestedKey& key) const {
-  if constexpr (std::is_same_v<T, at::Tensor>) {
-    return get(key);
-  } else if constexpr (std::is_same_v<T, TensorDict>) {
-    return get_tensordict(key);
-  } else if constexpr (std::is_same_v<T, Value>) {
-    return get_value(key);
-  } else {
-    const Value value = get_value(key);
-    if constexpr (std::is_arithmetic_v<T>) {
-      if (const at::Tensor* t = value.tensor_if()) {
-        if (t->numel() != 1) detail::throw_get_conversion(key, value, "a number");
-        return t->item<T>();
-      }
-    }
-    if (!value.is_non_tensor()) detail::throw_get_conversion(key, value, "non-tensor data");
-    const Json json = get_non_tensor(key);
-    if constexpr (std::is_same_v<T, Json>) {
-      return json;
-    } else {
-      try {
-        return json.get<T>();
-      } catch (const nlohmann::json::exception&) {
-        detail::throw_get_conversion(key, value, "the requested type");
-      }
-    }
-  }
-}
-
-inline const Value* TensorDict::class_slot(detail::ClassToken cls, size_t slot) const noexcept {
-  return slots_->layout.load(std::memory_order_relaxed) == cls ? &slots_->values[slot] : nullptr;
-}
-
-/// Values and their indices along a dim (Python's torch.return_types of max, min, cummax, cummin).
-struct ValuesIndices {
-  TensorDict values;   ///< the values
-  TensorDict indices;  ///< their indices along the dim (int64 leaves)
-};
-
-/// The right-hand side of TensorDict math: a scalar, a tensor (broadcast over the batch dims) or
-/// a TensorDict with the same keys.
-class Operand {
- public:
-  /// Implicit from a number (any arithmetic type), an at::Scalar, a tensor or a TensorDict.
-  ///@{
-  template <class T, class = std::enable_if_t<std::is_arithmetic_v<T>>>
-  Operand(T scalar) : v_(at::Scalar(scalar)) {}      // NOLINT
-  Operand(const at::Scalar& scalar) : v_(scalar) {}  // NOLINT
-  Operand(const at::Tensor& tensor) : v_(tensor) {}  // NOLINT
-  Operand(const TensorDict& td) : v_(td) {}          // NOLINT
-  ///@}
-  /// The operand as a scalar, a tensor or a TensorDict, or nullptr when it is another kind.
-  ///@{
-  const at::Scalar* scalar() const { return std::get_if<at::Scalar>(&v_); }
-  const at::Tensor* tensor() const { return std::get_if<at::Tensor>(&v_); }
-  const TensorDict* tensordict() const { return std::get_if<TensorDict>(&v_); }
-  ///@}
-
- private:
-  std::variant<at::Scalar, at::Tensor, TensorDict> v_;
-};
-
-/// Python's arithmetic operators on TensorDicts: `td + o`, `td - o`, `td * o`, `td / o`,
-/// `td % o` (add, sub, mul, div, mod), `-td` (neg), and a scalar on the left (`1 - td`, `2 / td`).
-///@{
-inline TensorDict operator+(const TensorDict& a, const Operand& b) { return a.add(b); }
-inline TensorDict operator-(const TensorDict& a, const Operand& b) { return a.sub(b); }
-inline TensorDict operator*(const TensorDict& a, const Operand& b) { return a.mul(b); }
-inline TensorDict operator/(const TensorDict& a, const Operand& b) { return a.div(b); }
-inline TensorDict operator%(const TensorDict& a, const Operand& b) { return a.mod(b); }
-inline TensorDict operator-(const TensorDict& a) { return a.neg(); }
-inline TensorDict operator+(const at::Scalar& a, const TensorDict& b) { return b.add(a); }
-inline TensorDict operator-(const at::Scalar& a, const TensorDict& b) { return b.neg().add(a); }
-inline TensorDict operator*(const at::Scalar& a, const TensorDict& b) { return b.mul(a); }
-inline TensorDict operator/(const at::Scalar& a, const TensorDict& b) {
-  return b.reciprocal().mul(a);
-}
-///@}
-/// Python's comparison operators: lt, le, gt, ge (TensorDicts of bool tensors).
-///@{
-inline TensorDict operator<(const TensorDict& a, const Operand& b) { return a.lt(b); }
-inline TensorDict operator<=(const TensorDict& a, const Operand& b) { return a.le(b); }
-inline TensorDict operator>(const TensorDict& a, const Operand& b) { return a.gt(b); }
-inline TensorDict operator>=(const TensorDict& a, const Operand& b) { return a.ge(b); }
-///@}
-/// Python's `td += o`, `-=`, `*=`, `/=`: add_, sub_, mul_, div_ (in place); return `a`.
-///@{
-inline TensorDict& operator+=(TensorDict& a, const Operand& b) { return a.add_(b); }
-inline TensorDict& operator-=(TensorDict& a, const Operand& b) { return a.sub_(b); }
-inline TensorDict& operator*=(TensorDict& a, const Operand& b) { return a.mul_(b); }
-inline TensorDict& operator/=(TensorDict& a, const Operand& b) { return a.div_(b); }
-///@}
+namespace tensordict {
 
 /// Stacks along a new batch dim `dim`; nested and non-tensor entries included. Equal
 /// NonTensorData stay NonTensorData; differing ones become a NonTensorStack.

@@ -187,13 +187,7 @@ void TensorDict::set_names(std::optional<DimNames> names) {
       }
     }
   }
-  if (impl_->lazy) {  // the stack dim's name is the stack's, the others go to every element
-    auto& st = *impl_->lazy;
-    st.dim_name = names ? (*names)[static_cast<size_t>(st.stack_dim)] : std::nullopt;
-    if (names) names->erase(names->begin() + st.stack_dim);
-    for (TensorDict& element : st.tds) element.set_names(names);
-    return;
-  }
+  if (impl_->lazy) return detail::lazy::set_names(*this, std::move(names));
   impl_->names = names ? detail::normalized_names(std::move(*names)) : std::nullopt;
   detail::rename_nested(*impl_, impl_->names);
 }

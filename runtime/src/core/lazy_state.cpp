@@ -92,6 +92,13 @@ std::vector<std::pair<NestedKey, Value>> items(const TensorDict& td,
   return out;
 }
 
+void set_names(const TensorDict& td, std::optional<DimNames> names) {
+  auto& st = *detail::impl_of(td).lazy;
+  st.dim_name = names ? (*names)[static_cast<size_t>(st.stack_dim)] : std::nullopt;
+  if (names) names->erase(names->begin() + st.stack_dim);
+  for (TensorDict& element : st.tds) element.set_names(names);
+}
+
 std::vector<int64_t> item_shape(const TensorDict& td, const NestedKey& key) {
   const LazyState& st = state(td);
   std::optional<std::vector<int64_t>> shape;

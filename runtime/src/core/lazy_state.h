@@ -98,6 +98,8 @@ std::vector<NestedKey> keys(const TensorDict& td, bool include_nested, bool leav
 /// Top-level entries (shared keys, each stacked), keys prefixed with `prefix`.
 std::vector<std::pair<NestedKey, Value>> items(const TensorDict& td,
                                                const std::optional<NestedKey>& prefix);
+/// set_names of a lazy stack: the stack dim's name is the stack's, the others go to every element.
+void set_names(const TensorDict& td, std::optional<DimNames> names);
 /// Shape of the entry at `key` across the elements (-1 where they differ), stack dim included.
 std::vector<int64_t> item_shape(const TensorDict& td, const NestedKey& key);
 

@@ -368,7 +368,8 @@ at::Tensor TensorDict::get(const NestedKey& key) const {
       if (const at::Tensor* t = value.tensor_if()) return *t;
       break;
     }
-    node = value.is_tensordict() ? &detail::impl_of(value.tensordict()) : nullptr;
+    const TensorDict* child = value.tensordict_if();
+    node = child ? &detail::impl_of(*child) : nullptr;
   }
   Value value = get_value(key);
   if (!value.is_tensor()) {

@@ -61,7 +61,20 @@ std::vector<TensorDict> split(const TensorDict& td, int64_t dim,
                               const std::vector<int64_t>& lengths);
 /// view / reshape to `batch` when it merges adjacent dims into one, or splits one into several
 /// (Python's lazy view): nullopt for any other shape, which only a dense reshape gives.
-std::optional<TensorDict> view(const TensorDict& td, const BatchSize& batch);
+std::optional<TensorDict> try_view(const TensorDict& td, const BatchSize& batch);
+/// try_view, or ShapeError (view); or, as Python, the dense reshape (reshape).
+///@{
+TensorDict view(const TensorDict& td, const BatchSize& batch);
+TensorDict reshape(const TensorDict& td, const BatchSize& batch);
+///@}
+/// masked_fill_ and where element by element, each with its rows of the mask or condition (and
+/// of `other`) along the stack dim.
+///@{
+TensorDict& masked_fill_(TensorDict& td, const at::Tensor& mask, const at::Scalar& value);
+TensorDict where(const TensorDict& td, const at::Tensor& condition, const TensorDict& other);
+///@}
+/// Dims `dim0` and `dim1` (wrapped) swapped: a permute.
+TensorDict transpose(const TensorDict& td, int64_t dim0, int64_t dim1);
 /// pad_ in place, as Python's: each element padded along its own dims; along the stack dim,
 /// elements full of `value` added (or elements dropped, for a negative size). `pad_size` is
 /// checked by the caller.

@@ -255,6 +255,24 @@ at::Tensor get_padded(const TensorDict& td, const NestedKey& key, double padding
   return at::stack(ts, st.stack_dim);
 }
 
+TensorDict& masked_fill_(TensorDict& td, const at::Tensor& mask, const at::Scalar& value) {
+  const std::vector<at::Tensor> rows = rows_along_stack(td, mask);
+  size_t k = 0;
+  for_each(td, [&](TensorDict& element) { element.masked_fill_(rows[k++], value); });
+  return td;
+}
+
+TensorDict where(const TensorDict& td, const at::Tensor& condition, const TensorDict& other) {
+  const std::vector<at::Tensor> conditions = rows_along_stack(td, condition);
+  size_t k = 0;
+  return zip_elements(
+      td, other.unbind(td.stack_dim()),
+      [&](const TensorDict& element, const TensorDict& row) {
+        return element.where(conditions[k++], row);
+      },
+      "where");
+}
+
 }  // namespace detail::lazy
 
 TensorDict TensorDict::densify() const {

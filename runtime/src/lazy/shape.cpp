@@ -124,7 +124,7 @@ std::vector<TensorDict> split(const TensorDict& td, int64_t dim,
   return pieces;
 }
 
-std::optional<TensorDict> view(const TensorDict& td, const BatchSize& batch) {
+std::optional<TensorDict> try_view(const TensorDict& td, const BatchSize& batch) {
   const BatchSize& old = td.batch_size();
   if (batch == old) return td;
   int64_t i = 0;
@@ -192,6 +192,28 @@ void pad_(TensorDict& td, at::IntArrayRef pad_size, double value) {
   for (int64_t k = 0; k < after; ++k) tds.push_back(filler.clone());
   impl_of(td).batch_size = impl_of(lazy_stack(tds, st.stack_dim)).batch_size;
   st.tds = std::move(tds);
+}
+
+TensorDict view(const TensorDict& td, const BatchSize& batch) {
+  std::optional<TensorDict> out = try_view(td, batch);
+  if (!out) {
+    throw ShapeError("view: a lazy stack of batch_size " + shape_str(td.batch_size()) +
+                     " views only as dims merged or split, not as " + shape_str(batch) +
+                     " (call reshape)");
+  }
+  return *out;
+}
+
+TensorDict reshape(const TensorDict& td, const BatchSize& batch) {
+  std::optional<TensorDict> out = try_view(td, batch);
+  return out ? *out : td.densify().reshape(batch);  // as Python: dense where no view does it
+}
+
+TensorDict transpose(const TensorDict& td, int64_t dim0, int64_t dim1) {
+  std::vector<int64_t> order(static_cast<size_t>(td.ndim()));
+  std::iota(order.begin(), order.end(), 0);
+  std::swap(order[static_cast<size_t>(dim0)], order[static_cast<size_t>(dim1)]);
+  return permute(td, order);
 }
 
 }  // namespace tensordict::detail::lazy

@@ -220,18 +220,22 @@ class Reader {
     }
   }
 
+  // A lazy stack's description: its parts, stacked lazily.
+  TensorDict lazy_node(const Json& lazy, const std::string& where) {
+    const Json& parts = lazy.at("parts");
+    std::vector<TensorDict> tds;
+    for (size_t i = 0; i < parts.size(); ++i)
+      tds.push_back(node(parts[i], where + " part " + std::to_string(i), std::nullopt));
+    return lazy_stack(tds, lazy.at("stack_dim").get<int64_t>());
+  }
+
   // `path`: the keys down to `n`, empty inside a lazy stack's parts (their classes are not listed).
   TensorDict node(const Json& n, const std::string& where,
                   const std::optional<std::vector<std::string>>& path) {
     if (!n.is_object()) throw FormatError(where + ": a TensorDict is not described by an object");
     TensorDict td;
     if (const auto lazy = n.find("lazy_stack"); lazy != n.end()) {
-      const Json& parts = lazy->at("parts");
-      std::vector<TensorDict> tds;
-      for (size_t i = 0; i < parts.size(); ++i) {
-        tds.push_back(node(parts[i], where + " part " + std::to_string(i), std::nullopt));
-      }
-      td = lazy_stack(tds, lazy->at("stack_dim").get<int64_t>());
+      td = lazy_node(*lazy, where);
     } else {
       td = TensorDict({}, n.at("batch_size").get<std::vector<int64_t>>());
       for (const auto& [key, item] : n.at("entries").items()) {
@@ -312,19 +316,25 @@ class Collector {
  public:
   explicit Collector(const SaveOptions& options) : options_(options) {}
 
+  // A lazy stack: its parts, each under its index.
+  Json lazy_node(const TensorDict& td, const std::string& prefix,
+                 const std::vector<std::string>& path) {
+    default_ = false;
+    Json parts = Json::array();
+    const auto& tds = td.tensordicts();
+    for (size_t i = 0; i < tds.size(); ++i) {
+      std::vector<std::string> below = path;
+      below.push_back(std::to_string(i));
+      parts.push_back(node(tds[i], prefix + std::to_string(i) + ".", below));
+    }
+    return Json{{"stack_dim", td.stack_dim()}, {"parts", std::move(parts)}};
+  }
+
   // `path`: the keys down to `td` (the name's parts, with lazy stack indices).
   Json node(const TensorDict& td, const std::string& prefix, std::vector<std::string> path) {
     Json out = Json::object();
     if (td.is_lazy_stack()) {
-      default_ = false;
-      Json parts = Json::array();
-      const auto& tds = td.tensordicts();
-      for (size_t i = 0; i < tds.size(); ++i) {
-        std::vector<std::string> below = path;
-        below.push_back(std::to_string(i));
-        parts.push_back(node(tds[i], prefix + std::to_string(i) + ".", below));
-      }
-      out["lazy_stack"] = Json{{"stack_dim", td.stack_dim()}, {"parts", std::move(parts)}};
+      out["lazy_stack"] = lazy_node(td, prefix, path);
     } else {
       out["batch_size"] = td.batch_size();
       if (!td.batch_size().empty()) default_ = false;

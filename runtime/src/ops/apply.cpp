@@ -1,7 +1,7 @@
 // Per-leaf ops: apply, casts and copies, in-place fills, masked_fill and where.
 #include <ATen/ATen.h>
 
-#include "core/lazy_state.h"
+#include "lazy/internal.h"
 #include "ops/util.h"
 
 namespace tensordict {
@@ -267,13 +267,7 @@ TensorDict TensorDict::masked_fill(const at::Tensor& mask, const at::Scalar& val
 
 TensorDict& TensorDict::masked_fill_(const at::Tensor& mask, const at::Scalar& value) {
   check_mask(mask, batch_size(), "masked_fill_");
-  if (impl_->lazy) {
-    const std::vector<at::Tensor> rows = detail::lazy::rows_along_stack(*this, mask);
-    size_t k = 0;
-    detail::lazy::for_each(*this,
-                           [&](TensorDict& element) { element.masked_fill_(rows[k++], value); });
-    return *this;
-  }
+  if (impl_->lazy) return detail::lazy::masked_fill_(*this, mask, value);
   detail::for_each_leaf(*this, [&](const NestedKey&, at::Tensor& t) {
     t.masked_fill_(broadcast_mask(mask, t), value);
   });
@@ -282,16 +276,7 @@ TensorDict& TensorDict::masked_fill_(const at::Tensor& mask, const at::Scalar& v
 
 TensorDict TensorDict::where(const at::Tensor& condition, const TensorDict& other) const {
   check_mask(condition, batch_size(), "where");
-  if (impl_->lazy) {  // element by element, with their rows of the condition and of `other`
-    const std::vector<at::Tensor> conditions = detail::lazy::rows_along_stack(*this, condition);
-    size_t k = 0;
-    return detail::lazy::zip_elements(
-        *this, other.unbind(stack_dim()),
-        [&](const TensorDict& element, const TensorDict& row) {
-          return element.where(conditions[k++], row);
-        },
-        "where");
-  }
+  if (impl_->lazy) return detail::lazy::where(*this, condition, other);
   auto tensors = [&](const at::Tensor& a, const at::Tensor& b) {
     return at::where(broadcast_mask(condition, a), a, b);
   };

@@ -105,29 +105,34 @@ struct InPlace {
       nullptr;
 };
 
+TensorDict& apply_in_place(TensorDict& td, const Operand& other, const InPlace& op);
+
+// A lazy stack with a tensor or TensorDict operand: each element with its rows of the operand,
+// as Python.
+TensorDict& apply_in_place_by_rows(TensorDict& td, const Operand& other, const InPlace& op) {
+  const at::Tensor* o = other.tensor();
+  if (o) check_batch_operand(*o, td.batch_size(), op.name);
+  const std::vector<at::Tensor> rows =
+      o ? detail::lazy::rows_along_stack(td, *o) : std::vector<at::Tensor>();
+  const std::vector<TensorDict> others =
+      o ? std::vector<TensorDict>() : other.tensordict()->unbind(td.stack_dim());
+  if (!o && others.size() != td.tensordicts().size()) {
+    throw ShapeError(std::string(op.name) + ": the other TensorDict has " +
+                     std::to_string(others.size()) +
+                     " rows along the stack dim of the lazy stack, which has " +
+                     std::to_string(td.tensordicts().size()) + " elements");
+  }
+  size_t k = 0;
+  detail::lazy::for_each(td, [&](TensorDict& element) {
+    apply_in_place(element, o ? Operand(rows[k]) : Operand(others[k]), op);
+    ++k;
+  });
+  return td;
+}
+
 TensorDict& apply_in_place(TensorDict& td, const Operand& other, const InPlace& op) {
   const at::Scalar* s = other.scalar();
-  if (!s && td.is_lazy_stack()) {  // each element with its rows of the operand, as Python
-    const at::Tensor* o = other.tensor();
-    if (o) check_batch_operand(*o, td.batch_size(), op.name);
-    const std::vector<at::Tensor> rows =
-        o ? detail::lazy::rows_along_stack(td, *o) : std::vector<at::Tensor>();
-    const std::vector<TensorDict> others =
-        o ? std::vector<TensorDict>() : other.tensordict()->unbind(td.stack_dim());
-    if (!o && others.size() != td.tensordicts().size()) {
-      throw ShapeError(std::string(op.name) + ": the other TensorDict has " +
-                       std::to_string(others.size()) +
-                       " rows along the stack dim of the lazy "
-                       "stack, which has " +
-                       std::to_string(td.tensordicts().size()) + " elements");
-    }
-    size_t k = 0;
-    detail::lazy::for_each(td, [&](TensorDict& element) {
-      apply_in_place(element, o ? Operand(rows[k]) : Operand(others[k]), op);
-      ++k;
-    });
-    return td;
-  }
+  if (!s && td.is_lazy_stack()) return apply_in_place_by_rows(td, other, op);
   // A tensor or TensorDict operand is matched leaf by leaf to the dense layout; the leaves of a
   // lazy stack nested in it lack its stack dim.
   if (!s) detail::dense_only_deep(td, op.name);

@@ -29,15 +29,7 @@ detail::NamesOp names_if_same(const BatchSize& old, const BatchSize& batch) {
 
 TensorDict TensorDict::view(at::IntArrayRef shape) const {
   const BatchSize batch = detail::infer_shape(shape, numel(), "view", batch_size());
-  if (impl_->lazy) {
-    std::optional<TensorDict> lazy = detail::lazy::view(*this, batch);
-    if (!lazy) {
-      throw ShapeError("view: a lazy stack of batch_size " + shape_str(batch_size()) +
-                       " views only as dims merged or split, not as " + shape_str(batch) +
-                       " (call reshape)");
-    }
-    return locked_as(*this, *lazy);
-  }
+  if (impl_->lazy) return locked_as(*this, detail::lazy::view(*this, batch));
   const size_t nb = nb_of(*this);
   return locked_as(
       *this, map_batch(
@@ -57,10 +49,7 @@ TensorDict TensorDict::view(at::ScalarType dtype, BatchSize batch_size) const {
 
 TensorDict TensorDict::reshape(at::IntArrayRef shape) const {
   const BatchSize batch = detail::infer_shape(shape, numel(), "reshape", batch_size());
-  if (impl_->lazy) {  // lazily where a view does it, else (as Python) a dense reshape
-    std::optional<TensorDict> lazy = detail::lazy::view(*this, batch);
-    return locked_as(*this, lazy ? *lazy : densify().reshape(batch));
-  }
+  if (impl_->lazy) return locked_as(*this, detail::lazy::reshape(*this, batch));
   const size_t nb = nb_of(*this);
   return locked_as(
       *this, map_batch(
@@ -146,12 +135,7 @@ TensorDict TensorDict::permute(at::IntArrayRef dims) const {
 TensorDict TensorDict::transpose(int64_t dim0, int64_t dim1) const {
   const int64_t a = wrap_dim(dim0, ndim(), "transpose", batch_size());
   const int64_t b = wrap_dim(dim1, ndim(), "transpose", batch_size());
-  if (impl_->lazy) {
-    std::vector<int64_t> order(static_cast<size_t>(ndim()));
-    std::iota(order.begin(), order.end(), 0);
-    std::swap(order[static_cast<size_t>(a)], order[static_cast<size_t>(b)]);
-    return locked_as(*this, detail::lazy::permute(*this, order));
-  }
+  if (impl_->lazy) return locked_as(*this, detail::lazy::transpose(*this, a, b));
   BatchSize batch = batch_size();
   std::swap(batch[static_cast<size_t>(a)], batch[static_cast<size_t>(b)]);
   return locked_as(*this,

@@ -150,22 +150,28 @@ bool congruent(const std::vector<TensorDict>& tds) {
 }
 
 TensorDict combine(const std::vector<TensorDict>& tds, const Combine& op,
-                   const std::string& prefix) {
-  // A lazy stack anywhere keeps the result lazy (Python's stack of lazy stacks);
-  // maybe_dense_stack stacks lazy stacks along one stack dim element by element.
-  if (std::any_of(tds.begin(), tds.end(),
-                  [](const TensorDict& td) { return td.is_lazy_stack(); })) {
-    if (op.lazy_fallback) {
-      auto elementwise = detail::lazy::stack_elementwise(
-          tds, op.dim, [&](const std::vector<TensorDict>& parts, int64_t dim) {
-            Combine inner = op;
-            inner.dim = dim;
-            return combine(parts, inner, prefix);
-          });
-      if (elementwise) return *elementwise;
-    }
-    return op.new_dim ? detail::lazy::stack_any(tds, op.dim) : detail::lazy::cat_any(tds, op.dim);
+                   const std::string& prefix);
+
+// A lazy stack anywhere keeps the result lazy (Python's stack of lazy stacks);
+// maybe_dense_stack stacks lazy stacks along one stack dim element by element.
+TensorDict combine_lazy(const std::vector<TensorDict>& tds, const Combine& op,
+                        const std::string& prefix) {
+  if (op.lazy_fallback) {
+    auto elementwise = detail::lazy::stack_elementwise(
+        tds, op.dim, [&](const std::vector<TensorDict>& parts, int64_t dim) {
+          Combine inner = op;
+          inner.dim = dim;
+          return combine(parts, inner, prefix);
+        });
+    if (elementwise) return *elementwise;
   }
+  return op.new_dim ? detail::lazy::stack_any(tds, op.dim) : detail::lazy::cat_any(tds, op.dim);
+}
+
+TensorDict combine(const std::vector<TensorDict>& tds, const Combine& op,
+                   const std::string& prefix) {
+  if (std::any_of(tds.begin(), tds.end(), [](const TensorDict& td) { return td.is_lazy_stack(); }))
+    return combine_lazy(tds, op, prefix);
   if (op.lazy_fallback && !congruent(tds)) return lazy_stack(tds, op.dim);
   const auto& first = detail::impl_of(tds[0]);
   for (size_t k = 1; k < tds.size(); ++k) {

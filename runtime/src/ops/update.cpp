@@ -187,41 +187,43 @@ namespace {
 
 // Makes `td`'s entries those of `result` (the out-of-place op's result, whose entries share
 // `td`'s tensors), in place: Python's inplace=True. A lazy stack's elements each take theirs.
-TensorDict& take_entries(TensorDict& td, const TensorDict& result, const char* op) {
+void take_entries(const TensorDict& td, const TensorDict& result, const char* op) {
   if (td.is_locked()) {
     throw LockedError(std::string(op) + ": cannot restructure a locked TensorDict in place");
   }
   if (td.is_lazy_stack()) {
-    const auto& mine = td.tensordicts();
-    const auto& theirs = result.tensordicts();
-    for (size_t k = 0; k < mine.size(); ++k) {
-      TensorDict element = mine[k];
-      take_entries(element, theirs[k], op);
-    }
-    return td;
+    for (size_t k = 0; k < td.tensordicts().size(); ++k)
+      take_entries(td.tensordicts()[k], result.tensordicts()[k], op);
+    return;
   }
   auto& impl = detail::impl_of(td);
   const auto& from = detail::impl_of(result);
   impl.clear();
   for (size_t i = 0; i < from.keys.size(); ++i) impl.append(from.keys[i], from.values[i]);
-  return td;
 }
 
 }  // namespace
 
 TensorDict& TensorDict::flatten_keys_(const std::string& separator) {
-  return take_entries(*this, flatten_keys(separator), "flatten_keys_");
+  take_entries(*this, flatten_keys(separator), "flatten_keys_");
+  return *this;
 }
 TensorDict& TensorDict::unflatten_keys_(const std::string& separator) {
-  return take_entries(*this, unflatten_keys(separator), "unflatten_keys_");
+  take_entries(*this, unflatten_keys(separator), "unflatten_keys_");
+  return *this;
 }
 TensorDict& TensorDict::select_(const std::vector<NestedKey>& keys, bool strict) {
-  return take_entries(*this, select(keys, strict), "select_");
+  take_entries(*this, select(keys, strict), "select_");
+  return *this;
 }
 TensorDict& TensorDict::exclude_(const std::vector<NestedKey>& keys) {
-  return take_entries(*this, exclude(keys), "exclude_");
+  take_entries(*this, exclude(keys), "exclude_");
+  return *this;
 }
-TensorDict& TensorDict::clear() { return take_entries(*this, empty(false), "clear"); }
+TensorDict& TensorDict::clear() {
+  take_entries(*this, empty(false), "clear");
+  return *this;
+}
 
 TensorDict& TensorDict::create_nested(const NestedKey& key) {
   return set(key, detail::empty_like_meta(*this));

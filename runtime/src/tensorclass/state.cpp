@@ -224,22 +224,22 @@ class Loader {
   void check_field(const ClassSpec* spec, const std::string& name) const {
     if (strict_ && spec) index_of(*spec, name);
   }
+  // A leaf of a lazy stack is copied into its elements (set_); the dry run checks what set_ would,
+  // on the stacked leaf.
+  void set_elements(TensorDict& td, const std::string& key, const at::Tensor& value) const {
+    if (!dry_run_) {
+      td.set_(key, value);
+    } else if (const at::Tensor current = td.get(key); !current.sizes().equals(value.sizes())) {
+      throw ShapeError("load_state_dict: key '" + key + "' of a lazy stack has shape " +
+                       shape_str(current.sizes()) + ", the state dict's " +
+                       shape_str(value.sizes()));
+    }
+  }
   // The dry run writes no shared data: an in-place copy, or an update of a lazy stack's
   // elements, is only checked.
   void set_leaf(TensorDict& td, const ClassSpec* spec, const std::string& key,
                 const at::Tensor& value) {
-    if (!assign_ && td.is_lazy_stack() && td.contains(key)) {  // into the elements
-      if (dry_run_) {  // what set_ checks, on the stacked leaf
-        if (const at::Tensor current = td.get(key); !current.sizes().equals(value.sizes())) {
-          throw ShapeError("load_state_dict: key '" + key + "' of a lazy stack has shape " +
-                           shape_str(current.sizes()) + ", the state dict's " +
-                           shape_str(value.sizes()));
-        }
-      } else {
-        td.set_(key, value);
-      }
-      return;
-    }
+    if (!assign_ && td.is_lazy_stack() && td.contains(key)) return set_elements(td, key, value);
     if (!assign_ && td.contains(key) && td.get_value(key).is_tensor()) {
       at::Tensor current = td.get(key);
       if (current.sizes().equals(value.sizes())) {
