@@ -301,14 +301,26 @@ class Checker {
     }
   }
 
+  // The exclusions of kClassOptions: a pair whose rows list each other is reported once; an
+  // option that alone lists others reports the first of them that is set.
   void check_options(const Class& cls) {
     const Options& o = cls.options;
-    if (o.autocast && o.nocast) {
-      diagnostics_.error(o.loc, "options 'autocast' and 'nocast' exclude each other");
-    }
-    if (o.tensor_only && (o.autocast || o.nocast)) {
-      diagnostics_.error(o.loc, std::string("option 'tensor_only' excludes '") +
-                                    (o.autocast ? "autocast" : "nocast") + "'");
+    for (const auto& row : tensordict::kClassOptions) {
+      if (!o.has(row.option)) continue;
+      for (const auto& other : tensordict::kClassOptions) {
+        if (!(row.excludes & tensordict::option_bit(other.option)) || !o.has(other.option)) {
+          continue;
+        }
+        if (!(other.excludes & tensordict::option_bit(row.option))) {
+          diagnostics_.error(o.loc, "option '" + std::string(row.name) + "' excludes '" +
+                                        std::string(other.name) + "'");
+          break;
+        }
+        if (row.option < other.option) {
+          diagnostics_.error(o.loc, "options '" + std::string(row.name) + "' and '" +
+                                        std::string(other.name) + "' exclude each other");
+        }
+      }
     }
   }
 

@@ -16,6 +16,19 @@ constexpr std::array<bool, 3> kBreaksData{true, false, false};
 constexpr std::array<bool, 3> kBreaksApis{false, true, true};
 constexpr std::array<bool, 3> kBreaksCpp{false, true, false};
 
+// What a class option's change breaks, by its row (class_contract.h).
+std::array<bool, 3> breaks(tensordict::OptionChange change, bool added) {
+  switch (change) {
+    case tensordict::OptionChange::Safe:
+      return kSafe;
+    case tensordict::OptionChange::ApiAdded:
+      return added ? kBreaksApis : kSafe;
+    case tensordict::OptionChange::BreaksAll:
+      break;
+  }
+  return kBreaksAll;
+}
+
 bool may_be_absent(const Field& field) {
   return field.default_value || is_optional(field.type) || traits(field.type.kind).is_json;
 }
@@ -95,19 +108,12 @@ class Comparer {
   }
 
   void compare_options(const Class& from, const Class& to, const std::string& what) {
-    for (size_t i = 0; i < tensordict::kClassOptionNames.size(); ++i) {
-      const auto option = static_cast<tensordict::ClassOption>(i);
-      const bool before = from.options.has(option), after = to.options.has(option);
+    for (const auto& row : tensordict::kClassOptions) {
+      const bool before = from.options.has(row.option), after = to.options.has(row.option);
       if (before == after) continue;
-      const std::string name(tensordict::kClassOptionNames[i]);
-      const std::string message = what + "option '" + name + "' " + (after ? "added" : "removed");
-      if (option == tensordict::ClassOption::frozen) {
-        add(to.options.loc, message, after ? kBreaksApis : kSafe);  // setters go, or come back
-      } else if (option == tensordict::ClassOption::shadow) {
-        add(to.options.loc, message, kSafe);  // the checker refuses what it would break
-      } else {  // autocast, nocast, tensor_only: how values are stored and what setters take
-        add(to.options.loc, message, kBreaksAll);
-      }
+      const std::string message =
+          what + "option '" + std::string(row.name) + "' " + (after ? "added" : "removed");
+      add(to.options.loc, message, breaks(row.change, after));
     }
   }
 

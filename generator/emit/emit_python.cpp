@@ -59,10 +59,12 @@ std::set<std::string> names_read(const std::string& expression) {
 }
 
 // The base and the class keywords of the options set: Python's TensorClass takes them as
-// `class C(_TensorClass, nocast=True)`, spelled as schemas spell them.
+// `class C(_TensorClass, nocast=True)`, each as its kClassOptions row spells it.
 std::string bases(const Class& cls, PythonImports& imports) {
   std::string out = imports.use("tensordict", "TensorClass");
-  for (const auto& option : option_names(cls.options)) out += ", " + option + "=True";
+  for (const auto& row : tensordict::kClassOptions) {
+    if (cls.options.has(row.option)) out += ", " + std::string(row.python_keyword) + "=True";
+  }
   return out;
 }
 

@@ -7,15 +7,17 @@ namespace tcgen {
 
 void add_option(const std::string& name, const SourceLoc& loc, Options& options,
                 Diagnostics& diagnostics) {
-  const auto& names = tensordict::kClassOptionNames;
-  const auto known = std::find(names.begin(), names.end(), name);
-  if (known == names.end()) {
-    diagnostics.error(
-        loc, "unknown option '" + name + "' (allowed: " +
-                 comma_separated(std::vector<std::string>(names.begin(), names.end())) + ")");
+  const auto& rows = tensordict::kClassOptions;
+  const auto known =
+      std::find_if(rows.begin(), rows.end(), [&](const auto& row) { return row.name == name; });
+  if (known == rows.end()) {
+    std::vector<std::string> names;
+    for (const auto& row : rows) names.emplace_back(row.name);
+    diagnostics.error(loc,
+                      "unknown option '" + name + "' (allowed: " + comma_separated(names) + ")");
     return;
   }
-  const auto option = static_cast<tensordict::ClassOption>(known - names.begin());
+  const auto option = known->option;
   if (options.has(option)) {
     diagnostics.error(loc, "option '" + name + "' given twice");
   } else {

@@ -22,10 +22,8 @@ std::string aten_dtype(const std::string& dtype) {
 
 std::vector<std::string> option_names(const tensordict::ClassOptions& options) {
   std::vector<std::string> names;
-  for (size_t i = 0; i < tensordict::kClassOptionNames.size(); ++i) {
-    if (options.has(static_cast<tensordict::ClassOption>(i))) {
-      names.emplace_back(tensordict::kClassOptionNames[i]);
-    }
+  for (const auto& row : tensordict::kClassOptions) {
+    if (options.has(row.option)) names.emplace_back(row.name);
   }
   return names;
 }

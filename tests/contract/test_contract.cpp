@@ -115,7 +115,7 @@ TEST_CASE("every dtype of the contract is a torch dtype with that name", "[contr
   }
 }
 
-TEST_CASE("class options: names in enumerator order, with() sets exactly one", "[contract]") {
+TEST_CASE("class options: rows in enumerator order, with() sets exactly one", "[contract]") {
   using tensordict::ClassOption;
   const auto options =
       tensordict::ClassOptions().with(ClassOption::nocast).with(ClassOption::frozen);
@@ -124,7 +124,13 @@ TEST_CASE("class options: names in enumerator order, with() sets exactly one", "
   CHECK_FALSE(options.autocast);
   CHECK_FALSE(options.tensor_only);
   CHECK_FALSE(options.shadow);
-  CHECK(tensordict::kClassOptionNames[static_cast<size_t>(ClassOption::tensor_only)] ==
-        "tensor_only");
+  CHECK(tensordict::option_row(ClassOption::tensor_only).name == "tensor_only");
+  for (const auto& row : tensordict::kClassOptions) {
+    INFO(row.name);
+    const auto one = tensordict::ClassOptions().with(row.option);
+    CHECK(one.*row.flag);
+    for (const auto& other : tensordict::kClassOptions)
+      CHECK(one.has(other.option) == (&other == &row));
+  }
   static_assert(tensordict::ClassOptions().with(ClassOption::shadow).has(ClassOption::shadow));
 }

@@ -60,53 +60,101 @@ static_assert(field_kinds_in_order(), "kFieldKinds must list FieldKind in enumer
 }  // namespace detail
 
 /// The options of Python's `@tensorclass` (format spec §7). Enumerators are spelled as the options
-/// are written in schemas.
+/// are written in schemas; each has its row in kClassOptions and its flag in ClassOptions.
 enum class ClassOption { frozen, autocast, nocast, tensor_only, shadow };
 
-/// Schema spelling of each ClassOption, in enumerator order.
-inline constexpr std::array<std::string_view, 5> kClassOptionNames{"frozen", "autocast", "nocast",
-                                                                   "tensor_only", "shadow"};
-
 /// A set of ClassOptions. Generated code names what it sets:
-/// `ClassOptions().with(ClassOption::nocast)`.
+/// `ClassOptions().with(ClassOption::nocast)`; the runtime reads the flags by name. What each
+/// option means is in its kClassOptions row.
 struct ClassOptions {
-  /// No setters; instances are locked (in-place tensor updates still work).
-  bool frozen = false;
-  /// Values are converted to the declared field type.
-  bool autocast = false;
-  /// Values are stored as given (numbers and strings as non-tensor data).
-  bool nocast = false;
-  /// Only tensor and class fields.
-  bool tensor_only = false;
-  /// Field names that TensorDict reserves are allowed (their accessors are `field_<name>`).
-  bool shadow = false;
+  bool frozen = false;       ///< ClassOption::frozen
+  bool autocast = false;     ///< ClassOption::autocast
+  bool nocast = false;       ///< ClassOption::nocast
+  bool tensor_only = false;  ///< ClassOption::tensor_only
+  bool shadow = false;       ///< ClassOption::shadow
 
   /// A copy with `option` set.
-  constexpr ClassOptions with(ClassOption option) const {
-    ClassOptions out = *this;
-    out.*member(option) = true;
-    return out;
-  }
+  constexpr ClassOptions with(ClassOption option) const;
   /// Whether `option` is set.
-  constexpr bool has(ClassOption option) const { return this->*member(option); }
-
- private:
-  static constexpr bool ClassOptions::*member(ClassOption option) {
-    switch (option) {
-      case ClassOption::frozen:
-        return &ClassOptions::frozen;
-      case ClassOption::autocast:
-        return &ClassOptions::autocast;
-      case ClassOption::nocast:
-        return &ClassOptions::nocast;
-      case ClassOption::tensor_only:
-        return &ClassOptions::tensor_only;
-      case ClassOption::shadow:
-        break;
-    }
-    return &ClassOptions::shadow;
-  }
+  constexpr bool has(ClassOption option) const;
 };
+
+/// What changing an option between two versions of a schema breaks (`tcgen compat`).
+enum class OptionChange {
+  Safe,       ///< nothing: what the option allows is checked by tcgen
+  ApiAdded,   ///< the C++ and Python APIs when it is added (frozen drops setters); removing is safe
+  BreaksAll,  ///< the data and both APIs: how values are stored and what setters take
+};
+
+/// One class option: the one place that names it. tcgen's parser, checks (exclusions, with their
+/// messages), `tcgen compat`, and its C++, Python and YAML emitters read the rows.
+struct ClassOptionRow {
+  /// The option.
+  ClassOption option;
+  /// Its schema spelling: `options: [frozen]`, `TC_CLASS("options=frozen")`.
+  std::string_view name;
+  /// Its flag in ClassOptions.
+  bool ClassOptions::*flag;
+  /// The options it cannot be combined with (bits of `1u << ClassOption`). Listed on both rows,
+  /// a pair "excludes each other"; on one row only, that row's option "excludes" the other.
+  unsigned excludes;
+  /// The keyword that sets it on Python's TensorClass: `class C(TensorClass, frozen=True)`.
+  std::string_view python_keyword;
+  /// What changing it between schema versions breaks.
+  OptionChange change;
+  /// What it does.
+  std::string_view doc;
+};
+
+/// The bit of `option` in ClassOptionRow::excludes.
+constexpr unsigned option_bit(ClassOption option) { return 1u << static_cast<unsigned>(option); }
+
+/// Every class option, in enumerator order.
+inline constexpr std::array<ClassOptionRow, 5> kClassOptions{{
+    {ClassOption::frozen, "frozen", &ClassOptions::frozen, 0, "frozen", OptionChange::ApiAdded,
+     "No setters; instances are locked (in-place tensor updates still work)."},
+    {ClassOption::autocast, "autocast", &ClassOptions::autocast, option_bit(ClassOption::nocast),
+     "autocast", OptionChange::BreaksAll, "Values are converted to the declared field type."},
+    {ClassOption::nocast, "nocast", &ClassOptions::nocast, option_bit(ClassOption::autocast),
+     "nocast", OptionChange::BreaksAll,
+     "Values are stored as given (numbers and strings as non-tensor data)."},
+    {ClassOption::tensor_only, "tensor_only", &ClassOptions::tensor_only,
+     option_bit(ClassOption::autocast) | option_bit(ClassOption::nocast), "tensor_only",
+     OptionChange::BreaksAll, "Only tensor and class fields."},
+    {ClassOption::shadow, "shadow", &ClassOptions::shadow, 0, "shadow", OptionChange::Safe,
+     "Field names that TensorDict reserves are allowed (their accessors are `field_<name>`)."},
+}};
+
+/// The row of `option`.
+constexpr const ClassOptionRow& option_row(ClassOption option) {
+  return kClassOptions[static_cast<std::size_t>(option)];
+}
+
+constexpr ClassOptions ClassOptions::with(ClassOption option) const {
+  ClassOptions out = *this;
+  out.*option_row(option).flag = true;
+  return out;
+}
+constexpr bool ClassOptions::has(ClassOption option) const {
+  return this->*option_row(option).flag;
+}
+
+namespace detail {
+constexpr bool class_options_in_order() {
+  for (std::size_t i = 0; i < kClassOptions.size(); ++i) {
+    if (static_cast<std::size_t>(kClassOptions[i].option) != i) return false;
+    for (std::size_t j = 0; j < i; ++j) {
+      if (kClassOptions[j].flag == kClassOptions[i].flag) return false;
+    }
+  }
+  return true;
+}
+static_assert(class_options_in_order(),
+              "kClassOptions must list ClassOption in enumerator order, each with its own flag");
+// A flag without a row would never be set: one bool per row.
+static_assert(sizeof(ClassOptions) == kClassOptions.size() * sizeof(bool),
+              "every ClassOptions flag needs its kClassOptions row");
+}  // namespace detail
 
 /// A dtype as Python names it ("float32"; on disk "torch.float32") and as its at::ScalarType
 /// enumerator is spelled ("Float"). `in_schemas`: a schema's `tensor[...]` may name it.

@@ -66,7 +66,7 @@ struct FieldSpec {
 struct ClassSpec {
   const char* name;               ///< C++ / Python class name, e.g. "RewardData"
   const char* python_type;        ///< `_type` on disk, e.g. "<class 'torchrl...RewardData'>"
-  ClassOptions options;           ///< frozen, autocast, nocast, tensor_only, shadow
+  ClassOptions options;           ///< as kClassOptions names them (class_contract.h)
   std::vector<FieldSpec> fields;  ///< in schema order
   /// The schema's version (0: the schema gives none). Saved beside each instance (schema.json),
   /// so that loading a directory of another version can name both.
