@@ -7,6 +7,7 @@
 #include "frontend/text_values.h"
 #include "frontend/type_parser.h"
 #include "model/name_rules.h"
+#include "model/schema_keys.h"
 #include "tensordict/annotate.h"
 
 namespace tcgen {
@@ -14,11 +15,6 @@ namespace {
 
 constexpr char kPrefix[] = "tensorclass:";
 constexpr char kSeparator = TC_DETAIL_SEP[0];  // annotate.h
-
-const std::vector<std::string> kClassKeys = {"options", "python", "batch_dims", "cpp_includes",
-                                             "version"};
-const std::vector<std::string> kFieldKeys = {"dtype", "shape",        "default",
-                                             "doc",   "renamed_from", "deprecated"};
 
 std::string trim(const std::string& text) {
   const auto begin = text.find_first_not_of(" \t");
@@ -35,19 +31,23 @@ std::vector<std::string> comma_list(const std::string& text) {
   return out;
 }
 
-// Entries with known keys, each once; the others are reported. `what` is the macro's name.
-std::vector<std::pair<std::string, std::string>> checked_entries(
-    const Annotation& annotation, const std::vector<std::string>& allowed, const std::string& what,
-    const SourceLoc& loc, Diagnostics& diagnostics) {
+// Entries with known keys of `scope` (TC_CLASS or TC_FIELD, named `what`), each once; the
+// others are reported.
+std::vector<std::pair<std::string, std::string>> checked_entries(const Annotation& annotation,
+                                                                 KeyScope scope,
+                                                                 const std::string& what,
+                                                                 const SourceLoc& loc,
+                                                                 Diagnostics& diagnostics) {
   for (const auto& entry : annotation.malformed) {
     diagnostics.error(loc, "'" + entry + "' in " + what + " is not key=value");
   }
+  const std::vector<const SchemaKey*> allowed = annotation_keys(scope);
   std::vector<std::pair<std::string, std::string>> out;
   std::vector<std::string> seen;
   for (const auto& [key, value] : annotation.entries) {
-    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-      diagnostics.error(loc, "unknown key '" + key + "' in " + what +
-                                 " (allowed: " + comma_separated(allowed) + ")");
+    if (!find_key(allowed, key)) {
+      diagnostics.error(
+          loc, "unknown key '" + key + "' in " + what + " (allowed: " + key_names(allowed) + ")");
     } else if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
       diagnostics.error(loc, "duplicate key '" + key + "' in " + what);
     } else {
@@ -56,6 +56,20 @@ std::vector<std::pair<std::string, std::string>> checked_entries(
     }
   }
   return out;
+}
+
+// A plain key of `owner` (a Class or a Field) as its row says; false for a key of its own.
+template <class Owner>
+bool apply_plain(KeyScope scope, const std::string& name, const std::string& value, Owner& owner) {
+  const SchemaKey& key = *find_key(annotation_keys(scope), name);
+  if (const auto* text = std::get_if<std::string Owner::*>(&key.target)) {
+    owner.*(*text) = value;
+  } else if (const auto* names = std::get_if<std::vector<std::string> Owner::*>(&key.target)) {
+    owner.*(*names) = comma_list(value);
+  } else {
+    return false;
+  }
+  return true;
 }
 
 void read_options(const std::string& text, Options& options, Diagnostics& diagnostics) {
@@ -117,16 +131,13 @@ std::optional<Annotation> parse_annotation(const std::string& text) {
 void apply_class_annotation(const Annotation& annotation, Class& cls, Diagnostics& diagnostics) {
   cls.options.loc = cls.loc;
   for (const auto& [key, value] :
-       checked_entries(annotation, kClassKeys, "TC_CLASS", cls.loc, diagnostics)) {
+       checked_entries(annotation, KeyScope::Class, "TC_CLASS", cls.loc, diagnostics)) {
+    if (apply_plain(KeyScope::Class, key, value, cls)) continue;
     if (key == "options") {
       read_options(value, cls.options, diagnostics);
     } else if (key == "python") {
       cls.python_name = value;
       cls.python_loc = cls.loc;
-    } else if (key == "batch_dims") {
-      cls.batch_dims = comma_list(value);
-    } else if (key == "cpp_includes") {
-      cls.cpp_includes = comma_list(value);
     } else if (key == "version") {
       cls.version = read_version(value, cls.loc, diagnostics);
     }
@@ -136,15 +147,12 @@ void apply_class_annotation(const Annotation& annotation, Class& cls, Diagnostic
 void apply_field_annotation(const Annotation& annotation, Field& field, Diagnostics& diagnostics) {
   std::string dtype, shape;
   for (const auto& [key, value] :
-       checked_entries(annotation, kFieldKeys, "TC_FIELD", field.loc, diagnostics)) {
+       checked_entries(annotation, KeyScope::Field, "TC_FIELD", field.loc, diagnostics)) {
+    if (apply_plain(KeyScope::Field, key, value, field)) continue;
     if (key == "dtype") {
       dtype = value;
     } else if (key == "shape") {
       shape = value;
-    } else if (key == "doc") {
-      field.doc = value;
-    } else if (key == "renamed_from") {
-      field.renamed_from = comma_list(value);
     } else if (key == "deprecated") {  // `deprecated=true`, or the reason
       if (value != "false") field.deprecated = value == "true" ? "" : value;
     } else if (key == "default") {

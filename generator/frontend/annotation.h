@@ -23,11 +23,11 @@ struct Annotation {
 /// for annotations that are not tcgen's.
 std::optional<Annotation> parse_annotation(const std::string& text);
 
-/// TC_CLASS: `options=`, `python=`, `batch_dims=`, `cpp_includes=`, `version=`; problems are
+/// TC_CLASS: the schema and class keys of schema_keys() that annotations take; problems are
 /// reported at `cls.loc`.
 void apply_class_annotation(const Annotation& annotation, Class& cls, Diagnostics& diagnostics);
-/// TC_FIELD: `dtype=`, `shape=`, `default=`, `doc=`, `renamed_from=`, `deprecated=`, applied to
-/// `field` whose type is already mapped; problems are reported at `field.loc`.
+/// TC_FIELD: the field keys of schema_keys() that annotations take, applied to `field` whose type
+/// is already mapped; problems are reported at `field.loc`.
 void apply_field_annotation(const Annotation& annotation, Field& field, Diagnostics& diagnostics);
 
 }  // namespace tcgen

@@ -12,21 +12,12 @@
 #include "frontend/text_values.h"
 #include "frontend/type_parser.h"
 #include "model/name_rules.h"
+#include "model/schema_keys.h"
 
 namespace tcgen {
 namespace {
 
 using Json = nlohmann::ordered_json;
-
-const std::vector<std::string> kSchemaKeys = {"namespace", "version", "include", "classes"};
-const std::vector<std::string> kClassKeys = {"name",       "doc",     "python",       "options",
-                                             "batch_dims", "methods", "cpp_includes", "fields"};
-const std::vector<std::string> kFieldKeys = {"name", "type",         "default",
-                                             "doc",  "renamed_from", "deprecated"};
-
-bool contains(const std::vector<std::string>& words, const std::string& word) {
-  return std::find(words.begin(), words.end(), word) != words.end();
-}
 
 // Reads one file's nodes, reporting into `diagnostics` with the file's display name.
 class Reader {
@@ -43,7 +34,7 @@ class Reader {
       return schema;
     }
     if (!expect_map(root, "the schema")) return schema;
-    for (const auto& [key, value] : entries(root, kSchemaKeys, "the schema")) {
+    for (const auto& [key, value] : entries(root, KeyScope::Schema, "the schema")) {
       if (key == "namespace") {
         schema.cpp_namespace = scalar(value, "'namespace'");
         schema.namespace_loc = text_loc(value);
@@ -106,10 +97,11 @@ class Reader {
     return expect_kind(node, YAML::NodeType::Scalar, "a string", what);
   }
 
-  // The (key, value) pairs of a mapping; unknown and duplicate keys are reported and skipped.
-  std::vector<std::pair<std::string, YAML::Node>> entries(const YAML::Node& map,
-                                                          const std::vector<std::string>& allowed,
+  // The (key, value) pairs of a mapping of `scope` (the schema, a class, a field); unknown and
+  // duplicate keys are reported and skipped.
+  std::vector<std::pair<std::string, YAML::Node>> entries(const YAML::Node& map, KeyScope scope,
                                                           const std::string& what) {
+    const std::vector<const SchemaKey*> allowed = yaml_keys(scope);
     std::vector<std::pair<std::string, YAML::Node>> out;
     std::map<std::string, SourceLoc> seen;
     for (const auto& item : map) {
@@ -118,10 +110,10 @@ class Reader {
       if (!item.first.IsScalar() || key.empty()) {
         diagnostics_.error(at, std::string(item.first.IsScalar() ? "empty key" : "a key") + " in " +
                                    what + (item.first.IsScalar() ? "" : " is not a string") +
-                                   " (allowed: " + comma_separated(allowed) + ")");
-      } else if (!contains(allowed, key)) {
-        diagnostics_.error(at, "unknown key '" + key + "' in " + what +
-                                   " (allowed: " + comma_separated(allowed) + ")");
+                                   " (allowed: " + key_names(allowed) + ")");
+      } else if (!find_key(allowed, key)) {
+        diagnostics_.error(
+            at, "unknown key '" + key + "' in " + what + " (allowed: " + key_names(allowed) + ")");
       } else if (seen.count(key)) {
         diagnostics_.error(at, "duplicate key '" + key + "' in " + what);
         diagnostics_.note(seen[key], "previously given here");
@@ -135,6 +127,22 @@ class Reader {
 
   std::string scalar(const YAML::Node& node, const std::string& what) {
     return expect_scalar(node, what) ? node.Scalar() : std::string();
+  }
+
+  // A plain key of `owner` (a Class or a Field) as its row says; false for a key of its own.
+  template <class Owner>
+  bool read_plain(KeyScope scope, const std::string& name, const YAML::Node& value, Owner& owner) {
+    const SchemaKey& key = *find_key(yaml_keys(scope), name);
+    if (const auto* text = std::get_if<std::string Owner::*>(&key.target)) {
+      owner.*(*text) = scalar(value, "'" + name + "'");
+    } else if (const auto* names = std::get_if<std::vector<std::string> Owner::*>(&key.target)) {
+      owner.*(*names) = key.one_name_alone && value.IsScalar()
+                            ? std::vector<std::string>{value.Scalar()}
+                            : string_list(value, name);
+    } else {
+      return false;
+    }
+    return true;
   }
 
   std::vector<std::string> string_list(const YAML::Node& node, const std::string& what) {
@@ -165,24 +173,17 @@ class Reader {
   Class read_class(const YAML::Node& node) {
     Class cls;
     cls.loc = loc(node);
-    for (const auto& [key, value] : entries(node, kClassKeys, "a class")) {
+    for (const auto& [key, value] : entries(node, KeyScope::Class, "a class")) {
+      if (read_plain(KeyScope::Class, key, value, cls)) continue;
       if (key == "name") {
         cls.name = scalar(value, "'name'");
         cls.loc = text_loc(value);
         if (cls.name.empty() && value.IsScalar()) diagnostics_.error(cls.loc, "empty class name");
-      } else if (key == "doc") {
-        cls.doc = scalar(value, "'doc'");
       } else if (key == "python") {
         cls.python_name = scalar(value, "'python'");
         cls.python_loc = text_loc(value);
       } else if (key == "options") {
         read_options(value, cls.options);
-      } else if (key == "batch_dims") {
-        cls.batch_dims = string_list(value, "batch_dims");
-      } else if (key == "methods") {
-        cls.methods = string_list(value, "methods");
-      } else if (key == "cpp_includes") {
-        cls.cpp_includes = string_list(value, "cpp_includes");
       } else if (key == "fields") {
         read_fields(value, cls);
       }
@@ -210,7 +211,8 @@ class Reader {
   Field read_field(const YAML::Node& node) {
     Field field;
     field.loc = loc(node);
-    for (const auto& [key, value] : entries(node, kFieldKeys, "a field")) {
+    for (const auto& [key, value] : entries(node, KeyScope::Field, "a field")) {
+      if (read_plain(KeyScope::Field, key, value, field)) continue;
       if (key == "name") {
         field.name = scalar(value, "'name'");
         field.loc = text_loc(value);
@@ -229,12 +231,6 @@ class Reader {
                                  "\\_ into single bytes; write \\u0085 or \\u00a0)");
           field.default_value.reset();
         }
-      } else if (key == "doc") {
-        field.doc = scalar(value, "'doc'");
-      } else if (key == "renamed_from") {
-        // One old name, or a list of them (a field renamed twice).
-        field.renamed_from = value.IsScalar() ? std::vector<std::string>{value.Scalar()}
-                                              : string_list(value, "renamed_from");
       } else if (key == "deprecated") {
         read_deprecated(value, field);
       }

@@ -41,11 +41,13 @@
 #define TC_DETAIL_ANNOTATE(kind, ...)
 #endif
 
-/// On a struct, between `struct` and its name: a tensorclass. Keys: `options=` (comma-separated:
-/// frozen, autocast, nocast, tensor_only, shadow), `python=` (dotted Python name),
-/// `batch_dims=` (comma-separated names), `cpp_includes=` (comma-separated headers the struct's
-/// member function declarations need). At most six entries.
+/// On a struct, between `struct` and its name: a tensorclass. Its keys are the schema's
+/// (docs/schema.md, "Schemas written in C++"; tcgen's table of them is
+/// generator/model/schema_keys.cpp), lists comma-separated: `options=frozen,nocast` (the names of
+/// `tensordict::kClassOptions`), `python=` (dotted Python name), `batch_dims=N,T`, ... At most six
+/// entries.
 #define TC_CLASS(...) TC_DETAIL_ANNOTATE("class", __VA_ARGS__)
-/// On a data member, before its type (optional): `dtype=`, `shape=` (full shape, batch dims first:
-/// `(N, 3)`), `default=` (a JSON value: `null`, `1.5`, `"text"`, `[1, 2]`), `doc=`.
+/// On a data member, before its type (optional), keys as TC_CLASS's: `dtype=`, `shape=` (full
+/// shape, batch dims first: `(N, 3)`), `default=` (a JSON value: `null`, `1.5`, `"text"`,
+/// `[1, 2]`), `doc=`, ...
 #define TC_FIELD(...) TC_DETAIL_ANNOTATE("field", __VA_ARGS__)
