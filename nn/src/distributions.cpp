@@ -27,7 +27,9 @@ at::Tensor Distribution::rsample() const {
   throw Error(std::string(name()) + " has no reparameterized sample (rsample)");
 }
 
-at::Tensor Distribution::median() const { throw Error(std::string(name()) + " has no median"); }
+at::Tensor Distribution::median() const {
+  throw Error(std::string(name()) + ".median is not implemented (as in torch.distributions)");
+}
 
 at::Tensor Distribution::value(InteractionType type) const {
   switch (type) {

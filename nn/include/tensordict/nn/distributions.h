@@ -18,7 +18,7 @@ namespace tensordict::nn {
 /// InteractionType).
 enum class InteractionType {
   Mode,           ///< the distribution's mode
-  Median,         ///< its median (Normal only)
+  Median,         ///< its median, where one is defined (as in torch, none of these has one)
   Mean,           ///< its mean
   Random,         ///< a sample: rsample() where the distribution has one, else sample()
   Deterministic,  ///< the distribution's own point estimate: the mean of a Normal, the mode of a
@@ -43,7 +43,7 @@ class Distribution {
   virtual at::Tensor mean() const = 0;
   /// Mode.
   virtual at::Tensor mode() const = 0;
-  /// Median; Error where it is not defined.
+  /// Median; Error where it is not defined (as torch's NotImplementedError: Normal has none).
   virtual at::Tensor median() const;
   /// What InteractionType::Deterministic picks: Mean for Normal, Mode for the categorical ones.
   virtual InteractionType deterministic() const = 0;
@@ -63,7 +63,6 @@ class Normal final : public Distribution {
   at::Tensor log_prob(const at::Tensor& value) const override;
   at::Tensor mean() const override { return loc_; }
   at::Tensor mode() const override { return loc_; }
-  at::Tensor median() const override { return loc_; }
   InteractionType deterministic() const override { return InteractionType::Mean; }
 
  private:
