@@ -9,6 +9,7 @@ set(TC_DOCS_INPUT
     ${PROJECT_SOURCE_DIR}/runtime/include/tensordict
     ${PROJECT_SOURCE_DIR}/nn/include/tensordict/nn
     ${PROJECT_SOURCE_DIR}/distributed/include/tensordict
+    ${PROJECT_SOURCE_DIR}/store/include/tensordict
     ${PROJECT_SOURCE_DIR}/llm/include/tensorclass/llm)
 
 find_package(Doxygen QUIET)

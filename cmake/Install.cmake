@@ -3,9 +3,11 @@
 #   tensorclass_generate(TARGET app SCHEMAS my.yaml)   # links TensorClass::runtime
 #   target_link_libraries(app PRIVATE TensorClass::llm) # History, RewardData, PairwiseDataset
 #   target_link_libraries(app PRIVATE TensorClass::nn)  # TensorDictModule, TorchScript bridge
+#   target_link_libraries(app PRIVATE TensorClass::store)  # TensorDicts in Redis (when built)
 # Layout under the prefix:
 #   include/tensordict/            the runtime's headers, nn/ (TensorClass::nn; and distributed.h with
-#                                  TensorClass::distributed, when built)
+#                                  TensorClass::distributed, store.h with TensorClass::store, when
+#                                  built)
 #   include/tensorclass/llm/       the llm library's headers
 #   include/tensorclass/generated/ the headers tcgen makes of schemas/ (history.h, reward.h, ...)
 #   share/tensorclass/schemas/     the shipped schemas, for `include:` from users' schemas
@@ -27,6 +29,12 @@ if(TARGET tensorclass_distributed)
           LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/distributed/include/
           DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+endif()
+if(TARGET tensorclass_store)
+  install(TARGETS tensorclass_store EXPORT TensorClassTargets
+          ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/store/include/ DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 endif()
 file(GLOB TC_SHIPPED_HEADERS ${PROJECT_SOURCE_DIR}/generated/*.h)
 install(FILES ${TC_SHIPPED_HEADERS} DESTINATION ${TC_INSTALL_GENERATED_INCLUDEDIR})
@@ -51,7 +59,8 @@ install(FILES ${PROJECT_BINARY_DIR}/TensorClassConfig.cmake
 # `tc_package`: every target the rules above install, so that `cmake --install` works after
 # building it alone (scripts/run.sh builds it and installs into install/).
 add_custom_target(tc_package)
-foreach(target tensordict tensorclass_nn tensorclass_llm tensorclass_distributed tcgen tdtool)
+foreach(target tensordict tensorclass_nn tensorclass_llm tensorclass_distributed tensorclass_store
+               tcgen tdtool)
   if(TARGET ${target})
     add_dependencies(tc_package ${target})
   endif()

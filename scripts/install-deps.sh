@@ -8,6 +8,7 @@ packages=(
   libtorch-dev libgloo-dev libyaml-cpp-dev catch2 libclang-dev libkainjow-mustache-dev
   nlohmann-json3-dev libcli11-dev libbenchmark-dev
   doxygen  # the `docs` target (API reference)
+  libhiredis-dev redis-server  # TensorClass::store, and the redis-server each store test starts
 )
 
 missing=()

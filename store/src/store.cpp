@@ -1,0 +1,684 @@
+// TensorDictStore on Python tensordict 0.14's layout (tensordict/store/_store.py), every key
+// `{prefix}:{<td_id>}:<suffix>`:
+//   d:<a.b.c>       string: a leaf's raw bytes (C-contiguous, little-endian), or its JSON text
+//   m:<a.b.c>       hash: shape (JSON list) and dtype ("torch.float32"), or is_non_tensor "1"
+//                   and encoding ("json", "json_array"; "pickle" is Python-only)
+//   __keys__        set: the dotted path of every leaf
+//   __batch_size__  string: JSON list; __device__: "" or "cpu", "cuda:0"; __tensorclass__
+// Nested TensorDicts leave no key of their own: they are the paths' prefixes.
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <map>
+#include <random>
+#include <set>
+#include <utility>
+
+#include "tensordict/dtype.h"
+#include "tensordict/json.h"
+#include "tensordict/store.h"
+
+// Leaves are stored as the host's bytes; Python's layout is little-endian.
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the store layout is little-endian");
+
+namespace tensordict::store {
+namespace {
+
+using Command = std::vector<std::string>;
+using Keys = std::set<std::string>;
+
+// The dtypes a leaf can have: those whose bytes numpy and torch.frombuffer agree on (Python
+// writes through numpy, so it cannot write bfloat16, but it reads it).
+constexpr std::array<at::ScalarType, 12> kStoredDtypes{
+    at::kBool, at::kByte,     at::kChar,  at::kShort,  at::kInt,          at::kLong,
+    at::kHalf, at::kBFloat16, at::kFloat, at::kDouble, at::kComplexFloat, at::kComplexDouble};
+
+bool stored_dtype(at::ScalarType t) {
+  return std::find(kStoredDtypes.begin(), kStoredDtypes.end(), t) != kStoredDtypes.end();
+}
+
+std::string dtype_text(at::ScalarType t) { return "torch." + dtype_name(t); }
+
+std::string shape_text(at::IntArrayRef shape) {
+  return dumps_python(Json(std::vector<int64_t>(shape.begin(), shape.end())));
+}
+
+// A key's dotted path in the store; a component holding the separator would read back as two.
+std::string path_of(const NestedKey& key) {
+  for (const std::string& part : key) {
+    if (part.empty() || part.find('.') != std::string::npos)
+      throw KeyError("key " + key.repr() +
+                     ": a store key component must be non-empty and hold no '.' (the store's "
+                     "path separator)");
+  }
+  return key.join(".");
+}
+
+NestedKey key_of(const std::string& path) { return NestedKey::split(path, "."); }
+
+bool under(const std::string& path, const std::string& level) {
+  return path.size() > level.size() && path.compare(0, level.size(), level) == 0 &&
+         path[level.size()] == '.';
+}
+
+std::string repr(const std::string& path) { return key_of(path).repr(); }
+
+// A JSON list of non-negative integers (a shape or a batch size); FormatError otherwise.
+std::vector<int64_t> int_list(const std::string& text, const std::string& what) {
+  const Json json = parse_json(text, what);
+  if (!json.is_array()) throw FormatError(what + " is not a JSON list: " + text);
+  std::vector<int64_t> out;
+  for (const Json& v : json) {
+    if (!v.is_number_integer() || v.get<int64_t>() < 0)
+      throw FormatError(what + " holds " + v.dump() + ", not a size: " + text);
+    out.push_back(v.get<int64_t>());
+  }
+  return out;
+}
+
+// An error reply: a key of the wrong Redis type is bad store contents, anything else (NOPERM,
+// OOM, ...) the server's refusal.
+[[noreturn]] void throw_reply(const Reply& r, const std::string& what) {
+  if (r.str.rfind("WRONGTYPE", 0) == 0) throw FormatError(what + ": " + r.str);
+  throw ConnectionError(what + ": " + r.str);
+}
+
+// A leaf's hash, decoded and checked.
+struct Meta {
+  bool non_tensor = false;
+  std::string encoding;
+  std::vector<int64_t> shape;
+  at::ScalarType dtype = at::kFloat;
+  int64_t nbytes = 0;     // what the shape and dtype need
+  int64_t row_bytes = 0;  // one row of dim 0
+};
+
+Meta parse_meta(const std::string& path, const Reply& hash) {
+  const std::string what = "store metadata of " + repr(path);
+  if (hash.type == Reply::Type::Error) throw_reply(hash, what);
+  if (hash.type != Reply::Type::Array || hash.element.size() % 2 != 0)
+    throw FormatError(what + ": not a hash");
+  if (hash.element.empty()) throw FormatError(what + ": missing (the key has data but no m: hash)");
+  std::map<std::string, std::string> fields;
+  for (size_t i = 0; i < hash.element.size(); i += 2)
+    fields[hash.element[i].str] = hash.element[i + 1].str;
+  Meta meta;
+  if (fields.count("is_non_tensor") && fields["is_non_tensor"] == "1") {
+    meta.non_tensor = true;
+    meta.encoding = fields.count("encoding") ? fields["encoding"] : "json";
+    return meta;
+  }
+  if (!fields.count("shape") || !fields.count("dtype"))
+    throw FormatError(what + ": no 'shape' or no 'dtype' field");
+  meta.shape = int_list(fields["shape"], what + " 'shape'");
+  const auto dtype = dtype_from_name(fields["dtype"]);
+  if (!dtype || !stored_dtype(*dtype))
+    throw FormatError(what + ": unknown dtype '" + fields["dtype"] + "'");
+  meta.dtype = *dtype;
+  // The sizes, bounded so that no product overflows: a leaf never exceeds a server value.
+  int64_t row = static_cast<int64_t>(c10::elementSize(meta.dtype));
+  for (size_t d = 1; d < meta.shape.size(); ++d) {
+    if (meta.shape[d] != 0 && row > TensorDictStore::kMaxValueBytes / meta.shape[d])
+      throw FormatError(what + ": shape " + fields["shape"] + " is larger than any store value");
+    row *= meta.shape[d];
+  }
+  const int64_t rows = meta.shape.empty() ? 1 : meta.shape[0];
+  if (rows != 0 && row > TensorDictStore::kMaxValueBytes / rows)
+    throw FormatError(what + ": shape " + fields["shape"] + " is larger than any store value");
+  meta.row_bytes = row;
+  meta.nbytes = row * rows;
+  return meta;
+}
+
+const std::string& string_reply(const Reply& r, const std::string& what) {
+  if (r.type == Reply::Type::Error) throw_reply(r, what);
+  if (r.type != Reply::Type::String) throw FormatError(what + ": not a string value");
+  return r.str;
+}
+
+void check_ok(const std::vector<Reply>& replies, const std::string& what) {
+  for (const Reply& r : replies)
+    if (r.type == Reply::Type::Error) throw_reply(r, what);
+}
+
+at::Tensor from_bytes(const std::string& path, const std::string& bytes, const Meta& meta) {
+  if (static_cast<int64_t>(bytes.size()) != meta.nbytes)
+    throw FormatError("store leaf " + repr(path) + " holds " + std::to_string(bytes.size()) +
+                      " bytes; its shape " + shape_text(meta.shape) + " and dtype " +
+                      dtype_text(meta.dtype) + " need " + std::to_string(meta.nbytes));
+  at::Tensor out = at::empty(meta.shape, at::TensorOptions().dtype(meta.dtype));
+  if (!bytes.empty()) std::memcpy(out.data_ptr(), bytes.data(), bytes.size());
+  return out;
+}
+
+// A tensor as the C-contiguous CPU bytes Python's `tensor.numpy().tobytes()` gives.
+std::string to_bytes(const at::Tensor& t) {
+  const at::Tensor c = t.detach().to(at::kCPU).resolve_conj().resolve_neg().contiguous();
+  return std::string(static_cast<const char*>(c.data_ptr()), c.nbytes());
+}
+
+std::string uuid4() {
+  std::random_device rd;
+  std::mt19937_64 gen((static_cast<uint64_t>(rd()) << 32) ^ rd());
+  std::array<uint8_t, 16> b{};
+  for (auto& x : b) x = static_cast<uint8_t>(gen());
+  b[6] = static_cast<uint8_t>((b[6] & 0x0f) | 0x40);  // version 4
+  b[8] = static_cast<uint8_t>((b[8] & 0x3f) | 0x80);  // RFC 4122 variant
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < b.size(); ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+    out += hex[b[i] >> 4];
+    out += hex[b[i] & 15];
+  }
+  return out;
+}
+
+// One leaf of a write, checked before anything is sent.
+struct Leaf {
+  std::string path;
+  std::string data;
+  std::vector<std::pair<std::string, std::string>> meta;  // field order as Python writes
+};
+
+}  // namespace
+
+struct TensorDictStore::Impl {
+  std::shared_ptr<Connection> conn;
+  std::string prefix;
+  std::string td_id;
+  BatchSize batch;
+  std::optional<at::Device> device;
+  std::optional<std::string> tensorclass;
+
+  std::string key(std::string_view suffix) const {
+    return prefix + ":{" + td_id + "}:" + std::string(suffix);
+  }
+  std::string data_key(const std::string& path) const { return key("d:" + path); }
+  std::string meta_key(const std::string& path) const { return key("m:" + path); }
+
+  Keys all_keys() const {
+    const Reply r = conn->command({"SMEMBERS", key("__keys__")});
+    const std::string what = "store key registry " + key("__keys__");
+    if (r.type == Reply::Type::Error) throw_reply(r, what);
+    Keys out;
+    for (const Reply& e : r.element) {
+      // A path is dot-separated non-empty components: "a..b" or ".a" name no entry.
+      if (e.type != Reply::Type::String || e.str.empty() || e.str.front() == '.' ||
+          e.str.back() == '.' || e.str.find("..") != std::string::npos)
+        throw FormatError(what + " holds '" + e.str + "', which is not a key path");
+      out.insert(e.str);
+    }
+    return out;
+  }
+
+  // A leaf's metadata and the length of its data, read together.
+  std::pair<Meta, int64_t> meta_and_size(const std::string& path) const {
+    const auto r = conn->pipeline({{"HGETALL", meta_key(path)}, {"STRLEN", data_key(path)}}, true);
+    if (r[1].type == Reply::Type::Error) throw_reply(r[1], "store leaf " + repr(path));
+    return {parse_meta(path, r[0]), r[1].integer};
+  }
+
+  Meta tensor_meta(const std::string& path, const NestedKey& name) const {
+    const Keys keys = all_keys();
+    if (!keys.count(path)) {
+      for (const auto& k : keys)
+        if (under(k, path))
+          throw TypeError("store entry " + name.repr() + " is a nested TensorDict, not a tensor");
+      throw KeyError("key " + name.repr() + " not found in the store " + key(""));
+    }
+    auto [meta, size] = meta_and_size(path);
+    if (meta.non_tensor)
+      throw TypeError("store entry " + name.repr() + " is non-tensor data, not a tensor");
+    if (size != meta.nbytes)
+      throw FormatError("store leaf " + name.repr() + " holds " + std::to_string(size) +
+                        " bytes; its shape " + shape_text(meta.shape) + " and dtype " +
+                        dtype_text(meta.dtype) + " need " + std::to_string(meta.nbytes));
+    if (meta.shape.empty())
+      throw IndexError("store leaf " + name.repr() + " is 0-dim: it has no rows to index");
+    return meta;
+  }
+
+  // Rows [start, stop) of a leaf, one GETRANGE of their bytes.
+  at::Tensor read_rows(const std::string& path, const Meta& meta, int64_t start,
+                       int64_t stop) const {
+    const int64_t n = meta.shape[0];
+    if (start < 0 || stop < start || stop > n)
+      throw IndexError("store leaf " + repr(path) + ": rows [" + std::to_string(start) + ", " +
+                       std::to_string(stop) + ") are outside dim 0 of size " + std::to_string(n));
+    Meta part = meta;
+    part.shape[0] = stop - start;
+    part.nbytes = part.row_bytes * (stop - start);
+    std::string bytes;
+    if (part.nbytes > 0) {
+      const int64_t first = start * meta.row_bytes;
+      bytes = string_reply(conn->command({"GETRANGE", data_key(path), std::to_string(first),
+                                          std::to_string(first + part.nbytes - 1)}),
+                           "store leaf " + repr(path));
+    }
+    at::Tensor t = from_bytes(path, bytes, part);
+    return device ? t.to(*device) : t;
+  }
+
+  // Rows from `start`, one SETRANGE of their bytes; cast as tensor assignment casts.
+  void write_rows(const std::string& path, const Meta& meta, int64_t start,
+                  const at::Tensor& value) const {
+    const std::vector<int64_t> row_shape(meta.shape.begin() + 1, meta.shape.end());
+    const auto sizes = value.sizes();
+    if (sizes.size() != meta.shape.size() ||
+        !std::equal(row_shape.begin(), row_shape.end(), sizes.begin() + 1))
+      throw ShapeError("store leaf " + repr(path) + " of shape " + shape_text(meta.shape) +
+                       ": cannot write rows of shape " + shape_text(sizes));
+    const int64_t count = sizes[0];
+    if (start < 0 || start > meta.shape[0] - count)  // (no overflow for any start)
+      throw IndexError("store leaf " + repr(path) + ": rows [" + std::to_string(start) + ", " +
+                       std::to_string(start + count) + ") are outside dim 0 of size " +
+                       std::to_string(meta.shape[0]));
+    if (count == 0 || meta.row_bytes == 0) return;
+    const Reply r =
+        conn->command({"SETRANGE", data_key(path), std::to_string(start * meta.row_bytes),
+                       to_bytes(value.to(meta.dtype))});
+    check_ok({r}, "writing rows of store leaf " + repr(path));
+  }
+
+  // Refuses writes that would make a path both a leaf and a nested level.
+  void check_structure(const std::vector<std::string>& paths, const Keys& keys) const {
+    for (const auto& path : paths) {
+      for (const auto& k : keys) {
+        if (under(k, path))
+          throw TypeError("store entry " + repr(path) +
+                          " is a nested TensorDict: delete it before storing a leaf there");
+        if (under(path, k))
+          throw TypeError("store entry " + repr(k) + " is a leaf: cannot store " + repr(path) +
+                          " under it");
+      }
+    }
+  }
+
+  void write(const std::vector<Leaf>& leaves) const {
+    std::vector<std::string> paths;
+    for (const auto& l : leaves) paths.push_back(l.path);
+    check_structure(paths, all_keys());
+    // One transaction per leaf, as Python's pipelines: a leaf's data, hash and registry entry
+    // change together. The hash is replaced, not merged (HSET alone would keep a former
+    // non-tensor entry's is_non_tensor field).
+    for (const auto& l : leaves) {
+      Command hset{"HSET", meta_key(l.path)};
+      for (const auto& [field, value] : l.meta) {
+        hset.push_back(field);
+        hset.push_back(value);
+      }
+      check_ok(conn->pipeline({{"SET", data_key(l.path), l.data},
+                               {"DEL", meta_key(l.path)},
+                               hset,
+                               {"SADD", key("__keys__"), l.path}},
+                              true),
+               "writing store leaf " + repr(l.path));
+    }
+  }
+
+  Leaf tensor_leaf(const std::string& path, const at::Tensor& value) const {
+    if (!value.defined()) throw TypeError("store entry " + repr(path) + ": undefined tensor");
+    if (!stored_dtype(value.scalar_type()))
+      throw TypeError("store entry " + repr(path) + ": dtype " + dtype_text(value.scalar_type()) +
+                      " cannot be stored (the layout carries bool, integers, floats, complex)");
+    const auto sizes = value.sizes();
+    if (sizes.size() < batch.size() || !std::equal(batch.begin(), batch.end(), sizes.begin()))
+      throw ShapeError("store entry " + repr(path) + ": shape " + shape_text(sizes) +
+                       " does not start with the batch size " + shape_text(batch));
+    if (static_cast<int64_t>(value.nbytes()) > kMaxValueBytes)
+      throw ShapeError("store entry " + repr(path) + ": " + std::to_string(value.nbytes()) +
+                       " bytes exceed the server's 512 MB value limit");
+    return {path,
+            to_bytes(value),
+            {{"shape", shape_text(sizes)}, {"dtype", dtype_text(value.scalar_type())}}};
+  }
+
+  Leaf json_leaf(const std::string& path, const Json& value, const char* encoding) const {
+    std::string text = dumps_python(value);
+    if (static_cast<int64_t>(text.size()) > kMaxValueBytes)
+      throw ShapeError("store entry " + repr(path) + ": its JSON exceeds the 512 MB value limit");
+    return {path, std::move(text), {{"is_non_tensor", "1"}, {"encoding", encoding}}};
+  }
+
+  // The leaves of `td` under `path` (empty: the root), in its key order.
+  void collect(const TensorDict& td, const std::string& path, std::vector<Leaf>& out) const {
+    if (td.is_lazy_stack())
+      throw TypeError("store entry " + (path.empty() ? std::string("(root)") : repr(path)) +
+                      ": lazy stacks cannot be stored yet");
+    for (const auto& [k, v] : td.items()) {
+      const std::string p = path.empty() ? path_of(k) : path + "." + path_of(k);
+      if (const at::Tensor* t = v.tensor_if()) {
+        out.push_back(tensor_leaf(p, *t));
+      } else if (const TensorDict* nested = v.tensordict_if()) {
+        collect(*nested, p, out);
+      } else if (v.is_non_tensor_data()) {
+        out.push_back(json_leaf(p, v.non_tensor_data().data, "json"));
+      } else {
+        // A stack along one dim is Python's json_array (what per-row writes make, read back as
+        // a stack); deeper stacks go as Python's set() writes them: the nested list, "json".
+        const NonTensorStack& s = v.non_tensor_stack();
+        if (s.shape().size() == 1)
+          out.push_back(json_leaf(p, Json(s.items().to_vector()), "json_array"));
+        else
+          out.push_back(json_leaf(p, s.tolist(), "json"));
+      }
+    }
+  }
+
+  Value decode(const std::string& path, const Reply& data, const Reply& hash) const {
+    if (data.type == Reply::Type::Nil)
+      throw KeyError("key " + repr(path) + " is registered in the store but has no data");
+    const std::string& bytes = string_reply(data, "store leaf " + repr(path));
+    const Meta meta = parse_meta(path, hash);
+    if (!meta.non_tensor) {
+      at::Tensor t = from_bytes(path, bytes, meta);
+      return device ? t.to(*device) : t;
+    }
+    const std::string what = "store non-tensor entry " + repr(path);
+    if (meta.encoding == "json") return NonTensorData{parse_json(bytes, what)};
+    if (meta.encoding == "json_array") {
+      Json items = parse_json(bytes, what);
+      if (!items.is_array()) throw FormatError(what + ": json_array data is not a list");
+      const int64_t n = static_cast<int64_t>(items.size());
+      return NonTensorStack({n}, std::vector<Json>(items.begin(), items.end()));
+    }
+    if (meta.encoding == "pickle")
+      throw TypeError(what + " holds a pickled Python object, which C++ cannot read");
+    throw FormatError(what + ": unknown encoding '" + meta.encoding + "'");
+  }
+
+  // The leaves `paths`, read in one transaction (Python: one pipeline of GETs then HGETALLs).
+  std::vector<std::pair<std::string, Value>> read(const std::vector<std::string>& paths) const {
+    std::vector<Command> cmds;
+    for (const auto& p : paths) cmds.push_back({"GET", data_key(p)});
+    for (const auto& p : paths) cmds.push_back({"HGETALL", meta_key(p)});
+    const auto replies = conn->pipeline(cmds, true);
+    std::vector<std::pair<std::string, Value>> out;
+    for (size_t i = 0; i < paths.size(); ++i) {
+      // A leaf deleted since the registry was read is skipped, as Python's to_tensordict does.
+      if (replies[i].type == Reply::Type::Nil) continue;
+      out.emplace_back(paths[i], decode(paths[i], replies[i], replies[paths.size() + i]));
+    }
+    return out;
+  }
+
+  // The leaves under `level` (empty: all) as a TensorDict of the store's batch size.
+  TensorDict subtree(const std::string& level, const Keys& keys) const {
+    std::vector<std::string> paths;
+    for (const auto& k : keys)
+      if (level.empty() || under(k, level)) paths.push_back(k);
+    TensorDict out(std::vector<std::pair<NestedKey, Value>>{}, batch, device);
+    const size_t strip = level.empty() ? 0 : level.size() + 1;
+    for (auto& [path, value] : read(paths)) out.set(key_of(path.substr(strip)), std::move(value));
+    return out;
+  }
+
+  void persist_metadata() const {
+    check_ok(conn->pipeline({{"SET", key("__batch_size__"), shape_text(batch)},
+                             {"SET", key("__device__"), device ? device->str() : ""}},
+                            true),
+             "writing the metadata of store " + key(""));
+  }
+};
+
+TensorDictStore::TensorDictStore(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+namespace {
+std::shared_ptr<Connection> connect_for(const StoreLocation& where, bool need_id) {
+  if (need_id && where.td_id.empty()) throw ValueError("a store location needs a td_id");
+  // The id sits in a cluster hash tag: braces in it would end the tag early.
+  if (where.td_id.find_first_of("{}") != std::string::npos)
+    throw ValueError("store td_id '" + where.td_id + "' may not contain braces");
+  return std::make_shared<Connection>(where.connection);
+}
+}  // namespace
+
+TensorDictStore TensorDictStore::create(const StoreLocation& where, BatchSize batch_size,
+                                        std::optional<at::Device> device) {
+  auto impl = std::make_shared<Impl>();
+  impl->conn = connect_for(where, false);
+  impl->prefix = where.prefix;
+  impl->td_id = where.td_id.empty() ? uuid4() : where.td_id;
+  for (int64_t d : batch_size)
+    if (d < 0) throw ShapeError("store batch size " + shape_text(batch_size) + " is negative");
+  impl->batch = std::move(batch_size);
+  impl->device = device;
+  impl->persist_metadata();
+  return TensorDictStore(std::move(impl));
+}
+
+TensorDictStore TensorDictStore::open(const StoreLocation& where) {
+  auto impl = std::make_shared<Impl>();
+  impl->conn = connect_for(where, true);
+  impl->prefix = where.prefix;
+  impl->td_id = where.td_id;
+  const auto r = impl->conn->pipeline({{"GET", impl->key("__batch_size__")},
+                                       {"GET", impl->key("__device__")},
+                                       {"GET", impl->key("__tensorclass__")},
+                                       {"GET", impl->key("__type__")}},
+                                      true);
+  const std::string where_text = "store " + impl->key("");
+  if (r[3].type != Reply::Type::Nil && string_reply(r[3], where_text + " __type__") == "lazy_stack")
+    throw TypeError(where_text + " holds a lazy stack, which C++ cannot open yet");
+  if (r[0].type == Reply::Type::Nil)
+    throw KeyError("no TensorDictStore with td_id '" + where.td_id + "' (prefix '" + where.prefix +
+                   "') on the server");
+  impl->batch =
+      int_list(string_reply(r[0], where_text + " __batch_size__"), where_text + " __batch_size__");
+  if (r[1].type != Reply::Type::Nil) {
+    const std::string text = string_reply(r[1], where_text + " __device__");
+    if (!text.empty()) {
+      try {
+        impl->device = at::Device(text);
+      } catch (const c10::Error&) {
+        throw FormatError(where_text + " __device__ '" + text + "' is not a device");
+      }
+    }
+  }
+  if (r[2].type != Reply::Type::Nil)
+    impl->tensorclass = string_reply(r[2], where_text + " __tensorclass__");
+  return TensorDictStore(std::move(impl));
+}
+
+TensorDictStore TensorDictStore::from_tensordict(const TensorDict& td, const StoreLocation& where) {
+  if (td.is_lazy_stack()) throw TypeError("from_tensordict: lazy stacks cannot be stored yet");
+  TensorDictStore out = create(where, td.batch_size(), td.device());
+  out.update(td);
+  return out;
+}
+
+const std::string& TensorDictStore::td_id() const { return impl_->td_id; }
+const std::string& TensorDictStore::prefix() const { return impl_->prefix; }
+Connection& TensorDictStore::connection() const { return *impl_->conn; }
+std::string TensorDictStore::redis_key(std::string_view suffix) const { return impl_->key(suffix); }
+const BatchSize& TensorDictStore::batch_size() const { return impl_->batch; }
+std::optional<at::Device> TensorDictStore::device() const { return impl_->device; }
+std::optional<std::string> TensorDictStore::tensorclass() const { return impl_->tensorclass; }
+
+void TensorDictStore::set_batch_size(BatchSize batch_size) {
+  const Keys keys = impl_->all_keys();
+  std::vector<Command> cmds;
+  for (const auto& k : keys) cmds.push_back({"HGETALL", impl_->meta_key(k)});
+  const auto replies = impl_->conn->pipeline(cmds, true);
+  size_t i = 0;
+  for (const auto& k : keys) {
+    const Meta meta = parse_meta(k, replies[i++]);
+    if (meta.non_tensor) continue;
+    if (meta.shape.size() < batch_size.size() ||
+        !std::equal(batch_size.begin(), batch_size.end(), meta.shape.begin()))
+      throw ShapeError("set_batch_size " + shape_text(batch_size) + ": store leaf " + repr(k) +
+                       " has shape " + shape_text(meta.shape));
+  }
+  const BatchSize old = impl_->batch;
+  impl_->batch = std::move(batch_size);
+  try {
+    impl_->persist_metadata();
+  } catch (...) {
+    impl_->batch = old;
+    throw;
+  }
+}
+
+void TensorDictStore::set(const NestedKey& key, const at::Tensor& value) {
+  impl_->write({impl_->tensor_leaf(path_of(key), value)});
+}
+
+void TensorDictStore::set(const NestedKey& key, const TensorDict& value) {
+  std::vector<Leaf> leaves;
+  impl_->collect(value, path_of(key), leaves);
+  impl_->write(leaves);
+}
+
+void TensorDictStore::set_non_tensor(const NestedKey& key, const Json& value) {
+  impl_->write({impl_->json_leaf(path_of(key), value, "json")});
+}
+
+void TensorDictStore::update(const TensorDict& td) {
+  std::vector<Leaf> leaves;
+  impl_->collect(td, "", leaves);
+  impl_->write(leaves);
+}
+
+Value TensorDictStore::get_value(const NestedKey& key) const {
+  const std::string path = path_of(key);
+  const Keys keys = impl_->all_keys();
+  if (keys.count(path)) {
+    auto values = impl_->read({path});
+    if (values.empty()) throw KeyError("key " + key.repr() + " not found in the store");
+    return std::move(values.front().second);
+  }
+  for (const auto& k : keys)
+    if (under(k, path)) return impl_->subtree(path, keys);
+  throw KeyError("key " + key.repr() + " not found in the store " + impl_->key(""));
+}
+
+at::Tensor TensorDictStore::get(const NestedKey& key) const {
+  Value v = get_value(key);
+  if (const at::Tensor* t = v.tensor_if()) return *t;
+  throw TypeError("store entry " + key.repr() + " is a " + v.kind_name() + ", not a tensor");
+}
+
+Json TensorDictStore::get_non_tensor(const NestedKey& key) const {
+  Value v = get_value(key);
+  if (v.is_non_tensor_data()) return v.non_tensor_data().data;
+  if (v.is_non_tensor_stack()) return v.non_tensor_stack().tolist();
+  throw TypeError("store entry " + key.repr() + " is a " + v.kind_name() + ", not non-tensor data");
+}
+
+namespace {
+int64_t wrap_row(const std::string& path, int64_t row, int64_t n) {
+  if (row < -n || row >= n)
+    throw IndexError("store leaf " + repr(path) + ": row " + std::to_string(row) +
+                     " is out of range for dim 0 of size " + std::to_string(n));
+  return row < 0 ? row + n : row;
+}
+}  // namespace
+
+at::Tensor TensorDictStore::get_at(const NestedKey& key, int64_t row) const {
+  const std::string path = path_of(key);
+  const Meta meta = impl_->tensor_meta(path, key);
+  row = wrap_row(path, row, meta.shape[0]);
+  return impl_->read_rows(path, meta, row, row + 1)[0];
+}
+
+at::Tensor TensorDictStore::get_rows(const NestedKey& key, int64_t start, int64_t stop) const {
+  const std::string path = path_of(key);
+  return impl_->read_rows(path, impl_->tensor_meta(path, key), start, stop);
+}
+
+void TensorDictStore::set_rows(const NestedKey& key, int64_t start, const at::Tensor& value) {
+  const std::string path = path_of(key);
+  impl_->write_rows(path, impl_->tensor_meta(path, key), start, value);
+}
+
+void TensorDictStore::set_at(const NestedKey& key, int64_t row, const at::Tensor& value) {
+  const std::string path = path_of(key);
+  const Keys keys = impl_->all_keys();
+  if (!keys.count(path)) {
+    // Python's first indexed write: a zero-filled leaf of batch_size[0] rows, sized on the
+    // server by one SETRANGE of its last byte.
+    if (impl_->batch.empty())
+      throw IndexError("store entry " + key.repr() + ": no batch dim to index");
+    if (!stored_dtype(value.scalar_type()))
+      throw TypeError("store entry " + key.repr() + ": dtype " + dtype_text(value.scalar_type()) +
+                      " cannot be stored");
+    impl_->check_structure({path}, keys);
+    std::vector<int64_t> shape{impl_->batch[0]};
+    shape.insert(shape.end(), value.sizes().begin(), value.sizes().end());
+    const int64_t row_bytes = static_cast<int64_t>(value.nbytes());
+    if (row_bytes != 0 && impl_->batch[0] > kMaxValueBytes / row_bytes)
+      throw ShapeError("store entry " + key.repr() + ": shape " + shape_text(shape) +
+                       " exceeds the server's 512 MB value limit");
+    const int64_t total = row_bytes * impl_->batch[0];
+    std::vector<Command> cmds;
+    if (total > 0)
+      cmds.push_back(
+          {"SETRANGE", impl_->data_key(path), std::to_string(total - 1), std::string(1, '\0')});
+    else
+      cmds.push_back({"SET", impl_->data_key(path), ""});
+    cmds.push_back({"DEL", impl_->meta_key(path)});
+    cmds.push_back({"HSET", impl_->meta_key(path), "shape", shape_text(shape), "dtype",
+                    dtype_text(value.scalar_type())});
+    cmds.push_back({"SADD", impl_->key("__keys__"), path});
+    check_ok(impl_->conn->pipeline(cmds, true), "creating store leaf " + key.repr());
+  }
+  const Meta meta = impl_->tensor_meta(path, key);
+  impl_->write_rows(path, meta, wrap_row(path, row, meta.shape[0]), value.unsqueeze(0));
+}
+
+bool TensorDictStore::contains(const NestedKey& key) const {
+  const std::string path = path_of(key);
+  const Keys keys = impl_->all_keys();
+  if (keys.count(path)) return true;
+  return std::any_of(keys.begin(), keys.end(), [&](const auto& k) { return under(k, path); });
+}
+
+std::vector<NestedKey> TensorDictStore::keys(bool include_nested, bool leaves_only) const {
+  // Leaves and, unless leaves_only, the nested levels above them; top level only without
+  // include_nested. Sorted by path, so a level comes before its leaves.
+  std::set<std::string> out;
+  for (const auto& k : impl_->all_keys()) {
+    const NestedKey key = key_of(k);
+    if (!include_nested) {
+      if (!leaves_only || key.size() == 1) out.insert(key.front());
+      continue;
+    }
+    out.insert(k);
+    if (!leaves_only)
+      for (size_t dot = k.find('.'); dot != std::string::npos; dot = k.find('.', dot + 1))
+        out.insert(k.substr(0, dot));
+  }
+  std::vector<NestedKey> result;
+  for (const auto& p : out) result.push_back(key_of(p));
+  return result;
+}
+
+void TensorDictStore::del_(const NestedKey& key) {
+  const std::string path = path_of(key);
+  std::vector<Command> cmds;
+  for (const auto& k : impl_->all_keys()) {
+    if (k != path && !under(k, path)) continue;
+    cmds.push_back({"DEL", impl_->data_key(k), impl_->meta_key(k)});
+    cmds.push_back({"SREM", impl_->key("__keys__"), k});
+  }
+  if (cmds.empty()) throw KeyError("key " + key.repr() + " not found in the store");
+  check_ok(impl_->conn->pipeline(cmds, true), "deleting store entry " + key.repr());
+}
+
+TensorDict TensorDictStore::to_local() const { return impl_->subtree("", impl_->all_keys()); }
+
+void TensorDictStore::clear_redis() {
+  Command del{"DEL"};
+  for (const auto& k : impl_->all_keys()) {
+    del.push_back(impl_->data_key(k));
+    del.push_back(impl_->meta_key(k));
+  }
+  for (const char* meta : {"__keys__", "__batch_size__", "__device__", "__tensorclass__"})
+    del.push_back(impl_->key(meta));
+  check_ok({impl_->conn->command(del)}, "deleting store " + impl_->key(""));
+}
+
+}  // namespace tensordict::store
