@@ -9,6 +9,7 @@
 //   [needs-aoti]          a libtorch that loads AOTInductor packages (2.6 and newer)
 //   [needs-old-libtorch]  a libtorch that does not (1.13)
 //   [needs-non-root]      a user for whom file permissions hold
+//   [needs-redis]         a redis-server (or valkey-server) to start (tests/store/)
 #pragma once
 
 #include <cstdlib>
