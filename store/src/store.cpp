@@ -371,7 +371,8 @@ struct TensorDictStore::Impl {
   Value decode(const std::string& path, const Reply& data, const Reply& hash) const {
     if (data.type == Reply::Type::Nil)
       throw KeyError("key " + repr(path) + " is registered in the store but has no data");
-    const std::string& bytes = string_reply(data, "store leaf " + repr(path));
+    const std::string what_leaf = "store leaf " + repr(path);  // named: bytes refers into data
+    const std::string& bytes = string_reply(data, what_leaf);
     const Meta meta = parse_meta(path, hash);
     if (!meta.non_tensor) {
       at::Tensor t = from_bytes(path, bytes, meta);
