@@ -30,4 +30,8 @@ TDPY
   [ -n "$first" ] || first=$name
 done
 ln -sfn "$first" "$root/opt/peer-default"
+# What the project's live tests import beyond the peer's own set-up: redis-py, for Python's
+# TensorDictStore (tests/store/test_store_python.cpp).
+chroot "$root" env DEBIAN_FRONTEND=noninteractive apt-get -o Acquire::Check-Valid-Until=false \
+  install -y -qq --no-install-recommends python3-redis >/dev/null
 umount -l "$root/proc" 2>/dev/null || true

@@ -1,0 +1,53 @@
+"""The Python side of tests/store/test_store_python.cpp: real tensordict's TensorDictStore (with
+redis-py) on the test's redis-server. Exit 77 without redis-py.
+
+  store_peer.py write SOCKET TD_ID   stores the shared sample TensorDict under TD_ID
+  store_peer.py read SOCKET TD_ID    prints the store under TD_ID as JSON: batch size, and per
+                                     leaf path its dtype, shape and values (as doubles)
+"""
+import json
+import sys
+
+try:
+    import redis  # noqa: F401
+except ImportError:
+    sys.exit(77)
+import torch
+from tensordict import TensorDict, TensorDictStore
+
+
+def sample():
+    # The same values as sample_td() in test_store_python.cpp.
+    return TensorDict(
+        {
+            "f32": torch.arange(6, dtype=torch.float32).reshape(3, 2) * 0.5 - 1,
+            "i64": torch.arange(3, dtype=torch.int64) - 1,
+            "u8": torch.arange(12, dtype=torch.uint8).reshape(3, 4),
+            "b": torch.tensor([True, False, True]),
+            "next": {"obs": torch.arange(3, dtype=torch.float64) * 1.25},
+        },
+        batch_size=[3],
+    )
+
+
+def main():
+    mode, socket, td_id = sys.argv[1:4]
+    if mode == "write":
+        TensorDictStore.from_tensordict(sample(), unix_socket_path=socket, td_id=td_id)
+        return
+    store = TensorDictStore.from_store(unix_socket_path=socket, td_id=td_id)
+    td = store.to_tensordict()
+    leaves = {}
+    for key in td.keys(include_nested=True, leaves_only=True):
+        value = td.get(key)
+        path = ".".join(key) if isinstance(key, tuple) else key
+        leaves[path] = {
+            "dtype": str(value.dtype),
+            "shape": list(value.shape),
+            "values": value.double().flatten().tolist(),
+        }
+    print(json.dumps({"batch_size": list(td.batch_size), "leaves": leaves}))
+
+
+if __name__ == "__main__":
+    main()
