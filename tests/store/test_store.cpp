@@ -447,3 +447,14 @@ TEST_CASE("a broken connection reconnects and a slow reply times out", "[store][
   // The server's own refusals come back as error replies, or ConnectionErrors from the store.
   CHECK(store.connection().command({"NOSUCHCOMMAND"}).type == Reply::Type::Error);
 }
+
+TEST_CASE("a store another client deleted reads as missing keys", "[store][needs-redis]") {
+  const StoreLocation where = here("deleted");
+  auto mine = TensorDictStore::create(where, {2});
+  mine.set("x", at::ones({2}));
+  TensorDictStore::open(where).clear_redis();  // another client, another connection
+  CHECK_FALSE(mine.contains("x"));
+  CHECK_THROWS_AS(mine.get("x"), tensordict::KeyError);
+  CHECK_THROWS_WITH(mine.get("x"), ContainsSubstring("'x'"));
+  CHECK_THROWS_AS(TensorDictStore::open(where), tensordict::KeyError);
+}
