@@ -10,6 +10,7 @@
 #include "catch2_compat.h"
 #include "python_peer.h"
 #include "store_server.h"
+#include "tensordict/dtype.h"
 #include "tensordict/json.h"
 #include "tensordict/store.h"
 
@@ -52,22 +53,8 @@ TensorDict sample_td() {
 
 // `leaf` as store_peer.py prints one: dtype, shape, values as doubles.
 void check_leaf(const Json& printed, const at::Tensor& expected) {
-  CHECK(printed.at("dtype").get<std::string>() == std::string("torch.") + [&] {
-    switch (expected.scalar_type()) {
-      case at::kFloat:
-        return "float32";
-      case at::kDouble:
-        return "float64";
-      case at::kLong:
-        return "int64";
-      case at::kByte:
-        return "uint8";
-      case at::kBool:
-        return "bool";
-      default:
-        return "?";
-    }
-  }());
+  CHECK(printed.at("dtype").get<std::string>() ==
+        "torch." + tensordict::dtype_name(expected.scalar_type()));
   CHECK(printed.at("shape").get<std::vector<int64_t>>() == expected.sizes().vec());
   const at::Tensor flat = expected.to(at::kDouble).flatten();
   const auto values = printed.at("values").get<std::vector<double>>();
