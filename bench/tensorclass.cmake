@@ -22,7 +22,8 @@ if(TARGET bench_tensorclass)
   add_custom_target(bench_compile_time
     COMMAND Python3::Interpreter ${CMAKE_CURRENT_SOURCE_DIR}/compile_time.py
             --cxx ${CMAKE_CXX_COMPILER} --runs 3 -- -std=c++17 -O2
-            -I${PROJECT_SOURCE_DIR}/runtime/include -I${PROJECT_SOURCE_DIR}/generated
+            -I${PROJECT_SOURCE_DIR}/runtime/include -I${TC_RUNTIME_GENERATED_INCLUDE}
+            -I${PROJECT_SOURCE_DIR}/generated
             ${tc_torch_includes}
     VERBATIM)
   # tcgen reading an annotated header that includes libtorch vs compiling it:

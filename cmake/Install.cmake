@@ -20,7 +20,8 @@ set(TC_INSTALL_SCHEMADIR ${CMAKE_INSTALL_DATADIR}/tensorclass/schemas)
 install(TARGETS tensordict tensorclass_nn tensorclass_llm EXPORT TensorClassTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime/include/ ${PROJECT_SOURCE_DIR}/nn/include/
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime/include/ ${TC_RUNTIME_GENERATED_INCLUDE}/
+                  ${PROJECT_SOURCE_DIR}/nn/include/
                   ${PROJECT_SOURCE_DIR}/llm/include/
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 if(TARGET tensorclass_distributed)

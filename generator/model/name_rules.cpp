@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "tensordict/class_contract.h"
+#include "tensordict/detail/tensordict_members.h"
 
 namespace tcgen {
 namespace {
@@ -454,6 +455,10 @@ bool is_generated_member_name(const std::string& name) {
 
 bool is_tensorclass_member_name(const std::string& name) {
   return contains(tensordict::kTensorClassMembers, name);
+}
+
+bool is_tensordict_member_name(const std::string& name) {
+  return contains(tensordict::detail::kTensorDictMembers, name);
 }
 
 bool is_library_namespace(const std::string& name) {

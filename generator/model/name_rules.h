@@ -24,8 +24,12 @@ bool is_reserved_name(const std::string& name);
 /// Names the generated class declares itself (tensordict::kGeneratedMembers); no field may take
 /// them, shadow or not.
 bool is_generated_member_name(const std::string& name);
-/// Members of the runtime's TensorClass base (tensordict::kTensorClassMembers).
+/// Members the runtime's TensorClass base declares itself (tensordict::kTensorClassMembers); the
+/// generated code calls some of them unqualified.
 bool is_tensorclass_member_name(const std::string& name);
+/// Members of TensorDict, which every generated class inherits (tensordict::detail::
+/// kTensorDictMembers, read from tensordict.h at configure time).
+bool is_tensordict_member_name(const std::string& name);
 
 /// Namespaces the generated code spells (`std::`, `at::`, `tensordict::`, ...): a class or a
 /// namespace part of that name would hide them (or reopen them).

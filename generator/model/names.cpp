@@ -29,9 +29,11 @@ std::vector<std::string> option_names(const tensordict::ClassOptions& options) {
 }
 
 std::string accessor_name(const Field& field) {
-  const bool hides_member = is_reserved_name(field.name) ||
-                            is_tensorclass_member_name(field.name) ||
-                            is_tensorclass_member_name("set_" + field.name);
+  const auto is_member = [](const std::string& name) {
+    return is_tensorclass_member_name(name) || is_tensordict_member_name(name);
+  };
+  const bool hides_member =
+      is_reserved_name(field.name) || is_member(field.name) || is_member("set_" + field.name);
   return hides_member ? std::string(tensordict::kReservedFieldPrefix) + field.name : field.name;
 }
 
@@ -53,7 +55,11 @@ std::string cpp_type(const Type& type, const std::string& current_namespace) {
 }
 
 std::string qualified_class_name(const Class& cls, const std::string& current_namespace) {
-  if (cls.cpp_namespace == current_namespace || cls.cpp_namespace.empty()) return cls.name;
+  // Inside a generated class, a member it inherits (TensorDict's `std`, ...) hides a class of
+  // that name: such a class is named from the root.
+  const bool hidden = is_tensorclass_member_name(cls.name) || is_tensordict_member_name(cls.name);
+  if (cls.cpp_namespace == current_namespace && !hidden) return cls.name;
+  if (cls.cpp_namespace.empty()) return hidden ? "::" + cls.name : cls.name;
   return "::" + cls.cpp_namespace + "::" + cls.name;
 }
 

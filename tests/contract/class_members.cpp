@@ -1,7 +1,9 @@
-// class_members HEADER NAME class|template public|all [INCLUDE_DIR...]
+// class_members HEADER NAME class|template public|all|signatures [INCLUDE_DIR...]
 // Prints the members of the class NAME defined in HEADER, one `member NAME` line each, as libclang
 // reads them: public and protected ones, private ones too with `all`. Constructors are spelled by
-// the class's name; destructors are left out. Parse errors are printed as `error ...` lines, and
+// the class's name; destructors are left out. `signatures` also prints, for each public method,
+// `signature NAME|RESULT|const|static` (RESULT as libclang spells it, `?` for a template's it
+// cannot tell; the last two fields 0 or 1). Parse errors are printed as `error ...` lines, and
 // the exit status is then 1.
 //
 // A process of its own, without libtorch: on Debian sid, libtorch 2.14 exports its own copy of
@@ -28,8 +30,25 @@ struct Walk {
   std::string name;
   CXCursorKind class_kind;
   bool with_private;
+  bool with_signatures;
   std::set<std::string> members;
+  std::vector<std::string> signatures;
 };
+
+std::string type_spelling(CXType type) {
+  if (type.kind == CXType_Invalid) return "?";
+  CXString text = clang_getTypeSpelling(type);
+  std::string out = clang_getCString(text);
+  clang_disposeString(text);
+  return out;
+}
+
+// `NAME|RESULT|const|static` of a method or method template.
+std::string signature(CXCursor method) {
+  return spelling(method) + "|" + type_spelling(clang_getCursorResultType(method)) + "|" +
+         std::to_string(clang_CXXMethod_isConst(method)) + "|" +
+         std::to_string(clang_CXXMethod_isStatic(method));
+}
 
 CXChildVisitResult visit_member(CXCursor member, CXCursor, CXClientData data) {
   auto& walk = *static_cast<Walk*>(data);
@@ -39,6 +58,11 @@ CXChildVisitResult visit_member(CXCursor member, CXCursor, CXClientData data) {
   switch (clang_getCursorKind(member)) {
     case CXCursor_CXXMethod:
     case CXCursor_FunctionTemplate:
+      if (walk.with_signatures && clang_getCXXAccessSpecifier(member) == CX_CXXPublic) {
+        walk.signatures.push_back(signature(member));
+      }
+      walk.members.insert(spelling(member));
+      break;
     case CXCursor_FieldDecl:
     case CXCursor_VarDecl:
     case CXCursor_TypeAliasDecl:
@@ -73,13 +97,16 @@ CXChildVisitResult find_class(CXCursor cursor, CXCursor, CXClientData data) {
 
 int main(int argc, char** argv) {
   if (argc < 5) {
-    std::fprintf(stderr, "usage: class_members HEADER NAME class|template public|all [DIR...]\n");
+    std::fprintf(
+        stderr, "usage: class_members HEADER NAME class|template public|all|signatures [DIR...]\n");
     return 2;
   }
   const std::string header = argv[1];
   Walk walk{argv[2],
             std::string(argv[3]) == "template" ? CXCursor_ClassTemplate : CXCursor_ClassDecl,
             std::string(argv[4]) == "all",
+            std::string(argv[4]) == "signatures",
+            {},
             {}};
 
   std::vector<std::string> args = {"-x",
@@ -88,7 +115,9 @@ int main(int argc, char** argv) {
                                    "-resource-dir",
                                    TC_CLANG_RESOURCE_DIR,
                                    "-I",
-                                   TC_RUNTIME_INCLUDE_DIR};
+                                   TC_RUNTIME_INCLUDE_DIR,
+                                   "-I",
+                                   TC_RUNTIME_GENERATED_INCLUDE_DIR};
   for (int i = 5; i < argc; ++i) args.insert(args.end(), {"-I", argv[i]});
   std::istringstream torch_dirs(TC_TORCH_INCLUDE_DIRS);
   // The compiler's own /usr/include must not be re-added (it breaks libstdc++'s #include_next).
@@ -121,6 +150,7 @@ int main(int argc, char** argv) {
   }
   clang_visitChildren(clang_getTranslationUnitCursor(tu), find_class, &walk);
   for (const auto& member : walk.members) std::printf("member %s\n", member.c_str());
+  for (const auto& line : walk.signatures) std::printf("signature %s\n", line.c_str());
   clang_disposeTranslationUnit(tu);
   clang_disposeIndex(index);
   return status;

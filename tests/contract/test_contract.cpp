@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -13,6 +14,7 @@
 #include "lazy_forms.h"
 #include "skip.h"
 #include "tensordict/class_contract.h"
+#include "tensordict/detail/tensordict_members.h"
 #include "tensordict/dtype.h"
 
 namespace {
@@ -39,6 +41,47 @@ std::set<std::string> members_of(const std::string& header, const std::string& n
   return members;
 }
 
+// The public methods of the class `name` in `header`, as class_members prints their signatures.
+struct Method {
+  std::string name;
+  std::string result;  // without spaces and `tensordict::`
+  bool is_const;
+};
+std::vector<Method> methods_of(const std::string& header, const std::string& name,
+                               bool is_template) {
+  const std::string command = std::string("'") + TC_CLASS_MEMBERS_EXE + "' '" + header + "' " +
+                              name + (is_template ? " template" : " class") + " signatures";
+  const auto result = tc_test::run_command(command + " 2>&1");
+  INFO(command << "\n" << result.output);
+  CHECK(result.code == 0);
+  std::vector<Method> methods;
+  std::istringstream lines(result.output);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("signature ", 0) != 0) continue;
+    std::vector<std::string> fields;
+    std::istringstream parts(line.substr(10));
+    for (std::string field; std::getline(parts, field, '|');) fields.push_back(field);
+    REQUIRE(fields.size() == 4);
+    std::string type;
+    for (char c : fields[1]) {
+      if (c != ' ') type += c;
+    }
+    for (size_t at; (at = type.find("tensordict::")) != std::string::npos;) type.erase(at, 12);
+    methods.push_back({fields[0], type, fields[2] == "1"});
+  }
+  return methods;
+}
+
+// How a member gives back what it makes: "class" for a TensorDict (`Derived` on a class),
+// "self" for this instance after an in-place op (a non-const member's TensorDict&), "rows" for
+// a vector of TensorDicts; "" otherwise.
+std::string result_form(const Method& m, const std::string& self_type) {
+  if (m.result == self_type) return "class";
+  if (m.result == self_type + "&" && !m.is_const) return "self";
+  if (m.result == "std::vector<" + self_type + ">") return "rows";
+  return "";
+}
+
 // Public and protected members of tensordict::TensorClass.
 std::set<std::string> tensorclass_members() {
   return members_of(std::string(TC_RUNTIME_INCLUDE_DIR) + "/tensordict/tensorclass.h",
@@ -57,14 +100,74 @@ TEST_CASE("every TensorClass member is a reserved name of the contract",
   REQUIRE(members.size() > 40);
   const std::set<std::string> reserved(tensordict::kTensorClassMembers.begin(),
                                        tensordict::kTensorClassMembers.end());
+  const std::set<std::string> inherited(tensordict::detail::kTensorDictMembers.begin(),
+                                        tensordict::detail::kTensorDictMembers.end());
   for (const auto& name : members) {
-    INFO("TensorClass member '" << name << "' is missing from kTensorClassMembers");
-    CHECK(reserved.count(name) == 1);
+    INFO("TensorClass member '" << name
+                                << "' is neither TensorDict's nor listed in kTensorClassMembers");
+    CHECK(reserved.count(name) + inherited.count(name) > 0);
   }
   for (const auto& name : reserved) {
     INFO("kTensorClassMembers names '" << name << "', which TensorClass does not declare");
     CHECK(members.count(name) == 1);
   }
+#endif
+}
+
+// Python's tensorclass gives back the class wherever its TensorDict gives back a TensorDict (an
+// in-place op: this instance; a tuple: one instance each). Every such member of TensorDict must do
+// so on TensorClass, every overload of it (none may be hidden), but for the names kept as
+// TensorDict (class_contract.h) and the members a class gives its own meaning (below).
+TEST_CASE("every TensorDict member giving back a TensorDict gives back the class",
+          "[contract][clang][needs-libclang]") {
+#ifndef TC_HAVE_LIBCLANG
+  TC_SKIP("libclang is not installed");
+#else
+  const std::string include(TC_RUNTIME_INCLUDE_DIR);
+  const auto td = methods_of(include + "/tensordict/tensordict.h", "TensorDict", false);
+  const auto tc = methods_of(include + "/tensordict/tensorclass.h", "TensorClass", true);
+  REQUIRE(td.size() > 200);
+  // Names whose class member reads or writes through the class's fields, with other overloads
+  // than TensorDict's (docs/runtime.md, "The class is a TensorDict").
+  const std::set<std::string> own_meaning = {"get"};
+  std::set<std::string> kept;
+  for (const auto& row : tensordict::kMembersKeptAsTensorDict) kept.emplace(row.name);
+
+  std::map<std::string, std::vector<const Method*> > by_name_td, by_name_tc;
+  for (const auto& m : td) by_name_td[m.name].push_back(&m);
+  for (const auto& m : tc) by_name_tc[m.name].push_back(&m);
+  size_t checked = 0;
+  for (const auto& [name, overloads] : by_name_td) {
+    std::map<std::string, int> wanted;
+    for (const Method* m : overloads) {
+      const std::string form = result_form(*m, "TensorDict");
+      if (!form.empty()) ++wanted[form];
+    }
+    if (wanted.empty() || name == "operator=") continue;  // assignment rebinds the handle
+    const auto found = by_name_tc.find(name);
+    INFO("TensorDict::" << name);
+    if (kept.count(name)) {
+      INFO("kept as TensorDict (kMembersKeptAsTensorDict), yet TensorClass declares it");
+      CHECK(found == by_name_tc.end());
+      continue;
+    }
+    ++checked;
+    REQUIRE(found != by_name_tc.end());
+    std::map<std::string, int> given;
+    for (const Method* m : found->second) {
+      const std::string form = result_form(*m, "Derived");
+      if (!form.empty()) ++given[form];
+    }
+    for (const auto& [form, count] : wanted) {
+      INFO("overloads giving back a TensorDict as '" << form << "' on the class");
+      CHECK(given[form] >= count);
+    }
+    if (!own_meaning.count(name)) {
+      INFO("an overload of TensorDict's is hidden on the class");
+      CHECK(found->second.size() >= overloads.size());
+    }
+  }
+  CHECK(checked > 150);
 #endif
 }
 

@@ -187,23 +187,33 @@ inline constexpr std::array<DtypeSpelling, 15> kDtypes{{
     {"quint8", "QUInt8", false},
 }};
 
-/// Every public and protected member of TensorClass<Derived> (tensorclass.h). A field whose
-/// accessor or setter would take one of these names would hide it, so tcgen names that field's
-/// accessor `field_<name>`. tests/tensorclass checks this list against the class itself.
+/// The public and protected members TensorClass<Derived> (tensorclass.h) declares itself; with
+/// TensorDict's (detail::kTensorDictMembers, which a class inherits) the names no field accessor
+/// or setter may take without hiding one, so tcgen names that field's accessor `field_<name>`.
+/// tests/contract checks this list against the class itself.
 // clang-format off
-inline constexpr std::array<std::string_view, 77> kTensorClassMembers{
-    "TensorClass", "_tensordict", "any_field", "apply", "apply_", "as_field", "batch_dims",
-    "batch_size", "build", "cat", "chunk", "clone", "contiguous", "detach", "device", "dumps", "eq",
-    "expand", "field_entry", "fields", "flatten", "from_tensordict", "get", "index", "is_locked",
-    "is_memmap", "lazy_stack", "load", "load_", "load_memmap", "load_memmap_", "load_state_dict",
-    "lock_", "memmap", "memmap_", "memmap_async", "memmap_like", "memmap_refresh_", "names", "ndim",
-    "nested_field", "numel", "operator[]", "optional_nested_field", "optional_tensor_field",
-    "optional_value_field", "permute", "rebind", "refine_names", "rename", "rename_", "required_entry",
-    "reshape", "save",
-    "saved_path", "set", "set_batch_size", "set_field", "set_names", "spec", "split", "squeeze",
-    "stack", "state_dict", "tensor_field", "to", "to_tensordict", "transpose", "unbind",
-    "unflatten", "unlock_", "unsqueeze", "update", "update_", "value_field", "view", "wrap"};
+inline constexpr std::array<std::string_view, 38> kTensorClassMembers{
+    "TensorClass", "_tensordict", "any_field", "as_field", "build", "cat", "dumps", "field_entry",
+    "fields", "from_tensordict", "get", "lazy_stack", "load", "load_", "load_memmap",
+    "load_memmap_", "load_state_dict", "memmap", "memmap_", "memmap_async", "memmap_like",
+    "memmap_refresh_", "nested_field", "optional_nested_field", "optional_tensor_field",
+    "optional_value_field", "rebind", "required_entry", "save", "set", "set_field", "spec", "stack",
+    "state_dict", "tensor_field", "to_tensordict", "value_field", "wrap"};
 // clang-format on
+
+/// A TensorDict member a generated class inherits as it is, though it gives back a TensorDict
+/// (every other such member gives back the class: runtime/cmake/ClassMembers.cmake, which reads
+/// this table).
+struct KeptMember {
+  std::string_view name;  ///< the member's name in TensorDict
+  std::string_view why;   ///< why a class gives back a TensorDict there
+};
+/// The members kept as TensorDict's on generated classes (docs/schema.md, "The generated class").
+inline constexpr std::array<KeptMember, 3> kMembersKeptAsTensorDict{{
+    {"get_tensordict", "the TensorDict stored at a key, not this one transformed"},
+    {"data_ptr", "a TensorDict of pointers; Python's tensorclass does not wrap it"},
+    {"cat_tensors", "Python's tensorclass returns its TensorDict, unwrapped"},
+}};
 
 /// Names a generated class declares itself; no field may take them (tcgen rejects them).
 inline constexpr std::array<std::string_view, 3> kGeneratedMembers{"Args", "class_spec",

@@ -54,7 +54,7 @@ struct TensorClassTag {};
 /// (detail::WrapTag, TensorDict) that wraps a TensorDict (befriending this base). Ops that return
 /// the class return a `Derived`.
 template <class Derived>
-class TensorClass : public TensorClassTag {
+class TensorClass : public TensorDict, public TensorClassTag {
  public:
   /// The class's ClassSpec: `Derived::class_spec()`.
   static const ClassSpec& spec() { return Derived::class_spec(); }
@@ -80,95 +80,42 @@ class TensorClass : public TensorClassTag {
   /// are dropped unless `retain_none`, which keeps them as NonTensorData(None). The default is
   /// what Python 0.14 does (its docstring says True, its code drops them).
   TensorDict to_tensordict(bool retain_none = false) const {
-    return detail::tc::to_tensordict(td_, spec(), retain_none);
+    return detail::tc::to_tensordict(td(), spec(), retain_none);
   }
   /// The inner TensorDict (Python's `_tensordict`), aliasing this instance.
-  const TensorDict& _tensordict() const { return td_; }
+  const TensorDict& _tensordict() const { return *this; }
 
   // ---- by key ----------------------------------------------------------------------------------
   /// The stored entry at `key` (a field name, or a path into nested class fields and TensorDicts:
   /// `{"inner", "x"}`), or nullopt when that field is None. KeyError when `key` does not resolve.
   std::optional<Value> get(const NestedKey& key) const {
-    return detail::tc::get_path(td_, spec(), key, nullptr);
+    return detail::tc::get_path(td(), spec(), key, nullptr);
   }
   /// Python's get(key, default): `default_value` when `key` does not resolve; a None field still
   /// gives nullopt. `get(key, std::nullopt)` is Python's `get(key)`.
   std::optional<Value> get(const NestedKey& key, const std::optional<Value>& default_value) const {
-    return detail::tc::get_path(td_, spec(), key, &default_value);
+    return detail::tc::get_path(td(), spec(), key, &default_value);
+  }
+  /// TensorDict's get<T>: the entry at `key` as a `T` (a tensor, a TensorDict, a value).
+  template <class T>
+  T get(const NestedKey& key) const {
+    return TensorDict::get<T>(key);
   }
   /// Python's set(key, value, inplace): sets a field through the class's casting rules, or an
   /// entry of a nested class field / TensorDict. `inplace` writes into the stored tensor.
   Derived& set(const NestedKey& key, const FieldValue& value, bool inplace = false) {
-    detail::tc::set_path(td_, spec(), key, value, inplace);
+    detail::tc::set_path(mutable_td(), spec(), key, value, inplace);
     return self();
   }
 
-  // ---- shape, device, lock ----------------------------------------------------------------------
-  /// The inner TensorDict's batch_size, set_batch_size (every field must have the new leading
-  /// dims), ndim / batch_dims, numel, device and is_locked (TensorDict's members of these names).
-  ///@{
-  const BatchSize& batch_size() const { return td_.batch_size(); }
-  void set_batch_size(BatchSize batch_size) { td_.set_batch_size(std::move(batch_size)); }
-  int64_t ndim() const { return td_.ndim(); }
-  int64_t batch_dims() const { return td_.ndim(); }
-  int64_t numel() const { return td_.numel(); }
-  std::optional<at::Device> device() const { return td_.device(); }
-  bool is_locked() const { return td_.is_locked(); }
-  ///@}
-  /// Python's `names`: one optional name per batch dim; batch ops move them as Python does.
-  DimNames names() const { return td_.names(); }
-  /// TensorDict's set_names, refine_names, rename and rename_ (Python's names setter,
-  /// refine_names, rename): rename returns a renamed instance (a shallow copy), the others rename
-  /// this one and return it.
-  ///@{
-  Derived& set_names(std::optional<DimNames> names) {
-    td_.set_names(std::move(names));
-    return self();
-  }
-  Derived& refine_names(const DimNames& names) { return td_.refine_names(names), self(); }
-  Derived rename(std::optional<DimNames> names) const { return wrap(td_.rename(std::move(names))); }
-  Derived rename(const DimRenames& rename_map) const { return wrap(td_.rename(rename_map)); }
-  Derived& rename_(std::optional<DimNames> names) { return td_.rename_(std::move(names)), self(); }
-  Derived& rename_(const DimRenames& rename_map) { return td_.rename_(rename_map), self(); }
-  ///@}
-  /// Locks / unlocks the inner TensorDict (TensorDict::lock_, unlock_); returns this instance.
-  ///@{
-  Derived& lock_() { return td_.lock_(), self(); }
-  Derived& unlock_() { return td_.unlock_(), self(); }
-  ///@}
+  // ---- every TensorDict member ------------------------------------------------------------------
+  // A class is a TensorDict: TensorDict's members are its members. Those giving back a TensorDict
+  // give back the class (an in-place one, this instance), as Python's tensorclass wraps them;
+  // runtime/cmake/ClassMembers.cmake writes them from tensordict.h at configure time (the names
+  // declared in this class keep its meaning; class_contract.h lists the few left unwrapped).
+#include "tensordict/detail/class_members.inc"
 
-  // ---- TensorDict ops returning the typed class -------------------------------------------------
-  /// TensorDict's index, `[i]`, view, reshape, squeeze, unsqueeze, permute, transpose, flatten,
-  /// unflatten and expand over the batch dims, returning the class (views where TensorDict's are).
-  ///@{
-  Derived index(const Index& index) const { return wrap(td_.index(index)); }
-  Derived operator[](int64_t i) const { return wrap(td_[i]); }
-  Derived view(at::IntArrayRef shape) const { return wrap(td_.view(shape)); }
-  Derived reshape(at::IntArrayRef shape) const { return wrap(td_.reshape(shape)); }
-  Derived squeeze(std::optional<int64_t> dim = std::nullopt) const {
-    return wrap(td_.squeeze(dim));
-  }
-  Derived unsqueeze(int64_t dim) const { return wrap(td_.unsqueeze(dim)); }
-  Derived permute(at::IntArrayRef dims) const { return wrap(td_.permute(dims)); }
-  Derived transpose(int64_t d0, int64_t d1) const { return wrap(td_.transpose(d0, d1)); }
-  Derived flatten(int64_t start = 0, int64_t end = -1) const {
-    return wrap(td_.flatten(start, end));
-  }
-  Derived unflatten(int64_t dim, at::IntArrayRef sizes) const {
-    return wrap(td_.unflatten(dim, sizes));
-  }
-  Derived expand(at::IntArrayRef shape) const { return wrap(td_.expand(shape)); }
-  ///@}
-  /// TensorDict's unbind, split and chunk along batch dim `dim`: one instance per piece.
-  ///@{
-  std::vector<Derived> unbind(int64_t dim = 0) const { return wrap_all(td_.unbind(dim)); }
-  std::vector<Derived> split(int64_t size, int64_t dim = 0) const {
-    return wrap_all(td_.split(size, dim));
-  }
-  std::vector<Derived> chunk(int64_t chunks, int64_t dim = 0) const {
-    return wrap_all(td_.chunk(chunks, dim));
-  }
-  ///@}
+  // ---- the class's own ops ---------------------------------------------------------------------
   /// Python's torch.stack / torch.cat of instances: an instance over tensordict::stack /
   /// tensordict::cat of their TensorDicts along batch dim `dim`.
   ///@{
@@ -184,51 +131,31 @@ class TensorClass : public TensorClassTag {
   static Derived lazy_stack(const std::vector<Derived>& items, int64_t dim = 0) {
     return wrap(tensordict::lazy_stack(inner_all(items), dim));
   }
-  /// TensorDict's to, clone (`recurse` = false: structure only, tensors shared), contiguous,
-  /// detach and apply, returning the class; apply_ works in place and returns this instance.
+  // ---- math: Python's operators, giving back the class ------------------------------------------
+  /// TensorDict's operators (operand.h: `+ - * / %`, unary `-`, a scalar on the left as in
+  /// `1 - c` and `2 / c`, `< <= > >=`, and the compound assignments, in place, returning `a`) on
+  /// every tensor field, giving back the class. The operand is a scalar, a tensor broadcast over
+  /// the batch dims, a TensorDict or an instance. The named forms (`add`, `pow`, `abs`, ...) are
+  /// TensorDict's members, above.
   ///@{
-  Derived to(at::Device device, bool non_blocking = false) const {
-    return wrap(td_.to(device, non_blocking));
-  }
-  Derived to(at::ScalarType dtype) const { return wrap(td_.to(dtype)); }
-  Derived clone(bool recurse = true) const { return wrap(td_.clone(recurse)); }
-  Derived contiguous() const { return wrap(td_.contiguous()); }
-  Derived detach() const { return wrap(td_.detach()); }
-  Derived apply(const LeafFn& fn) const { return wrap(td_.apply(fn)); }
-  Derived& apply_(const LeafFn& fn) { return td_.apply_(fn), self(); }
-  ///@}
-  /// TensorDict::update / update_ with `other`'s fields (update_ copies into the stored tensors);
-  /// returns this instance.
-  ///@{
-  Derived& update(const Derived& other) { return td_.update(other.td_), self(); }
-  Derived& update_(const Derived& other) { return td_.update_(other.td_), self(); }
-  ///@}
-
-  // ---- math: element-wise operators on every tensor field, returning the typed class ------------
-  /// Python's operators on every tensor field, as TensorDict's (`+ - * /`, unary `-`,
-  /// `< <= > >=`, the compound assignments in place, returning `a`), returning the class. The
-  /// operand is a scalar, a tensor broadcast over the batch dims, or an instance of the class.
-  /// Reductions and named ops go through `_tensordict()`: `obj._tensordict().sum()`.
-  ///@{
-  friend Derived operator+(const Derived& a, const Operand& b) { return wrap(a.td_ + b); }
-  friend Derived operator-(const Derived& a, const Operand& b) { return wrap(a.td_ - b); }
-  friend Derived operator*(const Derived& a, const Operand& b) { return wrap(a.td_ * b); }
-  friend Derived operator/(const Derived& a, const Operand& b) { return wrap(a.td_ / b); }
-  friend Derived operator+(const Derived& a, const Derived& b) { return wrap(a.td_ + b.td_); }
-  friend Derived operator-(const Derived& a, const Derived& b) { return wrap(a.td_ - b.td_); }
-  friend Derived operator*(const Derived& a, const Derived& b) { return wrap(a.td_ * b.td_); }
-  friend Derived operator/(const Derived& a, const Derived& b) { return wrap(a.td_ / b.td_); }
-  friend Derived operator-(const Derived& a) { return wrap(-a.td_); }
-  friend Derived operator<(const Derived& a, const Operand& b) { return wrap(a.td_ < b); }
-  friend Derived operator<=(const Derived& a, const Operand& b) { return wrap(a.td_ <= b); }
-  friend Derived operator>(const Derived& a, const Operand& b) { return wrap(a.td_ > b); }
-  friend Derived operator>=(const Derived& a, const Operand& b) { return wrap(a.td_ >= b); }
-  friend Derived& operator+=(Derived& a, const Operand& b) { return a.td_ += b, a; }
-  friend Derived& operator-=(Derived& a, const Operand& b) { return a.td_ -= b, a; }
-  friend Derived& operator*=(Derived& a, const Operand& b) { return a.td_ *= b, a; }
-  friend Derived& operator/=(Derived& a, const Operand& b) { return a.td_ /= b, a; }
-  friend Derived& operator+=(Derived& a, const Derived& b) { return a.td_ += b.td_, a; }
-  friend Derived& operator-=(Derived& a, const Derived& b) { return a.td_ -= b.td_, a; }
+  friend Derived operator+(const Derived& a, const Operand& b) { return wrap(as_td(a) + b); }
+  friend Derived operator-(const Derived& a, const Operand& b) { return wrap(as_td(a) - b); }
+  friend Derived operator*(const Derived& a, const Operand& b) { return wrap(as_td(a) * b); }
+  friend Derived operator/(const Derived& a, const Operand& b) { return wrap(as_td(a) / b); }
+  friend Derived operator%(const Derived& a, const Operand& b) { return wrap(as_td(a) % b); }
+  friend Derived operator-(const Derived& a) { return wrap(-as_td(a)); }
+  friend Derived operator+(const at::Scalar& a, const Derived& b) { return wrap(a + as_td(b)); }
+  friend Derived operator-(const at::Scalar& a, const Derived& b) { return wrap(a - as_td(b)); }
+  friend Derived operator*(const at::Scalar& a, const Derived& b) { return wrap(a * as_td(b)); }
+  friend Derived operator/(const at::Scalar& a, const Derived& b) { return wrap(a / as_td(b)); }
+  friend Derived operator<(const Derived& a, const Operand& b) { return wrap(as_td(a) < b); }
+  friend Derived operator<=(const Derived& a, const Operand& b) { return wrap(as_td(a) <= b); }
+  friend Derived operator>(const Derived& a, const Operand& b) { return wrap(as_td(a) > b); }
+  friend Derived operator>=(const Derived& a, const Operand& b) { return wrap(as_td(a) >= b); }
+  friend Derived& operator+=(Derived& a, const Operand& b) { return as_td(a) += b, a; }
+  friend Derived& operator-=(Derived& a, const Operand& b) { return as_td(a) -= b, a; }
+  friend Derived& operator*=(Derived& a, const Operand& b) { return as_td(a) *= b, a; }
+  friend Derived& operator/=(Derived& a, const Operand& b) { return as_td(a) /= b, a; }
   ///@}
 
   // ---- memmap family (spec §3) ------------------------------------------------------------------
@@ -237,21 +164,21 @@ class TensorClass : public TensorClassTag {
   /// class; returns the memory-mapped, locked instance (memmap_like: files sized, no data copied).
   ///@{
   Derived memmap(const std::string& prefix, const MemmapOptions& options = {}) const {
-    return wrap(detail::tc::memmap(td_, spec(), prefix, options, false));
+    return wrap(detail::tc::memmap(td(), spec(), prefix, options, false));
   }
   Derived memmap_like(const std::string& prefix, const MemmapOptions& options = {}) const {
-    return wrap(detail::tc::memmap(td_, spec(), prefix, options, true));
+    return wrap(detail::tc::memmap(td(), spec(), prefix, options, true));
   }
   ///@}
   /// Python's memmap(return_early=True): the write runs on a background thread.
   TensorClassFuture<Derived> memmap_async(const std::string& prefix,
                                           const MemmapOptions& options = {}) const {
-    return TensorClassFuture<Derived>(detail::tc::memmap_async(td_, spec(), prefix, options));
+    return TensorClassFuture<Derived>(detail::tc::memmap_async(td(), spec(), prefix, options));
   }
   /// Python's memmap_: writes as memmap, then this instance (every handle to its TensorDict,
   /// nested levels included) maps the files; returns it.
   Derived& memmap_(const std::string& prefix, const MemmapOptions& options = {}) {
-    detail::tc::memmap_in_place(td_, spec(), prefix, options);
+    detail::tc::memmap_in_place(mutable_td(), spec(), prefix, options);
     return self();
   }
   /// Python's save / dumps: memmap(prefix, options).
@@ -278,7 +205,7 @@ class TensorClass : public TensorClassTag {
   /// its TensorDict sees the loaded fields); returns it.
   ///@{
   Derived& load_memmap_(const std::string& prefix) {
-    detail::tc::load_memmap_in_place(td_, spec(), prefix);
+    detail::tc::load_memmap_in_place(mutable_td(), spec(), prefix);
     return self();
   }
   Derived& load_(const std::string& prefix) { return load_memmap_(prefix); }
@@ -286,52 +213,44 @@ class TensorClass : public TensorClassTag {
   /// Reloads every field from the directory this instance is memory-mapped to (Python's
   /// memmap_refresh_); Error when it is not memory-mapped.
   Derived& memmap_refresh_() {
-    detail::tc::memmap_refresh(td_, spec());
+    detail::tc::memmap_refresh(mutable_td(), spec());
     return self();
   }
-  /// TensorDict's is_memmap and saved_path: whether the fields map files, and where from.
-  ///@{
-  bool is_memmap() const { return td_.is_memmap(); }
-  std::optional<std::string> saved_path() const { return td_.saved_path(); }
-  ///@}
-
   // ---- state dict, comparison, printing --------------------------------------------------------
   /// Python's state_dict(prefix=, keep_vars=, flatten=): `state_dict({"model."})`.
   StateDict state_dict(const StateDictOptions& options = {}) const {
-    return detail::tc::state_dict(td_, spec(), options);
+    return detail::tc::state_dict(td(), spec(), options);
   }
   /// Python's load_state_dict(state_dict, strict, assign, from_flatten): loads a StateDict that
   /// state_dict made (flat or nested); tensors are copied into the stored ones (`assign`:
   /// replaced). `strict`: KeyError listing the missing and unexpected keys. Returns this instance.
   Derived& load_state_dict(const StateDict& state, bool strict = true, bool assign = false,
                            std::optional<bool> from_flatten = std::nullopt) {
-    detail::tc::load_state_dict(td_, spec(), state, strict, assign, from_flatten);
+    detail::tc::load_state_dict(mutable_td(), spec(), state, strict, assign, from_flatten);
     return self();
   }
-  /// Element-wise comparison of every tensor field (a TensorDict of bool tensors).
-  TensorDict eq(const Derived& other) const { return td_ == other.td_; }
   /// True when every field (None included) holds equal values (!=: when one differs).
   ///@{
   friend bool operator==(const Derived& a, const Derived& b) {
-    return detail::tc::equal(a.td_, b.td_);
+    return detail::tc::equal(as_td(a), as_td(b));
   }
   friend bool operator!=(const Derived& a, const Derived& b) { return !(a == b); }
   ///@}
   /// Python's repr layout: `Name(field=..., batch_size=..., device=..., is_shared=...)`, one
   /// field per line.
   friend std::ostream& operator<<(std::ostream& os, const Derived& obj) {
-    detail::tc::print(os, obj.td_, spec());
+    detail::tc::print(os, as_td(obj), spec());
     return os;
   }
 
  protected:
   /// An instance over `td` (generated constructors pass build()'s result).
-  explicit TensorClass(TensorDict td) : td_(std::move(td)) {}
+  explicit TensorClass(TensorDict td) : TensorDict(std::move(td)) {}
 
   /// A `Derived` over `td`, without checks (through the generated private constructor).
   static Derived wrap(TensorDict td) { return Derived(detail::WrapTag{}, std::move(td)); }
   /// Points this instance at `td` (hand-written methods' inplace=True, e.g. History::append).
-  void rebind(TensorDict td) { td_ = std::move(td); }
+  void rebind(TensorDict td) { mutable_td() = std::move(td); }
   /// The inner TensorDict of a new instance: one value per field in schema order, cast per the
   /// class options (TypeError / ShapeError naming the field), dims named `names`; locked when
   /// the class is frozen.
@@ -345,20 +264,20 @@ class TensorClass : public TensorClassTag {
   // fields in schema order (TensorDict::class_slot), through the runtime otherwise.
   /// The stored entry of field `i`, or nullptr when the field is None.
   const Value* field_entry(size_t i) const {
-    if (const Value* v = td_.class_slot(&Derived::class_spec, i)) return v;
-    return detail::tc::entry(td_, &Derived::class_spec, i);
+    if (const Value* v = class_slot(&Derived::class_spec, i)) return v;
+    return detail::tc::entry(td(), &Derived::class_spec, i);
   }
   /// The stored entry of field `i`; KeyError naming the field when it is None.
   const Value& required_entry(size_t i) const {
     const Value* v = field_entry(i);
-    return v ? *v : detail::tc::require(td_, spec(), i);  // KeyError naming the field
+    return v ? *v : detail::tc::require(td(), spec(), i);  // KeyError naming the field
   }
   /// The tensor of field `i`; KeyError when the field is None, TypeError when it holds no tensor.
   const at::Tensor& tensor_field(size_t i) const {
-    if (const Value* v = td_.class_slot(&Derived::class_spec, i)) {
+    if (const Value* v = class_slot(&Derived::class_spec, i)) {
       if (const at::Tensor* t = v->tensor_if()) return *t;
     }
-    return detail::tc::tensor(td_, &Derived::class_spec, i);
+    return detail::tc::tensor(td(), &Derived::class_spec, i);
   }
   /// The tensor of an optional field `i`, or nullopt when it is None.
   std::optional<at::Tensor> optional_tensor_field(size_t i) const {
@@ -390,8 +309,8 @@ class TensorClass : public TensorClassTag {
     try {
       v = field_entry(i);
     } catch (const Error&) {  // elements that do not stack: one value each
-      if (!td_.is_lazy_stack() || td_.stack_dim() != 0) throw;
-      return detail::tc::read_any_per_element(td_, spec(), i);
+      if (!is_lazy_stack() || stack_dim() != 0) throw;
+      return detail::tc::read_any_per_element(td(), spec(), i);
     }
     Json out;
     if (v) detail::tc::read(*v, spec(), i, out);
@@ -411,12 +330,12 @@ class TensorClass : public TensorClassTag {
   /// Sets field `i` to `value`, cast per the class options (None removes it); LockedError when the
   /// instance is locked. Returns this instance.
   Derived& set_field(size_t i, FieldValue value) {
-    detail::tc::set(td_, spec(), i, std::move(value));
+    detail::tc::set(mutable_td(), spec(), i, std::move(value));
     return self();
   }
   /// set_field for a tensor (the generated tensor setters), without the FieldValue round trip.
   Derived& set_field(size_t i, at::Tensor value) {
-    detail::tc::set_tensor(td_, &Derived::class_spec, i, std::move(value));
+    detail::tc::set_tensor(mutable_td(), &Derived::class_spec, i, std::move(value));
     return self();
   }
 
@@ -438,12 +357,16 @@ class TensorClass : public TensorClassTag {
   ///@}
 
  private:
-  TensorDict td_;
-
   template <class Other>
   friend class TensorClass;
 
   Derived& self() { return static_cast<Derived&>(*this); }
+  // This instance, or an instance `x`, as its TensorDict: for the runtime's functions and
+  // TensorDict's operators. `as_td(x)`, not `x.td()`, where a field accessor could hide `td`.
+  const TensorDict& td() const { return *this; }
+  TensorDict& mutable_td() { return *this; }
+  static const TensorDict& as_td(const Derived& x) { return x; }
+  static TensorDict& as_td(Derived& x) { return x; }
   static std::vector<Derived> wrap_all(const std::vector<TensorDict>& tds) {
     std::vector<Derived> out;
     out.reserve(tds.size());
@@ -460,7 +383,7 @@ class TensorClass : public TensorClassTag {
   static std::vector<TensorDict> inner_all(const std::vector<Derived>& items) {
     std::vector<TensorDict> out;
     out.reserve(items.size());
-    for (const auto& item : items) out.push_back(item.td_);
+    for (const auto& item : items) out.push_back(as_td(item));
     return out;
   }
 };
