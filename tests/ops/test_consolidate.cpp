@@ -135,8 +135,8 @@ TEST_CASE("consolidate packs every leaf into one storage, values unchanged", "[c
   CHECK(c.get_non_tensor("txt") == "hello");
   CHECK(items_of(c, "s") == items_of(td, "s"));
   CHECK(c.is_locked());  // as Python's
-  // Locked: an existing key is written in place, into the buffer.
-  c.set("a", at::zeros({4, 3, 2}));
+  // Locked: set_ writes an existing key in place, into the buffer.
+  c.set_("a", at::zeros({4, 3, 2}));
   CHECK(c.is_consolidated());
   CHECK(same(c.get("a"), at::zeros({4, 3, 2})));
   c.unlock_();  // a plain TensorDict again, as Python's

@@ -112,11 +112,10 @@ TEST_CASE("test_methods: test_shape", "[parity][methods]") {
 
 TEST_CASE("test_generic: test_memory_lock", "[parity][generic]") {
   // method="share_memory"; "memmap" calls memmap_() without a prefix (not applicable). Python's
-  // set(key, value) of an existing key raises on a locked TensorDict; here it writes in place
-  // (docs/runtime.md), as Python's set(..., inplace=True) and set_ do.
+  // set(key, value) raises on a locked TensorDict, for an existing key too; set_ writes in place.
   TensorDict td({{"a", at::randn({4, 5})}}, {4, 5});
   td.share_memory_();
-  CHECK_NOTHROW(td.set("a", at::randn({4, 5})));
+  CHECK_THROWS_AS(td.set("a", at::randn({4, 5})), LockedError);
   CHECK_NOTHROW(td.set_("a", at::randn({4, 5})));
   CHECK_THROWS_AS(td.set("b", at::randn({4, 5})), LockedError);
 }

@@ -186,38 +186,6 @@ Value conform(const TensorDictImpl& impl, const NestedKey& key, Value value) {
   return value;
 }
 
-// Locked TensorDicts keep their keys: an existing entry is overwritten in place.
-void write_in_place(Value& slot, const NestedKey& key, Value value) {
-  if (slot.is_tensor() && value.is_tensor()) {
-    at::Tensor& dst = slot.tensor();
-    if (dst.sizes() != value.tensor().sizes()) {
-      throw ShapeError("in-place write to key " + key.repr() + ": expected shape " +
-                       shape_str(dst.sizes()) + ", got " + shape_str(value.tensor().sizes()));
-    }
-    dst.copy_(value.tensor());
-    return;
-  }
-  if (slot.is_tensordict() && value.is_tensordict()) {
-    auto& dst = detail::impl_of(slot.tensordict());
-    const auto& src = detail::impl_of(value.tensordict());
-    for (size_t i = 0; i < src.keys.size(); ++i) {
-      const int64_t at = dst.find(src.keys[i]);
-      if (at < 0) {
-        throw LockedError("cannot add key " + key.child(src.keys[i]).repr() +
-                          ": the TensorDict is locked");
-      }
-      write_in_place(dst.values[static_cast<size_t>(at)], key.child(src.keys[i]), src.values[i]);
-    }
-    return;
-  }
-  if (slot.is_non_tensor() && value.is_non_tensor()) {
-    slot = std::move(value);
-    return;
-  }
-  throw TypeError("in-place write to key " + key.repr() + ": cannot replace a " + slot.kind_name() +
-                  " by a " + value.kind_name());
-}
-
 }  // namespace
 
 TensorDict::TensorDict() : TensorDict(std::make_shared<TensorDictImpl>()) {}
@@ -433,21 +401,19 @@ TensorDict& TensorDict::set(const NestedKey& key, Value value) {
   std::optional<TensorDict> parent;  // only nested keys pay for a handle copy
   if (key.is_nested()) parent = parent_of(*this, key, true);
   auto& impl = parent ? detail::impl_of(*parent) : *impl_;
+  // A locked TensorDict refuses set, of a new key or an existing one, as Python's
+  // set(inplace=False): set_ writes into an existing tensor.
+  if (impl.locked) {
+    throw LockedError("cannot set key " + key.repr() +
+                      ": the TensorDict is locked (set_() writes into an existing tensor; "
+                      "unlock_() it to replace or add entries)");
+  }
   value = conform(impl, key, std::move(value));
   if (value.is_tensordict()) detail::exchange_names(impl, value);
   const int64_t slot = impl.find(key, key.size() - 1);
   if (slot >= 0) {
-    Value& existing = impl.values[static_cast<size_t>(slot)];
-    if (impl.locked) {
-      write_in_place(existing, key, std::move(value));
-    } else {
-      existing = std::move(value);
-    }
+    impl.values[static_cast<size_t>(slot)] = std::move(value);
     return *this;
-  }
-  if (impl.locked) {
-    throw LockedError("cannot add key " + key.repr() +
-                      ": the TensorDict is locked (unlock_() it first)");
   }
   if (value.is_tensordict() && value.tensordict().is_locked() != impl.locked) {
     // A nested TensorDict shares its parent's lock state.
