@@ -1,8 +1,8 @@
 // Typed and by-name access, conversions, equality and printing of generated tensorclasses.
 #include <ATen/ATen.h>
 
-#include "catch2_compat.h"
 #include <sstream>
+#include "catch2_compat.h"
 
 #include "include.h"
 #include "methods.h"

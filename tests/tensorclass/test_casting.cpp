@@ -2,8 +2,8 @@
 // tensor_only, frozen, shadow.
 #include <ATen/ATen.h>
 
-#include "catch2_compat.h"
 #include <type_traits>
+#include "catch2_compat.h"
 
 #include "autocast.h"
 #include "defaults.h"

@@ -2,8 +2,8 @@
 // JSON detour, typed errors on stacked data, member-named fields, tensor_only strings.
 #include <ATen/ATen.h>
 
-#include "catch2_compat.h"
 #include <type_traits>
+#include "catch2_compat.h"
 
 #include "contract.h"
 #include "tensor_only.h"

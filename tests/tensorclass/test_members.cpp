@@ -8,18 +8,13 @@
 #include "catch2_compat.h"
 
 #include "plain.h"
+#include "plain_rows.h"
 
 using golden::Plain;
 using tensordict::BatchSize;
 using tensordict::TensorDict;
 
 namespace {
-
-Plain make(int64_t n) {
-  Plain p({at::arange(n * 3, at::kFloat).reshape({n, 3})}, {n});
-  p.set_mask(at::ones({n}, at::kBool));
-  return p;
-}
 
 template <class T>
 constexpr bool is_plain = std::is_same_v<T, Plain>;
@@ -33,7 +28,7 @@ int64_t leaf_count(const TensorDict& td) {
 }  // namespace
 
 TEST_CASE("TensorDict members give back the class", "[tensorclass][members]") {
-  const Plain p = make(4);
+  const Plain p = plain_rows(4);
   static_assert(is_plain<decltype(p.select({"obs"}))>);
   static_assert(is_plain<decltype(p.exclude({"mask"}))>);
   static_assert(is_plain<decltype(p.clone())>);
@@ -95,7 +90,7 @@ TEST_CASE("static TensorDict makers give back the class", "[tensorclass][members
 }
 
 TEST_CASE("a class is taken wherever a TensorDict is, without a copy", "[tensorclass][members]") {
-  Plain p = make(2);
+  Plain p = plain_rows(2);
   const at::Tensor before = p.obs().clone();
   double_obs(p);  // writes through to the class's own tensor
   CHECK(p.obs().equal(before * 2));
@@ -109,7 +104,7 @@ TEST_CASE("a class is taken wherever a TensorDict is, without a copy", "[tensorc
 }
 
 TEST_CASE("the kept members give back a TensorDict", "[tensorclass][members]") {
-  const Plain p = make(2);
+  const Plain p = plain_rows(2);
   for (const auto& kept : tensordict::kMembersKeptAsTensorDict) {
     INFO(kept.name << ": " << kept.why);
     CHECK_FALSE(kept.why.empty());

@@ -6,16 +6,11 @@
 
 #include "nested.h"
 #include "plain.h"
+#include "plain_rows.h"
 
 using namespace golden;
 
 namespace {
-
-Plain make(int64_t n) {
-  Plain p({at::arange(n * 3, at::kFloat).reshape({n, 3})}, {n});
-  p.set_mask(at::ones({n}, at::kBool));
-  return p;
-}
 
 template <class T>
 constexpr bool is_plain = std::is_same_v<std::decay_t<T>, Plain>;
@@ -23,7 +18,7 @@ constexpr bool is_plain = std::is_same_v<std::decay_t<T>, Plain>;
 }  // namespace
 
 TEST_CASE("indexing returns the typed class", "[tensorclass][ops]") {
-  Plain p = make(4);
+  Plain p = plain_rows(4);
   auto row = p[1];
   static_assert(is_plain<decltype(row)>);
   CHECK(row.batch_size().empty());
@@ -36,7 +31,7 @@ TEST_CASE("indexing returns the typed class", "[tensorclass][ops]") {
 }
 
 TEST_CASE("stack, cat, unbind and split", "[tensorclass][ops]") {
-  Plain a = make(2), b = make(2);
+  Plain a = plain_rows(2), b = plain_rows(2);
   b.set("label", std::string("second"));
   Plain stacked = Plain::stack({a, b});
   CHECK(stacked.batch_size() == tensordict::BatchSize{2, 2});
@@ -60,7 +55,7 @@ TEST_CASE("stack, cat, unbind and split", "[tensorclass][ops]") {
 }
 
 TEST_CASE("shape ops, to, clone, apply, update", "[tensorclass][ops]") {
-  Plain p = make(4);
+  Plain p = plain_rows(4);
   CHECK(p.unsqueeze(0).batch_size() == tensordict::BatchSize{1, 4});
   CHECK(p.reshape({2, 2}).obs().sizes().vec() == std::vector<int64_t>{2, 2, 3});
   Plain doubled = p.apply([](const at::Tensor& t) { return t.is_floating_point() ? t * 2 : t; });

@@ -14,6 +14,23 @@
 namespace tensordict::detail {
 namespace {
 
+// One level of a TensorDict unlocked for as long as it lives, then locked again as it was: for
+// the entries Python writes with ignore_lock=True.
+class LockLifted {
+ public:
+  explicit LockLifted(const TensorDict& td)
+      : impl_(::tensordict::detail::impl_of(td)), locked_(impl_.locked) {
+    impl_.locked = false;
+  }
+  LockLifted(const LockLifted&) = delete;
+  LockLifted& operator=(const LockLifted&) = delete;
+  ~LockLifted() { impl_.locked = locked_; }
+
+ private:
+  ::tensordict::detail::TensorDictImpl& impl_;
+  bool locked_;
+};
+
 // Python pads every leaf of a consolidated buffer to a multiple of 8 bytes.
 constexpr int64_t kLeafAlignment = 8;
 // Bound of the items of a NonTensorStack read from a description.
@@ -184,9 +201,12 @@ class Reader {
   }
 
   // Sets the non-tensor entries `m` describes into `here`, whose structure matches it.
+  // The receiving TensorDict may be locked: these are written as Python writes them, with
+  // ignore_lock=True.
   void set_non_tensor(const Json& m, const TensorDict& here, const std::string& path) {
     try {
       TensorDict target = here;
+      const LockLifted lifted(target);
       for (const auto& [key, entry] : m.at("non_tensors").items()) {
         target.set(key, NonTensorData{entry.at(0)});
       }
