@@ -141,6 +141,21 @@ TEST_CASE("from_tensordict with non_tensordict and safe", "[tensorclass][api]") 
   TensorDict stray({{"obs", at::zeros({2, 3})}, {"stray", at::ones({2})}}, {2});
   CHECK_THROWS_AS(Plain::from_tensordict(stray), tensordict::KeyError);
   CHECK_NOTHROW(Plain::from_tensordict(stray, {}, false));
+  // safe checks the schema's dtype and shape of each tensor field, naming the field
+  TensorDict wrong_dtype({{"obs", at::zeros({2, 3}, at::kDouble)}}, {2});
+  CHECK_THROWS_WITH(Plain::from_tensordict(wrong_dtype),
+                    "field Plain.obs expects dtype float32, got float64");
+  TensorDict wrong_shape({{"obs", at::zeros({2, 4})}}, {2});
+  CHECK_THROWS_WITH(Plain::from_tensordict(wrong_shape),
+                    "field Plain.obs expects shape [*, 3], got [2, 4]");
+  // a stacked one holds its fields with more batch dims
+  TensorDict stacked({{"obs", at::zeros({5, 2, 3})}}, {5, 2});
+  CHECK(Plain::from_tensordict(stacked).obs().sizes() == at::IntArrayRef({5, 2, 3}));
+  CHECK_NOTHROW(Plain::from_tensordict(wrong_shape, {}, false));
+  // a lazy stack's elements are checked for dtypes (their shapes lack the stacked dim)
+  TensorDict row({{"obs", at::zeros({3}, at::kDouble)}}, {});
+  CHECK_THROWS_AS(Plain::from_tensordict(tensordict::lazy_stack({row, row})),
+                  tensordict::TypeError);
 }
 
 TEST_CASE("state_dict: prefix, keep_vars, flatten", "[tensorclass][api]") {

@@ -206,11 +206,14 @@ std::optional<Value> default_json(const Json& v, const BatchSize& batch, bool nu
   return Value(NonTensorData{v});
 }
 
-void check_tensor(const ClassSpec& spec, const FieldSpec& field, const at::Tensor& t) {
+// `with_shape` false: the dtype only (an element of a lazy stack lacks the stacked dim).
+void check_tensor(const ClassSpec& spec, const FieldSpec& field, const at::Tensor& t,
+                  bool with_shape = true) {
   if (std::string problem = dtype_problem(field, t); !problem.empty()) {
     throw TypeError("field " + where(spec, field) + " " + problem);
   }
-  if (std::string problem = shape_problem(field, t); !problem.empty()) {
+  if (std::string problem = with_shape ? shape_problem(field, t) : std::string();
+      !problem.empty()) {
     throw ShapeError("field " + where(spec, field) + " " + problem);
   }
 }
@@ -482,9 +485,21 @@ void set_tensor(TensorDict& td, detail::ClassToken cls, size_t i, at::Tensor&& t
   note_layout(td, cls);  // the next sets (and reads) take the paths above
 }
 
-void check_fields(const TensorDict& td, const ClassSpec& spec) {
+namespace {
+
+// `t`'s shape without the leading dims a stack added in front of the schema's (at most
+// `batch_dims`), as a meta tensor: a stacked instance holds its fields with more batch dims.
+at::Tensor trailing(const FieldSpec& field, const at::Tensor& t, int64_t batch_dims) {
+  const int64_t schema_dims = field.shape ? static_cast<int64_t>(field.shape->size()) : t.dim();
+  const int64_t extra = std::min(batch_dims, std::max<int64_t>(0, t.dim() - schema_dims));
+  return at::empty(t.sizes().slice(static_cast<size_t>(extra)), t.options().device(at::kMeta));
+}
+
+// check_fields at one level; `with_shapes` is false for the elements of a lazy stack, whose
+// tensors lack the stacked dim the field's shape counts.
+void check_level(const TensorDict& td, const ClassSpec& spec, bool with_shapes) {
   if (td.is_lazy_stack()) {  // element by element: ragged entries cannot be stacked
-    for (const auto& element : td.tensordicts()) check_fields(element, spec);
+    for (const auto& element : td.tensordicts()) check_level(element, spec, false);
     return;
   }
   for (const auto& key : td.keys()) {
@@ -496,10 +511,17 @@ void check_fields(const TensorDict& td, const ClassSpec& spec) {
         throw TypeError("field " + where(spec, field) + " expects a " + field.nested().name +
                         ", got " + value.kind_name());
       }
-      check_fields(value.tensordict(), field.nested());
+      check_level(value.tensordict(), field.nested(), with_shapes);
+    } else if (const at::Tensor* t = value.tensor_if()) {
+      check_tensor(spec, field, *t, false);
+      if (with_shapes) check_tensor(spec, field, trailing(field, *t, td.ndim()));
     }
   }
 }
+
+}  // namespace
+
+void check_fields(const TensorDict& td, const ClassSpec& spec) { check_level(td, spec, true); }
 
 TensorDict to_tensordict(const TensorDict& td, const ClassSpec& spec, bool retain_none) {
   TensorDict out = detail::empty_like_meta(td);
