@@ -2,11 +2,11 @@
 /// \file
 /// `TensorClass<Derived>`: the generic half of every class tcgen generates (docs/schema.md).
 ///
-/// A generated class is a typed view over one TensorDict (Python's `_tensordict`) plus a static
-/// ClassSpec describing its fields. Fields are stored in schema order, so once the runtime has seen
-/// that the keys are exactly the fields in order, the accessor of field i reads slot i inline (the
-/// TensorDict forgets that fact whenever its keys change). A field whose value is None is absent
-/// from the TensorDict, as in Python (it lives in `_non_tensordict` there).
+/// A generated class is a TensorDict (this base derives from it; Python's TypedTensorDict is one
+/// too) plus a static ClassSpec describing its fields. Fields are stored in schema order, so once
+/// the runtime has seen that the keys are exactly the fields in order, the accessor of field i
+/// reads slot i inline (the TensorDict forgets that fact whenever its keys change). A field whose
+/// value is None is absent from the TensorDict, as in Python (it lives in `_non_tensordict` there).
 ///
 /// \code
 ///   example::MyData batch({at::randn({4, 3}), "train"}, {4});  // examples/mydata.yaml
@@ -49,10 +49,10 @@ namespace tensordict {
 /// Marks generated classes (tested without instantiating TensorClass<T> for arbitrary T).
 struct TensorClassTag {};
 
-/// Base of generated classes (CRTP): Python's `@tensorclass` API on a typed class. `Derived`
-/// provides `static const ClassSpec& class_spec()` and a private constructor from
-/// (detail::WrapTag, TensorDict) that wraps a TensorDict (befriending this base). Ops that return
-/// the class return a `Derived`.
+/// Base of generated classes (CRTP): a TensorDict with Python's `@tensorclass` API on a typed
+/// class. `Derived` provides `static const ClassSpec& class_spec()` and a private constructor from
+/// (detail::WrapTag, TensorDict) that wraps a TensorDict (befriending this base). TensorDict's
+/// members that give back a TensorDict give back a `Derived`.
 template <class Derived>
 class TensorClass : public TensorDict, public TensorClassTag {
  public:
@@ -67,7 +67,8 @@ class TensorClass : public TensorDict, public TensorClassTag {
 
   /// Python's from_tensordict(td, non_tensordict, safe): wraps `td` (aliasing it); the fields in
   /// `non_tensordict` are set too (then on a structure copy of `td`, so that `td` keeps its keys).
-  /// `safe`: KeyError unless every key is a field (safe = false skips the checks).
+  /// `safe`: KeyError unless every key is a field, TypeError / ShapeError naming a field whose
+  /// tensor has another dtype or shape than the schema's (safe = false skips the checks).
   static Derived from_tensordict(TensorDict td, const FieldValues& non_tensordict = {},
                                  bool safe = true) {
     if (non_tensordict.empty()) {
@@ -82,7 +83,7 @@ class TensorClass : public TensorDict, public TensorClassTag {
   TensorDict to_tensordict(bool retain_none = false) const {
     return detail::tc::to_tensordict(td(), spec(), retain_none);
   }
-  /// The inner TensorDict (Python's `_tensordict`), aliasing this instance.
+  /// This instance as its TensorDict (Python's `_tensordict`), aliasing it.
   const TensorDict& _tensordict() const { return *this; }
 
   // ---- by key ----------------------------------------------------------------------------------

@@ -91,8 +91,9 @@ std::string shape_problem(const FieldSpec& field, const at::Tensor& t);
 /// The schema's default of `field` (None when it gives none).
 FieldValue default_of(const FieldSpec& field);
 
-/// Checks that `td` only holds fields of `spec` (KeyError otherwise) and recursively that nested
-/// class fields hold TensorDicts.
+/// Checks that `td` only holds fields of `spec` (KeyError otherwise), recursively that nested
+/// class fields hold TensorDicts, and that tensors have their fields' dtypes and shapes (TypeError,
+/// ShapeError naming the field).
 void check_fields(const TensorDict& td, const ClassSpec& spec);
 TensorDict to_tensordict(const TensorDict& td, const ClassSpec& spec, bool retain_none);
 void print(std::ostream& os, const TensorDict& td, const ClassSpec& spec);
