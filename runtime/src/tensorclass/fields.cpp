@@ -206,16 +206,34 @@ std::optional<Value> default_json(const Json& v, const BatchSize& batch, bool nu
   return Value(NonTensorData{v});
 }
 
-// `with_shape` false: the dtype only (an element of a lazy stack lacks the stacked dim).
-void check_tensor(const ClassSpec& spec, const FieldSpec& field, const at::Tensor& t,
-                  bool with_shape = true) {
+std::string shape_problem(const FieldSpec& field, at::IntArrayRef sizes) {
+  if (!field.shape) return "";
+  const auto& shape = *field.shape;
+  bool ok = shape.size() == sizes.size();
+  for (size_t d = 0; ok && d < shape.size(); ++d) ok = shape[d] < 0 || shape[d] == sizes[d];
+  if (ok) return "";
+  std::string expected = "[";
+  for (size_t d = 0; d < shape.size(); ++d) {
+    expected += (d ? ", " : "") + (shape[d] < 0 ? std::string("*") : std::to_string(shape[d]));
+  }
+  return "expects shape " + expected + "], got " + shape_str(sizes);
+}
+
+void check_dtype(const ClassSpec& spec, const FieldSpec& field, const at::Tensor& t) {
   if (std::string problem = dtype_problem(field, t); !problem.empty()) {
     throw TypeError("field " + where(spec, field) + " " + problem);
   }
-  if (std::string problem = with_shape ? shape_problem(field, t) : std::string();
-      !problem.empty()) {
+}
+
+void check_shape(const ClassSpec& spec, const FieldSpec& field, at::IntArrayRef sizes) {
+  if (std::string problem = shape_problem(field, sizes); !problem.empty()) {
     throw ShapeError("field " + where(spec, field) + " " + problem);
   }
+}
+
+void check_tensor(const ClassSpec& spec, const FieldSpec& field, const at::Tensor& t) {
+  check_dtype(spec, field, t);
+  check_shape(spec, field, t.sizes());
 }
 
 }  // namespace
@@ -226,16 +244,7 @@ std::string dtype_problem(const FieldSpec& field, const at::Tensor& t) {
 }
 
 std::string shape_problem(const FieldSpec& field, const at::Tensor& t) {
-  if (!field.shape) return "";
-  const auto& shape = *field.shape;
-  bool ok = static_cast<int64_t>(shape.size()) == t.dim();
-  for (size_t d = 0; ok && d < shape.size(); ++d) ok = shape[d] < 0 || shape[d] == t.size(d);
-  if (ok) return "";
-  std::string expected = "[";
-  for (size_t d = 0; d < shape.size(); ++d) {
-    expected += (d ? ", " : "") + (shape[d] < 0 ? std::string("*") : std::to_string(shape[d]));
-  }
-  return "expects shape " + expected + "], got " + shape_str(t.sizes());
+  return shape_problem(field, t.sizes());
 }
 
 FieldValue default_of(const FieldSpec& field) {
@@ -488,11 +497,11 @@ void set_tensor(TensorDict& td, detail::ClassToken cls, size_t i, at::Tensor&& t
 namespace {
 
 // `t`'s shape without the leading dims a stack added in front of the schema's (at most
-// `batch_dims`), as a meta tensor: a stacked instance holds its fields with more batch dims.
-at::Tensor trailing(const FieldSpec& field, const at::Tensor& t, int64_t batch_dims) {
+// `batch_dims`): a stacked instance holds its fields with more batch dims.
+at::IntArrayRef trailing(const FieldSpec& field, const at::Tensor& t, int64_t batch_dims) {
   const int64_t schema_dims = field.shape ? static_cast<int64_t>(field.shape->size()) : t.dim();
   const int64_t extra = std::min(batch_dims, std::max<int64_t>(0, t.dim() - schema_dims));
-  return at::empty(t.sizes().slice(static_cast<size_t>(extra)), t.options().device(at::kMeta));
+  return t.sizes().slice(static_cast<size_t>(extra));
 }
 
 // check_fields at one level; `with_shapes` is false for the elements of a lazy stack, whose
@@ -513,8 +522,8 @@ void check_level(const TensorDict& td, const ClassSpec& spec, bool with_shapes) 
       }
       check_level(value.tensordict(), field.nested(), with_shapes);
     } else if (const at::Tensor* t = value.tensor_if()) {
-      check_tensor(spec, field, *t, false);
-      if (with_shapes) check_tensor(spec, field, trailing(field, *t, td.ndim()));
+      check_dtype(spec, field, *t);
+      if (with_shapes) check_shape(spec, field, trailing(field, *t, td.ndim()));
     }
   }
 }
