@@ -133,8 +133,14 @@ class Checker {
     check_options(cls);
     check_batch_dims(cls);
     std::map<std::string, const Field*> seen;
-    for (const auto& field : cls.fields) {
-      check_field(cls, field);
+    for (size_t i = 0; i < cls.fields.size(); ++i) {
+      const Field& field = cls.fields[i];
+      // An inherited field was checked in its class; only what this class adds can refuse it.
+      if (i < cls.inherited_fields) {
+        check_inherited_field(cls, field);
+      } else {
+        check_field(cls, field);
+      }
       auto [it, inserted] = seen.emplace(field.name, &field);
       if (!inserted && !field.name.empty()) {
         diagnostics_.error(field.loc,
@@ -192,7 +198,8 @@ class Checker {
     }
     check_doc(cls.doc, cls.loc, "class '" + cls.name + "'");
     for (const auto& include : cls.cpp_includes) check_cpp_include(cls, include);
-    for (const auto& field : cls.fields) {
+    for (size_t i = cls.inherited_fields; i < cls.fields.size(); ++i) {
+      const Field& field = cls.fields[i];
       if (is_used_unqualified(field.name)) {
         diagnostics_.error(field.loc, "field name '" + field.name +
                                           "' collides with a name the generated header uses");
@@ -334,6 +341,19 @@ class Checker {
         diagnostics_.error(cls.loc,
                            "batch dim '" + dim + "' of class '" + cls.name + "' is given twice");
       }
+    }
+  }
+
+  // What a derived class's own name and options ask of a field of its base.
+  void check_inherited_field(const Class& cls, const Field& field) {
+    if (field.name == cls.name) {
+      diagnostics_.error(cls.loc,
+                         "class name '" + cls.name + "' is also the name of a field it inherits");
+    }
+    if (cls.options.tensor_only && !is_tensor_like(field.type)) {
+      const SourceLoc& at = cls.options.loc.line > 0 ? cls.options.loc : cls.loc;
+      diagnostics_.error(at, "class '" + cls.name + "' is 'tensor_only', but field '" + field.name +
+                                 "' it inherits has type '" + type_to_string(field.type) + "'");
     }
   }
 

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "check/inherit.h"
 #include "emit/emit_python.h"
 #include "emit/yaml_writer.h"
 #include "frontend/type_parser.h"
@@ -56,6 +57,7 @@ void refuse_module_packages(const std::map<std::string, const Schema*>& module_o
 // Emits the requested schemas and, with `options.emit_includes`, the included ones that are not
 // prebuilt.
 void check_and_emit(Compilation& c, const Templates& templates, const CompileOptions& options) {
+  resolve_bases(c.schemas, c.diagnostics);
   c.classes = check_schemas(c.schemas, c.diagnostics);
   if (c.diagnostics.has_errors()) return;
   auto prebuilt = [&](const Schema& s) {
@@ -200,7 +202,9 @@ std::string dump_model(const std::vector<Schema>& schemas) {
     if (schema.version) os << " version=" << schema.version;
     os << "\n";
     for (const auto& cls : schema.classes) {
-      os << "  class " << cls.name << " python=" << python_type_string(cls) << " options=[";
+      os << "  class " << cls.name << " python=" << python_type_string(cls);
+      if (!cls.base.empty()) os << " extends=" << cls.base;
+      os << " options=[";
       for (const auto& option : option_names(cls.options)) os << " " << option;
       os << " ] batch_dims=[";
       for (const auto& d : cls.batch_dims) os << " " << d;

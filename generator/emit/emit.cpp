@@ -92,6 +92,19 @@ std::string class_text(const Class& cls, const ClassIndex& classes, Renderer& re
   }
   view.set("methods", methods);
   view.set("has_methods", !cls.methods.empty());
+  // A derived class converts to each of its bases, aliasing its data (a Python instance of a
+  // subclass is one of its bases).
+  data bases = data::type::list;
+  for (const Class* base : bases_of(cls, classes)) {
+    const std::string name = qualified_class_name(*base, cls.cpp_namespace);
+    const std::string one_line = "  operator " + name + "() const { return " + name +
+                                 "::from_tensordict(*this, {}, false); }";
+    data item;
+    item.set("base", name);
+    item.set("fits", one_line.size() <= kColumnLimit);
+    bases.push_back(item);
+  }
+  view.set("bases", bases);
   // The wrapping constructor on one line when it fits, else as clang-format breaks it.
   view.set("wrap_fits", true);
   const std::string one_line = renderer.render("class", view);
@@ -104,6 +117,9 @@ std::string class_text(const Class& cls, const ClassIndex& classes, Renderer& re
 std::set<std::string> nested_schemas(const Schema& schema, const ClassIndex& classes) {
   std::set<std::string> out;
   for (const auto& cls : schema.classes) {
+    for (const Class* base : bases_of(cls, classes)) {
+      if (base->schema_path != schema.display_path) out.insert(base->schema_path);
+    }
     for (const auto& field : cls.fields) {
       const std::string nested = nested_class_name(field.type);
       if (nested.empty()) continue;

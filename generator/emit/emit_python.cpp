@@ -58,10 +58,11 @@ std::set<std::string> names_read(const std::string& expression) {
   return names;
 }
 
-// The base and the class keywords of the options set: Python's TensorClass takes them as
-// `class C(_TensorClass, nocast=True)`, each as its kClassOptions row spells it.
-std::string bases(const Class& cls, PythonImports& imports) {
-  std::string out = imports.use("tensordict", "TensorClass");
+// The class keywords of the options set: Python's TensorClass takes them as
+// `class C(TensorClass, nocast=True)`, each as its kClassOptions row spells it (a derived class
+// repeats the ones it inherits).
+std::string option_keywords(const Class& cls) {
+  std::string out;
   for (const auto& row : tensordict::kClassOptions) {
     if (cls.options.has(row.option)) out += ", " + std::string(row.python_keyword) + "=True";
   }
@@ -132,10 +133,11 @@ void check_field_name(const Field& field, bool has_marker, bool after_marker,
   }
 }
 
-// Notes `from <module> import <Name>` for `field`, which nests `target` of another module;
-// reports a name Python cannot import (a class of an included schema is checked here), or one the
-// module binds to something else.
-void import_class(const Class& target, const Field& field, ClassBody& body) {
+// Notes `from <module> import <Name>` for `target`, a class of another module that `user` ("field
+// 'x' nests", at `loc`) names; reports a name Python cannot import (a class of an included schema
+// is checked here), or one the module binds to something else.
+void import_class(const Class& target, const std::string& user, const SourceLoc& loc,
+                  ClassBody& body) {
   const std::string name = python_class_name(target);
   const std::string from = python_module(target);
   const auto imported = body.module.imported_from.find(name);
@@ -154,10 +156,9 @@ void import_class(const Class& target, const Field& field, ClassBody& body) {
     clash = "its generated code uses that name";
   }
   if (!clash.empty()) {
-    body.diagnostics.error(field.loc, "field '" + field.name + "' nests '" +
-                                          python_dotted_name(target) + "', which Python module '" +
-                                          python_module(body.cls) + "' cannot import as '" + name +
-                                          "': " + clash);
+    body.diagnostics.error(loc, user + " '" + python_dotted_name(target) +
+                                    "', which Python module '" + python_module(body.cls) +
+                                    "' cannot import as '" + name + "': " + clash);
     return;
   }
   body.module.imported_from.emplace(name, from);
@@ -203,7 +204,7 @@ data field_view(const Field& field, ClassBody& body) {
   if (!nested.empty()) {
     const Class& target = *body.classes.at(nested);
     if (python_module(target) != python_module(body.cls)) {
-      import_class(target, field, body);
+      import_class(target, "field '" + field.name + "' nests", field.loc, body);
     } else if (!body.defined.count(target.name)) {  // itself: not bound yet while its body runs
       annotation = python_text(annotation, PythonText::Literal);
     }
@@ -263,6 +264,18 @@ std::string added_fields_literal(const Class& cls) {
   return "(" + comma_separated(names) + (names.size() == 1 ? ",)" : ")");
 }
 
+// The Python base of the class: its schema base (imported from its module when need be), else
+// TensorClass.
+std::string base_name(ClassBody& body) {
+  const Class& cls = body.cls;
+  if (cls.base.empty()) return body.module.imports.use("tensordict", "TensorClass");
+  const Class& base = *body.classes.at(cls.base);
+  if (python_module(base) != python_module(cls)) {
+    import_class(base, "class '" + cls.name + "' extends", cls.base_loc, body);
+  }
+  return python_class_name(base);
+}
+
 data class_view(ClassBody body) {
   const Class& cls = body.cls;
   ModuleView& module = body.module;
@@ -289,16 +302,21 @@ data class_view(ClassBody body) {
     module.loads_old_names = true;
   }
   view.set("name", python_class_name(cls));
-  view.set("bases", bases(cls, module.imports));
+  view.set("bases", base_name(body) + option_keywords(cls));
   if (!cls.doc.empty()) view.set("docstring", python_text(cls.doc, PythonText::Docstring));
-  view.set("gap", !cls.doc.empty() && !cls.fields.empty() ? "\n" : "");
-  if (cls.doc.empty() && cls.fields.empty()) view.set("empty", true);
+  const bool own_fields = cls.fields.size() > cls.inherited_fields;
+  view.set("gap", !cls.doc.empty() && own_fields ? "\n" : "");
+  if (cls.doc.empty() && !own_fields) view.set("empty", true);
   const bool keyword_only = needs_keyword_only(cls);
-  bool marked = false;
+  bool marked = false, defaulted = false;
   data fields = data::type::list;
-  for (const auto& field : cls.fields) {
-    // Fields from the first one with a default on are keyword-only (`_: KW_ONLY`).
-    const bool marks = keyword_only && !marked && has_default(field);
+  for (size_t i = 0; i < cls.fields.size(); ++i) {
+    const Field& field = cls.fields[i];
+    defaulted = defaulted || has_default(field);
+    if (i < cls.inherited_fields) continue;  // declared by its base's Python class
+    // Fields from the first one with a default on (its own or inherited) are keyword-only
+    // (`_: KW_ONLY`).
+    const bool marks = keyword_only && !marked && defaulted;
     marked = marked || marks;
     check_field_name(field, keyword_only, marked, body);
     data item = field_view(field, body);

@@ -36,6 +36,9 @@ std::vector<const Class*> declaration_order(const Schema& schema, const ClassInd
   std::set<std::string> placed;
   std::function<void(const Class&)> place = [&](const Class& cls) {
     if (!placed.insert(cls.name).second) return;
+    for (const Class* base : bases_of(cls, classes)) {
+      if (base->schema_path == cls.schema_path) place(*base);
+    }
     for (const auto& field : cls.fields) {
       for (const auto& other : schema.classes) {
         const std::string nested = nested_class_name(field.type);
@@ -46,6 +49,15 @@ std::vector<const Class*> declaration_order(const Schema& schema, const ClassInd
   };
   for (const auto& cls : schema.classes) place(cls);
   return order;
+}
+
+std::vector<const Class*> bases_of(const Class& cls, const ClassIndex& classes) {
+  std::vector<const Class*> out;
+  for (const Class* at = &cls; !at->base.empty();) {
+    at = classes.at(at->base);
+    out.push_back(at);
+  }
+  return out;
 }
 
 }  // namespace tcgen

@@ -40,4 +40,7 @@ std::string nested_class_name(const Type& type);
 /// complete, Python bound).
 std::vector<const Class*> declaration_order(const Schema& schema, const ClassIndex& classes);
 
+/// The classes `cls` extends, its own base first (empty when it has none).
+std::vector<const Class*> bases_of(const Class& cls, const ClassIndex& classes);
+
 }  // namespace tcgen

@@ -198,11 +198,7 @@ class HeaderReader {
                                       "' of the same header is in '" + schema.cpp_namespace +
                                       "' (one namespace per header)");
     }
-    if (has_child(cursor, CXCursor_CXXBaseSpecifier)) {
-      // A base's members would be fields the schema does not show.
-      diagnostics_.error(cls.loc, "tensorclass '" + cls.name +
-                                      "' has a base class; list every field in the struct itself");
-    }
+    read_base(cursor, cls);
     apply_class_annotation(*annotation, cls, diagnostics_);
     // A header is one schema: one version, as in a YAML file.
     if (schema.classes.empty()) {
@@ -216,6 +212,38 @@ class HeaderReader {
     }
     read_fields(cursor, cls);
     schema.classes.push_back(std::move(cls));
+  }
+
+  // `struct Derived : Base` is YAML's `extends: Base`: one public base, itself a tensorclass.
+  void read_base(CXCursor record, Class& cls) {
+    std::vector<CXCursor> bases;
+    clang_visitChildren(
+        record,
+        [](CXCursor cursor, CXCursor, CXClientData data) {
+          if (clang_getCursorKind(cursor) == CXCursor_CXXBaseSpecifier)
+            static_cast<std::vector<CXCursor>*>(data)->push_back(cursor);
+          return CXChildVisit_Continue;
+        },
+        &bases);
+    if (bases.empty()) return;
+    const SourceLoc at = location(clang_getCursorLocation(bases[0]));
+    const CXCursor base = clang_getTypeDeclaration(clang_getCursorType(bases[0]));
+    const std::string name = qualified_name(base);
+    if (bases.size() > 1) {
+      diagnostics_.error(at, "tensorclass '" + cls.name + "' has " + std::to_string(bases.size()) +
+                                 " base classes; it can extend one tensorclass");
+    } else if (clang_getCXXAccessSpecifier(bases[0]) != CX_CXXPublic) {
+      diagnostics_.error(at, "tensorclass '" + cls.name + "' extends '" + name +
+                                 "' privately; a derived tensorclass is usable as its base");
+    } else if (!annotation_of(base, "class")) {
+      diagnostics_.error(at, "tensorclass '" + cls.name + "' extends '" + name +
+                                 "', which is not a tensorclass (TC_CLASS): its members would be "
+                                 "fields the schema does not show");
+    } else {
+      const std::string ns = enclosing_namespace(base).value_or("");
+      cls.base = ns == cls.cpp_namespace ? spelling(base) : name;
+      cls.base_loc = at;
+    }
   }
 
   void read_fields(CXCursor record, Class& cls) {
@@ -306,22 +334,6 @@ class HeaderReader {
         },
         &found);
     return found;
-  }
-
-  static bool has_child(CXCursor parent, CXCursorKind kind) {
-    struct Search {
-      CXCursorKind kind;
-      bool found;
-    } search{kind, false};
-    clang_visitChildren(
-        parent,
-        [](CXCursor child, CXCursor, CXClientData data) {
-          auto& s = *static_cast<Search*>(data);
-          s.found = s.found || clang_getCursorKind(child) == s.kind;
-          return CXChildVisit_Continue;
-        },
-        &search);
-    return search.found;
   }
 
   // C++ type -> schema type, through the canonical type (aliases such as torch::Tensor and

@@ -182,6 +182,9 @@ class Reader {
       } else if (key == "python") {
         cls.python_name = scalar(value, "'python'");
         cls.python_loc = text_loc(value);
+      } else if (key == "extends") {
+        cls.base = scalar(value, "'extends'");
+        cls.base_loc = text_loc(value);
       } else if (key == "options") {
         read_options(value, cls.options);
       } else if (key == "fields") {

@@ -100,7 +100,15 @@ struct Class {
   std::vector<std::string> methods;       ///< hand-written member declarations, injected verbatim
   std::vector<std::string> cpp_includes;  ///< headers those declarations need
   Options options;
+  /// Its fields: once bases are resolved (resolve_bases), the base's fields first.
   std::vector<Field> fields;
+  /// The class it extends (`extends:`, or an annotated struct's base), as written; empty: none.
+  /// Its fields, options and batch dims are the base's plus its own, and an instance converts to
+  /// each of its bases, as a Python subclass is an instance of its bases.
+  std::string base;
+  SourceLoc base_loc;
+  /// How many of `fields` come from its bases (set by resolve_bases).
+  size_t inherited_fields = 0;
   std::string cpp_namespace;  ///< "a::b"; copied from the schema
   int64_t version = 0;        ///< the schema's `version:`, copied from it (0: none given)
   std::string schema_path;    ///< display path of the declaring schema file

@@ -17,6 +17,7 @@ const std::vector<SchemaKey>& schema_keys() {
       {"doc", S::Class, true, 0, &Class::doc, false, ""},
       {"python", S::Class, true, 2, {}, false, "Class::python_name, python_loc"},
       {"options", S::Class, true, 1, {}, false, "Class::options"},
+      {"extends", S::Class, true, 0, {}, false, "Class::base, base_loc"},
       {"batch_dims", S::Class, true, 3, &Class::batch_dims, false, ""},
       {"methods", S::Class, true, 0, &Class::methods, false, ""},
       {"cpp_includes", S::Class, true, 4, &Class::cpp_includes, false, ""},

@@ -53,7 +53,7 @@ TEST_CASE("all errors of a schema are reported in one run", "[generator][diagnos
   REQUIRE(c.diagnostics.all().size() == 3);
   CHECK(tcgen::format_diagnostic(c.diagnostics.all()[0]) ==
         "inline.yaml:3:5: error: unknown key 'frozn' in a class (allowed: name, doc, python, "
-        "options, batch_dims, methods, cpp_includes, fields)");
+        "options, extends, batch_dims, methods, cpp_includes, fields)");
   CHECK(tcgen::format_diagnostic(c.diagnostics.all()[1]) ==
         "inline.yaml:5:16: error: field name 'class' is a C++ keyword");
   CHECK(tcgen::format_diagnostic(c.diagnostics.all()[2]) ==

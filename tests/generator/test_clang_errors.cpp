@@ -53,8 +53,12 @@ const BadHeader kBadHeaders[] = {
   {"method with a body", "struct TC_CLASS() A {\n  at::Tensor x;\n  int f() const { return 1; }\n};\n",
    "bad.h:4:7: error: method 'f' has a body; declare hand-written members only and define them in a "
    ".cpp that includes the generated header\n"},
-  {"base class", "struct Base {\n  int b;\n};\nstruct TC_CLASS() A : Base {\n  at::Tensor x;\n};\n",
-   "bad.h:5:19: error: tensorclass 'A' has a base class; list every field in the struct itself\n"},
+  {"base that is not a tensorclass", "struct Base {\n  int b;\n};\nstruct TC_CLASS() A : Base {\n  at::Tensor x;\n};\n",
+   "bad.h:5:23: error: tensorclass 'A' extends 'Base', which is not a tensorclass (TC_CLASS): its members would be fields the schema does not show\n"},
+  {"two bases", "struct TC_CLASS() B {};\nstruct TC_CLASS() C {};\nstruct TC_CLASS() A : B, C {\n  at::Tensor x;\n};\n",
+   "bad.h:4:23: error: tensorclass 'A' has 2 base classes; it can extend one tensorclass\n"},
+  {"private base", "struct TC_CLASS() B {};\nclass TC_CLASS() A : B {\n  at::Tensor x;\n};\n",
+   "bad.h:3:22: error: tensorclass 'A' extends 'B' privately; a derived tensorclass is usable as its base\n"},
   {"missing include, then more", "#include \"missing.h\"\nstruct TC_CLASS() A {\n  unsigned x;\n};\n",
    "bad.h:2:10: error: 'missing.h' file not found\n"
    "bad.h:4:12: error: field 'x': C++ type 'unsigned int' has no schema type (use at::Tensor, "

@@ -72,7 +72,7 @@ TEST_CASE("clang: each C++ type maps to its schema type", "[generator][clang]") 
 TEST_CASE("clang: a header and its YAML twin give the same model dump and header",
           "[generator][clang][needs-libclang]") {
   if (!tcgen::have_libclang()) TC_SKIP("tcgen was built without libclang");
-  for (const std::string name : {"types", "outer"}) {
+  for (const std::string name : {"types", "outer", "inherit"}) {
     INFO(name);
     const auto from_header = model_and_header(name + ".h");
     const auto from_yaml = model_and_header(name + ".yaml");

@@ -1,7 +1,7 @@
 # Run by test_python_classes.cpp with Python tensordict (TC_PYTHON_PEER) and the generated Python
-# module of one golden schema on PYTHONPATH (argv[2]: "nested" or "defaults"; both declare module
-# `golden`): loads what C++ wrote as the generated classes, checks the values, writes the same
-# objects from Python, and lists the state_dict keys.
+# module of one golden schema on PYTHONPATH (argv[2]: "nested", "inherit" or "defaults"; each
+# declares module `golden`): loads what C++ wrote as the generated classes, checks the values,
+# writes the same objects from Python, and lists the state_dict keys.
 import json
 import sys
 
@@ -27,6 +27,17 @@ if case == "nested":
           batch_size=[2]).memmap(out + "/py_outer")
     with open(out + "/py_state_dict.json", "w") as f:
         json.dump(sorted(outer.state_dict().keys()), f)
+elif case == "inherit":
+    from golden import Charged, Particle, Point
+
+    charged = TensorDict.load_memmap(out + "/cpp_charged")
+    assert type(charged) is Charged, type(charged)
+    assert isinstance(charged, Particle) and isinstance(charged, Point)
+    assert torch.equal(charged.position, torch.arange(4.0).reshape(2, 2)), charged.position
+    assert (charged.label, charged.mass) == ("c", 0.5), (charged.label, charged.mass)
+    assert torch.equal(charged.data, torch.full((2,), 3.0)), charged.data
+    Charged(position=torch.ones(2, 2), velocity=torch.zeros(2, 2), label="py", mass=4.0,
+            batch_size=[2]).memmap(out + "/py_charged")
 else:
     from golden import Defaults
 

@@ -13,6 +13,7 @@
 #include "catch2_compat.h"
 
 #include "defaults.h"
+#include "inherit.h"
 #include "nested.h"
 #include "python_peer.h"
 #include "tensordict/json.h"
@@ -36,9 +37,13 @@ TEST_CASE("Python's generated classes load C++'s directories and C++ loads their
   Outer outer({Inner({at::arange(2, at::kFloat)}, {2}), std::nullopt, at::ones({2})}, {2});
   outer.memmap(dir + "/cpp_outer");
   Defaults(Defaults::Args{}).memmap(dir + "/cpp_defaults");
+  Charged(
+      {at::arange(4, at::kFloat).reshape({2, 2}), "c", at::zeros({2, 2}), 0.5, at::full({2}, 3.0)},
+      {2})
+      .memmap(dir + "/cpp_charged");
 
-  // Both golden schemas declare module `golden`: one run per schema, its module on the path.
-  for (const std::string schema : {"nested", "defaults"}) {
+  // The golden schemas declare module `golden`: one run per schema, its module on the path.
+  for (const std::string schema : {"nested", "defaults", "inherit"}) {
     INFO(schema);
     const std::string command =
         "PYTHONPATH='" TC_SOURCE_DIR "/tests/goldens/python/" + schema + "' '" + kPeer +
@@ -53,6 +58,12 @@ TEST_CASE("Python's generated classes load C++'s directories and C++ loads their
   const Defaults defaults = Defaults::load_memmap(dir + "/py_defaults");
   CHECK(defaults.s() == "a \"quoted\" \\ text");
   CHECK(defaults.l() == std::vector<std::string>{"a", "b"});
+
+  const Charged charged = Charged::load_memmap(dir + "/py_charged");
+  CHECK(charged.position().equal(at::ones({2, 2})));
+  CHECK(charged.label() == "py");
+  CHECK(charged.mass() == 4.0);
+  CHECK_FALSE(charged.data().has_value());
 
   std::ifstream keys_file(dir + "/py_state_dict.json");
   const tensordict::Json python_keys = tensordict::Json::parse(keys_file);
