@@ -14,6 +14,7 @@
 #include "model/names.h"
 #include "model/python_names.h"
 #include "model/source_text.h"
+#include "tensordict/tensor_default.h"
 
 namespace tcgen {
 namespace {
@@ -380,7 +381,10 @@ class Checker {
     }
     check_shape(cls, field);
     check_batch_trap(cls, field);
-    if (field.default_value && !fits(*field.default_value, field.type)) {
+    if (form_of(element_type(field.type)) == KindForm::Tensor && field.default_value &&
+        !field.default_value->is_null()) {
+      check_tensor_default(field);
+    } else if (field.default_value && !fits(*field.default_value, field.type)) {
       diagnostics_.error(field.default_loc,
                          "default " + field.default_value->dump() + " of field '" + field.name +
                              "' does not fit its type '" + type_to_string(field.type) + "'");
@@ -388,6 +392,41 @@ class Checker {
       diagnostics_.error(field.default_loc, "default of field '" + field.name +
                                                 "' holds .inf or .nan where the type is 'any' "
                                                 "(JSON has no such numbers)");
+    }
+  }
+
+  // A tensor field's default (tensordict/tensor_default.h): a literal or a factory call whose
+  // shape fits the field's fixed dims; on a field that is not optional (an optional tensor left
+  // out is None, which a default would make unreachable).
+  void check_tensor_default(const Field& field) {
+    const std::string what =
+        "default " + field.default_value->dump() + " of field '" + field.name + "'";
+    if (is_optional(field.type)) {
+      diagnostics_.error(field.default_loc,
+                         what +
+                             " is a tensor, but the field is optional: left out, it is None "
+                             "(give it a default only without optional[...])");
+      return;
+    }
+    std::string error;
+    const auto made = tensordict::read_tensor_default(*field.default_value, error);
+    if (!made) {
+      diagnostics_.error(field.default_loc, what + " is not a tensor default: " + error);
+      return;
+    }
+    const auto& shape = field.type.shape;
+    if (!shape) return;
+    bool fits = shape->size() == made->sizes.size();
+    for (size_t d = 0; fits && d < shape->size(); ++d) {
+      fits = !(*shape)[d].name.empty() || (*shape)[d].size == made->sizes[d];
+    }
+    if (!fits) {
+      std::string sizes;
+      for (const int64_t size : made->sizes)
+        sizes += (sizes.empty() ? "" : ", ") + std::to_string(size);
+      diagnostics_.error(field.default_loc, what + " has shape (" + sizes +
+                                                "), which does not fit its type '" +
+                                                type_to_string(field.type) + "'");
     }
   }
 

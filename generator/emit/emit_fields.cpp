@@ -62,7 +62,9 @@ data arg_member(const Field& field, const ArgType& type, const FieldContext& ctx
   // Every member has an initializer, so that `C({a, b})` leaving later members out does not trip
   // -Wmissing-field-initializers in users' code.
   std::string init;
-  if (field.default_value) {
+  // A tensor default is made by the runtime, a tensor per instance (the member stays undefined).
+  const bool tensor_default = form_of(field.type) == KindForm::Tensor && field.default_value;
+  if (field.default_value && !tensor_default) {
     init = " = " + default_literal(*field.default_value, field.type);
   } else if (type.unset) {
     init = " = " + nullopt_literal();

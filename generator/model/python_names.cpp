@@ -11,6 +11,7 @@
 #include "model/kinds.h"
 #include "model/names.h"
 #include "model/source_text.h"
+#include "tensordict/tensor_default.h"
 
 namespace tcgen {
 
@@ -301,6 +302,35 @@ bool holds_floats(const Type& type) {
   return traits(element.kind).tensors == TensorHolds::Floating;
 }
 
+// `torch.zeros(3, 4)`, `torch.full((2,), 0.5)`, `torch.tensor([1, 2])`, with the field's dtype
+// when the schema gives one (tensordict/tensor_default.h; checked by then).
+std::string python_tensor_default(const nlohmann::ordered_json& value, const Type& type,
+                                  PythonImports& imports) {
+  using Form = tensordict::TensorDefault::Form;
+  std::string error;
+  const auto made = tensordict::read_tensor_default(value, error);
+  const std::string torch = imports.use_module("torch");
+  const std::string dtype = type.dtype ? ", dtype=" + torch + "." + *type.dtype : "";
+  std::string sizes;
+  for (const int64_t size : made->sizes)
+    sizes += (sizes.empty() ? "" : ", ") + std::to_string(size);
+  const std::string factory = torch + "." + tensordict::factory_name(made->form) + "(";
+  switch (made->form) {
+    case Form::Literal:
+      return factory + python_literal(value, false, imports) + dtype + ")";
+    case Form::Zeros:
+    case Form::Ones:
+      return factory + (sizes.empty() ? "()" : sizes) + dtype + ")";
+    case Form::Full: {
+      const std::string fill =
+          made->fill_is_bool ? (made->fill == "true" ? "True" : "False") : made->fill;
+      return factory + "(" + sizes + (made->sizes.size() == 1 ? ",)" : ")") + ", " + fill + dtype +
+             ")";
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string python_default(const nlohmann::ordered_json& value, const Type& type,
@@ -309,7 +339,7 @@ std::string python_default(const nlohmann::ordered_json& value, const Type& type
   const std::string literal = python_literal(value, holds_floats(type), imports);
   if (form_of(element_type(type)) == KindForm::Tensor && !value.is_null()) {
     per_instance = true;
-    return imports.use_module("torch") + ".tensor(" + literal + ")";
+    return python_tensor_default(value, element_type(type), imports);
   }
   return literal;
 }

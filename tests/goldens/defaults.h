@@ -107,4 +107,101 @@ class Defaults : public ::tensordict::TensorClass<Defaults> {
   }
 };
 
+/// Tensor defaults, a new tensor per instance.
+class TensorDefaults : public ::tensordict::TensorClass<TensorDefaults> {
+ public:
+  /// Constructor arguments: one member per field, in schema order.
+  struct Args {
+    ::at::Tensor grid;
+    ::at::Tensor weights;
+    ::at::Tensor sevens;
+    ::at::Tensor halves;
+    ::at::Tensor table;
+    ::at::Tensor scale;
+    ::at::Tensor mask;
+  };
+
+  explicit TensorDefaults(Args args, ::tensordict::BatchSize batch_size = {},
+                          ::std::optional<::at::Device> device = ::std::nullopt,
+                          ::std::optional<::tensordict::DimNames> names = ::std::nullopt)
+      : TensorClass(build(field_values(::std::move(args)), ::std::move(batch_size), device,
+                          ::std::move(names))) {}
+  TensorDefaults(const TensorDefaults&) = default;
+  TensorDefaults(TensorDefaults&&) = default;
+  // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
+  TensorDefaults& operator=(const TensorDefaults&) & = default;
+  TensorDefaults& operator=(TensorDefaults&&) & = default;
+  TensorDefaults& operator=(const TensorDefaults&) && = delete;
+  TensorDefaults& operator=(TensorDefaults&&) && = delete;
+  ~TensorDefaults() = default;
+
+  /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
+  static const ::tensordict::ClassSpec& class_spec() {
+    using Field = ::tensordict::FieldSpec;
+    using Kind = ::tensordict::FieldKind;
+    static const ::tensordict::ClassSpec spec{
+        "TensorDefaults",
+        "<class 'golden.TensorDefaults'>",
+        ::tensordict::ClassOptions(),
+        {
+            Field("grid", Kind::Tensor)
+                .with_dtype(::at::kFloat)
+                .with_shape({3, 4})
+                .with_default(R"tc0("zeros(3, 4)")tc0"),
+            Field("weights", Kind::Tensor).with_default(R"tc0("ones(2)")tc0"),
+            Field("sevens", Kind::Tensor)
+                .with_dtype(::at::kLong)
+                .with_shape({2, 3})
+                .with_default(R"tc0("full((2, 3), 7)")tc0"),
+            Field("halves", Kind::Tensor)
+                .with_shape({2})
+                .with_default(R"tc0("full((2,), 0.5)")tc0"),
+            Field("table", Kind::Tensor).with_default(R"([[1,2],[3,4]])"),
+            Field("scale", Kind::Tensor).with_dtype(::at::kDouble).with_default(R"(1.5)"),
+            Field("mask", Kind::Tensor).with_default(R"([true,false])"),
+        },
+    };
+    return spec;
+  }
+
+  const ::at::Tensor& grid() const { return tensor_field(0); }
+  TensorDefaults& set_grid(::at::Tensor value) { return set_field(0, ::std::move(value)); }
+
+  const ::at::Tensor& weights() const { return tensor_field(1); }
+  TensorDefaults& set_weights(::at::Tensor value) { return set_field(1, ::std::move(value)); }
+
+  const ::at::Tensor& sevens() const { return tensor_field(2); }
+  TensorDefaults& set_sevens(::at::Tensor value) { return set_field(2, ::std::move(value)); }
+
+  const ::at::Tensor& halves() const { return tensor_field(3); }
+  TensorDefaults& set_halves(::at::Tensor value) { return set_field(3, ::std::move(value)); }
+
+  const ::at::Tensor& table() const { return tensor_field(4); }
+  TensorDefaults& set_table(::at::Tensor value) { return set_field(4, ::std::move(value)); }
+
+  const ::at::Tensor& scale() const { return tensor_field(5); }
+  TensorDefaults& set_scale(::at::Tensor value) { return set_field(5, ::std::move(value)); }
+
+  const ::at::Tensor& mask() const { return tensor_field(6); }
+  TensorDefaults& set_mask(::at::Tensor value) { return set_field(6, ::std::move(value)); }
+
+ private:
+  friend class ::tensordict::TensorClass<TensorDefaults>;
+  TensorDefaults(::tensordict::detail::WrapTag, ::tensordict::TensorDict td)
+      : TensorClass(::std::move(td)) {}
+
+  static ::std::vector<::tensordict::FieldValue> field_values(Args&& args) {
+    ::std::vector<::tensordict::FieldValue> values;
+    values.reserve(7);
+    values.push_back(as_field(::std::move(args.grid)));
+    values.push_back(as_field(::std::move(args.weights)));
+    values.push_back(as_field(::std::move(args.sevens)));
+    values.push_back(as_field(::std::move(args.halves)));
+    values.push_back(as_field(::std::move(args.table)));
+    values.push_back(as_field(::std::move(args.scale)));
+    values.push_back(as_field(::std::move(args.mask)));
+    return values;
+  }
+};
+
 }  // namespace golden

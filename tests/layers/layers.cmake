@@ -22,6 +22,7 @@ set(TC_LAYERED_HEADERS
     tensordict/safetensors.h=memmap
     tensordict/safetensors_format.h=memmap  # runtime/internal/: the header, torch-free (tcgen too)
     tensordict/class_spec.h=tensorclass
+    tensordict/tensor_default.h=tensorclass  # runtime/internal/: torch-free (tcgen too)
     tensordict/detail/tensorclass_support.h=tensorclass
     tensordict/state_dict.h=tensorclass
     tensordict/tensorclass.h=tensorclass

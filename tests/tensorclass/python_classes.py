@@ -46,3 +46,14 @@ else:
     assert (defaults.s, defaults.i, defaults.f, defaults.b) == ('a "quoted" \\ text', 3, 2.0, False)
     assert defaults.l == ["a", "b"] and defaults.a == {"k": [1, 2]} and defaults.o is None
     Defaults().memmap(out + "/py_defaults")
+
+    # Tensor defaults: C++ made the same tensors (values and dtypes) as the Python class makes.
+    from golden import TensorDefaults
+
+    made, expected = TensorDict.load_memmap(out + "/cpp_tensor_defaults"), TensorDefaults()
+    assert type(made) is TensorDefaults, type(made)
+    for name in ("grid", "weights", "sevens", "halves", "table", "scale", "mask"):
+        ours, theirs = getattr(made, name), getattr(expected, name)
+        assert ours.dtype == theirs.dtype and torch.equal(ours, theirs), (name, ours, theirs)
+    assert TensorDefaults().grid is not expected.grid  # a tensor per instance
+    expected.memmap(out + "/py_tensor_defaults")

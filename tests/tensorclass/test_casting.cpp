@@ -189,3 +189,27 @@ TEST_CASE("every kind of default value", "[tensorclass]") {
   CHECK(d.a() == Json{{"k", {1, 2}}});
   CHECK_FALSE(d.o().has_value());
 }
+
+TEST_CASE("tensor defaults: literals and factories with torch dtypes and a tensor per instance",
+          "[tensorclass]") {
+  const TensorDefaults d(TensorDefaults::Args{});
+  CHECK(d.grid().equal(at::zeros({3, 4})));
+  CHECK(d.grid().scalar_type() == at::kFloat);
+  CHECK(d.weights().equal(at::ones({2})));
+  CHECK(d.sevens().equal(at::full({2, 3}, 7, at::kLong)));
+  CHECK(d.halves().equal(at::full({2}, 0.5)));
+  CHECK(d.table().equal(at::arange(1, 5, at::kLong).reshape({2, 2})));
+  CHECK(d.scale().dim() == 0);
+  CHECK(d.scale().scalar_type() == at::kDouble);
+  CHECK(d.scale().item<double>() == 1.5);
+  CHECK(d.mask().scalar_type() == at::kBool);
+  CHECK(d.mask()[0].item<bool>());
+  CHECK_FALSE(d.mask()[1].item<bool>());
+  // Python's default_factory: each instance has its own tensor.
+  const TensorDefaults other(TensorDefaults::Args{});
+  CHECK(other.grid().data_ptr() != d.grid().data_ptr());
+  // A value given replaces the default.
+  TensorDefaults::Args args;
+  args.weights = at::full({2}, 5.0);
+  CHECK(TensorDefaults(args).weights().equal(at::full({2}, 5.0)));
+}

@@ -37,6 +37,7 @@ TEST_CASE("Python's generated classes load C++'s directories and C++ loads their
   Outer outer({Inner({at::arange(2, at::kFloat)}, {2}), std::nullopt, at::ones({2})}, {2});
   outer.memmap(dir + "/cpp_outer");
   Defaults(Defaults::Args{}).memmap(dir + "/cpp_defaults");
+  TensorDefaults(TensorDefaults::Args{}).memmap(dir + "/cpp_tensor_defaults");
   Charged(
       {at::arange(4, at::kFloat).reshape({2, 2}), "c", at::zeros({2, 2}), 0.5, at::full({2}, 3.0)},
       {2})
@@ -58,6 +59,17 @@ TEST_CASE("Python's generated classes load C++'s directories and C++ loads their
   const Defaults defaults = Defaults::load_memmap(dir + "/py_defaults");
   CHECK(defaults.s() == "a \"quoted\" \\ text");
   CHECK(defaults.l() == std::vector<std::string>{"a", "b"});
+
+  // Python's tensor defaults: the tensors the C++ class makes.
+  const TensorDefaults python_made = TensorDefaults::load_memmap(dir + "/py_tensor_defaults");
+  const TensorDefaults made(TensorDefaults::Args{});
+  for (const auto& field : TensorDefaults::class_spec().fields) {
+    INFO(field.name);
+    const at::Tensor ours = made.get<at::Tensor>(field.name);
+    const at::Tensor theirs = python_made.get<at::Tensor>(field.name);
+    CHECK(ours.scalar_type() == theirs.scalar_type());
+    CHECK(ours.equal(theirs));
+  }
 
   const Charged charged = Charged::load_memmap(dir + "/py_charged");
   CHECK(charged.position().equal(at::ones({2, 2})));

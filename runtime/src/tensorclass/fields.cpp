@@ -9,6 +9,7 @@
 #include "tensorclass/internal.h"
 #include "tensordict/dtype.h"
 #include "tensordict/json.h"
+#include "tensordict/tensor_default.h"
 #include "tensordict/tensorclass.h"
 
 namespace tensordict {
@@ -247,8 +248,42 @@ std::string shape_problem(const FieldSpec& field, const at::Tensor& t) {
   return shape_problem(field, t.sizes());
 }
 
+namespace {
+
+// A new tensor of `field`'s default (tensordict/tensor_default.h): torch's dtype for the literal or
+// the factory, then the field's when the schema gives one.
+at::Tensor tensor_default(const FieldSpec& field) {
+  std::string error;
+  const auto made = read_tensor_default(Json::parse(field.default_json), error);
+  if (!made) {  // tcgen checked it: a field table written by hand
+    throw TypeError("default of tensor field '" + std::string(field.name) + "': " + error);
+  }
+  at::Tensor t;
+  switch (made->form) {
+    case TensorDefault::Form::Literal:
+      t = numbers_to_tensor(made->literal);
+      break;
+    case TensorDefault::Form::Zeros:
+      t = at::zeros(made->sizes, at::kFloat);
+      break;
+    case TensorDefault::Form::Ones:
+      t = at::ones(made->sizes, at::kFloat);
+      break;
+    case TensorDefault::Form::Full:
+      t = made->fill_is_bool ? at::full(made->sizes, made->fill == "true", at::kBool)
+          : made->fill_is_float
+              ? at::full(made->sizes, std::stod(made->fill), at::kFloat)
+              : at::full(made->sizes, static_cast<int64_t>(std::stoll(made->fill)), at::kLong);
+      break;
+  }
+  return field.dtype ? t.to(*field.dtype) : t;
+}
+
+}  // namespace
+
 FieldValue default_of(const FieldSpec& field) {
   if (!field.default_json) return FieldValue();
+  if (field.kind == FieldKind::Tensor) return FieldValue(tensor_default(field));
   return FieldValue(Json::parse(field.default_json));
 }
 
@@ -389,7 +424,12 @@ TensorDict build(const ClassSpec& spec, const std::vector<FieldValue>& values, B
     const FieldSpec& field = spec.fields[i];
     // A deprecated field has no constructor argument: new instances take its default.
     const FieldValue fallback = field.deprecated ? default_of(field) : FieldValue();
-    const FieldValue& value = field.deprecated || i >= values.size() ? fallback : values[i];
+    const FieldValue& given = field.deprecated || i >= values.size() ? fallback : values[i];
+    // A tensor default is made here, a tensor per instance: the generated Args leave it undefined.
+    const bool made_here = given.is_none() && field.kind == FieldKind::Tensor && !field.optional &&
+                           field.default_json && !field.deprecated;
+    const FieldValue made = made_here ? default_of(field) : FieldValue();
+    const FieldValue& value = made_here ? made : given;
     // `any` includes None; every other non-optional field needs a value (defaults were applied
     // by the generated Args).
     if (value.is_none() && !field.optional && field.kind != FieldKind::Any) {

@@ -4,6 +4,7 @@ from builtins import bool as _bool, classmethod as _classmethod, float as _float
 from dataclasses import field as _field
 from typing import Any as _Any, Optional as _Optional
 
+import torch as _torch
 from tensordict import TensorClass as _TensorClass
 
 
@@ -63,3 +64,16 @@ class Defaults(_TensorClass, nocast=True):
     l: _list[_str] = _field(default_factory=lambda: ["a", "b"])
     a: _Any = _field(default_factory=lambda: {"k": [1, 2]})
     o: _Optional[_str] = None
+
+
+@_fills_added_fields(("grid", "weights", "sevens", "halves", "table", "scale", "mask"))
+class TensorDefaults(_TensorClass):
+    """Tensor defaults, a new tensor per instance."""
+
+    grid: _torch.Tensor = _field(default_factory=lambda: _torch.zeros(3, 4, dtype=_torch.float32))
+    weights: _torch.Tensor = _field(default_factory=lambda: _torch.ones(2))
+    sevens: _torch.Tensor = _field(default_factory=lambda: _torch.full((2, 3), 7, dtype=_torch.int64))
+    halves: _torch.Tensor = _field(default_factory=lambda: _torch.full((2,), 0.5))
+    table: _torch.Tensor = _field(default_factory=lambda: _torch.tensor([[1, 2], [3, 4]]))
+    scale: _torch.Tensor = _field(default_factory=lambda: _torch.tensor(1.5, dtype=_torch.float64))
+    mask: _torch.Tensor = _field(default_factory=lambda: _torch.tensor([True, False]))
