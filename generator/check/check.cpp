@@ -367,6 +367,9 @@ class Checker {
                                         "' is reserved by TensorDict (use option 'shadow' to "
                                         "allow it)");
     }
+    if (const std::string problem = internal_name_problem(field.name); !problem.empty()) {
+      diagnostics_.error(field.loc, "field name '" + field.name + "' " + problem);
+    }
     if (is_generated_member_name(field.name) || field.name == cls.name) {
       diagnostics_.error(field.loc, "field name '" + field.name +
                                         "' clashes with a member of the generated class '" +

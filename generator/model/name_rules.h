@@ -17,9 +17,13 @@ bool is_cpp_keyword(const std::string& name);
 bool is_macro_in_scope(const std::string& name);
 /// A dotted Python path (pkg.mod.Name); `<locals>` parts are allowed, as Python writes them.
 bool is_python_dotted_name(const std::string& name);
-/// Names Python tensorclasses reserve (TensorDict's attributes, dunders and private names), except
-/// the two Python allows (`data`, `_is_non_tensor`). Fields may only use them with `shadow`.
+/// Names Python tensorclasses reserve (TensorDict's public and private attributes, and names
+/// starting with `__`), except the two Python allows (`data`, `_is_non_tensor`). Fields may only
+/// use them with `shadow`; other private names (`_c`) are fields like any.
 bool is_reserved_name(const std::string& name);
+/// Why no field may be named `name`, shadow or not ("" when it may): an attribute Python's
+/// TensorClass keeps for itself (`_tensordict`, `_frozen`, ...) or a meta.json entry of saves.
+std::string internal_name_problem(const std::string& name);
 
 /// Names the generated class declares itself (tensordict::kGeneratedMembers); no field may take
 /// them, shadow or not.

@@ -24,6 +24,8 @@ class Point : public ::tensordict::TensorClass<Point> {
   struct Args {
     ::at::Tensor position;
     ::std::string label = "origin";
+    /// A private field (Python takes names starting with '_' that TensorDict does not use).
+    ::std::int64_t _serial = 0;
   };
 
   explicit Point(Args args, ::tensordict::BatchSize batch_size = {},
@@ -52,6 +54,7 @@ class Point : public ::tensordict::TensorClass<Point> {
         {
             Field("position", Kind::Tensor).with_dtype(::at::kFloat).with_shape({-1, 2}),
             Field("label", Kind::Str).with_default(R"("origin")"),
+            Field("_serial", Kind::Int).with_default(R"(0)"),
         },
     };
     return spec;
@@ -63,6 +66,10 @@ class Point : public ::tensordict::TensorClass<Point> {
   ::std::string label() const { return value_field<::std::string>(1); }
   Point& set_label(::std::string value) { return set_field(1, ::std::move(value)); }
 
+  /// A private field (Python takes names starting with '_' that TensorDict does not use).
+  ::std::int64_t _serial() const { return value_field<::std::int64_t>(2); }
+  Point& set__serial(::std::int64_t value) { return set_field(2, value); }
+
  private:
   friend class ::tensordict::TensorClass<Point>;
   Point(::tensordict::detail::WrapTag, ::tensordict::TensorDict td)
@@ -70,9 +77,10 @@ class Point : public ::tensordict::TensorClass<Point> {
 
   static ::std::vector<::tensordict::FieldValue> field_values(Args&& args) {
     ::std::vector<::tensordict::FieldValue> values;
-    values.reserve(2);
+    values.reserve(3);
     values.push_back(as_field(::std::move(args.position)));
     values.push_back(as_field(::std::move(args.label)));
+    values.push_back(as_field(::std::move(args._serial)));
     return values;
   }
 };
@@ -84,6 +92,8 @@ class Particle : public ::tensordict::TensorClass<Particle> {
   struct Args {
     ::at::Tensor position;
     ::std::string label = "origin";
+    /// A private field (Python takes names starting with '_' that TensorDict does not use).
+    ::std::int64_t _serial = 0;
     ::at::Tensor velocity;
     double mass = 1.0;
   };
@@ -117,6 +127,7 @@ class Particle : public ::tensordict::TensorClass<Particle> {
         {
             Field("position", Kind::Tensor).with_dtype(::at::kFloat).with_shape({-1, 2}),
             Field("label", Kind::Str).with_default(R"("origin")"),
+            Field("_serial", Kind::Int).with_default(R"(0)"),
             Field("velocity", Kind::Tensor).with_dtype(::at::kFloat).with_shape({-1, 2}),
             Field("mass", Kind::Float).with_default(R"(1.0)"),
         },
@@ -130,11 +141,15 @@ class Particle : public ::tensordict::TensorClass<Particle> {
   ::std::string label() const { return value_field<::std::string>(1); }
   Particle& set_label(::std::string value) { return set_field(1, ::std::move(value)); }
 
-  const ::at::Tensor& velocity() const { return tensor_field(2); }
-  Particle& set_velocity(::at::Tensor value) { return set_field(2, ::std::move(value)); }
+  /// A private field (Python takes names starting with '_' that TensorDict does not use).
+  ::std::int64_t _serial() const { return value_field<::std::int64_t>(2); }
+  Particle& set__serial(::std::int64_t value) { return set_field(2, value); }
 
-  double mass() const { return value_field<double>(3); }
-  Particle& set_mass(double value) { return set_field(3, value); }
+  const ::at::Tensor& velocity() const { return tensor_field(3); }
+  Particle& set_velocity(::at::Tensor value) { return set_field(3, ::std::move(value)); }
+
+  double mass() const { return value_field<double>(4); }
+  Particle& set_mass(double value) { return set_field(4, value); }
 
  private:
   friend class ::tensordict::TensorClass<Particle>;
@@ -143,9 +158,10 @@ class Particle : public ::tensordict::TensorClass<Particle> {
 
   static ::std::vector<::tensordict::FieldValue> field_values(Args&& args) {
     ::std::vector<::tensordict::FieldValue> values;
-    values.reserve(4);
+    values.reserve(5);
     values.push_back(as_field(::std::move(args.position)));
     values.push_back(as_field(::std::move(args.label)));
+    values.push_back(as_field(::std::move(args._serial)));
     values.push_back(as_field(::std::move(args.velocity)));
     values.push_back(as_field(::std::move(args.mass)));
     return values;
@@ -159,6 +175,8 @@ class Charged : public ::tensordict::TensorClass<Charged> {
   struct Args {
     ::at::Tensor position;
     ::std::string label = "origin";
+    /// A private field (Python takes names starting with '_' that TensorDict does not use).
+    ::std::int64_t _serial = 0;
     ::at::Tensor velocity;
     double mass = 1.0;
     ::std::optional<::at::Tensor> data = ::std::nullopt;
@@ -196,6 +214,7 @@ class Charged : public ::tensordict::TensorClass<Charged> {
         {
             Field("position", Kind::Tensor).with_dtype(::at::kFloat).with_shape({-1, 2}),
             Field("label", Kind::Str).with_default(R"("origin")"),
+            Field("_serial", Kind::Int).with_default(R"(0)"),
             Field("velocity", Kind::Tensor).with_dtype(::at::kFloat).with_shape({-1, 2}),
             Field("mass", Kind::Float).with_default(R"(1.0)"),
             Field("data", Kind::Tensor).nullable().with_dtype(::at::kFloat).with_shape({-1}),
@@ -210,15 +229,19 @@ class Charged : public ::tensordict::TensorClass<Charged> {
   ::std::string label() const { return value_field<::std::string>(1); }
   Charged& set_label(::std::string value) { return set_field(1, ::std::move(value)); }
 
-  const ::at::Tensor& velocity() const { return tensor_field(2); }
-  Charged& set_velocity(::at::Tensor value) { return set_field(2, ::std::move(value)); }
+  /// A private field (Python takes names starting with '_' that TensorDict does not use).
+  ::std::int64_t _serial() const { return value_field<::std::int64_t>(2); }
+  Charged& set__serial(::std::int64_t value) { return set_field(2, value); }
 
-  double mass() const { return value_field<double>(3); }
-  Charged& set_mass(double value) { return set_field(3, value); }
+  const ::at::Tensor& velocity() const { return tensor_field(3); }
+  Charged& set_velocity(::at::Tensor value) { return set_field(3, ::std::move(value)); }
 
-  ::std::optional<::at::Tensor> data() const { return optional_tensor_field(4); }
+  double mass() const { return value_field<double>(4); }
+  Charged& set_mass(double value) { return set_field(4, value); }
+
+  ::std::optional<::at::Tensor> data() const { return optional_tensor_field(5); }
   Charged& set_data(::std::optional<::at::Tensor> value) {
-    return set_field(4, ::std::move(value));
+    return set_field(5, ::std::move(value));
   }
 
  private:
@@ -228,9 +251,10 @@ class Charged : public ::tensordict::TensorClass<Charged> {
 
   static ::std::vector<::tensordict::FieldValue> field_values(Args&& args) {
     ::std::vector<::tensordict::FieldValue> values;
-    values.reserve(5);
+    values.reserve(6);
     values.push_back(as_field(::std::move(args.position)));
     values.push_back(as_field(::std::move(args.label)));
+    values.push_back(as_field(::std::move(args._serial)));
     values.push_back(as_field(::std::move(args.velocity)));
     values.push_back(as_field(::std::move(args.mass)));
     values.push_back(as_field(::std::move(args.data)));

@@ -34,10 +34,10 @@ elif case == "inherit":
     assert type(charged) is Charged, type(charged)
     assert isinstance(charged, Particle) and isinstance(charged, Point)
     assert torch.equal(charged.position, torch.arange(4.0).reshape(2, 2)), charged.position
-    assert (charged.label, charged.mass) == ("c", 0.5), (charged.label, charged.mass)
+    assert (charged.label, charged._serial, charged.mass) == ("c", 9, 0.5), charged
     assert torch.equal(charged.data, torch.full((2,), 3.0)), charged.data
-    Charged(position=torch.ones(2, 2), velocity=torch.zeros(2, 2), label="py", mass=4.0,
-            batch_size=[2]).memmap(out + "/py_charged")
+    Charged(position=torch.ones(2, 2), velocity=torch.zeros(2, 2), label="py", _serial=11,
+            mass=4.0, batch_size=[2]).memmap(out + "/py_charged")
 else:
     from golden import Defaults
 

@@ -19,7 +19,7 @@ static_assert(!std::is_convertible_v<Point, Particle>);
 
 namespace {
 
-Particle particle() { return Particle({at::zeros({3, 2}), "p", at::ones({3, 2}), 2.0}, {3}); }
+Particle particle() { return Particle({at::zeros({3, 2}), "p", 7, at::ones({3, 2}), 2.0}, {3}); }
 
 // Takes the base class, as a user's function written for it does.
 std::string label_of(const Point& point) { return point.label(); }
@@ -30,12 +30,14 @@ TEST_CASE("a derived class has its base's fields first and its options", "[tenso
   const auto& spec = Charged::class_spec();
   std::vector<std::string> names;
   for (const auto& field : spec.fields) names.push_back(field.name);
-  CHECK(names == std::vector<std::string>{"position", "label", "velocity", "mass", "data"});
+  CHECK(names ==
+        std::vector<std::string>{"position", "label", "_serial", "velocity", "mass", "data"});
   CHECK(spec.options.nocast);  // from Point
   CHECK(spec.options.shadow);  // its own
   CHECK_FALSE(Particle::class_spec().options.shadow);
   const Particle p = particle();
   CHECK(p.label() == "p");
+  CHECK(p._serial() == 7);  // a private field, as Python names it
   CHECK(p.mass() == 2.0);
   CHECK(p.velocity().equal(at::ones({3, 2})));
   CHECK(p.batch_size() == tensordict::BatchSize{3});
@@ -47,7 +49,7 @@ TEST_CASE("a derived class has its base's fields first and its options", "[tenso
   CHECK(defaults.label() == "origin");
   CHECK(defaults.mass() == 1.0);
   // The base's shape constraints as well: `position` is (B, 2).
-  CHECK_THROWS(Particle({at::zeros({3, 5}), "p", at::ones({3, 2})}, {3}));
+  CHECK_THROWS(Particle({at::zeros({3, 5}), "p", 0, at::ones({3, 2})}, {3}));
 }
 
 TEST_CASE("a derived instance is usable as its base and shares its data",
@@ -63,7 +65,7 @@ TEST_CASE("a derived instance is usable as its base and shares its data",
   CHECK(p.label() == "moved");
   CHECK(p.position().equal(at::ones({3, 2})));
 
-  Charged c({at::zeros({2, 2}), "c", at::zeros({2, 2}), 1.0, at::full({2}, 3.0)}, {2});
+  Charged c({at::zeros({2, 2}), "c", 1, at::zeros({2, 2}), 1.0, at::full({2}, 3.0)}, {2});
   CHECK(label_of(c) == "c");  // two levels up
   const Particle as_particle = c;
   CHECK(as_particle.mass() == 1.0);
@@ -74,11 +76,12 @@ TEST_CASE("a derived instance is usable as its base and shares its data",
 TEST_CASE("a derived instance saves and loads as its own class", "[tensorclass][inherit]") {
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() / ("tc-inherit-" + std::to_string(::getpid()));
-  Charged c({at::arange(4, at::kFloat).reshape({2, 2}), "c", at::zeros({2, 2}), 0.5}, {2});
+  Charged c({at::arange(4, at::kFloat).reshape({2, 2}), "c", 5, at::zeros({2, 2}), 0.5}, {2});
   c.memmap(dir.string());
   const Charged back = Charged::load_memmap(dir.string());
   CHECK(back.position().equal(c.position()));
   CHECK(back.label() == "c");
+  CHECK(back._serial() == 5);
   CHECK(back.mass() == 0.5);
   CHECK_FALSE(back.data().has_value());
   std::filesystem::remove_all(dir);

@@ -38,9 +38,9 @@ TEST_CASE("Python's generated classes load C++'s directories and C++ loads their
   outer.memmap(dir + "/cpp_outer");
   Defaults(Defaults::Args{}).memmap(dir + "/cpp_defaults");
   TensorDefaults(TensorDefaults::Args{}).memmap(dir + "/cpp_tensor_defaults");
-  Charged(
-      {at::arange(4, at::kFloat).reshape({2, 2}), "c", at::zeros({2, 2}), 0.5, at::full({2}, 3.0)},
-      {2})
+  Charged({at::arange(4, at::kFloat).reshape({2, 2}), "c", 9, at::zeros({2, 2}), 0.5,
+           at::full({2}, 3.0)},
+          {2})
       .memmap(dir + "/cpp_charged");
 
   // The golden schemas declare module `golden`: one run per schema, its module on the path.
@@ -74,6 +74,7 @@ TEST_CASE("Python's generated classes load C++'s directories and C++ loads their
   const Charged charged = Charged::load_memmap(dir + "/py_charged");
   CHECK(charged.position().equal(at::ones({2, 2})));
   CHECK(charged.label() == "py");
+  CHECK(charged._serial() == 11);
   CHECK(charged.mass() == 4.0);
   CHECK_FALSE(charged.data().has_value());
 
