@@ -23,7 +23,8 @@ using Json = nlohmann::ordered_json;
 
 bool is_tensor_like(const Type& type) {
   if (type.kind == TypeKind::Optional) return is_tensor_like(type.args.at(0));
-  return type.kind == TypeKind::Tensor || type.kind == TypeKind::Class;
+  return type.kind == TypeKind::Tensor || type.kind == TypeKind::Class ||
+         traits(type.kind).is_tensordict;
 }
 
 bool fits(const Json& value, const Type& type) {

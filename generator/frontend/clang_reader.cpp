@@ -309,7 +309,7 @@ class HeaderReader {
           field.loc, "field '" + field.name + "': C++ type '" + take(clang_getTypeSpelling(type)) +
                          "' has no schema type (use at::Tensor, std::string, int64_t, int, "
                          "double, float, bool, std::optional<T>, std::vector<T>, "
-                         "tensordict::Json or a TC_CLASS struct)");
+                         "tensordict::Json, tensordict::TensorDict or a TC_CLASS struct)");
     }
     if (auto annotation = annotation_of(cursor, "field")) {
       apply_field_annotation(*annotation, field, diagnostics_);
@@ -372,6 +372,8 @@ class HeaderReader {
              CXType_Char_S;
     } else if (name == "nlohmann::basic_json") {
       out.kind = TypeKind::Any;
+    } else if (name == "tensordict::TensorDict") {
+      out.kind = TypeKind::TensorDict;
     } else if ((name == "std::optional" || name == "std::vector") && arity >= 1) {
       out.kind = name == "std::optional" ? TypeKind::Optional : TypeKind::List;
       Type element;

@@ -20,19 +20,23 @@ constexpr std::size_t kKindCount = static_cast<std::size_t>(TypeKind::Optional) 
 // One row per TypeKind, in enumerator order (checked below): a missing row fails to compile.
 constexpr std::array<KindTraits, kKindCount> kKinds{{
     {TypeKind::Tensor, KindForm::Tensor, "::at::Tensor", "torch.Tensor", is_nothing,
-     TensorHolds::Any, false, false},
+     TensorHolds::Any, false, false, false},
     {TypeKind::Str, KindForm::Value, "::std::string", "str", is_string, TensorHolds::None, true,
-     false},
+     false, false},
     {TypeKind::Int, KindForm::Value, "::std::int64_t", "int", is_integer, TensorHolds::Integral,
-     true, false},
+     true, false, false},
     {TypeKind::Float, KindForm::Value, "double", "float", is_number, TensorHolds::Floating, true,
+     false, false},
+    {TypeKind::Bool, KindForm::Value, "bool", "bool", is_boolean, TensorHolds::Bool, true, false,
      false},
-    {TypeKind::Bool, KindForm::Value, "bool", "bool", is_boolean, TensorHolds::Bool, true, false},
     {TypeKind::Any, KindForm::Value, "::tensordict::Json", "Any", is_anything, TensorHolds::Any,
-     false, true},
-    {TypeKind::List, KindForm::List, "", "", is_nothing, TensorHolds::None, false, false},
-    {TypeKind::Class, KindForm::Class, "", "", is_nothing, TensorHolds::None, false, false},
-    {TypeKind::Optional, KindForm::Optional, "", "", is_nothing, TensorHolds::None, false, false},
+     false, true, false},
+    {TypeKind::List, KindForm::List, "", "", is_nothing, TensorHolds::None, false, false, false},
+    {TypeKind::Class, KindForm::Class, "", "", is_nothing, TensorHolds::None, false, false, false},
+    {TypeKind::TensorDict, KindForm::Value, "::tensordict::TensorDict", "TensorDict", is_nothing,
+     TensorHolds::None, false, false, true},
+    {TypeKind::Optional, KindForm::Optional, "", "", is_nothing, TensorHolds::None, false, false,
+     false},
 }};
 
 constexpr bool rows_in_order() {

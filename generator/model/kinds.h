@@ -42,6 +42,8 @@ struct KindTraits {
   bool autocast;
   /// JSON itself (`any`): None is one of its values, and a default is written as JSON text.
   bool is_json;
+  /// Stored as a nested TensorDict (`TensorDict`), not as JSON or a tensor.
+  bool is_tensordict;
 };
 
 /// The row of `kind`.

@@ -24,7 +24,7 @@ struct SourceLoc {
 
 /// A type's kind: a field kind of the contract (the same enumerators, in the same order, so that
 /// tensordict::kFieldKinds spells them) or `optional[...]`.
-enum class TypeKind { Tensor, Str, Int, Float, Bool, Any, List, Class, Optional };
+enum class TypeKind { Tensor, Str, Int, Float, Bool, Any, List, Class, TensorDict, Optional };
 
 namespace detail {
 template <class... Pairs>
@@ -39,7 +39,9 @@ static_assert(detail::same_values(std::pair{TypeKind::Tensor, tensordict::FieldK
                                   std::pair{TypeKind::Bool, tensordict::FieldKind::Bool},
                                   std::pair{TypeKind::Any, tensordict::FieldKind::Any},
                                   std::pair{TypeKind::List, tensordict::FieldKind::List},
-                                  std::pair{TypeKind::Class, tensordict::FieldKind::Class}) &&
+                                  std::pair{TypeKind::Class, tensordict::FieldKind::Class},
+                                  std::pair{TypeKind::TensorDict,
+                                            tensordict::FieldKind::TensorDict}) &&
                   static_cast<std::size_t>(TypeKind::Optional) == tensordict::kFieldKinds.size(),
               "TypeKind must be FieldKind's enumerators, in order, then Optional");
 

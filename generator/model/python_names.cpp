@@ -61,6 +61,7 @@ struct PythonImport {
 };
 constexpr PythonImport kPythonImports[] = {{"torch", ""},
                                            {"tensordict", "TensorClass"},
+                                           {"tensordict", "TensorDict"},
                                            {"dataclasses", "field"},
                                            {"dataclasses", "KW_ONLY"},
                                            {"typing", "Any"},
@@ -128,14 +129,17 @@ const std::set<std::string>& python_stdlib_modules() {
 }
 
 // The module a spelling of KindTraits::python_annotation comes from: `torch.Tensor` names it,
-// `Any` is typing's, the others are builtins.
+// `Any` is typing's, `TensorDict` tensordict's, the others are builtins.
 std::string annotation_of_kind(TypeKind kind, PythonImports& imports) {
   const std::string spelled(traits(kind).python_annotation);
   const size_t dot = spelled.find('.');
   if (dot != std::string::npos) {
     return imports.use_module(spelled.substr(0, dot)) + spelled.substr(dot);
   }
-  return imports.use(spelled == "Any" ? "typing" : "builtins", spelled);
+  const char* module = spelled == "Any"          ? "typing"
+                       : spelled == "TensorDict" ? "tensordict"
+                                                 : "builtins";
+  return imports.use(module, spelled);
 }
 
 }  // namespace

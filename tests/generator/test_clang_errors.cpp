@@ -24,13 +24,13 @@ struct BadHeader {
 // clang-format off
 const BadHeader kBadHeaders[] = {
   {"unmappable type", "struct TC_CLASS() A {\n  std::map<int, int> m;\n};\n",
-   "bad.h:3:22: error: field 'm': C++ type 'std::map<int, int>' has no schema type (use at::Tensor, std::string, int64_t, int, double, float, bool, std::optional<T>, std::vector<T>, tensordict::Json or a TC_CLASS struct)\n"},
+   "bad.h:3:22: error: field 'm': C++ type 'std::map<int, int>' has no schema type (use at::Tensor, std::string, int64_t, int, double, float, bool, std::optional<T>, std::vector<T>, tensordict::Json, tensordict::TensorDict or a TC_CLASS struct)\n"},
   {"unsigned", "struct TC_CLASS() A {\n  unsigned count;\n};\n",
-   "bad.h:3:12: error: field 'count': C++ type 'unsigned int' has no schema type (use at::Tensor, std::string, int64_t, int, double, float, bool, std::optional<T>, std::vector<T>, tensordict::Json or a TC_CLASS struct)\n"},
+   "bad.h:3:12: error: field 'count': C++ type 'unsigned int' has no schema type (use at::Tensor, std::string, int64_t, int, double, float, bool, std::optional<T>, std::vector<T>, tensordict::Json, tensordict::TensorDict or a TC_CLASS struct)\n"},
   {"pointer", "struct TC_CLASS() A {\n  at::Tensor* p;\n};\n",
-   "bad.h:3:15: error: field 'p': C++ type 'at::Tensor *' has no schema type (use at::Tensor, std::string, int64_t, int, double, float, bool, std::optional<T>, std::vector<T>, tensordict::Json or a TC_CLASS struct)\n"},
+   "bad.h:3:15: error: field 'p': C++ type 'at::Tensor *' has no schema type (use at::Tensor, std::string, int64_t, int, double, float, bool, std::optional<T>, std::vector<T>, tensordict::Json, tensordict::TensorDict or a TC_CLASS struct)\n"},
   {"list of unmappable", "struct TC_CLASS() A {\n  std::vector<char> v;\n};\n",
-   "bad.h:3:21: error: field 'v': C++ type 'std::vector<char>' has no schema type (use at::Tensor, std::string, int64_t, int, double, float, bool, std::optional<T>, std::vector<T>, tensordict::Json or a TC_CLASS struct)\n"},
+   "bad.h:3:21: error: field 'v': C++ type 'std::vector<char>' has no schema type (use at::Tensor, std::string, int64_t, int, double, float, bool, std::optional<T>, std::vector<T>, tensordict::Json, tensordict::TensorDict or a TC_CLASS struct)\n"},
   {"unknown field key", "struct TC_CLASS() A {\n  TC_FIELD(\"dtyp=float32\") at::Tensor x;\n};\n",
    "bad.h:3:39: error: unknown key 'dtyp' in TC_FIELD (allowed: dtype, shape, default, doc, renamed_from, deprecated)\n"},
   {"entry without =", "struct TC_CLASS() A {\n  TC_FIELD(\"float32\") at::Tensor x;\n};\n",
@@ -63,7 +63,7 @@ const BadHeader kBadHeaders[] = {
    "bad.h:2:10: error: 'missing.h' file not found\n"
    "bad.h:4:12: error: field 'x': C++ type 'unsigned int' has no schema type (use at::Tensor, "
    "std::string, int64_t, int, double, float, bool, std::optional<T>, std::vector<T>, "
-   "tensordict::Json or a TC_CLASS struct)\n"},
+   "tensordict::Json, tensordict::TensorDict or a TC_CLASS struct)\n"},
   {"unknown option", "struct TC_CLASS(\"options=frozn\") A {\n  at::Tensor x;\n};\n",
    "bad.h:2:34: error: unknown option 'frozn' (allowed: frozen, autocast, nocast, tensor_only, shadow)\n"},
   {"option twice", "struct TC_CLASS(\"options=frozen,frozen\") A {\n  at::Tensor x;\n};\n",
@@ -90,7 +90,7 @@ const BadHeader kBadHeaders[] = {
    // clang's and tcgen's, in line order.
    "bad.h:2:34: error: unknown option 'frozn' (allowed: frozen, autocast, nocast, tensor_only, shadow)\n"
    "bad.h:3:12: error: field 'a': C++ type 'unsigned int' has no schema type (use at::Tensor, std::string, int64_t, int, double, float, bool, "
-   "std::optional<T>, std::vector<T>, tensordict::Json or a TC_CLASS struct)\n"
+   "std::optional<T>, std::vector<T>, tensordict::Json, tensordict::TensorDict or a TC_CLASS struct)\n"
    "bad.h:4:34: error: field 'b': unknown dtype 'x' (expected one of bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64, complex64, complex128)\n"
    "bad.h:5:3: error: unknown type name 'Undeclared'\n"},
 };

@@ -56,6 +56,7 @@ TEST_CASE("clang: each C++ type maps to its schema type", "[generator][clang]") 
         "    field tags: list[str] = [\"a\",\"b\"]\n"
         "    field weights: list[float]\n"
         "    field extra: any\n"
+        "    field extras: optional[TensorDict]\n"
         "    field maybe: optional[int]\n"
         "    field settings: Settings\n"
         "    field more: optional[Settings]\n");

@@ -12,7 +12,7 @@
 
 #include "tensordict/tensorclass.h"
 
-#include "nested.h"  // generated as 22b3da50bf88de86
+#include "nested.h"  // generated as cb203984b4b78a71
 
 static_assert(TENSORDICT_ABI_VERSION == 2,
               "autocast.h was generated for another version of the tensordict runtime");
@@ -165,6 +165,62 @@ class AutoNested : public ::tensordict::TensorClass<AutoNested> {
     ::std::vector<::tensordict::FieldValue> values;
     values.reserve(1);
     values.push_back(as_field(::std::move(args.inner)));
+    return values;
+  }
+};
+
+/// A mapping given to a TensorDict field becomes a TensorDict of the class's batch size.
+class AutoHolder : public ::tensordict::TensorClass<AutoHolder> {
+ public:
+  /// Constructor arguments: one member per field, in schema order.
+  struct Args {
+    ::std::optional<::tensordict::TensorDict> entries = ::std::nullopt;
+  };
+
+  explicit AutoHolder(Args args, ::tensordict::BatchSize batch_size = {},
+                      ::std::optional<::at::Device> device = ::std::nullopt,
+                      ::std::optional<::tensordict::DimNames> names = ::std::nullopt)
+      : TensorClass(build(field_values(::std::move(args)), ::std::move(batch_size), device,
+                          ::std::move(names))) {}
+  AutoHolder(const AutoHolder&) = default;
+  AutoHolder(AutoHolder&&) = default;
+  // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
+  AutoHolder& operator=(const AutoHolder&) & = default;
+  AutoHolder& operator=(AutoHolder&&) & = default;
+  AutoHolder& operator=(const AutoHolder&) && = delete;
+  AutoHolder& operator=(AutoHolder&&) && = delete;
+  ~AutoHolder() = default;
+
+  /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
+  static const ::tensordict::ClassSpec& class_spec() {
+    using Field = ::tensordict::FieldSpec;
+    using Kind = ::tensordict::FieldKind;
+    using Option = ::tensordict::ClassOption;
+    static const ::tensordict::ClassSpec spec{
+        "AutoHolder",
+        "<class 'golden.AutoHolder'>",
+        ::tensordict::ClassOptions().with(Option::autocast),
+        {
+            Field("entries", Kind::TensorDict),
+        },
+    };
+    return spec;
+  }
+
+  ::tensordict::TensorDict entries() const { return value_field<::tensordict::TensorDict>(0); }
+  AutoHolder& set_entries(::tensordict::TensorDict value) {
+    return set_field(0, ::std::move(value));
+  }
+
+ private:
+  friend class ::tensordict::TensorClass<AutoHolder>;
+  AutoHolder(::tensordict::detail::WrapTag, ::tensordict::TensorDict td)
+      : TensorClass(::std::move(td)) {}
+
+  static ::std::vector<::tensordict::FieldValue> field_values(Args&& args) {
+    ::std::vector<::tensordict::FieldValue> values;
+    values.reserve(1);
+    values.push_back(as_field(::std::move(args.entries)));
     return values;
   }
 };

@@ -12,7 +12,7 @@
 
 #include "tensordict/tensorclass.h"
 
-#include "nested.h"  // generated as 22b3da50bf88de86
+#include "nested.h"  // generated as cb203984b4b78a71
 
 static_assert(TENSORDICT_ABI_VERSION == 2,
               "include.h was generated for another version of the tensordict runtime");

@@ -136,4 +136,67 @@ class Outer : public ::tensordict::TensorClass<Outer> {
   }
 };
 
+/// Fields holding any TensorDict.
+class Holder : public ::tensordict::TensorClass<Holder> {
+ public:
+  /// Constructor arguments: one member per field, in schema order.
+  struct Args {
+    ::std::optional<::tensordict::TensorDict> entries = ::std::nullopt;
+    ::std::optional<::tensordict::TensorDict> spare = ::std::nullopt;
+  };
+
+  explicit Holder(Args args, ::tensordict::BatchSize batch_size = {},
+                  ::std::optional<::at::Device> device = ::std::nullopt,
+                  ::std::optional<::tensordict::DimNames> names = ::std::nullopt)
+      : TensorClass(build(field_values(::std::move(args)), ::std::move(batch_size), device,
+                          ::std::move(names))) {}
+  Holder(const Holder&) = default;
+  Holder(Holder&&) = default;
+  // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
+  Holder& operator=(const Holder&) & = default;
+  Holder& operator=(Holder&&) & = default;
+  Holder& operator=(const Holder&) && = delete;
+  Holder& operator=(Holder&&) && = delete;
+  ~Holder() = default;
+
+  /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
+  static const ::tensordict::ClassSpec& class_spec() {
+    using Field = ::tensordict::FieldSpec;
+    using Kind = ::tensordict::FieldKind;
+    static const ::tensordict::ClassSpec spec{
+        "Holder",
+        "<class 'golden.Holder'>",
+        ::tensordict::ClassOptions(),
+        {
+            Field("entries", Kind::TensorDict),
+            Field("spare", Kind::TensorDict).nullable(),
+        },
+    };
+    return spec;
+  }
+
+  ::tensordict::TensorDict entries() const { return value_field<::tensordict::TensorDict>(0); }
+  Holder& set_entries(::tensordict::TensorDict value) { return set_field(0, ::std::move(value)); }
+
+  ::std::optional<::tensordict::TensorDict> spare() const {
+    return optional_value_field<::tensordict::TensorDict>(1);
+  }
+  Holder& set_spare(::std::optional<::tensordict::TensorDict> value) {
+    return set_field(1, ::std::move(value));
+  }
+
+ private:
+  friend class ::tensordict::TensorClass<Holder>;
+  Holder(::tensordict::detail::WrapTag, ::tensordict::TensorDict td)
+      : TensorClass(::std::move(td)) {}
+
+  static ::std::vector<::tensordict::FieldValue> field_values(Args&& args) {
+    ::std::vector<::tensordict::FieldValue> values;
+    values.reserve(2);
+    values.push_back(as_field(::std::move(args.entries)));
+    values.push_back(as_field(::std::move(args.spare)));
+    return values;
+  }
+};
+
 }  // namespace golden

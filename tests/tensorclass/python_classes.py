@@ -25,6 +25,15 @@ if case == "nested":
     assert outer.maybe is None, outer.maybe
     Outer(inner=Inner(x=torch.arange(2.0), batch_size=[2]), y=torch.ones(2),
           batch_size=[2]).memmap(out + "/py_outer")
+
+    from golden import Holder
+
+    holder = TensorDict.load_memmap(out + "/cpp_holder")
+    assert type(holder) is Holder and type(holder.entries) is TensorDict, type(holder.entries)
+    assert torch.equal(holder.entries["a"], torch.arange(4.0).reshape(2, 2)), holder.entries
+    assert holder.spare is None, holder.spare
+    Holder(entries=TensorDict(b=torch.ones(2, 3), batch_size=[2]), batch_size=[2]).memmap(
+        out + "/py_holder")
     with open(out + "/py_state_dict.json", "w") as f:
         json.dump(sorted(outer.state_dict().keys()), f)
 elif case == "inherit":

@@ -37,6 +37,9 @@ TEST_CASE("Python's generated classes load C++'s directories and C++ loads their
   Outer outer({Inner({at::arange(2, at::kFloat)}, {2}), std::nullopt, at::ones({2})}, {2});
   outer.memmap(dir + "/cpp_outer");
   Defaults(Defaults::Args{}).memmap(dir + "/cpp_defaults");
+  tensordict::TensorDict entries({}, {2});
+  entries.set("a", at::arange(4, at::kFloat).reshape({2, 2}));
+  Holder({entries}, {2}).memmap(dir + "/cpp_holder");
   TensorDefaults(TensorDefaults::Args{}).memmap(dir + "/cpp_tensor_defaults");
   Charged({at::arange(4, at::kFloat).reshape({2, 2}), "c", 9, at::zeros({2, 2}), 0.5,
            at::full({2}, 3.0)},
@@ -56,6 +59,9 @@ TEST_CASE("Python's generated classes load C++'s directories and C++ loads their
   CHECK(back.inner().x().equal(outer.inner().x()));
   CHECK(back.y().equal(outer.y()));
   CHECK_FALSE(back.maybe().has_value());
+  const Holder holder = Holder::load_memmap(dir + "/py_holder");
+  CHECK(holder.entries().get<at::Tensor>("b").equal(at::ones({2, 3})));
+  CHECK_FALSE(holder.spare().has_value());
   const Defaults defaults = Defaults::load_memmap(dir + "/py_defaults");
   CHECK(defaults.s() == "a \"quoted\" \\ text");
   CHECK(defaults.l() == std::vector<std::string>{"a", "b"});

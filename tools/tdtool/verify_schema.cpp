@@ -199,6 +199,10 @@ class SchemaChecker {
       case tcgen::KindForm::Value: {
         const tcgen::KindTraits& kind = tcgen::traits(type.kind);
         if (kind.is_json) return;
+        if (kind.is_tensordict) {
+          if (!value.is_tensordict()) wrong_kind();
+          return;
+        }
         const Json* data = value.is_non_tensor_data() ? &value.non_tensor_data().data : nullptr;
         const bool fits = value.is_tensor() ? holds(kind.tensors, value.tensor().scalar_type())
                                             : data && kind.holds_json(*data);

@@ -18,7 +18,7 @@ namespace tensordict {
 inline constexpr int kAbiVersion = TENSORDICT_ABI_VERSION;
 
 /// What a field holds (the schema type with `optional[...]` removed).
-enum class FieldKind { Tensor, Str, Int, Float, Bool, Any, List, Class };
+enum class FieldKind { Tensor, Str, Int, Float, Bool, Any, List, Class, TensorDict };
 
 /// A FieldKind's spellings: in schemas (and in messages; a class-typed field is written with the
 /// class's name, "class" in messages) and as the enumerator generated code names.
@@ -33,7 +33,7 @@ struct FieldKindSpelling {
 
 /// Every FieldKind, in enumerator order: the one table tcgen's parser and emitters and the
 /// runtime's messages read.
-inline constexpr std::array<FieldKindSpelling, 8> kFieldKinds{{
+inline constexpr std::array<FieldKindSpelling, 9> kFieldKinds{{
     {FieldKind::Tensor, "tensor", "Tensor"},
     {FieldKind::Str, "str", "Str"},
     {FieldKind::Int, "int", "Int"},
@@ -42,6 +42,7 @@ inline constexpr std::array<FieldKindSpelling, 8> kFieldKinds{{
     {FieldKind::Any, "any", "Any"},
     {FieldKind::List, "list", "List"},
     {FieldKind::Class, "class", "Class"},
+    {FieldKind::TensorDict, "TensorDict", "TensorDict"},
 }};
 
 /// The spellings of `kind` (its entry of kFieldKinds).

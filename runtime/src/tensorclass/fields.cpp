@@ -124,9 +124,27 @@ bool converts(FieldKind hint) {
     case FieldKind::Any:
     case FieldKind::List:
     case FieldKind::Class:
+    case FieldKind::TensorDict:
       return false;
   }
   return false;
+}
+
+// A JSON mapping as a TensorDict of `batch`: numbers and lists of them as tensors, mappings as
+// nested TensorDicts, anything else as NonTensorData.
+TensorDict mapping_to_tensordict(const Json& mapping, const BatchSize& batch,
+                                 std::optional<at::Device> device) {
+  TensorDict td = detail::make_tensordict(batch, device);
+  for (const auto& [key, item] : mapping.items()) {
+    if (item.is_object()) {
+      td.set(key, mapping_to_tensordict(item, batch, device));
+    } else if (is_numeric_tree(item)) {
+      td.set(key, numbers_to_tensor(item));
+    } else {
+      td.set_non_tensor(key, item);
+    }
+  }
+  return td;
 }
 
 Value list_value(const Json& list, const BatchSize& batch) {
@@ -163,6 +181,7 @@ Json convert(const Json& v, FieldKind hint, const std::string& where) {
       case FieldKind::Any:
       case FieldKind::List:
       case FieldKind::Class:
+      case FieldKind::TensorDict:
         break;
     }
   } catch (const std::exception&) {
@@ -188,6 +207,9 @@ std::optional<Value> autocast_json(const ClassSpec& spec, const FieldSpec& field
       for (const auto& [key, item] : v.items()) values.at(index_of(nested, key)) = FieldValue(item);
       return Value(build(nested, values, batch, device));
     }
+    case FieldKind::TensorDict:  // Python: TensorDict(mapping, batch_size=<the class's>)
+      if (!v.is_object()) break;
+      return Value(mapping_to_tensordict(v, batch, device));
     case FieldKind::Any:
     case FieldKind::List:  // hint_of gives Any instead
       if (v.is_number() || v.is_boolean()) return Value(numbers_to_tensor(v));

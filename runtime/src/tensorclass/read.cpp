@@ -122,6 +122,11 @@ void read(const Value& value, const ClassSpec& spec, size_t i, std::vector<doubl
   read_number_list(value, spec, i, out);
 }
 
+void read(const Value& value, const ClassSpec& spec, size_t i, TensorDict& out) {
+  if (!value.is_tensordict()) wrong_kind(spec, i, to_json(value));
+  out = value.tensordict();
+}
+
 Json read_any_per_element(const TensorDict& lazy, const ClassSpec& spec, size_t field) {
   const std::string name(spec.fields.at(field).name);
   Json out = Json::array();

@@ -1,5 +1,6 @@
-// Stand-ins for at::Tensor and tensordict::Json (nlohmann::basic_json), spelled as the real ones
-// are qualified, so that the C++ front end maps them without parsing libtorch or nlohmann::json.
+// Stand-ins for at::Tensor, tensordict::Json (nlohmann::basic_json) and tensordict::TensorDict,
+// spelled as the real ones are qualified, so that the C++ front end maps them without parsing
+// libtorch or nlohmann::json.
 // Included by prelude.h, and by fuzz/header_prelude/prelude.h.
 #pragma once
 
@@ -16,4 +17,5 @@ using ordered_json = basic_json<>;
 }  // namespace nlohmann
 namespace tensordict {
 using Json = nlohmann::ordered_json;
+class TensorDict {};
 }  // namespace tensordict

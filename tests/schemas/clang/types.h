@@ -24,6 +24,7 @@ struct TC_CLASS("options=frozen", "python=mypkg.sim.Particles", "batch_dims=N",
   TC_FIELD("default=[\"a\", \"b\"]") std::vector<std::string> tags;
   std::vector<double> weights;
   tensordict::Json extra;
+  std::optional<tensordict::TensorDict> extras;
   std::optional<int64_t> maybe;
   Settings settings;
   std::optional<Settings> more;

@@ -64,6 +64,8 @@ void read(const Value& value, const ClassSpec& spec, size_t field, bool& out);
 void read(const Value& value, const ClassSpec& spec, size_t field, Json& out);
 void read(const Value& value, const ClassSpec& spec, size_t field, std::vector<int64_t>& out);
 void read(const Value& value, const ClassSpec& spec, size_t field, std::vector<double>& out);
+/// A TensorDict field: the stored TensorDict (a handle: writes reach the instance).
+void read(const Value& value, const ClassSpec& spec, size_t field, TensorDict& out);
 /// An `any` field of a lazy stack along dim 0 whose elements hold it as different kinds, or
 /// ragged: one value per element (nested lists for nested stacks; null where an element lacks
 /// it), as Python's tolist() reads them one by one.

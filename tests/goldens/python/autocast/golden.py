@@ -3,7 +3,7 @@ from builtins import bool as _bool, float as _float, int as _int, str as _str
 from typing import Any as _Any, Optional as _Optional
 
 import torch as _torch
-from tensordict import TensorClass as _TensorClass
+from tensordict import TensorClass as _TensorClass, TensorDict as _TensorDict
 
 
 class AutoCast(_TensorClass, autocast=True):
@@ -22,3 +22,9 @@ class AutoNested(_TensorClass, autocast=True):
     """A dict given to a class-typed field builds that class."""
 
     inner: "Inner"
+
+
+class AutoHolder(_TensorClass, autocast=True):
+    """A mapping given to a TensorDict field becomes a TensorDict of the class's batch size."""
+
+    entries: _TensorDict

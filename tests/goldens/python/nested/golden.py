@@ -3,7 +3,7 @@ from dataclasses import KW_ONLY as _KW_ONLY
 from typing import Optional as _Optional
 
 import torch as _torch
-from tensordict import TensorClass as _TensorClass
+from tensordict import TensorClass as _TensorClass, TensorDict as _TensorDict
 
 
 class Inner(_TensorClass):
@@ -17,3 +17,10 @@ class Outer(_TensorClass):
     _: _KW_ONLY
     maybe: _Optional[Inner] = None
     y: _torch.Tensor
+
+
+class Holder(_TensorClass):
+    """Fields holding any TensorDict."""
+
+    entries: _TensorDict
+    spare: _Optional[_TensorDict] = None
