@@ -366,8 +366,8 @@ class Importer {
       for (size_t i = 0; strings && i < data->size(); ++i) strings = (*data)[i].is_string();
       return strings ? wrap(TypeKind::List, make_type(TypeKind::Str)) : make_type(TypeKind::Any);
     }
-    // The schema language has no TensorDict type: `any` holds a nested plain collection.
-    if (is_plain_collection(type)) return make_type(TypeKind::Any);
+    // A nested plain collection (a TensorDict, a view of one, a lazy stack) is a TensorDict field.
+    if (is_plain_collection(type)) return make_type(TypeKind::TensorDict);
     const std::string name = import_class(child, child_display, *meta, type, level + 1);
     if (name.empty()) return std::nullopt;
     Type cls = make_type(TypeKind::Class);

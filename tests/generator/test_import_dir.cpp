@@ -272,7 +272,7 @@ classes:
       - name: mixed
         type: any
       - name: td
-        type: any
+        type: TensorDict
       - name: type
         type: str
       - name: gone
