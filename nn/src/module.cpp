@@ -234,8 +234,9 @@ void TensorDictModule::run(KeyIO& io) const {
       inputs.push_back(std::move(*value));
     }
   }
-  const auto missing = [&] {
-    return KeyError(who() + ": missing in_key " + in_keys()[*first_missing].repr());
+  const auto missing = [&] {  // with what the module takes (an exported package's inputs)
+    return KeyError(who() + ": missing in_key " + in_keys()[*first_missing].repr() +
+                    " (it takes in_keys " + keys_repr(in_keys()) + ")");
   };
   std::vector<Value> outputs;
   try {

@@ -110,10 +110,14 @@ TEST_CASE("a dict forward runs by the keys of its call spec", "[nn][exported][ne
       CHECK_THROWS_AS(policy(wrong), tensordict::ShapeError);
     }
   }
-  SECTION("a missing input is a KeyError naming the key") {
+  SECTION("a missing input is a KeyError naming the key and what the package takes") {
     TensorDict missing = c.input.clone();
     missing.del_(NestedKey{"goal", "bias"});
     CHECK_THROWS_AS(policy(missing), tensordict::KeyError);
+    CHECK_THROWS_WITH(policy(missing),
+                      Catch::Matchers::ContainsSubstring(
+                          "missing in_key ('goal', 'bias') (it takes in_keys ['observation', "
+                          "('goal', 'bias')])"));
   }
 }
 

@@ -93,7 +93,9 @@ TEST_CASE("module errors name the module and the key, and change nothing", "[nn]
 
   TensorDictModule missing([](const at::Tensor& x) { return x; }, {{"next", "obs"}}, {"y"}, "copy");
   CHECK_THROWS_AS(missing(td), KeyError);
-  CHECK_THROWS_WITH(missing(td), "TensorDictModule 'copy': missing in_key ('next', 'obs')");
+  CHECK_THROWS_WITH(missing(td),
+                    "TensorDictModule 'copy': missing in_key ('next', 'obs') (it "
+                    "takes in_keys [('next', 'obs')])");
 
   TensorDictModule two_for_one([](const at::Tensor& x) { return std::make_tuple(x, x); }, {"obs"},
                                {"y"}, "pair");
@@ -206,7 +208,8 @@ TEST_CASE("in_keys missing at the end leave out defaulted arguments, as Python p
   TensorDictModule both([](const at::Tensor& a, const at::Tensor& b) { return a + b; },
                         {"obs", "other"}, {"sum"}, "both");
   CHECK_THROWS_MATCHES(both(td), KeyError,
-                       Catch::Matchers::Message("TensorDictModule 'both': missing in_key 'other'"));
+                       Catch::Matchers::Message("TensorDictModule 'both': missing in_key 'other' "
+                                                "(it takes in_keys ['obs', 'other'])"));
   // Only the last in_keys may be missing: a gap would shift the arguments.
   TensorDictModule gap([](const at::Tensor& a, const at::Tensor&) { return a; }, {"absent", "obs"},
                        {"y"}, "gap");

@@ -227,7 +227,8 @@ TEST_CASE("optional and defaulted TorchScript arguments may be left out", "[nn][
                                                 "0 in_keys"));
   TensorDictModule on_missing(scaled, {"z"}, {"y"});
   CHECK_THROWS_MATCHES(on_missing(td), KeyError,
-                       Catch::Matchers::Message("TensorDictModule 'Scaled': missing in_key 'z'"));
+                       Catch::Matchers::Message("TensorDictModule 'Scaled': missing in_key 'z' "
+                                                "(it takes in_keys ['z'])"));
 }
 
 TEST_CASE("in_keys by argument name, as Python's dict in_keys", "[nn][script]") {
