@@ -400,4 +400,21 @@ TEST_CASE("modules run on tensorclasses through their fields", "[nn][tensorclass
   CHECK(pred.batch_size() == BatchSize{2});
   CHECK(obs._tensordict().keys() == std::vector<NestedKey>{"obs"});
 }
+
+TEST_CASE("a module writing into a nested field that is None creates it", "[nn][tensorclass]") {
+  TensorDictModule step_forward([](const at::Tensor& x) { return x * 2; }, {"obs"},
+                                {NestedKey{"next", "obs"}}, "step");
+  nntest::Transition t({at::ones({3, 4})}, {3});
+  CHECK_FALSE(t.next().has_value());
+  step_forward(t);
+  REQUIRE(t.next().has_value());
+  CHECK(same(t.next()->obs(), at::full({3, 4}, 2.0)));
+  CHECK(t.next()->batch_size() == BatchSize{3});
+  // The nested class's checks apply to what is written in it: Observation.obs is float32 [B, 4].
+  TensorDictModule wrong([](const at::Tensor& x) { return x.sum(-1); }, {"obs"},
+                         {NestedKey{"next", "obs"}}, "wrong");
+  nntest::Transition fresh({at::ones({3, 4})}, {3});
+  CHECK_THROWS_AS(wrong(fresh), tensordict::ShapeError);
+  CHECK_FALSE(fresh.next().has_value());  // a refused write changes nothing
+}
 #endif

@@ -275,7 +275,25 @@ class TensorClassIO final : public KeyIO {
   std::optional<Value> read(const NestedKey& key) const override {
     return obj_.get(key, std::optional<Value>());
   }
-  void write(const NestedKey& key, Value value) override { obj_.set(key, field_value(value)); }
+  // A nested field still None on the way is created (an empty TensorDict of the batch size, which
+  // the nested class checks as it fills), as a TensorDict's set creates the collections on a
+  // nested key; if the write is refused, it is None again (a refused write changes nothing).
+  void write(const NestedKey& key, Value value) override {
+    std::optional<NestedKey> created;
+    for (size_t depth = 1; depth < key.size(); ++depth) {
+      const NestedKey at(
+          std::vector<std::string>(key.begin(), key.begin() + static_cast<std::ptrdiff_t>(depth)));
+      if (obj_.get(at, std::optional<Value>())) continue;
+      obj_.set(at, FieldValue(TensorDict({}, obj_.batch_size(), obj_.device())));
+      if (!created) created = at;
+    }
+    try {
+      obj_.set(key, field_value(value));
+    } catch (...) {
+      if (created) obj_.set(*created, FieldValue());
+      throw;
+    }
+  }
   void remove(const NestedKey& key) override { obj_.set(key, FieldValue()); }
   const BatchSize& batch_size() const override { return obj_.batch_size(); }
 
