@@ -304,3 +304,25 @@ TEST_CASE("tdtool verify --schema: lazily stacked messages and parts, as Python 
         "mismatch: 1.content.0.type: expected int, found NonTensorData (string)\n" +
             tmp / "chat" + ": 3 mismatch(es) with class Message of " + (tmp / "int.yaml") + "\n");
 }
+
+TEST_CASE("tdtool verify --schema: a TensorDict field holds a TensorDict", "[tdtool][schema]") {
+  tc_test::TempDir tmp;
+  tc_test::write_file(tmp / "s.yaml", R"(namespace: t
+classes:
+  - name: Holder
+    python: mod.Holder
+    fields:
+      - {name: entries, type: TensorDict}
+)");
+  const auto save_holder = [&](const TensorDict& inner, const std::string& dir) {
+    memmap::save_tensorclass(inner, memmap::ClassInfo{"<class 'mod.Holder'>", Json::object()}, dir);
+  };
+  save_holder(TensorDict({{"entries", TensorDict({{"a", at::zeros({2})}}, {})}}, {}), tmp / "ok");
+  CHECK(tdtool("verify --schema " + (tmp / "s.yaml") + " " + (tmp / "ok")).code == 0);
+  save_holder(TensorDict({{"entries", at::zeros({2})}}, {}), tmp / "bad");
+  const Run r = tdtool("verify --schema " + (tmp / "s.yaml") + " " + (tmp / "bad"));
+  CHECK(r.code == 1);
+  CHECK(r.output == "mismatch: entries: expected TensorDict, found a tensor of dtype float32\n" +
+                        tmp / "bad" + ": 1 mismatch(es) with class Holder of " + (tmp / "s.yaml") +
+                        "\n");
+}
