@@ -76,6 +76,18 @@ class Resolver {
                                               "' is not (Python's dataclasses refuse a frozen "
                                               "class over a mutable one)");
     }
+    // Inside the generated class a member of a base's name would hide the base it converts to.
+    for (const Class* ancestor = &base; ancestor;) {
+      for (size_t i = base.fields.size(); i < fields.size(); ++i) {  // its own (bases: checked)
+        const Field& field = fields[i];
+        if (field.name != ancestor->name) continue;
+        diagnostics_.error(field.loc, "field name '" + field.name + "' of class '" + cls.name +
+                                          "' is also the name of its base class (the generated "
+                                          "class could no longer name it)");
+      }
+      const auto next = by_name_.find(ancestor->base);
+      ancestor = ancestor->base.empty() || next == by_name_.end() ? nullptr : next->second;
+    }
     cls.inherited_fields = base.fields.size();
     cls.fields = std::move(fields);
     for (const auto& row : tensordict::kClassOptions) {
