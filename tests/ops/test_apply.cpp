@@ -62,6 +62,12 @@ TEST_CASE("to, clone, contiguous and detach copy or convert every leaf", "[apply
   TensorDict g({{"w", w * 2}}, {4, 3});
   CHECK_FALSE(g.detach().get("w").requires_grad());
   CHECK(g.get("w").requires_grad());
+  // Python's requires_grad property: some leaf requires grad, at any depth.
+  CHECK(g.requires_grad());
+  CHECK_FALSE(g.detach().requires_grad());
+  TensorDict holder({{"inner", g}, {"x", at::zeros({4, 3})}}, {4, 3});
+  CHECK(holder.requires_grad());
+  CHECK_FALSE(sample().requires_grad());
 }
 
 TEST_CASE("zero_, fill_, masked_fill, where and share_memory_", "[apply]") {

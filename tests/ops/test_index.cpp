@@ -91,7 +91,8 @@ TEST_CASE("indexing errors name the batch size and the offending index", "[index
                                "the batch dims [4] it covers (batch_size [4, 3])"));
   CHECK_THROWS_AS(td.index({Ellipsis, 0, Ellipsis}), TypeError);
   CHECK_THROWS_AS(td.index({at::ones({2}, at::kFloat)}), TypeError);
-  CHECK_THROWS_WITH(td.index({at::tensor({9}, at::kLong)}), ContainsSubstring("key 'a' of shape [4, 3, 2]"));
+  CHECK_THROWS_WITH(td.index({at::tensor({9}, at::kLong)}),
+                    ContainsSubstring("key 'a' of shape [4, 3, 2]"));
 }
 
 TEST_CASE("a TensorDict without top-level tensors learns the new batch size from a stand-in",
@@ -137,4 +138,29 @@ TEST_CASE("a large batch of rows, gathered in parallel, equals index_select on e
   CHECK(out.get("alias2").ne(0).any().item<bool>());
   CHECK_THROWS_WITH(td.index({at::full({4096}, n, at::kLong)}), ContainsSubstring("key 'wide'"));
   at::set_num_threads(threads);
+}
+
+TEST_CASE("get_at indexes one entry over the batch dims, with a default", "[index][0.14]") {
+  TensorDict td = sample();
+  CHECK(same(td.get_at("a", {1}), td.get("a")[1]));
+  CHECK(same(td.get_at({"n", "c"}, {Slice(), 2}), td.get({"n", "c"}).index({ix::Slice(), 2})));
+  CHECK(same(td.get_at("b", {at::tensor({0, 3})}), td.get("b").index({at::tensor({0, 3})})));
+  CHECK_THROWS_AS(td.get_at("missing", {0}), tensordict::KeyError);
+  const at::Tensor fallback = at::zeros({2});
+  CHECK(td.get_at("missing", {0}, fallback).is_same(fallback));
+  CHECK(same(td.get_at("a", {0}, fallback), td.get("a")[0]));
+}
+
+TEST_CASE("set_at_ broadcasts its value over the indexed part, as tensor[idx] = value",
+          "[index][0.14]") {
+  TensorDict td = sample();
+  td.set_at_("a", at::tensor({-1.0, -2.0}), {1});  // (2,) over the (3, 2) of row 1
+  CHECK(same(td.get("a")[1], at::tensor({-1.0, -2.0}).expand({3, 2})));
+  CHECK(same(td.get("a")[0], at::arange(6, at::kFloat).view({3, 2})));  // other rows untouched
+  td.set_at_("b", at::tensor(7L), {Slice(), 0});                        // a scalar over column 0
+  CHECK(same(td.get("b").select(1, 0), at::full({4}, 7L)));
+  CHECK_THROWS_MATCHES(
+      td.set_at_("a", at::ones({4}), {1}), tensordict::ShapeError,
+      Catch::Matchers::Message("set_at_: a value of shape [4] does not broadcast to [3, 2], "
+                               "key 'a' indexed"));
 }

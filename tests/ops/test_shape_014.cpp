@@ -138,6 +138,21 @@ TEST_CASE("mod is torch.remainder, with scalars, tensors and TensorDicts", "[mat
   CHECK(same(td.mod(td + 10).get("b"), at::tensor({-7, 4, 9}).remainder(at::tensor({3, 14, 19}))));
 }
 
+TEST_CASE("& | ^ are bitwise_and / or / xor of every leaf", "[math][0.14]") {
+  const at::Tensor p = at::tensor({true, true, false, false});
+  const at::Tensor q = at::tensor({true, false, true, false});
+  const at::Tensor n = at::tensor({12, 10, 6, 5});
+  TensorDict td({{"p", p}, {"n", n}}, {4});
+  TensorDict other({{"p", q}, {"n", at::tensor({10, 3, 3, 1})}}, {4});
+  CHECK(same((td & other).get("p"), p.logical_and(q)));
+  CHECK(same((td | other).get("p"), p.logical_or(q)));
+  CHECK(same((td ^ other).get("p"), p.logical_xor(q)));
+  CHECK(same((td & other).get("n"), at::tensor({8, 2, 2, 1})));
+  CHECK(same((td | 1).get("n"), at::tensor({13, 11, 7, 5})));
+  CHECK(same(td.bitwise_xor(other).get("n"), at::tensor({6, 9, 5, 4})));
+  CHECK_THROWS(TensorDict({{"x", at::ones({4})}}, {4}) & 1);  // floats have no bitwise and
+}
+
 TEST_CASE("pad pads batch dims from the first, as Python's pad", "[shape][0.14]") {
   TensorDict td = sample();
   // (dim0_left, dim0_right, dim1_left, dim1_right); torch's pad lists dims from the last.

@@ -41,6 +41,9 @@ inline TensorDict operator-(const TensorDict& a, const Operand& b) { return a.su
 inline TensorDict operator*(const TensorDict& a, const Operand& b) { return a.mul(b); }
 inline TensorDict operator/(const TensorDict& a, const Operand& b) { return a.div(b); }
 inline TensorDict operator%(const TensorDict& a, const Operand& b) { return a.mod(b); }
+inline TensorDict operator&(const TensorDict& a, const Operand& b) { return a.bitwise_and(b); }
+inline TensorDict operator|(const TensorDict& a, const Operand& b) { return a.bitwise_or(b); }
+inline TensorDict operator^(const TensorDict& a, const Operand& b) { return a.bitwise_xor(b); }
 inline TensorDict operator-(const TensorDict& a) { return a.neg(); }
 inline TensorDict operator+(const at::Scalar& a, const TensorDict& b) { return b.add(a); }
 inline TensorDict operator-(const at::Scalar& a, const TensorDict& b) { return b.neg().add(a); }

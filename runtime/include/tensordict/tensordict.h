@@ -162,7 +162,9 @@ class TensorDict {
   Value get_value(const NestedKey& key) const;
   /// The entry at `key` as a `T`: at::Tensor, TensorDict, Value, Json, or a type the non-tensor
   /// data converts to (std::string, int64_t, double, bool, std::vector<...>); an arithmetic `T`
-  /// also reads a one-element tensor (its item). TypeError when the entry is not a `T`.
+  /// also reads a one-element tensor (its item), and a generated class a nested TensorDict
+  /// (aliasing it; checked as from_tensordict does, and TypeError when it was stored as another
+  /// class). TypeError when the entry is not a `T`.
   template <class T>
   T get(const NestedKey& key) const;
   /// Python's td["key"]; td[{"next", "obs"}] is Python's td["next", "obs"]. The tensor at `key`.
@@ -344,8 +346,16 @@ class TensorDict {
   /// Python's update_at_: every entry of `other` written in place at `index` of this
   /// TensorDict's entry (KeyError when this TensorDict lacks one).
   TensorDict& update_at_(const TensorDict& other, const Index& index);
-  /// Python's set_at_: `value` written in place at `index` of the tensor at `key`.
+  /// Python's set_at_: `value` written in place at `index` of the tensor at `key`, broadcast to
+  /// the indexed part as `tensor[index] = value` broadcasts (ShapeError naming the key otherwise).
   TensorDict& set_at_(const NestedKey& key, const at::Tensor& value, const Index& index);
+  /// Python's get_at: the tensor at `key` indexed by `index` over the batch dims (KeyError when
+  /// missing; with `default_value`, that tensor instead).
+  ///@{
+  at::Tensor get_at(const NestedKey& key, const Index& index) const;
+  at::Tensor get_at(const NestedKey& key, const Index& index,
+                    const at::Tensor& default_value) const;
+  ///@}
   /// Python's copy_at_ (its default, non-fast path): update_at_.
   TensorDict& copy_at_(const TensorDict& other, const Index& index);
 
@@ -641,6 +651,13 @@ class TensorDict {
   ///@}
   /// Python's `td % other` (torch.remainder: the sign of the divisor).
   TensorDict mod(const Operand& other) const;
+  /// Python's bitwise_and / bitwise_or / bitwise_xor (`td & o`, `td | o`, `td ^ o`) of every
+  /// tensor leaf: integer and bool leaves.
+  ///@{
+  TensorDict bitwise_and(const Operand& other) const;
+  TensorDict bitwise_or(const Operand& other) const;
+  TensorDict bitwise_xor(const Operand& other) const;
+  ///@}
   /// Python's lerp (towards `end` by `weight`), clamp (an unset bound is no bound), clamp_min and
   /// clamp_max of every tensor leaf; the `_` forms in place, returning this TensorDict.
   ///@{
@@ -786,6 +803,8 @@ class TensorDict {
   // ---- autograd (ops/autograd.cpp) --------------------------------------------------------------
   /// Python's requires_grad_: every floating-point leaf's requires_grad set.
   TensorDict& requires_grad_(bool requires_grad = true);
+  /// Python's requires_grad property: whether some tensor leaf requires grad.
+  bool requires_grad() const;
   /// Python's grad: the leaves' gradients by key (leaves without one left out), locked when this
   /// TensorDict is.
   TensorDict grad() const;

@@ -14,6 +14,13 @@ TensorDict& TensorDict::requires_grad_(bool requires_grad) {
   return *this;
 }
 
+bool TensorDict::requires_grad() const {
+  bool any = false;
+  detail::for_each_leaf(*this,
+                        [&](const NestedKey&, at::Tensor& t) { any = any || t.requires_grad(); });
+  return any;
+}
+
 TensorDict TensorDict::grad() const {
   // An undefined gradient leaves its key out.
   return detail::locked_as(*this, apply([](const at::Tensor& t) { return t.grad(); }));

@@ -170,9 +170,30 @@ TensorDict& TensorDict::set_at_(const NestedKey& key, const at::Tensor& value, c
   if (!contains(key)) throw KeyError("set_at_: key " + key.repr() + " not found");
   const at::Tensor selected =
       detail::apply_index(detail::positions(batch_size()), detail::plan_index(index, batch_size()));
+  // The indexed part's shape: the selected batch, then the tensor's own dims.
+  std::vector<int64_t> target = selected.sizes().vec();
+  const auto sizes = get(key).sizes();
+  target.insert(target.end(), sizes.begin() + static_cast<std::ptrdiff_t>(batch_dims()),
+                sizes.end());
+  if (!at::is_expandable_to(value.sizes(), target)) {
+    throw ShapeError("set_at_: a value of shape " + shape_str(value.sizes()) +
+                     " does not broadcast to " + shape_str(target) + ", key " + key.repr() +
+                     " indexed");
+  }
   TensorDict part = detail::make_tensordict(selected.sizes().vec(), device());
-  part.set(key, value);
+  part.set(key, value.expand(target));
   return update_at_(part, index);
+}
+
+at::Tensor TensorDict::get_at(const NestedKey& key, const Index& index) const {
+  TensorDict alone = detail::make_tensordict(batch_size(), device());
+  alone.set(key, get(key));  // KeyError naming the key when missing
+  return alone.index(index).get(key);
+}
+
+at::Tensor TensorDict::get_at(const NestedKey& key, const Index& index,
+                              const at::Tensor& default_value) const {
+  return contains(key) ? get_at(key, index) : default_value;
 }
 
 TensorDict& TensorDict::copy_at_(const TensorDict& other, const Index& index) {

@@ -319,6 +319,24 @@ TensorDict TensorDict::mod(const Operand& other) const {
       {"mod", [](const at::Tensor& t, const at::Scalar& s) { return t.remainder(s); },
        [](const at::Tensor& t, const at::Tensor& o) { return t.remainder(o); }});
 }
+TensorDict TensorDict::bitwise_and(const Operand& other) const {
+  return apply_binary(
+      *this, other,
+      {"bitwise_and", [](const at::Tensor& t, const at::Scalar& s) { return t.bitwise_and(s); },
+       [](const at::Tensor& t, const at::Tensor& o) { return t.bitwise_and(o); }});
+}
+TensorDict TensorDict::bitwise_or(const Operand& other) const {
+  return apply_binary(
+      *this, other,
+      {"bitwise_or", [](const at::Tensor& t, const at::Scalar& s) { return t.bitwise_or(s); },
+       [](const at::Tensor& t, const at::Tensor& o) { return t.bitwise_or(o); }});
+}
+TensorDict TensorDict::bitwise_xor(const Operand& other) const {
+  return apply_binary(
+      *this, other,
+      {"bitwise_xor", [](const at::Tensor& t, const at::Scalar& s) { return t.bitwise_xor(s); },
+       [](const at::Tensor& t, const at::Tensor& o) { return t.bitwise_xor(o); }});
+}
 TensorDict TensorDict::lerp(const Operand& end, const at::Scalar& weight) const {
   return apply_binary(
       *this, end,
