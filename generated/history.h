@@ -84,6 +84,8 @@ class ContentBase : public ::tensordict::TensorClass<ContentBase> {
     };
     return spec;
   }
+  /// Registers the class by its `_type` wherever this header is included (class_registry.h).
+  static inline const bool class_registration = ::tensordict::register_class(&class_spec);
 
   /// "text", "image", "audio", "video", "file" or "function_call".
   ::tensordict::Json field_type() const { return any_field(0); }
@@ -201,6 +203,8 @@ class History : public ::tensordict::TensorClass<History> {
     };
     return spec;
   }
+  /// Registers the class by its `_type` wherever this header is included (class_registry.h).
+  static inline const bool class_registration = ::tensordict::register_class(&class_spec);
 
   /// "system", "user", "assistant", "tool", or "<none>" for padding; a string or nested lists.
   ::tensordict::Json role() const { return any_field(0); }

@@ -63,6 +63,8 @@ class RewardData : public ::tensordict::TensorClass<RewardData> {
     };
     return spec;
   }
+  /// Registers the class by its `_type` wherever this header is included (class_registry.h).
+  static inline const bool class_registration = ::tensordict::register_class(&class_spec);
 
   /// Token ids, batch dims first.
   const ::at::Tensor& input_ids() const { return tensor_field(0); }
@@ -140,6 +142,8 @@ class PairwiseDataset : public ::tensordict::TensorClass<PairwiseDataset> {
     };
     return spec;
   }
+  /// Registers the class by its `_type` wherever this header is included (class_registry.h).
+  static inline const bool class_registration = ::tensordict::register_class(&class_spec);
 
   /// The preferred answer.
   RewardData chosen_data() const { return nested_field<RewardData>(0); }

@@ -12,7 +12,7 @@
 
 #include "tensordict/tensorclass.h"
 
-#include "nested.h"  // generated as cb203984b4b78a71
+#include "nested.h"  // generated as 7ee68fd2392b6fbd
 
 static_assert(TENSORDICT_ABI_VERSION == 2,
               "autocast.h was generated for another version of the tensordict runtime");
@@ -68,6 +68,8 @@ class AutoCast : public ::tensordict::TensorClass<AutoCast> {
     };
     return spec;
   }
+  /// Registers the class by its `_type` wherever this header is included (class_registry.h).
+  static inline const bool class_registration = ::tensordict::register_class(&class_spec);
 
   const ::at::Tensor& t() const { return tensor_field(0); }
   AutoCast& set_t(::at::Tensor value) { return set_field(0, ::std::move(value)); }
@@ -152,6 +154,8 @@ class AutoNested : public ::tensordict::TensorClass<AutoNested> {
     };
     return spec;
   }
+  /// Registers the class by its `_type` wherever this header is included (class_registry.h).
+  static inline const bool class_registration = ::tensordict::register_class(&class_spec);
 
   Inner inner() const { return nested_field<Inner>(0); }
   AutoNested& set_inner(Inner value) { return set_field(0, as_field(::std::move(value))); }
@@ -206,6 +210,8 @@ class AutoHolder : public ::tensordict::TensorClass<AutoHolder> {
     };
     return spec;
   }
+  /// Registers the class by its `_type` wherever this header is included (class_registry.h).
+  static inline const bool class_registration = ::tensordict::register_class(&class_spec);
 
   ::tensordict::TensorDict entries() const { return value_field<::tensordict::TensorDict>(0); }
   AutoHolder& set_entries(::tensordict::TensorDict value) {

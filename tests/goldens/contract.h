@@ -56,6 +56,8 @@ class Config : public ::tensordict::TensorClass<Config> {
     };
     return spec;
   }
+  /// Registers the class by its `_type` wherever this header is included (class_registry.h).
+  static inline const bool class_registration = ::tensordict::register_class(&class_spec);
 
   double lr() const { return value_field<double>(0); }
   Config& set_lr(double value) { return set_field(0, value); }
@@ -126,6 +128,8 @@ class Required : public ::tensordict::TensorClass<Required> {
     };
     return spec;
   }
+  /// Registers the class by its `_type` wherever this header is included (class_registry.h).
+  static inline const bool class_registration = ::tensordict::register_class(&class_spec);
 
   ::std::int64_t integer() const { return value_field<::std::int64_t>(0); }
   Required& set_integer(::std::int64_t value) { return set_field(0, value); }
@@ -213,6 +217,8 @@ class Counts : public ::tensordict::TensorClass<Counts> {
     };
     return spec;
   }
+  /// Registers the class by its `_type` wherever this header is included (class_registry.h).
+  static inline const bool class_registration = ::tensordict::register_class(&class_spec);
 
   ::std::int64_t n() const { return value_field<::std::int64_t>(0); }
   Counts& set_n(::std::int64_t value) { return set_field(0, value); }

@@ -66,6 +66,8 @@ class Defaults : public ::tensordict::TensorClass<Defaults> {
     };
     return spec;
   }
+  /// Registers the class by its `_type` wherever this header is included (class_registry.h).
+  static inline const bool class_registration = ::tensordict::register_class(&class_spec);
 
   ::std::string s() const { return value_field<::std::string>(0); }
   Defaults& set_s(::std::string value) { return set_field(0, ::std::move(value)); }
@@ -163,6 +165,8 @@ class TensorDefaults : public ::tensordict::TensorClass<TensorDefaults> {
     };
     return spec;
   }
+  /// Registers the class by its `_type` wherever this header is included (class_registry.h).
+  static inline const bool class_registration = ::tensordict::register_class(&class_spec);
 
   const ::at::Tensor& grid() const { return tensor_field(0); }
   TensorDefaults& set_grid(::at::Tensor value) { return set_field(0, ::std::move(value)); }

@@ -64,6 +64,8 @@ class Evolved : public ::tensordict::TensorClass<Evolved> {
     };
     return spec;
   }
+  /// Registers the class by its `_type` wherever this header is included (class_registry.h).
+  static inline const bool class_registration = ::tensordict::register_class(&class_spec);
 
   const ::at::Tensor& obs() const { return tensor_field(0); }
   Evolved& set_obs(::at::Tensor value) { return set_field(0, ::std::move(value)); }

@@ -56,6 +56,8 @@ class RefTC : public ::tensordict::TensorClass<RefTC> {
     };
     return spec;
   }
+  /// Registers the class by its `_type` wherever this header is included (class_registry.h).
+  static inline const bool class_registration = ::tensordict::register_class(&class_spec);
 
   const ::at::Tensor& obs() const { return tensor_field(0); }
   RefTC& set_obs(::at::Tensor value) { return set_field(0, ::std::move(value)); }

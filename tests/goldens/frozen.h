@@ -56,6 +56,8 @@ class Frozen : public ::tensordict::TensorClass<Frozen> {
     };
     return spec;
   }
+  /// Registers the class by its `_type` wherever this header is included (class_registry.h).
+  static inline const bool class_registration = ::tensordict::register_class(&class_spec);
 
   const ::at::Tensor& x() const { return tensor_field(0); }
 

@@ -83,6 +83,8 @@ class HostileText : public ::tensordict::TensorClass<HostileText> {
     };
     return spec;
   }
+  /// Registers the class by its `_type` wherever this header is included (class_registry.h).
+  static inline const bool class_registration = ::tensordict::register_class(&class_spec);
 
   /// x\r import os; print('PWN'+'ED')\rdel payload
   ::std::int64_t payload() const { return value_field<::std::int64_t>(0); }

@@ -12,7 +12,7 @@
 
 #include "tensordict/tensorclass.h"
 
-#include "nested.h"  // generated as cb203984b4b78a71
+#include "nested.h"  // generated as 7ee68fd2392b6fbd
 
 static_assert(TENSORDICT_ABI_VERSION == 2,
               "include.h was generated for another version of the tensordict runtime");
@@ -55,6 +55,8 @@ class Wrapper : public ::tensordict::TensorClass<Wrapper> {
     };
     return spec;
   }
+  /// Registers the class by its `_type` wherever this header is included (class_registry.h).
+  static inline const bool class_registration = ::tensordict::register_class(&class_spec);
 
   ::golden::Outer outer() const { return nested_field<::golden::Outer>(0); }
   Wrapper& set_outer(::golden::Outer value) { return set_field(0, as_field(::std::move(value))); }

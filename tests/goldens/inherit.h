@@ -59,6 +59,8 @@ class Point : public ::tensordict::TensorClass<Point> {
     };
     return spec;
   }
+  /// Registers the class by its `_type` wherever this header is included (class_registry.h).
+  static inline const bool class_registration = ::tensordict::register_class(&class_spec);
 
   const ::at::Tensor& position() const { return tensor_field(0); }
   Point& set_position(::at::Tensor value) { return set_field(0, ::std::move(value)); }
@@ -134,6 +136,8 @@ class Particle : public ::tensordict::TensorClass<Particle> {
     };
     return spec;
   }
+  /// Registers the class by its `_type` wherever this header is included (class_registry.h).
+  static inline const bool class_registration = ::tensordict::register_class(&class_spec);
 
   const ::at::Tensor& position() const { return tensor_field(0); }
   Particle& set_position(::at::Tensor value) { return set_field(0, ::std::move(value)); }
@@ -222,6 +226,8 @@ class Charged : public ::tensordict::TensorClass<Charged> {
     };
     return spec;
   }
+  /// Registers the class by its `_type` wherever this header is included (class_registry.h).
+  static inline const bool class_registration = ::tensordict::register_class(&class_spec);
 
   const ::at::Tensor& position() const { return tensor_field(0); }
   Charged& set_position(::at::Tensor value) { return set_field(0, ::std::move(value)); }

@@ -55,6 +55,8 @@ class WithMethods : public ::tensordict::TensorClass<WithMethods> {
     };
     return spec;
   }
+  /// Registers the class by its `_type` wherever this header is included (class_registry.h).
+  static inline const bool class_registration = ::tensordict::register_class(&class_spec);
 
   const ::at::Tensor& x() const { return tensor_field(0); }
   WithMethods& set_x(::at::Tensor value) { return set_field(0, ::std::move(value)); }

@@ -52,6 +52,8 @@ class Inner : public ::tensordict::TensorClass<Inner> {
     };
     return spec;
   }
+  /// Registers the class by its `_type` wherever this header is included (class_registry.h).
+  static inline const bool class_registration = ::tensordict::register_class(&class_spec);
 
   const ::at::Tensor& x() const { return tensor_field(0); }
   Inner& set_x(::at::Tensor value) { return set_field(0, ::std::move(value)); }
@@ -109,6 +111,8 @@ class Outer : public ::tensordict::TensorClass<Outer> {
     };
     return spec;
   }
+  /// Registers the class by its `_type` wherever this header is included (class_registry.h).
+  static inline const bool class_registration = ::tensordict::register_class(&class_spec);
 
   Inner inner() const { return nested_field<Inner>(0); }
   Outer& set_inner(Inner value) { return set_field(0, as_field(::std::move(value))); }
@@ -174,6 +178,8 @@ class Holder : public ::tensordict::TensorClass<Holder> {
     };
     return spec;
   }
+  /// Registers the class by its `_type` wherever this header is included (class_registry.h).
+  static inline const bool class_registration = ::tensordict::register_class(&class_spec);
 
   ::tensordict::TensorDict entries() const { return value_field<::tensordict::TensorDict>(0); }
   Holder& set_entries(::tensordict::TensorDict value) { return set_field(0, ::std::move(value)); }

@@ -62,6 +62,8 @@ class NoCast : public ::tensordict::TensorClass<NoCast> {
     };
     return spec;
   }
+  /// Registers the class by its `_type` wherever this header is included (class_registry.h).
+  static inline const bool class_registration = ::tensordict::register_class(&class_spec);
 
   ::std::optional<::std::int64_t> n() const { return optional_value_field<::std::int64_t>(0); }
   NoCast& set_n(::std::optional<::std::int64_t> value) { return set_field(0, ::std::move(value)); }

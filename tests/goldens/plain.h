@@ -64,6 +64,8 @@ class Plain : public ::tensordict::TensorClass<Plain> {
     };
     return spec;
   }
+  /// Registers the class by its `_type` wherever this header is included (class_registry.h).
+  static inline const bool class_registration = ::tensordict::register_class(&class_spec);
 
   /// One 3-vector per batch element.
   const ::at::Tensor& obs() const { return tensor_field(0); }
@@ -144,6 +146,8 @@ class Scalars : public ::tensordict::TensorClass<Scalars> {
     };
     return spec;
   }
+  /// Registers the class by its `_type` wherever this header is included (class_registry.h).
+  static inline const bool class_registration = ::tensordict::register_class(&class_spec);
 
   ::std::optional<::std::int64_t> n() const { return optional_value_field<::std::int64_t>(0); }
   Scalars& set_n(::std::optional<::std::int64_t> value) { return set_field(0, ::std::move(value)); }

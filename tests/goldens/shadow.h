@@ -58,6 +58,8 @@ class Shadowed : public ::tensordict::TensorClass<Shadowed> {
     };
     return spec;
   }
+  /// Registers the class by its `_type` wherever this header is included (class_registry.h).
+  static inline const bool class_registration = ::tensordict::register_class(&class_spec);
 
   ::std::string field_type() const { return value_field<::std::string>(0); }
   Shadowed& set_field_type(::std::string value) { return set_field(0, ::std::move(value)); }

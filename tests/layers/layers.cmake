@@ -21,6 +21,7 @@ set(TC_LAYERED_HEADERS
     tensordict/memmap.h=memmap
     tensordict/safetensors.h=memmap
     tensordict/safetensors_format.h=memmap  # runtime/internal/: the header, torch-free (tcgen too)
+    tensordict/class_registry.h=tensorclass
     tensordict/class_spec.h=tensorclass
     tensordict/tensor_default.h=tensorclass  # runtime/internal/: torch-free (tcgen too)
     tensordict/detail/tensorclass_support.h=tensorclass

@@ -36,6 +36,19 @@ if case == "nested":
         out + "/py_holder")
     with open(out + "/py_state_dict.json", "w") as f:
         json.dump(sorted(outer.state_dict().keys()), f)
+
+    # Instances stored in a plain TensorDict and in a TensorDict field keep their classes.
+    tree = TensorDict.load_memmap(out + "/cpp_tree")
+    assert type(tree) is TensorDict, type(tree)
+    assert type(tree["item"]) is Outer and type(tree["item"].inner) is Inner, type(tree["item"])
+    assert torch.equal(tree["item"].inner.x, torch.arange(2.0)), tree["item"]
+    assert type(tree["sub", "leaf"]) is Inner, type(tree["sub", "leaf"])
+    assert type(tree["holder"]) is Holder, type(tree["holder"])
+    assert type(tree["holder"].entries["pick"]) is Inner, type(tree["holder"].entries["pick"])
+    TensorDict(
+        item=Outer(inner=Inner(x=torch.ones(2), batch_size=[2]), y=torch.zeros(2), batch_size=[2]),
+        sub=TensorDict(leaf=Inner(x=torch.full((2,), 3.0), batch_size=[2]), batch_size=[2]),
+        batch_size=[2]).memmap(out + "/py_tree")
 elif case == "inherit":
     from golden import Charged, Particle, Point
 

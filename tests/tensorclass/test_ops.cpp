@@ -96,3 +96,15 @@ TEST_CASE("arith: tensorclass operators return the typed class", "[tensorclass][
   CHECK_THROWS_WITH(q -= p,
                     Catch::Matchers::StartsWith("sub_: key 'mask' (bool [2]): Subtraction"));
 }
+
+TEST_CASE("arith: & | ^ and requires_grad on the class", "[tensorclass][arith]") {
+  const Inner bits({at::tensor({12, 10, 6})}, {3});
+  const Inner both = bits & 10;
+  static_assert(std::is_same_v<decltype(bits | bits), Inner>);
+  CHECK(at::equal(both.x(), at::tensor({8, 10, 2})));
+  CHECK(at::equal((bits | 1).x(), at::tensor({13, 11, 7})));
+  CHECK(at::equal((bits ^ bits).x(), at::zeros({3}, at::kLong)));
+  Inner grad({at::ones({3})}, {3});
+  CHECK_FALSE(grad.requires_grad());
+  CHECK(grad.requires_grad_().requires_grad());
+}

@@ -40,6 +40,13 @@ TEST_CASE("Python's generated classes load C++'s directories and C++ loads their
   tensordict::TensorDict entries({}, {2});
   entries.set("a", at::arange(4, at::kFloat).reshape({2, 2}));
   Holder({entries}, {2}).memmap(dir + "/cpp_holder");
+  tensordict::TensorDict tree({}, {2});
+  tree.set("item", outer);
+  tree.set({"sub", "leaf"}, Inner({at::zeros({2})}, {2}));
+  tensordict::TensorDict picked({}, {2});
+  picked.set("pick", Inner({at::ones({2})}, {2}));
+  tree.set("holder", Holder({picked}, {2}));
+  tree.memmap(dir + "/cpp_tree");
   TensorDefaults(TensorDefaults::Args{}).memmap(dir + "/cpp_tensor_defaults");
   Charged({at::arange(4, at::kFloat).reshape({2, 2}), "c", 9, at::zeros({2, 2}), 0.5,
            at::full({2}, 3.0)},
@@ -62,6 +69,12 @@ TEST_CASE("Python's generated classes load C++'s directories and C++ loads their
   const Holder holder = Holder::load_memmap(dir + "/py_holder");
   CHECK(holder.entries().get<at::Tensor>("b").equal(at::ones({2, 3})));
   CHECK_FALSE(holder.spare().has_value());
+  // Python's instances inside a plain TensorDict load as their classes.
+  const auto python_tree = tensordict::TensorDict::load_memmap(dir + "/py_tree");
+  CHECK(tensordict::class_of(python_tree.get_tensordict("item")) == &Outer::class_spec());
+  CHECK(python_tree.get<Outer>("item").inner().x().equal(at::ones({2})));
+  CHECK(python_tree.get<Inner>({"sub", "leaf"}).x().equal(at::full({2}, 3.0)));
+  CHECK(tensordict::load_registered(dir + "/py_outer").is<Outer>());
   const Defaults defaults = Defaults::load_memmap(dir + "/py_defaults");
   CHECK(defaults.s() == "a \"quoted\" \\ text");
   CHECK(defaults.l() == std::vector<std::string>{"a", "b"});

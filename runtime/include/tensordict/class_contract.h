@@ -217,8 +217,8 @@ inline constexpr std::array<KeptMember, 3> kMembersKeptAsTensorDict{{
 }};
 
 /// Names a generated class declares itself; no field may take them (tcgen rejects them).
-inline constexpr std::array<std::string_view, 3> kGeneratedMembers{"Args", "class_spec",
-                                                                   "field_values"};
+inline constexpr std::array<std::string_view, 4> kGeneratedMembers{
+    "Args", "class_spec", "class_registration", "field_values"};
 
 /// The file beside a tensorclass directory's meta.json that names the version of the class's
 /// schema, `{"version": 3}`: written by saves of versioned classes, read by their loads and by

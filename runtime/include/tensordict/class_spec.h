@@ -5,6 +5,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "tensordict/class_contract.h"
+#include "tensordict/class_info.h"
 #include "tensordict/tensordict.h"
 
 namespace tensordict {
@@ -62,6 +64,13 @@ struct FieldSpec {
   FieldSpec& as_deprecated() { return deprecated = true, *this; }
 };
 
+namespace detail::tc {
+/// ClassSpec::identity's value (runtime/src/tensorclass/registry.cpp).
+std::shared_ptr<const memmap::ClassInfo> identity_of(const char* python_type,
+                                                     const std::vector<FieldSpec>& fields,
+                                                     int64_t version);
+}  // namespace detail::tc
+
 /// A generated class: its names, options and fields in schema order (the order of its entries).
 struct ClassSpec {
   const char* name;               ///< C++ / Python class name, e.g. "RewardData"
@@ -71,6 +80,10 @@ struct ClassSpec {
   /// The schema's version (0: the schema gives none). Saved beside each instance (schema.json),
   /// so that loading a directory of another version can name both.
   int64_t version = 0;
+  /// The class as the TensorDict of an instance remembers it (its `_type`, every field None until
+  /// set, the version), so that an instance stored in a TensorDict is saved as its class.
+  std::shared_ptr<const memmap::ClassInfo> identity =
+      detail::tc::identity_of(python_type, fields, version);
 
   /// Index of the field called `name`, or -1.
   int64_t field_index(std::string_view name) const;

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "tensordict/class_contract.h"
+#include "tensordict/class_registry.h"
 #include "tensordict/class_spec.h"
 #include "tensordict/detail/tensorclass_support.h"
 #include "tensordict/lazy_stack.h"
@@ -73,6 +74,7 @@ class TensorClass : public TensorDict, public TensorClassTag {
                                  bool safe = true) {
     if (non_tensordict.empty()) {
       if (safe) detail::tc::check_fields(td, spec());
+      detail::tc::mark_class(td, spec());
       return wrap(std::move(td));
     }
     return wrap(detail::tc::from_tensordict(td, spec(), non_tensordict, safe));
@@ -133,7 +135,7 @@ class TensorClass : public TensorDict, public TensorClassTag {
     return wrap(tensordict::lazy_stack(inner_all(items), dim));
   }
   // ---- math: Python's operators, giving back the class ------------------------------------------
-  /// TensorDict's operators (operand.h: `+ - * / %`, unary `-`, a scalar on the left as in
+  /// TensorDict's operators (operand.h: `+ - * / %`, `& | ^`, unary `-`, a scalar on the left as in
   /// `1 - c` and `2 / c`, `< <= > >=`, and the compound assignments, in place, returning `a`) on
   /// every tensor field, giving back the class. The operand is a scalar, a tensor broadcast over
   /// the batch dims, a TensorDict or an instance. The named forms (`add`, `pow`, `abs`, ...) are
@@ -144,6 +146,9 @@ class TensorClass : public TensorDict, public TensorClassTag {
   friend Derived operator*(const Derived& a, const Operand& b) { return wrap(as_td(a) * b); }
   friend Derived operator/(const Derived& a, const Operand& b) { return wrap(as_td(a) / b); }
   friend Derived operator%(const Derived& a, const Operand& b) { return wrap(as_td(a) % b); }
+  friend Derived operator&(const Derived& a, const Operand& b) { return wrap(as_td(a) & b); }
+  friend Derived operator|(const Derived& a, const Operand& b) { return wrap(as_td(a) | b); }
+  friend Derived operator^(const Derived& a, const Operand& b) { return wrap(as_td(a) ^ b); }
   friend Derived operator-(const Derived& a) { return wrap(-as_td(a)); }
   friend Derived operator+(const at::Scalar& a, const Derived& b) { return wrap(a + as_td(b)); }
   friend Derived operator-(const at::Scalar& a, const Derived& b) { return wrap(a - as_td(b)); }

@@ -100,6 +100,13 @@ struct Slots {
 
 [[noreturn]] void throw_get_conversion(const NestedKey& key, const Value& value,
                                        const char* wanted);
+/// Whether `T` is a generated class (it has a static class_spec()).
+template <class T, class = void>
+struct is_generated_class : std::false_type {};
+template <class T>
+struct is_generated_class<T, std::void_t<decltype(&T::class_spec)>> : std::true_type {};
+/// TypeError naming `key` when `td` is stored as a tensorclass other than `python_type`.
+void check_stored_class(const TensorDict& td, const NestedKey& key, const char* python_type);
 }  // namespace detail
 
 template <class T>
@@ -110,6 +117,10 @@ T TensorDict::get(const NestedKey& key) const {
     return get_tensordict(key);
   } else if constexpr (std::is_same_v<T, Value>) {
     return get_value(key);
+  } else if constexpr (detail::is_generated_class<T>::value) {  // the class it was stored as
+    TensorDict stored = get_tensordict(key);
+    detail::check_stored_class(stored, key, T::class_spec().python_type);
+    return T::from_tensordict(std::move(stored));
   } else {
     const Value value = get_value(key);
     if constexpr (std::is_arithmetic_v<T>) {

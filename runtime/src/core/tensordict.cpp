@@ -40,6 +40,12 @@ TensorDict empty_like_meta(const TensorDict& like) {
   return make_tensordict(impl.batch_size, impl.device, impl.names);
 }
 
+TensorDict empty_result_of(const TensorDict& like) {
+  TensorDict out = empty_like_meta(like);
+  impl_of(out).class_info = impl_of(like).class_info;
+  return out;
+}
+
 void check_leading_dims(const std::string& key, const std::vector<int64_t>& shape,
                         const BatchSize& batch) {
   const bool ok =
@@ -74,6 +80,7 @@ TensorDict map_entries(const TensorDict& td,
   }
   const auto& src = detail::impl_of(td);
   TensorDict out = make_tensordict(batch_fn(src.batch_size), src.device);
+  detail::impl_of(out).class_info = src.class_info;
   if (src.names && detail::impl_of(out).batch_size.size() == src.batch_size.size())
     detail::impl_of(out).names = src.names;
   std::vector<Value> values;  // undefined tensors are dropped by set_values
@@ -219,6 +226,14 @@ void throw_get_conversion(const NestedKey& key, const Value& value, const char* 
                                               : value.non_tensor_stack().tolist().dump());
   if (const at::Tensor* t = value.tensor_if()) held += " of shape " + shape_str(t->sizes());
   throw TypeError("get<T>: key " + key.repr() + " holds " + held + ", not " + wanted);
+}
+
+void check_stored_class(const TensorDict& td, const NestedKey& key, const char* python_type) {
+  const auto& stored = impl_of(td).class_info;
+  if (stored && stored->type != python_type) {
+    throw TypeError("get<T>: key " + key.repr() + " holds an instance of " + stored->type +
+                    ", not of " + python_type);
+  }
 }
 }  // namespace detail
 

@@ -172,6 +172,9 @@ TensorDict make_tensordict(BatchSize batch_size, std::optional<at::Device> devic
                            std::optional<DimNames> names = std::nullopt);
 /// A new TensorDict with the same metadata as `like` (batch size, device, names) and no entries.
 TensorDict empty_like_meta(const TensorDict& like);
+/// empty_like_meta for the result of an op on `like` that keeps its structure: also the tensorclass
+/// `like` is an instance of (Python's tensorclass wraps such results in the class).
+TensorDict empty_result_of(const TensorDict& like);
 
 /// Throws ShapeError unless `shape` starts with `batch` (the message names `key`).
 void check_leading_dims(const std::string& key, const std::vector<int64_t>& shape,

@@ -284,7 +284,7 @@ TensorDict TensorDict::densify() const {
     TensorDict child = v.tensordict().densify();
     if (child.impl_ == v.tensordict().impl_) continue;
     if (!out) {
-      out = detail::empty_like_meta(*this);
+      out = detail::empty_result_of(*this);
       detail::impl_of(*out).share_keys(*impl_);
       detail::impl_of(*out).values = impl_->values;
     }

@@ -169,7 +169,8 @@ class TreeWriter {
     Json meta = Json::object();
     meta["_type"] = info.type;
     for (const auto& [k, v] : info.fields.items()) {
-      if (k != "_type") meta[k] = v;
+      // A field remembered as None that the TensorDict holds now is saved with the entries.
+      if (k != "_type" && !(v.is_null() && inner.contains(k))) meta[k] = v;
     }
     add_meta(rel, std::move(meta), false);
     if (info.schema_version > 0 && !check_only_) {

@@ -19,7 +19,7 @@ TensorDict named_level(const TensorDict& td, const std::optional<NestedKey>& pre
     return detail::lazy::per_element(
         td, [&](const TensorDict& e) { return named_level(e, prefix, fn, nested_keys); });
   }
-  TensorDict out = detail::empty_like_meta(td);
+  TensorDict out = detail::empty_result_of(td);
   for (const auto& [key, value] : td.items()) {
     const NestedKey full = prefix ? prefix->child(key.front()) : key;
     if (value.is_tensor()) {
@@ -69,7 +69,7 @@ TensorDict zip(const TensorDict& a, const TensorDict& b, const std::string& pref
                const std::function<Value(const Value&, const Value&, const BatchSize&)>& other_fn,
                bool missing_ok = false) {
   const auto& src = detail::impl_of(a);
-  TensorDict out = detail::make_tensordict(src.batch_size, src.device, src.names);
+  TensorDict out = detail::empty_result_of(a);
   std::vector<Value> values;
   values.reserve(src.keys.size());
   for (size_t i = 0; i < src.keys.size(); ++i) {

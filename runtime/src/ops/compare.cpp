@@ -61,7 +61,7 @@ TensorDict TensorDict::operator==(const TensorDict& other) const {
         "operator==");
   }
   if (other.is_lazy_stack()) return *this == other.densify();
-  TensorDict out = detail::empty_like_meta(*this);
+  TensorDict out = detail::empty_result_of(*this);
   for (size_t i = 0; i < impl_->keys.size(); ++i) {
     const std::string& key = impl_->keys[i];
     const int64_t slot = other.impl_->find(key);

@@ -214,6 +214,7 @@ TensorDict reduce_tensordict(const TensorDict& td, const Plan& plan, const std::
   const auto& src = detail::impl_of(td);
   TensorDict out = detail::make_tensordict(reduced_batch(src.batch_size, plan), src.device,
                                            reduced_names(src.names, plan));
+  detail::impl_of(out).class_info = src.class_info;
   std::vector<Value> values;
   values.reserve(src.keys.size());
   for (size_t i = 0; i < src.keys.size(); ++i) {

@@ -111,6 +111,7 @@ TensorDict map_batch_level(const TensorDict& lazy_or_dense, size_t nb, const Bat
   const auto tail = join_shape(new_batch, src.batch_size, nb);
   TensorDict out = make_tensordict(BatchSize(tail.begin(), tail.end()), src.device,
                                    moved_names(src.names, nb, names));
+  impl_of(out).class_info = src.class_info;
   std::vector<Value> values;
   values.reserve(src.keys.size());
   for (size_t i = 0; i < src.keys.size(); ++i) {
@@ -190,6 +191,7 @@ TensorDict map_leaves(const TensorDict& td, const std::function<at::Tensor(const
   }
   const auto& src = detail::impl_of(td);
   TensorDict out = make_tensordict(src.batch_size, device ? device : src.device, src.names);
+  impl_of(out).class_info = src.class_info;
   std::vector<Value> values;
   values.reserve(src.keys.size());
   for (size_t i = 0; i < src.keys.size(); ++i) {

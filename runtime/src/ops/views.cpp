@@ -17,7 +17,7 @@ TensorDict TensorDict::select(const std::vector<NestedKey>& keys, bool strict) c
     return detail::lazy::per_element(*this,
                                      [&](const TensorDict& e) { return e.select(keys, strict); });
   }
-  TensorDict out = detail::empty_like_meta(*this);
+  TensorDict out = detail::empty_result_of(*this);
   for (const auto& key : keys) {
     if (!contains(key)) {
       if (strict) throw KeyError("select: key " + key.repr() + " not found in TensorDict");
@@ -27,7 +27,7 @@ TensorDict TensorDict::select(const std::vector<NestedKey>& keys, bool strict) c
     for (size_t depth = 1; depth < key.size(); ++depth) {
       NestedKey prefix(
           std::vector<std::string>(key.begin(), key.begin() + static_cast<std::ptrdiff_t>(depth)));
-      if (!out.contains(prefix)) out.set(prefix, detail::empty_like_meta(get_tensordict(prefix)));
+      if (!out.contains(prefix)) out.set(prefix, detail::empty_result_of(get_tensordict(prefix)));
     }
     out.set(key, get_value(key));
   }
@@ -58,7 +58,7 @@ TensorDict TensorDict::empty(bool recurse) const {
   if (impl_->lazy) {
     return detail::lazy::per_element(*this, [&](const TensorDict& e) { return e.empty(recurse); });
   }
-  TensorDict out = detail::empty_like_meta(*this);
+  TensorDict out = detail::empty_result_of(*this);
   if (!recurse) return out;
   for (size_t i = 0; i < impl_->keys.size(); ++i) {
     const Value& value = impl_->values[i];

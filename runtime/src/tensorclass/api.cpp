@@ -136,6 +136,7 @@ TensorDict from_tensordict(const TensorDict& td, const ClassSpec& spec,
     set(out, spec, i, value);
   }
   if (locked) out.lock_();
+  mark_class(out, spec);
   return out;
 }
 

@@ -262,7 +262,10 @@ std::optional<Value> cast(const ClassSpec& spec, size_t i, const FieldValue& val
     check_tensor(spec, field, *t);
     return Value(*t);
   }
-  if (const TensorDict* td = value.tensordict()) return Value(*td);
+  if (const TensorDict* td = value.tensordict()) {
+    if (field.kind == FieldKind::Class) mark_class(*td, field.nested());
+    return Value(*td);
+  }
   const Json& json = *value.json();
   if (json.is_null()) return std::nullopt;
   if (o.tensor_only && field.kind == FieldKind::Tensor && !is_numeric_tree(json)) {
@@ -365,6 +368,7 @@ TensorDict build(const ClassSpec& spec, const std::vector<FieldValue>& values, B
                  std::optional<at::Device> device, std::optional<DimNames> names) {
   TensorDict td = detail::make_tensordict(std::move(batch_size), device);
   detail::impl_of(td).reserve(spec.fields.size());
+  detail::impl_of(td).class_info = spec.identity;
   // Named before the fields are set, so that nested values take the names, as in Python.
   if (names) td.set_names(std::move(names));
   for (size_t i = 0; i < spec.fields.size(); ++i) {

@@ -148,6 +148,9 @@ void set_path(TensorDict& td, const ClassSpec& spec, const NestedKey& key, const
 /// KeyError.
 TensorDict from_tensordict(const TensorDict& td, const ClassSpec& spec,
                            const FieldValues& non_tensordict, bool safe);
+/// Marks `td` as an instance of `spec`'s class unless it already is one of some class (an instance
+/// viewed as its base keeps its own class): stored anywhere, it is then saved as that class.
+void mark_class(const TensorDict& td, const ClassSpec& spec);
 
 }  // namespace detail::tc
 
