@@ -134,6 +134,7 @@ const std::vector<Entry>& entries() {
       not_an_op("TensorDict"),
       not_an_op("operator="),
       not_an_op("fromkeys"),
+      not_an_op("from_dict"),
       not_an_op("from_consolidated"),
       not_an_op("load_memmap"),
       not_an_op("from_safetensors"),
@@ -192,6 +193,8 @@ const std::vector<Entry>& entries() {
              return td.contains(NestedKey({"n", "y"}));
            })),
       same("get", run([](TensorDict td) { return td.get("x"); })),
+      same("get_at", run([](TensorDict td) { return td.get_at("x", {1}); })),
+      same("to_dict", run([](TensorDict td) { return td.to_dict().dump(); })),
       same("operator[]", run([](TensorDict td) { return td[1]; })),
       same("get_value", run([](TensorDict td) { return describe(td.get_value("s")); })),
       same("get_tensordict", run([](TensorDict td) { return td.get_tensordict("n"); })),
@@ -422,6 +425,9 @@ const std::vector<Entry>& entries() {
       same("pow", run([](TensorDict td) { return td.pow(2); })),
       same("pow_", run([](TensorDict td) { return td.pow_(2); })),
       same("mod", run([](TensorDict td) { return td.mod(3); })),
+      same("bitwise_and", run([](TensorDict td) { return td.to(at::kLong).bitwise_and(3); })),
+      same("bitwise_or", run([](TensorDict td) { return td.to(at::kLong).bitwise_or(3); })),
+      same("bitwise_xor", run([](TensorDict td) { return td.to(at::kLong).bitwise_xor(3); })),
       same("lerp", run([](TensorDict td) {
              return td.to(at::kFloat).lerp(operand(td).to(at::kFloat), 0.5);
            })),
@@ -498,6 +504,8 @@ const std::vector<Entry>& entries() {
              return out;
            })),
       // Autograd: the gradients reach the leaves through the lazy stack's stacking.
+      same("requires_grad",
+           run([](TensorDict td) { return td.to(at::kFloat).requires_grad_().requires_grad(); })),
       same("requires_grad_", run([](TensorDict td) {
              return td.to(at::kFloat).requires_grad_().get("x").requires_grad();
            })),

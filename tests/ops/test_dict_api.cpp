@@ -124,3 +124,53 @@ TEST_CASE("nested braces in a key flatten as Python's nested tuples", "[ops][dic
   td.set({"nested", {"supernested", {"key"}}}, at::ones({2}));
   CHECK(td.get(NestedKey{"nested", "supernested", "key"}).equal(at::ones({2})));
 }
+
+// Expected values as Python tensordict 0.14 gives them (checked in the sid chroot).
+TEST_CASE("from_dict makes tensors, nested TensorDicts and non-tensor data", "[ops][dict]") {
+  const Json dict = Json::parse(
+      R"({"a": [[1, 2], [3, 4]], "b": {"c": [[1.5], [2.5]]}, "s": "hi", "l": ["x", "y"],
+          "n": 3, "e": []})");
+  const TensorDict td = TensorDict::from_dict(dict);
+  CHECK(td.batch_size().empty());  // 0.14: no automatic batch size unless asked
+  CHECK(td.get("a").equal(at::tensor({1, 2, 3, 4}, at::kLong).view({2, 2})));
+  CHECK(td.get({"b", "c"}).scalar_type() == at::kFloat);
+  CHECK(td.get_value("l").is_non_tensor_stack());
+  CHECK(td.get_value("l").non_tensor_stack().shape() == std::vector<int64_t>{2});
+  CHECK(td.get_non_tensor("s") == "hi");
+  CHECK(td.get("n").equal(at::scalar_tensor(3, at::kLong)));
+  CHECK(td.get("e").sizes() == at::IntArrayRef({0}));
+
+  const Json numbers = Json::parse(R"({"a": [[1, 2], [3, 4]], "b": {"c": [[1.5], [2.5]]}})");
+  const TensorDict automatic = TensorDict::from_dict(numbers, std::nullopt, std::nullopt,
+                                                     std::nullopt, /*auto_batch_size=*/true);
+  CHECK(automatic.batch_size() == BatchSize{2});
+  CHECK(automatic.get_tensordict("b").batch_size() == BatchSize{2, 1});
+  const TensorDict capped = TensorDict::from_dict(numbers, std::nullopt, std::nullopt, 1);
+  CHECK(capped.batch_size() == BatchSize{2});
+  CHECK(capped.get_tensordict("b").batch_size() == BatchSize{2});
+  CHECK(TensorDict::from_dict(numbers, BatchSize{2}).get_tensordict("b").batch_size() ==
+        BatchSize{2});
+
+  CHECK_THROWS_AS(TensorDict::from_dict(Json::array()), TypeError);
+  CHECK_THROWS_AS(TensorDict::from_dict(numbers, BatchSize{2}, std::nullopt, 1), ValueError);
+  CHECK_THROWS_AS(TensorDict::from_dict(numbers, BatchSize{3}), ShapeError);
+}
+
+TEST_CASE("to_dict gives the entries as JSON, and from_dict takes it back", "[ops][dict]") {
+  const Json dict = sample().to_dict();
+  CHECK(dict.dump() ==
+        R"({"b":[[1.0,1.0],[1.0,1.0],[1.0,1.0]],"a":{"d":[0.0,0.0,0.0],"c":[2.0,2.0,2.0]},)"
+        R"("s":"text"})");
+  const TensorDict back = TensorDict::from_dict(dict, BatchSize{3});
+  CHECK(back.get("b").equal(sample().get("b")));
+  CHECK(back.get({"a", "c"}).equal(sample().get({"a", "c"})));
+  CHECK(back.get_non_tensor("s") == "text");
+  TensorDict with_none = sample();
+  with_none.set_non_tensor("none", nullptr);
+  CHECK(with_none.to_dict().contains("none"));
+  CHECK_FALSE(with_none.to_dict(/*retain_none=*/false).contains("none"));
+  CHECK(TensorDict({{"m", at::tensor({1, 0}).to(at::kBool)}, {"i", at::scalar_tensor(7, at::kInt)}},
+                   {})
+            .to_dict()
+            .dump() == R"({"m":[true,false],"i":7})");
+}

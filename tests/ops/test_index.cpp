@@ -144,7 +144,8 @@ TEST_CASE("get_at indexes one entry over the batch dims, with a default", "[inde
   TensorDict td = sample();
   CHECK(same(td.get_at("a", {1}), td.get("a")[1]));
   CHECK(same(td.get_at({"n", "c"}, {Slice(), 2}), td.get({"n", "c"}).index({ix::Slice(), 2})));
-  CHECK(same(td.get_at("b", {at::tensor({0, 3})}), td.get("b").index({at::tensor({0, 3})})));
+  const at::Tensor rows = at::tensor({0L, 3L});
+  CHECK(same(td.get_at("b", {rows}), td.get("b").index({rows})));
   CHECK_THROWS_AS(td.get_at("missing", {0}), tensordict::KeyError);
   const at::Tensor fallback = at::zeros({2});
   CHECK(td.get_at("missing", {0}, fallback).is_same(fallback));
@@ -155,7 +156,7 @@ TEST_CASE("set_at_ broadcasts its value over the indexed part, as tensor[idx] = 
           "[index][0.14]") {
   TensorDict td = sample();
   td.set_at_("a", at::tensor({-1.0, -2.0}), {1});  // (2,) over the (3, 2) of row 1
-  CHECK(same(td.get("a")[1], at::tensor({-1.0, -2.0}).expand({3, 2})));
+  CHECK(same(td.get("a")[1], at::tensor({-1.0f, -2.0f}).expand({3, 2})));
   CHECK(same(td.get("a")[0], at::arange(6, at::kFloat).view({3, 2})));  // other rows untouched
   td.set_at_("b", at::tensor(7L), {Slice(), 0});                        // a scalar over column 0
   CHECK(same(td.get("b").select(1, 0), at::full({4}, 7L)));

@@ -57,9 +57,10 @@ TEST_CASE("index assignment writes in place through slices, masks and index tens
 TEST_CASE("index assignment errors name the key and the shapes", "[index_put][errors]") {
   TensorDict td = sample();
   TensorDict bad({{"a", at::zeros({5, 2})}}, {5});
-  CHECK_THROWS_WITH(td.index_put_({Slice(0, 2)}, bad),
-                    ContainsSubstring("index_put_: key 'a': cannot write a value of shape [5, 2] into an "
-                             "entry of shape [4, 3, 2]"));
+  CHECK_THROWS_WITH(
+      td.index_put_({Slice(0, 2)}, bad),
+      ContainsSubstring("index_put_: key 'a': cannot write a value of shape [5, 2] into an "
+                        "entry of shape [4, 3, 2]"));
   TensorDict wrong_kind({{"txt", at::zeros({3})}}, {3});
   CHECK_THROWS_MATCHES(td.index_put_({0}, wrong_kind), TypeError,
                        Catch::Matchers::Message("index_put_: key 'txt' holds a NonTensorData, "
@@ -68,4 +69,24 @@ TEST_CASE("index assignment errors name the key and the shapes", "[index_put][er
   locked.lock_();
   CHECK_THROWS_AS(locked.index_put_({0}, make_sample(0)), LockedError);
   CHECK_THROWS_AS(td.index_put_({0, 0, 0}, make_sample(0)), ShapeError);
+}
+
+TEST_CASE("td[idx] = number or tensor writes every tensor leaf, broadcast and cast",
+          "[index_put]") {
+  // As Python 0.14: td[1] = 5, then td[0] = torch.tensor(1.5) (a long leaf takes 1).
+  TensorDict td({{"a", at::zeros({3, 2})},
+                 {"b", at::zeros({3}, at::kLong)},
+                 {"n", TensorDict({{"c", at::zeros({3, 4})}}, {3, 4})},
+                 {"s", "kept"}},
+                {3});
+  td.index_put_({1}, 5);
+  td.index_put_({0}, at::scalar_tensor(1.5));
+  CHECK(td.get("a").equal(at::tensor({1.5f, 1.5f, 5.0f, 5.0f, 0.0f, 0.0f}).view({3, 2})));
+  CHECK(td.get("b").equal(at::tensor({1L, 5L, 0L})));
+  CHECK(td.get({"n", "c"})[1].equal(at::full({4}, 5.0f)));
+  CHECK(td.get_non_tensor("s") == "kept");
+  // A value that fits one leaf but not another writes none (Python writes the leaves before).
+  const TensorDict before = td.clone();
+  CHECK_THROWS_AS(td.index_put_({2}, at::tensor({7.0, 8.0})), tensordict::ShapeError);
+  CHECK((td == before).all());
 }

@@ -139,8 +139,8 @@ TEST_CASE("mod is torch.remainder, with scalars, tensors and TensorDicts", "[mat
 }
 
 TEST_CASE("& | ^ are bitwise_and / or / xor of every leaf", "[math][0.14]") {
-  const at::Tensor p = at::tensor({true, true, false, false});
-  const at::Tensor q = at::tensor({true, false, true, false});
+  const at::Tensor p = at::tensor({1, 1, 0, 0}).to(at::kBool);
+  const at::Tensor q = at::tensor({1, 0, 1, 0}).to(at::kBool);
   const at::Tensor n = at::tensor({12, 10, 6, 5});
   TensorDict td({{"p", p}, {"n", n}}, {4});
   TensorDict other({{"p", q}, {"n", at::tensor({10, 3, 3, 1})}}, {4});

@@ -13,6 +13,7 @@
 #include "frozen.h"
 #include "nested.h"
 #include "plain.h"
+#include "tensordict/memmap.h"
 
 using namespace golden;
 using tensordict::DimNames;
@@ -298,4 +299,54 @@ TEST_CASE(
   right.tensors = {{"obs", at::ones({2, 3})}};
   p.load_state_dict(right, false, true);
   CHECK(all_equal(p.obs(), 1));
+}
+
+TEST_CASE("to_dict lists None fields last and from_dict builds the class back",
+          "[tensorclass][api]") {
+  // As Python 0.14: C(x=..., s="a").to_dict(convert_tensors=True) -> {'x': [...], 's': 'a',
+  // 'o': None}; retain_none=False leaves 'o' out; C.from_dict(d, auto_batch_size=True).
+  const Outer outer({Inner({at::arange(2, at::kFloat)}, {2}), std::nullopt, at::ones({2})}, {2});
+  const auto dict = outer.to_dict();
+  CHECK(dict.dump() == R"({"inner":{"x":[0.0,1.0]},"y":[1.0,1.0],"maybe":null})");
+  CHECK_FALSE(outer.to_dict(/*retain_none=*/false).contains("maybe"));
+
+  const Outer back = Outer::from_dict(dict, std::nullopt, std::nullopt, std::nullopt, true);
+  CHECK(back.batch_size() == tensordict::BatchSize{2});
+  CHECK(back.inner().x().equal(at::arange(2, at::kFloat)));
+  CHECK_FALSE(back.maybe().has_value());
+  CHECK(tensordict::class_of(back) == &Outer::class_spec());
+  CHECK(Outer::from_dict(dict).batch_size().empty());  // no automatic batch size unless asked
+  CHECK_THROWS_AS(Outer::from_dict(tensordict::Json::parse(R"({"inner": {"x": [1]}, "z": 1})")),
+                  tensordict::KeyError);
+}
+
+TEST_CASE("obj[idx] = other takes the class, a class with the same fields, or values",
+          "[tensorclass][api]") {
+  Inner inner({at::zeros({3})}, {3});
+  inner.index_put_({1}, Inner({at::full({1}, 4.0)}, {1})[0]);
+  inner.index_put_({2}, 7);
+  inner.index_put_({0}, at::scalar_tensor(-1.0));
+  CHECK(inner.x().equal(at::tensor({-1.0f, 4.0f, 7.0f})));
+  // A TensorDict, or an instance of a class whose fields are Inner's, is written too.
+  inner.index_put_({0}, TensorDict({{"x", at::scalar_tensor(2.0)}}, {}));
+  TensorDict same_fields({{"x", at::scalar_tensor(3.0)}}, {});
+  tensordict::memmap::set_class_info(same_fields, {"<class 'elsewhere.Twin'>", {{"x", nullptr}}});
+  inner.index_put_({1}, same_fields);
+  CHECK(inner.x().equal(at::tensor({2.0f, 3.0f, 7.0f})));
+  // An instance of a class with other fields is refused, as Python's __setitem__ refuses it.
+  const Outer outer({Inner({at::zeros({3})}, {3}), std::nullopt, at::ones({3})}, {3});
+  CHECK_THROWS_AS(inner.index_put_({0}, outer[0]), tensordict::ValueError);
+  CHECK(inner.x().equal(at::tensor({2.0f, 3.0f, 7.0f})));
+}
+
+TEST_CASE("maybe_dense_stack of instances gives the class, lazy when ragged",
+          "[tensorclass][api]") {
+  const Inner a({at::zeros({2})}, {2});
+  const Inner b({at::ones({2})}, {2});
+  const Inner dense = Inner::maybe_dense_stack({a, b});
+  CHECK_FALSE(dense.is_lazy_stack());
+  CHECK(dense.batch_size() == tensordict::BatchSize{2, 2});
+  const Inner ragged = Inner::maybe_dense_stack({a, Inner({at::ones({3})}, {3})});
+  CHECK(ragged.is_lazy_stack());
+  CHECK(ragged[1].x().equal(at::ones({3})));
 }

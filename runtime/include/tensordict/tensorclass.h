@@ -134,6 +134,37 @@ class TensorClass : public TensorDict, public TensorClassTag {
   static Derived lazy_stack(const std::vector<Derived>& items, int64_t dim = 0) {
     return wrap(tensordict::lazy_stack(inner_all(items), dim));
   }
+  /// Python's maybe_dense_stack: stack when the items' structures match, else lazy_stack.
+  static Derived maybe_dense_stack(const std::vector<Derived>& items, int64_t dim = 0) {
+    return wrap(tensordict::maybe_dense_stack(inner_all(items), dim));
+  }
+  /// Python's C.from_dict: an instance of the TensorDict::from_dict of `dict` (same arguments),
+  /// checked as from_tensordict checks; null values are None fields.
+  static Derived from_dict(const Json& dict, std::optional<BatchSize> batch_size = std::nullopt,
+                           std::optional<at::Device> device = std::nullopt,
+                           std::optional<int64_t> batch_dims = std::nullopt,
+                           std::optional<bool> auto_batch_size = std::nullopt) {
+    return from_tensordict(detail::tc::from_dict(spec(), dict, std::move(batch_size), device,
+                                                 batch_dims, auto_batch_size));
+  }
+  /// Python's `obj[index] = value`: an instance of this class, of a class with the same fields, or
+  /// a TensorDict (ValueError for an instance of a class with other fields), a tensor or a
+  /// number, written at `index` as TensorDict::index_put_ writes it. Returns this instance.
+  ///@{
+  Derived& index_put_(const Index& index, const TensorDict& value) {
+    detail::tc::check_assignable(spec(), value);
+    TensorDict::index_put_(index, value);
+    return self();
+  }
+  Derived& index_put_(const Index& index, const at::Tensor& value) {
+    TensorDict::index_put_(index, value);
+    return self();
+  }
+  Derived& index_put_(const Index& index, const at::Scalar& value) {
+    TensorDict::index_put_(index, value);
+    return self();
+  }
+  ///@}
   // ---- math: Python's operators, giving back the class ------------------------------------------
   /// TensorDict's operators (operand.h: `+ - * / %`, `& | ^`, unary `-`, a scalar on the left as in
   /// `1 - c` and `2 / c`, `< <= > >=`, and the compound assignments, in place, returning `a`) on

@@ -239,6 +239,22 @@ class TensorDict {
   static TensorDict fromkeys(const std::vector<NestedKey>& keys, const Value& value,
                              BatchSize batch_size = {});
 
+  // ---- dicts (ops/dict.cpp) ---------------------------------------------------------------------
+  /// Python's to_dict(retain_none, convert_tensors=True): the entries as a JSON object, tensors as
+  /// nested lists (tolist()), nested TensorDicts as objects, non-tensor data as itself, a
+  /// NonTensorStack as its nested list; the None fields of a tensorclass instance (this one or a
+  /// nested one) as null after its entries, unless `retain_none` is false.
+  Json to_dict(bool retain_none = true) const;
+  /// Python's from_dict: a TensorDict of a JSON object. Objects become nested TensorDicts,
+  /// numbers and lists of them tensors (as torch.tensor), other lists NonTensorStacks, the rest
+  /// NonTensorData. The batch size is `batch_size`, else with `auto_batch_size` (implied by
+  /// `batch_dims`) the largest the leaves share (at most `batch_dims` dims), else empty, as
+  /// Python 0.14. ValueError when both `batch_size` and `batch_dims` are given.
+  static TensorDict from_dict(const Json& dict, std::optional<BatchSize> batch_size = std::nullopt,
+                              std::optional<at::Device> device = std::nullopt,
+                              std::optional<int64_t> batch_dims = std::nullopt,
+                              std::optional<bool> auto_batch_size = std::nullopt);
+
   // ---- update and key edits (ops/update.cpp) ----------------------------------------------------
   /// Sets every entry of `other` (nested keys merged).
   TensorDict& update(const TensorDict& other);
@@ -343,6 +359,12 @@ class TensorDict {
   // ---- writes at an index (ops/index_put.cpp) ---------------------------------------------------
   /// Writes `value` at `index` in place; keys missing here are preallocated (lazy preallocation).
   TensorDict& index_put_(const Index& index, const TensorDict& value);
+  /// Python's `td[index] = value` of a tensor or a number: written at `index` of every tensor
+  /// leaf, broadcast and cast to it as set_at_ does.
+  ///@{
+  TensorDict& index_put_(const Index& index, const at::Tensor& value);
+  TensorDict& index_put_(const Index& index, const at::Scalar& value);
+  ///@}
   /// Python's update_at_: every entry of `other` written in place at `index` of this
   /// TensorDict's entry (KeyError when this TensorDict lacks one).
   TensorDict& update_at_(const TensorDict& other, const Index& index);

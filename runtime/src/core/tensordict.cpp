@@ -40,6 +40,16 @@ TensorDict empty_like_meta(const TensorDict& like) {
   return make_tensordict(impl.batch_size, impl.device, impl.names);
 }
 
+std::shared_ptr<const memmap::ClassInfo> common_class(const std::vector<TensorDict>& tds) {
+  if (tds.empty()) return nullptr;
+  const auto& first = impl_of(tds.front()).class_info;
+  for (const TensorDict& td : tds) {
+    const auto& info = impl_of(td).class_info;
+    if (!first || !info || info->type != first->type) return nullptr;
+  }
+  return first;
+}
+
 TensorDict empty_result_of(const TensorDict& like) {
   TensorDict out = empty_like_meta(like);
   impl_of(out).class_info = impl_of(like).class_info;

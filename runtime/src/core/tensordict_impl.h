@@ -175,6 +175,9 @@ TensorDict empty_like_meta(const TensorDict& like);
 /// empty_like_meta for the result of an op on `like` that keeps its structure: also the tensorclass
 /// `like` is an instance of (Python's tensorclass wraps such results in the class).
 TensorDict empty_result_of(const TensorDict& like);
+/// The class every one of `tds` is an instance of, or null (instances of one class stack into
+/// that class, as Python's torch.stack of tensorclasses).
+std::shared_ptr<const memmap::ClassInfo> common_class(const std::vector<TensorDict>& tds);
 
 /// Throws ShapeError unless `shape` starts with `batch` (the message names `key`).
 void check_leading_dims(const std::string& key, const std::vector<int64_t>& shape,

@@ -59,6 +59,7 @@ TensorDict lazy_stack(const std::vector<TensorDict>& tds, int64_t dim) {
   const int64_t d = detail::wrap_dim(dim, ndim, "lazy_stack", first);
   batch.insert(batch.begin() + d, static_cast<int64_t>(tds.size()));
   TensorDict out = detail::make_tensordict(std::move(batch), device);
+  detail::impl_of(out).class_info = detail::common_class(tds);
   auto state = std::make_shared<detail::lazy::Stack>();
   state->tds = tds;
   state->stack_dim = d;

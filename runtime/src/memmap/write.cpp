@@ -99,8 +99,10 @@ class TreeWriter {
         final_(std::move(final_root)),
         check_only_(check_only) {}
 
-  TensorDict write_td(const TensorDict& td, const std::string& rel) {
-    if (td.is_lazy_stack()) return write_lazy(td, rel);
+  // `as_class`: the class `td` is the inner TensorDict of (when written by write_class).
+  TensorDict write_td(const TensorDict& td, const std::string& rel,
+                      const ClassInfo* as_class = nullptr) {
+    if (td.is_lazy_stack()) return write_lazy(td, rel, as_class);
     enter_dir(rel);
     TensorDict out = tensordict::detail::make_tensordict(td.batch_size(), at::Device(at::kCPU),
                                                          ::tensordict::detail::impl_of(td).names);
@@ -124,8 +126,10 @@ class TreeWriter {
   }
 
   // Spec §4: meta.json {"_type", "stack_dim"} and one directory per element, each written by its
-  // own rules (a loaded tensorclass element keeps its class).
-  TensorDict write_lazy(const TensorDict& td, const std::string& rel) {
+  // own rules (a loaded tensorclass element keeps its class). The elements of the inner lazy stack
+  // of a class `as_class` that are instances of that class are its rows: plain TensorDicts on
+  // disk, as Python's tensorclass over a lazy stack holds them.
+  TensorDict write_lazy(const TensorDict& td, const std::string& rel, const ClassInfo* as_class) {
     enter_dir(rel);
     Json meta = Json::object();
     meta["_type"] = kLazyStackType;
@@ -134,8 +138,12 @@ class TreeWriter {
     add_meta(rel, std::move(meta), false);
     std::vector<TensorDict> written;
     const auto& tds = td.tensordicts();
-    for (size_t k = 0; k < tds.size(); ++k)
-      written.push_back(write_any(tds[k], join_rel(rel, std::to_string(k))));
+    for (size_t k = 0; k < tds.size(); ++k) {
+      const std::string element = join_rel(rel, std::to_string(k));
+      const auto info = class_of(tds[k]);
+      const bool row = info && as_class && info->type == as_class->type;
+      written.push_back(row ? write_td(tds[k], element, as_class) : write_any(tds[k], element));
+    }
     TensorDict out = lazy_stack(written, td.stack_dim());
     ::tensordict::detail::impl_of(out).locked = true;
     ::tensordict::detail::impl_of(out).is_memmap = true;
@@ -177,7 +185,7 @@ class TreeWriter {
       detail::write_text(detail::join(at_tmp(rel), kSchemaVersionFile),
                          dumps_python(Json{{"version", info.schema_version}}));
     }
-    TensorDict out = write_td(inner, join_rel(rel, "_tensordict"));
+    TensorDict out = write_td(inner, join_rel(rel, "_tensordict"), &info);
     ::tensordict::detail::impl_of(out).class_info = std::make_shared<const ClassInfo>(info);
     return out;
   }

@@ -166,23 +166,53 @@ TensorDict& TensorDict::update_at_(const TensorDict& other, const Index& index) 
   return index_put_(index, other);
 }
 
-TensorDict& TensorDict::set_at_(const NestedKey& key, const at::Tensor& value, const Index& index) {
-  if (!contains(key)) throw KeyError("set_at_: key " + key.repr() + " not found");
-  const at::Tensor selected =
-      detail::apply_index(detail::positions(batch_size()), detail::plan_index(index, batch_size()));
-  // The indexed part's shape: the selected batch, then the tensor's own dims.
-  std::vector<int64_t> target = selected.sizes().vec();
-  const auto sizes = get(key).sizes();
-  target.insert(target.end(), sizes.begin() + static_cast<std::ptrdiff_t>(batch_dims()),
-                sizes.end());
+namespace {
+
+// The batch shape `index` selects of `batch`.
+std::vector<int64_t> selected_batch(const BatchSize& batch, const Index& index) {
+  return detail::apply_index(detail::positions(batch), detail::plan_index(index, batch))
+      .sizes()
+      .vec();
+}
+
+// `value` cast to the tensor `leaf` at `key` and broadcast to its part of batch shape `selected`,
+// as `tensor[index] = value` broadcasts; ShapeError naming the key otherwise.
+at::Tensor broadcast_to_part(const at::Tensor& leaf, const NestedKey& key, const at::Tensor& value,
+                             std::vector<int64_t> selected, size_t batch_dims) {
+  std::vector<int64_t> target = std::move(selected);
+  target.insert(target.end(), leaf.sizes().begin() + static_cast<std::ptrdiff_t>(batch_dims),
+                leaf.sizes().end());
   if (!at::is_expandable_to(value.sizes(), target)) {
     throw ShapeError("set_at_: a value of shape " + shape_str(value.sizes()) +
                      " does not broadcast to " + shape_str(target) + ", key " + key.repr() +
                      " indexed");
   }
-  TensorDict part = detail::make_tensordict(selected.sizes().vec(), device());
-  part.set(key, value.expand(target));
+  return value.to(leaf.scalar_type()).expand(target);
+}
+
+}  // namespace
+
+TensorDict& TensorDict::set_at_(const NestedKey& key, const at::Tensor& value, const Index& index) {
+  if (!contains(key)) throw KeyError("set_at_: key " + key.repr() + " not found");
+  const auto selected = selected_batch(batch_size(), index);
+  TensorDict part = detail::make_tensordict(selected, device());
+  part.set(key, broadcast_to_part(get(key), key, value, selected, batch_dims()));
   return update_at_(part, index);
+}
+
+TensorDict& TensorDict::index_put_(const Index& index, const at::Tensor& value) {
+  // Every leaf's part made first, then one write: a value that does not fit one leaf writes none.
+  const auto selected = selected_batch(batch_size(), index);
+  TensorDict part = detail::make_tensordict(selected, device());
+  for (const auto& [key, leaf] : items(true, true)) {
+    if (leaf.is_tensor())
+      part.set(key, broadcast_to_part(leaf.tensor(), key, value, selected, batch_dims()));
+  }
+  return update_at_(part, index);
+}
+
+TensorDict& TensorDict::index_put_(const Index& index, const at::Scalar& value) {
+  return index_put_(index, at::scalar_tensor(value));
 }
 
 at::Tensor TensorDict::get_at(const NestedKey& key, const Index& index) const {

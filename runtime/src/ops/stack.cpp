@@ -189,13 +189,7 @@ TensorDict combine(const std::vector<TensorDict>& tds, const Combine& op,
   }
   TensorDict out =
       detail::make_tensordict(combined_batch(tds, op), first.device, combined_names(tds, op));
-  // Instances of one class stack into that class, as Python's torch.stack of tensorclasses.
-  const auto same_class = [&first](const TensorDict& td) {
-    const auto& info = detail::impl_of(td).class_info;
-    return info && first.class_info && info->type == first.class_info->type;
-  };
-  if (std::all_of(tds.begin(), tds.end(), same_class))
-    detail::impl_of(out).class_info = first.class_info;
+  detail::impl_of(out).class_info = detail::common_class(tds);
   std::vector<Value> values;
   values.reserve(first.keys.size());
   std::vector<at::Tensor> ts(tds.size());

@@ -3,6 +3,8 @@
 // memmap_refresh_.
 #include <ATen/ATen.h>
 
+#include <set>
+
 #include "core/tensordict_impl.h"
 #include "memmap/internal.h"
 #include "tensordict/tensorclass.h"
@@ -138,6 +140,57 @@ TensorDict from_tensordict(const TensorDict& td, const ClassSpec& spec,
   if (locked) out.lock_();
   mark_class(out, spec);
   return out;
+}
+
+namespace {
+
+// `dict` without the null values of `spec`'s fields, recursively into nested class fields.
+Json without_none_fields(const Json& dict, const ClassSpec& spec) {
+  Json out = Json::object();
+  for (const auto& [key, value] : dict.items()) {
+    const int64_t i = spec.field_index(key);
+    if (i < 0) {
+      out[key] = value;  // from_tensordict names it
+    } else if (!value.is_null()) {
+      const FieldSpec& field = spec.fields[static_cast<size_t>(i)];
+      out[key] = field.kind == FieldKind::Class && value.is_object()
+                     ? without_none_fields(value, field.nested())
+                     : value;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TensorDict from_dict(const ClassSpec& spec, const Json& dict, std::optional<BatchSize> batch_size,
+                     std::optional<at::Device> device, std::optional<int64_t> batch_dims,
+                     std::optional<bool> auto_batch_size) {
+  if (!dict.is_object()) {
+    throw TypeError(std::string(spec.name) + ".from_dict: expects a JSON object, got " +
+                    dict.type_name());
+  }
+  return TensorDict::from_dict(without_none_fields(dict, spec), std::move(batch_size), device,
+                               batch_dims, auto_batch_size);
+}
+
+void check_assignable(const ClassSpec& spec, const TensorDict& value) {
+  const auto& cls = detail::impl_of(value).class_info;
+  if (!cls || cls->type == spec.python_type) return;
+  // As Python: another class is taken when its members (entries and None fields) are the fields.
+  std::set<std::string> members;
+  for (const auto& key : value.keys()) members.insert(key.front());
+  for (const auto& [name, remembered] : cls->fields.items()) {
+    if (remembered.is_null()) members.insert(name);
+  }
+  std::set<std::string> fields;
+  for (const FieldSpec& field : spec.fields) fields.insert(field.name);
+  if (members != fields) {
+    throw ValueError(std::string(spec.name) + ".index_put_: an instance of " + cls->type +
+                     " has other fields than " + spec.name +
+                     "; only an instance of the same class, or of one with the same fields, "
+                     "is written at an index");
+  }
 }
 
 TensorDictFuture memmap_async(const TensorDict& td, const ClassSpec& spec,

@@ -45,17 +45,6 @@ std::string json_kind(const Json& json) {
 
 std::string kind_name(FieldKind kind) { return std::string(spelling(kind).schema); }
 
-Json tensor_to_json(const at::Tensor& t) {
-  if (t.dim() == 0) {
-    if (t.scalar_type() == at::kBool) return t.item<bool>();
-    if (at::isFloatingType(t.scalar_type())) return t.item<double>();
-    return t.item<int64_t>();
-  }
-  Json list = Json::array();
-  for (int64_t i = 0; i < t.size(0); ++i) list.push_back(tensor_to_json(t[i]));
-  return list;
-}
-
 namespace {
 
 // Keys are short: an inline loop beats a call to strcmp on the accessor's hot path.

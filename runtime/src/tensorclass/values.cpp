@@ -1,5 +1,4 @@
-// Tensors made from JSON: numbers and nested lists of them (as torch.tensor makes them), and the
-// schema defaults of fields (a tensor field's from tensordict/tensor_default.h).
+// The schema defaults of fields (a tensor field's from tensordict/tensor_default.h).
 #include <ATen/ATen.h>
 
 #include <algorithm>
@@ -10,43 +9,6 @@
 #include "tensordict/tensorclass.h"
 
 namespace tensordict::detail::tc {
-
-bool is_numeric_tree(const Json& json) {
-  if (json.is_number() || json.is_boolean()) return true;
-  if (!json.is_array() || json.empty()) return false;
-  return std::all_of(json.begin(), json.end(), is_numeric_tree);
-}
-
-namespace {
-
-void flatten_numbers(const Json& json, std::vector<double>& out, bool& any_float, bool& all_bool) {
-  if (json.is_array()) {
-    for (const auto& item : json) flatten_numbers(item, out, any_float, all_bool);
-    return;
-  }
-  any_float = any_float || json.is_number_float();
-  all_bool = all_bool && json.is_boolean();
-  out.push_back(json.is_boolean() ? (json.get<bool>() ? 1.0 : 0.0) : json.get<double>());
-}
-
-}  // namespace
-
-at::Tensor numbers_to_tensor(const Json& json) {
-  std::vector<int64_t> shape;
-  for (const Json* level = &json; level->is_array(); level = &level->front()) {
-    shape.push_back(static_cast<int64_t>(level->size()));
-    if (level->empty()) break;
-  }
-  std::vector<double> flat;
-  bool any_float = false, all_bool = true;
-  flatten_numbers(json, flat, any_float, all_bool);
-  auto dtype = all_bool ? at::kBool : any_float ? at::kFloat : at::kLong;
-  at::Tensor t = at::tensor(flat, at::kDouble);
-  if (t.numel() != c10::multiply_integers(shape)) {
-    throw ShapeError("cannot make a tensor of a ragged list " + json.dump());
-  }
-  return t.reshape(shape).to(dtype);
-}
 
 namespace {
 

@@ -148,6 +148,14 @@ void set_path(TensorDict& td, const ClassSpec& spec, const NestedKey& key, const
 /// KeyError.
 TensorDict from_tensordict(const TensorDict& td, const ClassSpec& spec,
                            const FieldValues& non_tensordict, bool safe);
+/// TensorDict::from_dict of `dict` without its None fields (null values of fields, in nested
+/// class fields too), for C::from_dict.
+TensorDict from_dict(const ClassSpec& spec, const Json& dict, std::optional<BatchSize> batch_size,
+                     std::optional<at::Device> device, std::optional<int64_t> batch_dims,
+                     std::optional<bool> auto_batch_size);
+/// ValueError unless `value` may be written into an instance of `spec` at an index: a plain
+/// TensorDict, an instance of the class, or of a class with the same fields (Python's __setitem__).
+void check_assignable(const ClassSpec& spec, const TensorDict& value);
 /// Marks `td` as an instance of `spec`'s class unless it already is one of some class (an instance
 /// viewed as its base keeps its own class): stored anywhere, it is then saved as that class.
 void mark_class(const TensorDict& td, const ClassSpec& spec);
