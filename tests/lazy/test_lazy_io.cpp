@@ -141,9 +141,11 @@ TEST_CASE("load then save through the plain API keeps the _type of every level",
   reloaded.memmap(tmp / "holder2", copy);
   CHECK(meta_of(tmp / "holder2/item")["_type"] == "<class '__main__.RefTC'>");
 
+  // As Python's lazy_stack([tc, tc]): the class over a lazy stack whose rows are plain.
   TensorDict stacked = lazy_stack({td, td});
   stacked.memmap(tmp / "stacked", copy);
-  CHECK(meta_of(tmp / "stacked/1")["_type"] == "<class '__main__.RefTC'>");
+  CHECK(meta_of(tmp / "stacked")["_type"] == "<class '__main__.RefTC'>");
+  CHECK(meta_of(tmp / "stacked/_tensordict/1")["_type"] == "<class 'tensordict._td.TensorDict'>");
   TensorDict s2 = TensorDict::load_memmap(tmp / "stacked");
   CHECK(s2[1].get_non_tensor("label") == "my-label");
 }
