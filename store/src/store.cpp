@@ -9,181 +9,16 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
-#include <array>
-#include <cstring>
-#include <map>
-#include <random>
 #include <set>
 #include <utility>
 
-#include "tensordict/dtype.h"
+#include "layout.h"
 #include "tensordict/json.h"
 #include "tensordict/store.h"
 
-// Leaves are stored as the host's bytes; Python's layout is little-endian.
-static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the store layout is little-endian");
-
 namespace tensordict::store {
-namespace {
 
-using Command = std::vector<std::string>;
-using Keys = std::set<std::string>;
-
-// The dtypes a leaf can have: those whose bytes numpy and torch.frombuffer agree on (Python
-// writes through numpy, so it cannot write bfloat16, but it reads it).
-constexpr std::array<at::ScalarType, 12> kStoredDtypes{
-    at::kBool, at::kByte,     at::kChar,  at::kShort,  at::kInt,          at::kLong,
-    at::kHalf, at::kBFloat16, at::kFloat, at::kDouble, at::kComplexFloat, at::kComplexDouble};
-
-bool stored_dtype(at::ScalarType t) {
-  return std::find(kStoredDtypes.begin(), kStoredDtypes.end(), t) != kStoredDtypes.end();
-}
-
-std::string dtype_text(at::ScalarType t) { return "torch." + dtype_name(t); }
-
-std::string shape_text(at::IntArrayRef shape) {
-  return dumps_python(Json(std::vector<int64_t>(shape.begin(), shape.end())));
-}
-
-// A key's dotted path in the store; a component holding the separator would read back as two.
-std::string path_of(const NestedKey& key) {
-  for (const std::string& part : key) {
-    if (part.empty() || part.find('.') != std::string::npos)
-      throw KeyError("key " + key.repr() +
-                     ": a store key component must be non-empty and hold no '.' (the store's "
-                     "path separator)");
-  }
-  return key.join(".");
-}
-
-NestedKey key_of(const std::string& path) { return NestedKey::split(path, "."); }
-
-bool under(const std::string& path, const std::string& level) {
-  return path.size() > level.size() && path.compare(0, level.size(), level) == 0 &&
-         path[level.size()] == '.';
-}
-
-std::string repr(const std::string& path) { return key_of(path).repr(); }
-
-// A JSON list of non-negative integers (a shape or a batch size); FormatError otherwise.
-std::vector<int64_t> int_list(const std::string& text, const std::string& what) {
-  const Json json = parse_json(text, what);
-  if (!json.is_array()) throw FormatError(what + " is not a JSON list: " + text);
-  std::vector<int64_t> out;
-  for (const Json& v : json) {
-    if (!v.is_number_integer() || v.get<int64_t>() < 0)
-      throw FormatError(what + " holds " + v.dump() + ", not a size: " + text);
-    out.push_back(v.get<int64_t>());
-  }
-  return out;
-}
-
-// An error reply: a key of the wrong Redis type is bad store contents, anything else (NOPERM,
-// OOM, ...) the server's refusal.
-[[noreturn]] void throw_reply(const Reply& r, const std::string& what) {
-  if (r.str.rfind("WRONGTYPE", 0) == 0) throw FormatError(what + ": " + r.str);
-  throw ConnectionError(what + ": " + r.str);
-}
-
-// A leaf's hash, decoded and checked.
-struct Meta {
-  bool non_tensor = false;
-  std::string encoding;
-  std::vector<int64_t> shape;
-  at::ScalarType dtype = at::kFloat;
-  int64_t nbytes = 0;     // what the shape and dtype need
-  int64_t row_bytes = 0;  // one row of dim 0
-};
-
-Meta parse_meta(const std::string& path, const Reply& hash) {
-  const std::string what = "store metadata of " + repr(path);
-  if (hash.type == Reply::Type::Error) throw_reply(hash, what);
-  if (hash.type != Reply::Type::Array || hash.element.size() % 2 != 0)
-    throw FormatError(what + ": not a hash");
-  if (hash.element.empty()) throw FormatError(what + ": missing (the key has data but no m: hash)");
-  std::map<std::string, std::string> fields;
-  for (size_t i = 0; i < hash.element.size(); i += 2)
-    fields[hash.element[i].str] = hash.element[i + 1].str;
-  Meta meta;
-  if (fields.count("is_non_tensor") && fields["is_non_tensor"] == "1") {
-    meta.non_tensor = true;
-    meta.encoding = fields.count("encoding") ? fields["encoding"] : "json";
-    return meta;
-  }
-  if (!fields.count("shape") || !fields.count("dtype"))
-    throw FormatError(what + ": no 'shape' or no 'dtype' field");
-  meta.shape = int_list(fields["shape"], what + " 'shape'");
-  const auto dtype = dtype_from_name(fields["dtype"]);
-  if (!dtype || !stored_dtype(*dtype))
-    throw FormatError(what + ": unknown dtype '" + fields["dtype"] + "'");
-  meta.dtype = *dtype;
-  // The sizes, bounded so that no product overflows: a leaf never exceeds a server value.
-  int64_t row = static_cast<int64_t>(c10::elementSize(meta.dtype));
-  for (size_t d = 1; d < meta.shape.size(); ++d) {
-    if (meta.shape[d] != 0 && row > TensorDictStore::kMaxValueBytes / meta.shape[d])
-      throw FormatError(what + ": shape " + fields["shape"] + " is larger than any store value");
-    row *= meta.shape[d];
-  }
-  const int64_t rows = meta.shape.empty() ? 1 : meta.shape[0];
-  if (rows != 0 && row > TensorDictStore::kMaxValueBytes / rows)
-    throw FormatError(what + ": shape " + fields["shape"] + " is larger than any store value");
-  meta.row_bytes = row;
-  meta.nbytes = row * rows;
-  return meta;
-}
-
-const std::string& string_reply(const Reply& r, const std::string& what) {
-  if (r.type == Reply::Type::Error) throw_reply(r, what);
-  if (r.type != Reply::Type::String) throw FormatError(what + ": not a string value");
-  return r.str;
-}
-
-void check_ok(const std::vector<Reply>& replies, const std::string& what) {
-  for (const Reply& r : replies)
-    if (r.type == Reply::Type::Error) throw_reply(r, what);
-}
-
-at::Tensor from_bytes(const std::string& path, const std::string& bytes, const Meta& meta) {
-  if (static_cast<int64_t>(bytes.size()) != meta.nbytes)
-    throw FormatError("store leaf " + repr(path) + " holds " + std::to_string(bytes.size()) +
-                      " bytes; its shape " + shape_text(meta.shape) + " and dtype " +
-                      dtype_text(meta.dtype) + " need " + std::to_string(meta.nbytes));
-  at::Tensor out = at::empty(meta.shape, at::TensorOptions().dtype(meta.dtype));
-  if (!bytes.empty()) std::memcpy(out.data_ptr(), bytes.data(), bytes.size());
-  return out;
-}
-
-// A tensor as the C-contiguous CPU bytes Python's `tensor.numpy().tobytes()` gives.
-std::string to_bytes(const at::Tensor& t) {
-  const at::Tensor c = t.detach().to(at::kCPU).resolve_conj().resolve_neg().contiguous();
-  return std::string(static_cast<const char*>(c.data_ptr()), c.nbytes());
-}
-
-std::string uuid4() {
-  std::random_device rd;
-  std::mt19937_64 gen((static_cast<uint64_t>(rd()) << 32) ^ rd());
-  std::array<uint8_t, 16> b{};
-  for (auto& x : b) x = static_cast<uint8_t>(gen());
-  b[6] = static_cast<uint8_t>((b[6] & 0x0f) | 0x40);  // version 4
-  b[8] = static_cast<uint8_t>((b[8] & 0x3f) | 0x80);  // RFC 4122 variant
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  for (size_t i = 0; i < b.size(); ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
-    out += hex[b[i] >> 4];
-    out += hex[b[i] & 15];
-  }
-  return out;
-}
-
-// One leaf of a write, checked before anything is sent.
-struct Leaf {
-  std::string path;
-  std::string data;
-  std::vector<std::pair<std::string, std::string>> meta;  // field order as Python writes
-};
-
-}  // namespace
+using namespace layout;
 
 struct TensorDictStore::Impl {
   std::shared_ptr<Connection> conn;
@@ -192,11 +27,20 @@ struct TensorDictStore::Impl {
   BatchSize batch;
   std::optional<at::Device> device;
   std::optional<std::string> tensorclass;
+  /// Set for Python's LazyStackedTensorDictStore (lazy.cpp): read whole by to_local.
+  std::optional<LazyShape> lazy;
 
   std::string key(std::string_view suffix) const {
     return prefix + ":{" + td_id + "}:" + std::string(suffix);
   }
   std::string data_key(const std::string& path) const { return key("d:" + path); }
+  // Operations on a lazy stack store other than to_local, keys and clear_redis.
+  void refuse_lazy(const char* op) const {
+    if (lazy)
+      throw TypeError(std::string(op) + ": store " + key("") +
+                      " holds a lazy stack, which C++ reads whole with to_local() (its other "
+                      "operations are not implemented yet)");
+  }
   std::string meta_key(const std::string& path) const { return key("m:" + path); }
 
   Keys all_keys() const {
@@ -451,6 +295,16 @@ TensorDictStore TensorDictStore::create(const StoreLocation& where, BatchSize ba
   return TensorDictStore(std::move(impl));
 }
 
+namespace {
+// A decimal count of the lazy stack metadata.
+int64_t count_of(const Reply& r, const std::string& what) {
+  const std::string& text = string_reply(r, what);
+  const std::vector<int64_t> one = int_list("[" + text + "]", what);
+  if (one.size() != 1) throw FormatError(what + " '" + text + "' is not a count");
+  return one.front();
+}
+}  // namespace
+
 TensorDictStore TensorDictStore::open(const StoreLocation& where) {
   auto impl = std::make_shared<Impl>();
   impl->conn = connect_for(where, true);
@@ -459,16 +313,32 @@ TensorDictStore TensorDictStore::open(const StoreLocation& where) {
   const auto r = impl->conn->pipeline({{"GET", impl->key("__batch_size__")},
                                        {"GET", impl->key("__device__")},
                                        {"GET", impl->key("__tensorclass__")},
-                                       {"GET", impl->key("__type__")}},
+                                       {"GET", impl->key("__type__")},
+                                       {"GET", impl->key("__count__")},
+                                       {"GET", impl->key("__stack_dim__")},
+                                       {"GET", impl->key("__inner_batch_size__")}},
                                       true);
   const std::string where_text = "store " + impl->key("");
-  if (r[3].type != Reply::Type::Nil && string_reply(r[3], where_text + " __type__") == "lazy_stack")
-    throw TypeError(where_text + " holds a lazy stack, which C++ cannot open yet");
-  if (r[0].type == Reply::Type::Nil)
+  if (r[3].type != Reply::Type::Nil &&
+      string_reply(r[3], where_text + " __type__") == "lazy_stack") {
+    LazyShape shape;
+    shape.count = count_of(r[4], where_text + " __count__");
+    shape.stack_dim = count_of(r[5], where_text + " __stack_dim__");
+    shape.inner = int_list(string_reply(r[6], where_text + " __inner_batch_size__"),
+                           where_text + " __inner_batch_size__");
+    if (shape.count == 0 || shape.stack_dim > static_cast<int64_t>(shape.inner.size()))
+      throw FormatError(where_text + ": a lazy stack of " + std::to_string(shape.count) +
+                        " elements along dim " + std::to_string(shape.stack_dim) +
+                        " of inner batch size " + shape_text(shape.inner));
+    impl->batch = shape.batch_size();
+    impl->lazy = std::move(shape);
+  } else if (r[0].type == Reply::Type::Nil) {
     throw KeyError("no TensorDictStore with td_id '" + where.td_id + "' (prefix '" + where.prefix +
                    "') on the server");
-  impl->batch =
-      int_list(string_reply(r[0], where_text + " __batch_size__"), where_text + " __batch_size__");
+  } else {
+    impl->batch = int_list(string_reply(r[0], where_text + " __batch_size__"),
+                           where_text + " __batch_size__");
+  }
   if (r[1].type != Reply::Type::Nil) {
     const std::string text = string_reply(r[1], where_text + " __device__");
     if (!text.empty()) {
@@ -500,6 +370,7 @@ std::optional<at::Device> TensorDictStore::device() const { return impl_->device
 std::optional<std::string> TensorDictStore::tensorclass() const { return impl_->tensorclass; }
 
 void TensorDictStore::set_batch_size(BatchSize batch_size) {
+  impl_->refuse_lazy("set_batch_size");
   const Keys keys = impl_->all_keys();
   std::vector<Command> cmds;
   for (const auto& k : keys) cmds.push_back({"HGETALL", impl_->meta_key(k)});
@@ -524,26 +395,31 @@ void TensorDictStore::set_batch_size(BatchSize batch_size) {
 }
 
 void TensorDictStore::set(const NestedKey& key, const at::Tensor& value) {
+  impl_->refuse_lazy("set");
   impl_->write({impl_->tensor_leaf(path_of(key), value)});
 }
 
 void TensorDictStore::set(const NestedKey& key, const TensorDict& value) {
+  impl_->refuse_lazy("set");
   std::vector<Leaf> leaves;
   impl_->collect(value, path_of(key), leaves);
   impl_->write(leaves);
 }
 
 void TensorDictStore::set_non_tensor(const NestedKey& key, const Json& value) {
+  impl_->refuse_lazy("set_non_tensor");
   impl_->write({impl_->json_leaf(path_of(key), value, "json")});
 }
 
 void TensorDictStore::update(const TensorDict& td) {
+  impl_->refuse_lazy("update");
   std::vector<Leaf> leaves;
   impl_->collect(td, "", leaves);
   impl_->write(leaves);
 }
 
 Value TensorDictStore::get_value(const NestedKey& key) const {
+  impl_->refuse_lazy("get");
   const std::string path = path_of(key);
   const Keys keys = impl_->all_keys();
   if (keys.count(path)) {
@@ -579,6 +455,7 @@ int64_t wrap_row(const std::string& path, int64_t row, int64_t n) {
 }  // namespace
 
 at::Tensor TensorDictStore::get_at(const NestedKey& key, int64_t row) const {
+  impl_->refuse_lazy("get_at");
   const std::string path = path_of(key);
   const Meta meta = impl_->tensor_meta(path, key);
   row = wrap_row(path, row, meta.shape[0]);
@@ -586,16 +463,19 @@ at::Tensor TensorDictStore::get_at(const NestedKey& key, int64_t row) const {
 }
 
 at::Tensor TensorDictStore::get_rows(const NestedKey& key, int64_t start, int64_t stop) const {
+  impl_->refuse_lazy("get_rows");
   const std::string path = path_of(key);
   return impl_->read_rows(path, impl_->tensor_meta(path, key), start, stop);
 }
 
 void TensorDictStore::set_rows(const NestedKey& key, int64_t start, const at::Tensor& value) {
+  impl_->refuse_lazy("set_rows");
   const std::string path = path_of(key);
   impl_->write_rows(path, impl_->tensor_meta(path, key), start, value);
 }
 
 void TensorDictStore::set_at(const NestedKey& key, int64_t row, const at::Tensor& value) {
+  impl_->refuse_lazy("set_at");
   const std::string path = path_of(key);
   const Keys keys = impl_->all_keys();
   if (!keys.count(path)) {
@@ -658,6 +538,7 @@ std::vector<NestedKey> TensorDictStore::keys(bool include_nested, bool leaves_on
 }
 
 void TensorDictStore::del_(const NestedKey& key) {
+  impl_->refuse_lazy("del_");
   const std::string path = path_of(key);
   std::vector<Command> cmds;
   for (const auto& k : impl_->all_keys()) {
@@ -669,15 +550,26 @@ void TensorDictStore::del_(const NestedKey& key) {
   check_ok(impl_->conn->pipeline(cmds, true), "deleting store entry " + key.repr());
 }
 
-TensorDict TensorDictStore::to_local() const { return impl_->subtree("", impl_->all_keys()); }
+TensorDict TensorDictStore::to_local() const {
+  if (impl_->lazy) {
+    return read_lazy_stack(
+        *impl_->conn, [this](const std::string& suffix) { return impl_->key(suffix); },
+        impl_->all_keys(), *impl_->lazy, impl_->device);
+  }
+  return impl_->subtree("", impl_->all_keys());
+}
+
+bool TensorDictStore::is_lazy_stack() const { return impl_->lazy.has_value(); }
 
 void TensorDictStore::clear_redis() {
   Command del{"DEL"};
   for (const auto& k : impl_->all_keys()) {
     del.push_back(impl_->data_key(k));
     del.push_back(impl_->meta_key(k));
+    del.push_back(impl_->data_key(k + ":idx"));  // a lazy stack's offset table
   }
-  for (const char* meta : {"__keys__", "__batch_size__", "__device__", "__tensorclass__"})
+  for (const char* meta : {"__keys__", "__batch_size__", "__device__", "__tensorclass__",
+                           "__type__", "__count__", "__stack_dim__", "__inner_batch_size__"})
     del.push_back(impl_->key(meta));
   check_ok({impl_->conn->command(del)}, "deleting store " + impl_->key(""));
 }

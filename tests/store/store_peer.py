@@ -4,6 +4,8 @@ redis-py) on the test's redis-server. Exit 77 without redis-py.
   store_peer.py write SOCKET TD_ID   stores the shared sample TensorDict under TD_ID
   store_peer.py read SOCKET TD_ID    prints the store under TD_ID as JSON: batch size, and per
                                      leaf path its dtype, shape and values (as doubles)
+  store_peer.py write_lazy SOCKET    stores the shared ragged lazy stack as a
+                                     LazyStackedTensorDictStore, printing its td_id
 """
 import json
 import sys
@@ -13,7 +15,7 @@ try:
 except ImportError:
     sys.exit(77)
 import torch
-from tensordict import TensorDict, TensorDictStore
+from tensordict import LazyStackedTensorDictStore, TensorDict, TensorDictStore, lazy_stack
 
 
 def sample():
@@ -30,8 +32,31 @@ def sample():
     )
 
 
+def ragged():
+    # The same values as ragged_td() in test_store_python.cpp: "x" homogeneous, "n.r" ragged.
+    return lazy_stack(
+        [
+            TensorDict(
+                x=torch.arange(6, dtype=torch.float32).reshape(3, 2),
+                n={"r": torch.arange(6).reshape(3, 2)},
+                batch_size=[3],
+            ),
+            TensorDict(
+                x=torch.arange(6, 12, dtype=torch.float32).reshape(3, 2),
+                n={"r": torch.arange(12).reshape(3, 4) + 100},
+                batch_size=[3],
+            ),
+        ]
+    )
+
+
 def main():
-    mode, socket, td_id = sys.argv[1:4]
+    mode, socket = sys.argv[1:3]
+    if mode == "write_lazy":
+        store = LazyStackedTensorDictStore.from_lazy_stack(ragged(), unix_socket_path=socket)
+        print(store._td_id)
+        return
+    td_id = sys.argv[3]
     if mode == "write":
         TensorDictStore.from_tensordict(sample(), unix_socket_path=socket, td_id=td_id)
         return

@@ -384,8 +384,8 @@ TEST_CASE("hostile store contents are FormatErrors naming the key", "[store][nee
   raw().command({"DEL", store.redis_key("__keys__")});
   raw().command({"SET", store.redis_key("__keys__"), "x"});
   CHECK_THROWS_AS(store.keys(), tensordict::FormatError);
-  raw().command({"SET", store.redis_key("__type__"), "lazy_stack"});
-  CHECK_THROWS_AS(TensorDictStore::open(where), tensordict::TypeError);
+  raw().command({"SET", store.redis_key("__type__"), "lazy_stack"});  // without its __count__
+  CHECK_THROWS_AS(TensorDictStore::open(where), tensordict::FormatError);
 }
 
 TEST_CASE("clear_redis removes every key of the store", "[store][needs-redis]") {
@@ -457,4 +457,90 @@ TEST_CASE("a store another client deleted reads as missing keys", "[store][needs
   CHECK_THROWS_AS(mine.get("x"), tensordict::KeyError);
   CHECK_THROWS_WITH(mine.get("x"), ContainsSubstring("'x'"));
   CHECK_THROWS_AS(TensorDictStore::open(where), tensordict::KeyError);
+}
+
+namespace {
+
+// Python's LazyStackedTensorDictStore layout (tensordict/store/_store.py, v0.14.0), written by
+// hand: two elements of inner batch [3] along dim 0; "x" homogeneous (one blob of equal rows),
+// "r" heterogeneous (the elements' bytes back to back, an offset table, their shapes).
+StoreLocation lazy_layout(const std::string& stem) {
+  const StoreLocation where = here(stem);
+  const std::string p = where.prefix + ":{" + where.td_id + "}:";
+  const at::Tensor x = at::arange(12, at::kFloat).reshape({2, 3, 2});
+  const at::Tensor r0 = at::arange(6, at::kLong).reshape({3, 2});
+  const at::Tensor r1 = at::arange(12, at::kLong).reshape({3, 4}) + 100;
+  auto bytes = [](const at::Tensor& t) {
+    return std::string(static_cast<const char*>(t.data_ptr()), t.nbytes());
+  };
+  const std::vector<int64_t> offsets{0, 48, 48 + 96};
+  raw().command({"SET", p + "__type__", "lazy_stack"});
+  raw().command({"SET", p + "__count__", "2"});
+  raw().command({"SET", p + "__stack_dim__", "0"});
+  raw().command({"SET", p + "__inner_batch_size__", "[3]"});
+  raw().command({"SET", p + "__device__", ""});
+  raw().command({"SET", p + "d:x", bytes(x)});
+  raw().command(
+      {"HSET", p + "m:x", "shape", "[2, 3, 2]", "dtype", "torch.float32", "homogeneous", "1"});
+  raw().command({"SET", p + "d:n.r", bytes(r0) + bytes(r1)});
+  raw().command(
+      {"SET", p + "d:n.r:idx", std::string(reinterpret_cast<const char*>(offsets.data()), 24)});
+  raw().command({"HSET", p + "m:n.r", "shape", "[2, 3, 2]", "dtype", "torch.int64", "homogeneous",
+                 "0", "shapes", "[[3, 2], [3, 4]]"});
+  raw().command({"SADD", p + "__keys__", "x", "n.r"});
+  return where;
+}
+
+}  // namespace
+
+TEST_CASE("a lazy stack store Python wrote reads as a lazy stack", "[store][needs-redis]") {
+  const StoreLocation where = lazy_layout("lazy");
+  TensorDictStore store = TensorDictStore::open(where);
+  CHECK(store.is_lazy_stack());
+  CHECK(store.batch_size() == tensordict::BatchSize{2, 3});
+  CHECK(store.keys(true, true) == std::vector<NestedKey>{NestedKey({"n", "r"}), NestedKey("x")});
+  const TensorDict local = store.to_local();
+  REQUIRE(local.is_lazy_stack());
+  CHECK(local.stack_dim() == 0);
+  CHECK(local.get("x").equal(at::arange(12, at::kFloat).reshape({2, 3, 2})));
+  const auto& rows = local.tensordicts();
+  CHECK(rows[0].get({"n", "r"}).equal(at::arange(6, at::kLong).reshape({3, 2})));
+  CHECK(rows[1].get({"n", "r"}).equal(at::arange(12, at::kLong).reshape({3, 4}) + 100));
+  // Its other operations are refused by name, not done wrong.
+  CHECK_THROWS_WITH(store.get("x"),
+                    ContainsSubstring("get: store") && ContainsSubstring("holds a lazy stack"));
+  CHECK_THROWS_AS(store.set("y", at::zeros({2, 3})), tensordict::TypeError);
+  store.clear_redis();
+  CHECK_THROWS_AS(TensorDictStore::open(where), tensordict::KeyError);
+}
+
+TEST_CASE("hostile lazy stack stores are FormatErrors naming the key", "[store][needs-redis]") {
+  auto expect = [](const StoreLocation& where, const char* what, const char* message) {
+    INFO(what);
+    CHECK_THROWS_AS(TensorDictStore::open(where).to_local(), tensordict::FormatError);
+    CHECK_THROWS_WITH(TensorDictStore::open(where).to_local(), ContainsSubstring(message));
+  };
+  const auto key = [](const StoreLocation& w, const std::string& suffix) {
+    return w.prefix + ":{" + w.td_id + "}:" + suffix;
+  };
+  StoreLocation w = lazy_layout("lazy-hostile-offsets");
+  raw().command({"SETRANGE", key(w, "d:n.r:idx"), "16", std::string(8, '\x7f')});
+  expect(w, "offsets past the blob", "'n', 'r') offset table does not span");
+  w = lazy_layout("lazy-hostile-table");
+  raw().command({"SET", key(w, "d:n.r:idx"), "short"});
+  expect(w, "a short offset table", "offset table holds 5 bytes");
+  w = lazy_layout("lazy-hostile-shapes");
+  raw().command({"HSET", key(w, "m:n.r"), "shapes", "[[3, 2]]"});
+  expect(w, "one shape for two elements", "'shapes' is not a list of 2 shapes");
+  w = lazy_layout("lazy-hostile-size");
+  raw().command({"HSET", key(w, "m:n.r"), "shapes", "[[3, 2], [3, 5]]"});
+  expect(w, "a shape larger than its bytes", "holds 96 bytes");
+  w = lazy_layout("lazy-hostile-rows");
+  raw().command({"HSET", key(w, "m:x"), "shape", "[3, 3, 2]"});
+  expect(w, "a homogeneous leaf of another count", "does not hold the stack's 2 elements");
+  w = lazy_layout("lazy-hostile-count");
+  raw().command({"SET", key(w, "__count__"), "two"});
+  CHECK_THROWS_AS(TensorDictStore::open(w), tensordict::FormatError);
+  raw().command({"SET", key(w, "__count__"), "0"});
+  CHECK_THROWS_AS(TensorDictStore::open(w), tensordict::FormatError);
 }

@@ -23,7 +23,7 @@ namespace {
 const std::string kScript = TC_SOURCE_DIR "/tests/store/store_peer.py";
 
 // The output of store_peer.py's `mode` on this process's server; skips without redis-py (77).
-std::string run_peer(const std::string& mode, const std::string& td_id) {
+std::string run_peer(const std::string& mode, const std::string& td_id = "") {
   tc_test::require_python_peer("torch");
   const std::string command = "'" + tc_test::python_peer() + "' '" + kScript + "' " + mode + " '" +
                               tc_test::RedisServer::instance().socket() + "' '" + td_id + "' 2>&1";
@@ -96,4 +96,23 @@ TEST_CASE("C++ reads a store Python's TensorDictStore wrote", "[store][needs-pee
     CHECK(got.scalar_type() == expected.get(key).scalar_type());
     CHECK(got.equal(expected.get(key)));
   }
+}
+
+TEST_CASE("C++ reads a lazy stack store Python's LazyStackedTensorDictStore wrote",
+          "[store][needs-peer]") {
+  // The td_id Python chose: the last line it printed (warnings may come before it).
+  std::string td_id = run_peer("write_lazy");
+  td_id.erase(td_id.find_last_not_of(" \n") + 1);
+  td_id = td_id.substr(td_id.find_last_of('\n') + 1);
+  auto where = tc_test::RedisServer::instance().unix_location(td_id);
+  const TensorDictStore store = TensorDictStore::open(where);
+  CHECK(store.is_lazy_stack());
+  CHECK(store.batch_size() == tensordict::BatchSize{2, 3});
+  const TensorDict local = store.to_local();
+  REQUIRE(local.is_lazy_stack());
+  CHECK(local.get("x").equal(at::arange(12, at::kFloat).reshape({2, 3, 2})));
+  CHECK(local.tensordicts()[0].get({"n", "r"}).equal(at::arange(6, at::kLong).reshape({3, 2})));
+  CHECK(local.tensordicts()[1]
+            .get({"n", "r"})
+            .equal(at::arange(12, at::kLong).reshape({3, 4}) + 100));
 }

@@ -179,8 +179,12 @@ class TensorDictStore {
   std::vector<NestedKey> keys(bool include_nested = false, bool leaves_only = false) const;
   /// Removes a leaf, or a nested level with every leaf under it; KeyError when missing.
   void del_(const NestedKey& key);
-  /// Reads every leaf into a local TensorDict (Python's to_local / to_tensordict).
+  /// Reads every leaf into a local TensorDict (Python's to_local / to_tensordict); a lazy stack
+  /// store (one Python's LazyStackedTensorDictStore wrote) gives a lazy stack.
   TensorDict to_local() const;
+  /// Whether the store is Python's LazyStackedTensorDictStore: only to_local, keys, contains and
+  /// clear_redis take one yet (TypeError otherwise).
+  bool is_lazy_stack() const;
   /// Deletes everything the store holds on the server (Python's clear_redis, plus the
   /// `__tensorclass__` entry Python leaves behind). The handle stays usable.
   void clear_redis();

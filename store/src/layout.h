@@ -1,0 +1,101 @@
+#pragma once
+// Python tensordict 0.14's store layout for one leaf (private to the store): key paths, the m:
+// hash, the d: bytes, and what checks them. store.cpp keeps TensorDicts on it, lazy.cpp lazy
+// stacks.
+
+#include <ATen/core/Tensor.h>
+
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tensordict/nested_key.h"
+#include "tensordict/store.h"
+
+namespace tensordict::store::layout {
+
+using Command = std::vector<std::string>;
+using Keys = std::set<std::string>;
+
+/// Whether a leaf may have dtype `t`: those whose bytes numpy and torch.frombuffer agree on.
+bool stored_dtype(at::ScalarType t);
+/// `torch.float32`, as Python writes a dtype.
+std::string dtype_text(at::ScalarType t);
+/// `[3, 2]`, as Python's json.dumps writes a shape.
+std::string shape_text(at::IntArrayRef shape);
+/// A key's dotted path in the store (KeyError for a component that is empty or holds a dot).
+std::string path_of(const NestedKey& key);
+/// The key of a dotted path.
+NestedKey key_of(const std::string& path);
+/// Whether `path` lies below the nested level `level`.
+bool under(const std::string& path, const std::string& level);
+/// A path as messages name a key.
+std::string repr(const std::string& path);
+/// A JSON list of non-negative integers (a shape or a batch size); FormatError otherwise.
+std::vector<int64_t> int_list(const std::string& text, const std::string& what);
+/// An error reply: a key of the wrong Redis type is bad store contents (FormatError), anything
+/// else (NOPERM, OOM, ...) the server's refusal (ConnectionError).
+[[noreturn]] void throw_reply(const Reply& r, const std::string& what);
+/// A string reply's text; FormatError for another type, throw_reply for an error.
+const std::string& string_reply(const Reply& r, const std::string& what);
+/// throw_reply for the first error among `replies`.
+void check_ok(const std::vector<Reply>& replies, const std::string& what);
+
+/// A leaf's m: hash, decoded and checked.
+struct Meta {
+  bool non_tensor = false;
+  std::string encoding;
+  std::vector<int64_t> shape;
+  at::ScalarType dtype = at::kFloat;
+  int64_t nbytes = 0;     // what the shape and dtype need
+  int64_t row_bytes = 0;  // one row of dim 0
+  /// The hash's fields as read, for the lazy stacks' own (homogeneous, shapes).
+  std::vector<std::pair<std::string, std::string>> fields;
+  /// The field `name`, or nullptr.
+  const std::string* field(const std::string& name) const;
+};
+/// The Meta of the leaf at `path` from its HGETALL reply; FormatError naming the key when the
+/// hash is missing, malformed, or sizes a value larger than any the server keeps.
+Meta parse_meta(const std::string& path, const Reply& hash);
+/// Bytes read and checked for `path`: a tensor of `meta`'s shape and dtype (FormatError naming
+/// the key when the byte count differs).
+at::Tensor from_bytes(const std::string& path, const std::string& bytes, const Meta& meta);
+/// A tensor as the C-contiguous CPU bytes Python's `tensor.numpy().tobytes()` gives.
+std::string to_bytes(const at::Tensor& t);
+/// A random UUID4, as Python's uuid.uuid4() spells it (a new store's td_id).
+std::string uuid4();
+
+/// One leaf of a write, checked before anything is sent.
+struct Leaf {
+  std::string path;
+  std::string data;
+  std::vector<std::pair<std::string, std::string>> meta;  // field order as Python writes
+};
+
+}  // namespace tensordict::store::layout
+
+namespace tensordict::store::layout {
+
+/// Python's LazyStackedTensorDictStore (`__type__` = `lazy_stack`): `__count__` elements of batch
+/// size `__inner_batch_size__` stacked along `__stack_dim__`.
+struct LazyShape {
+  int64_t count = 0;
+  int64_t stack_dim = 0;
+  BatchSize inner;
+  /// The stack's batch size: `inner` with `count` inserted at `stack_dim`.
+  BatchSize batch_size() const;
+};
+/// The lazy stack whose leaves are `paths`, each key named by `key` ("d:<path>" -> the Redis
+/// key), read in one pipeline: a homogeneous leaf (m: `homogeneous` "1") is one blob of `count`
+/// equal rows, a heterogeneous one ("0") the elements' bytes back to back, with `count + 1`
+/// little-endian int64 offsets in d:<path>:idx and the shapes in m:'s `shapes`. FormatError
+/// naming the key for contents that do not agree; TypeError for a non-tensor leaf (not read yet).
+TensorDict read_lazy_stack(Connection& conn,
+                           const std::function<std::string(const std::string&)>& key,
+                           const Keys& paths, const LazyShape& shape,
+                           std::optional<at::Device> device);
+
+}  // namespace tensordict::store::layout
