@@ -97,5 +97,13 @@ TensorDict read_lazy_stack(Connection& conn,
                            const std::function<std::string(const std::string&)>& key,
                            const Keys& paths, const LazyShape& shape,
                            std::optional<at::Device> device);
+/// Writes the lazy stack `td` as Python's from_lazy_stack does (the metadata, then one
+/// transaction per leaf: homogeneous when every element's tensor has one shape and dtype), each
+/// leaf checked before anything is sent. Returns its LazyShape. TypeError for non-tensor leaves,
+/// nested lazy stacks, dtypes that differ between elements; KeyError for a leaf an element lacks;
+/// ShapeError past the server's value limit.
+LazyShape write_lazy_stack(Connection& conn,
+                           const std::function<std::string(const std::string&)>& key,
+                           const TensorDict& td, std::optional<at::Device> device);
 
 }  // namespace tensordict::store::layout

@@ -61,6 +61,108 @@ std::vector<at::Tensor> heterogeneous(const std::string& path, const Meta& meta,
 
 }  // namespace
 
+namespace {
+
+// One leaf of a lazy stack, ready to send.
+struct LazyLeaf {
+  std::string path;
+  std::string blob;
+  std::string offsets;  // heterogeneous: the d:<path>:idx table
+  std::vector<std::pair<std::string, std::string>> meta;
+};
+
+LazyLeaf lazy_leaf(const std::string& path, const NestedKey& key,
+                   const std::vector<TensorDict>& elements) {
+  std::vector<at::Tensor> parts;
+  for (size_t k = 0; k < elements.size(); ++k) {
+    if (!elements[k].contains(key))
+      throw KeyError("lazy stack element " + std::to_string(k) + " has no key " + key.repr() +
+                     ", which element 0 has: a store holds the keys every element has");
+    const Value v = elements[k].get_value(key);
+    if (!v.is_tensor())
+      throw TypeError("store entry " + key.repr() + " of a lazy stack is a " + v.kind_name() +
+                      ": C++ stores only tensor leaves of lazy stacks yet");
+    parts.push_back(v.tensor());
+  }
+  const at::ScalarType dtype = parts.front().scalar_type();
+  if (!stored_dtype(dtype))
+    throw TypeError("store entry " + key.repr() + ": dtype " + dtype_text(dtype) +
+                    " cannot be stored");
+  bool homogeneous = true;
+  int64_t total = 0;
+  for (const at::Tensor& t : parts) {
+    if (t.scalar_type() != dtype)
+      throw TypeError("store entry " + key.repr() + " of a lazy stack has dtypes " +
+                      dtype_text(dtype) + " and " + dtype_text(t.scalar_type()) +
+                      "; the layout keeps one dtype per leaf");
+    homogeneous = homogeneous && t.sizes() == parts.front().sizes();
+    total += static_cast<int64_t>(t.nbytes());
+    if (total > TensorDictStore::kMaxValueBytes)
+      throw ShapeError("store entry " + key.repr() +
+                       ": its elements exceed the server's 512 MB "
+                       "value limit");
+  }
+  LazyLeaf leaf{path, {}, {}, {}};
+  std::vector<int64_t> bounds{0};
+  Json shapes = Json::array();
+  for (const at::Tensor& t : parts) {
+    leaf.blob += to_bytes(t);
+    bounds.push_back(static_cast<int64_t>(leaf.blob.size()));
+    shapes.push_back(t.sizes().vec());
+  }
+  std::vector<int64_t> full{static_cast<int64_t>(parts.size())};
+  full.insert(full.end(), parts.front().sizes().begin(), parts.front().sizes().end());
+  leaf.meta = {{"shape", shape_text(full)},
+               {"dtype", dtype_text(dtype)},
+               {"homogeneous", homogeneous ? "1" : "0"}};
+  if (!homogeneous) {
+    leaf.meta.emplace_back("shapes", dumps_python(shapes));
+    leaf.offsets.assign(reinterpret_cast<const char*>(bounds.data()),
+                        bounds.size() * sizeof(int64_t));
+  }
+  return leaf;
+}
+
+}  // namespace
+
+LazyShape write_lazy_stack(Connection& conn,
+                           const std::function<std::string(const std::string&)>& key,
+                           const TensorDict& td, std::optional<at::Device> device) {
+  const std::vector<TensorDict>& elements = td.tensordicts();
+  LazyShape shape{static_cast<int64_t>(elements.size()), td.stack_dim(),
+                  elements.front().batch_size()};
+  std::vector<LazyLeaf> leaves;
+  for (const NestedKey& k : elements.front().keys(/*include_nested=*/true, /*leaves_only=*/true)) {
+    for (const TensorDict& e : elements) {
+      if (e.contains(k) && e.get_value(k).is_tensordict() && e.get_tensordict(k).is_lazy_stack())
+        throw TypeError("store entry " + k.repr() + ": nested lazy stacks cannot be stored yet");
+    }
+    leaves.push_back(lazy_leaf(path_of(k), k, elements));
+  }
+  check_ok(conn.pipeline({{"SET", key("__type__"), "lazy_stack"},
+                          {"SET", key("__count__"), std::to_string(shape.count)},
+                          {"SET", key("__stack_dim__"), std::to_string(shape.stack_dim)},
+                          {"SET", key("__inner_batch_size__"), shape_text(shape.inner)},
+                          {"SET", key("__device__"), device ? device->str() : ""}},
+                         true),
+           "writing the metadata of lazy stack store " + key(""));
+  for (const LazyLeaf& leaf : leaves) {
+    Command hset{"HSET", key("m:" + leaf.path)};
+    for (const auto& [field, value] : leaf.meta) {
+      hset.push_back(field);
+      hset.push_back(value);
+    }
+    std::vector<Command> cmds{{"SET", key("d:" + leaf.path), leaf.blob},
+                              {"DEL", key("m:" + leaf.path), key("d:" + leaf.path + ":idx")},
+                              hset,
+                              {"SADD", key("__keys__"), leaf.path}};
+    if (!leaf.offsets.empty())
+      cmds.push_back({"SET", key("d:" + leaf.path + ":idx"), leaf.offsets});
+    check_ok(conn.pipeline(cmds, true), "writing store leaf " + repr(leaf.path));
+  }
+  return shape;
+}
+
 BatchSize LazyShape::batch_size() const {
   BatchSize out = inner;
   out.insert(out.begin() + stack_dim, count);

@@ -355,7 +355,18 @@ TensorDictStore TensorDictStore::open(const StoreLocation& where) {
 }
 
 TensorDictStore TensorDictStore::from_tensordict(const TensorDict& td, const StoreLocation& where) {
-  if (td.is_lazy_stack()) throw TypeError("from_tensordict: lazy stacks cannot be stored yet");
+  if (td.is_lazy_stack()) {  // Python's LazyStackedTensorDictStore.from_lazy_stack
+    auto impl = std::make_shared<Impl>();
+    impl->conn = connect_for(where, false);
+    impl->prefix = where.prefix;
+    impl->td_id = where.td_id.empty() ? uuid4() : where.td_id;
+    impl->device = td.device();
+    impl->lazy = write_lazy_stack(
+        *impl->conn, [&impl](const std::string& suffix) { return impl->key(suffix); }, td,
+        impl->device);
+    impl->batch = impl->lazy->batch_size();
+    return TensorDictStore(std::move(impl));
+  }
   TensorDictStore out = create(where, td.batch_size(), td.device());
   out.update(td);
   return out;

@@ -6,6 +6,8 @@ redis-py) on the test's redis-server. Exit 77 without redis-py.
                                      leaf path its dtype, shape and values (as doubles)
   store_peer.py write_lazy SOCKET    stores the shared ragged lazy stack as a
                                      LazyStackedTensorDictStore, printing its td_id
+  store_peer.py read_lazy SOCKET TD_ID  exits 0 when the LazyStackedTensorDictStore under TD_ID
+                                     holds the shared ragged lazy stack (1, printing why, if not)
 """
 import json
 import sys
@@ -57,6 +59,16 @@ def main():
         print(store._td_id)
         return
     td_id = sys.argv[3]
+    if mode == "read_lazy":
+        store = LazyStackedTensorDictStore.from_store(unix_socket_path=socket, td_id=td_id)
+        expected = ragged()
+        assert store.batch_size == expected.batch_size, store.batch_size
+        for k, want in enumerate(expected.tensordicts):
+            got = store[k]
+            for key in want.keys(include_nested=True, leaves_only=True):
+                assert got[key].dtype == want[key].dtype, (k, key, got[key].dtype)
+                assert torch.equal(got[key], want[key]), (k, key, got[key], want[key])
+        return
     if mode == "write":
         TensorDictStore.from_tensordict(sample(), unix_socket_path=socket, td_id=td_id)
         return

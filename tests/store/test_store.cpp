@@ -11,6 +11,7 @@
 
 #include "catch2_compat.h"
 #include "store_server.h"
+#include "tensordict/lazy_stack.h"
 #include "tensordict/store.h"
 #include "tensordict/tensordict.h"
 
@@ -543,4 +544,45 @@ TEST_CASE("hostile lazy stack stores are FormatErrors naming the key", "[store][
   CHECK_THROWS_AS(TensorDictStore::open(w), tensordict::FormatError);
   raw().command({"SET", key(w, "__count__"), "0"});
   CHECK_THROWS_AS(TensorDictStore::open(w), tensordict::FormatError);
+}
+
+TEST_CASE("a lazy stack is stored in Python's LazyStackedTensorDictStore layout",
+          "[store][needs-redis]") {
+  // The stack lazy_layout writes by hand, made and stored by C++: the same keys, byte for byte.
+  const TensorDict ragged = tensordict::lazy_stack(
+      {TensorDict({{"x", at::arange(6, at::kFloat).reshape({3, 2})},
+                   {"n", TensorDict({{"r", at::arange(6, at::kLong).reshape({3, 2})}}, {3})}},
+                  {3}),
+       TensorDict(
+           {{"x", at::arange(6, 12, at::kFloat).reshape({3, 2})},
+            {"n", TensorDict({{"r", at::arange(12, at::kLong).reshape({3, 4}) + 100}}, {3})}},
+           {3})});
+  const StoreLocation written = here("lazy-written");
+  const TensorDictStore ours = TensorDictStore::from_tensordict(ragged, written);
+  const TensorDictStore theirs = TensorDictStore::open(lazy_layout("lazy-reference"));
+  CHECK(ours.is_lazy_stack());
+  CHECK(ours.batch_size() == tensordict::BatchSize{2, 3});
+  for (const char* suffix : {"__type__", "__count__", "__stack_dim__", "__inner_batch_size__",
+                             "__device__", "d:x", "d:n.r", "d:n.r:idx"}) {
+    INFO(suffix);
+    CHECK(get_raw(ours, suffix) == get_raw(theirs, suffix));
+  }
+  CHECK(hash_raw(ours, "m:x") == hash_raw(theirs, "m:x"));
+  CHECK(hash_raw(ours, "m:n.r") == hash_raw(theirs, "m:n.r"));
+  CHECK(set_raw(ours, "__keys__") == set_raw(theirs, "__keys__"));
+  const TensorDict back = TensorDictStore::open(written).to_local();
+  CHECK(back.tensordicts()[1].get({"n", "r"}).equal(ragged.tensordicts()[1].get({"n", "r"})));
+
+  // Refused before anything is written: dtypes that differ, a key one element lacks.
+  const TensorDict mixed =
+      tensordict::lazy_stack({TensorDict({{"x", at::zeros({2})}}, {2}),
+                              TensorDict({{"x", at::zeros({2}, at::kLong)}}, {2})});
+  CHECK_THROWS_AS(TensorDictStore::from_tensordict(mixed, here("lazy-mixed")),
+                  tensordict::TypeError);
+  const TensorDict missing =
+      tensordict::lazy_stack({TensorDict({{"x", at::zeros({2})}, {"y", at::zeros({2})}}, {2}),
+                              TensorDict({{"x", at::zeros({2})}}, {2})});
+  const StoreLocation untouched = here("lazy-missing");
+  CHECK_THROWS_AS(TensorDictStore::from_tensordict(missing, untouched), tensordict::KeyError);
+  CHECK_THROWS_AS(TensorDictStore::open(untouched), tensordict::KeyError);
 }

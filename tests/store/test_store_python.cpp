@@ -12,6 +12,7 @@
 #include "store_server.h"
 #include "tensordict/dtype.h"
 #include "tensordict/json.h"
+#include "tensordict/lazy_stack.h"
 #include "tensordict/store.h"
 
 using tensordict::Json;
@@ -115,4 +116,20 @@ TEST_CASE("C++ reads a lazy stack store Python's LazyStackedTensorDictStore wrot
   CHECK(local.tensordicts()[1]
             .get({"n", "r"})
             .equal(at::arange(12, at::kLong).reshape({3, 4}) + 100));
+}
+
+TEST_CASE("Python's LazyStackedTensorDictStore reads a lazy stack C++ stored",
+          "[store][needs-peer]") {
+  // The stack store_peer.py's ragged() makes: "x" homogeneous, "n.r" ragged.
+  const TensorDict ragged = tensordict::lazy_stack(
+      {TensorDict({{"x", at::arange(6, at::kFloat).reshape({3, 2})},
+                   {"n", TensorDict({{"r", at::arange(6, at::kLong).reshape({3, 2})}}, {3})}},
+                  {3}),
+       TensorDict(
+           {{"x", at::arange(6, 12, at::kFloat).reshape({3, 2})},
+            {"n", TensorDict({{"r", at::arange(12, at::kLong).reshape({3, 4}) + 100}}, {3})}},
+           {3})});
+  const auto where = tc_test::RedisServer::instance().unix_location("cpp-wrote-lazy");
+  TensorDictStore::from_tensordict(ragged, where);
+  run_peer("read_lazy", where.td_id);  // exits 1, naming the difference, unless Python agrees
 }

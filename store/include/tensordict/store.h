@@ -114,11 +114,12 @@ class TensorDictStore {
   static TensorDictStore create(const StoreLocation& where, BatchSize batch_size = {},
                                 std::optional<at::Device> device = std::nullopt);
   /// An existing store (Python's from_store): batch size, device and tensorclass read from the
-  /// server. KeyError when nothing is stored under that id; TypeError for a lazy stack's store
-  /// (not supported yet); FormatError when its metadata is malformed.
+  /// server, or a lazy stack's (is_lazy_stack). KeyError when nothing is stored under that id;
+  /// FormatError when its metadata is malformed.
   static TensorDictStore open(const StoreLocation& where);
   /// Uploads `td` into a new store (Python's from_tensordict); the store takes its batch size
-  /// and device.
+  /// and device. A lazy stack is stored as Python's LazyStackedTensorDictStore.from_lazy_stack
+  /// stores one (its tensor leaves; elements of a leaf may differ in shape).
   static TensorDictStore from_tensordict(const TensorDict& td, const StoreLocation& where);
 
   /// The TensorDict's id and the namespace prefix: its keys are `{prefix}:{<td_id>}:...`.
