@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "catch2_compat.h"
+#include "ragged_stack.h"
 #include "store_server.h"
 #include "tensordict/lazy_stack.h"
 #include "tensordict/store.h"
@@ -549,14 +550,7 @@ TEST_CASE("hostile lazy stack stores are FormatErrors naming the key", "[store][
 TEST_CASE("a lazy stack is stored in Python's LazyStackedTensorDictStore layout",
           "[store][needs-redis]") {
   // The stack lazy_layout writes by hand, made and stored by C++: the same keys, byte for byte.
-  const TensorDict ragged = tensordict::lazy_stack(
-      {TensorDict({{"x", at::arange(6, at::kFloat).reshape({3, 2})},
-                   {"n", TensorDict({{"r", at::arange(6, at::kLong).reshape({3, 2})}}, {3})}},
-                  {3}),
-       TensorDict(
-           {{"x", at::arange(6, 12, at::kFloat).reshape({3, 2})},
-            {"n", TensorDict({{"r", at::arange(12, at::kLong).reshape({3, 4}) + 100}}, {3})}},
-           {3})});
+  const TensorDict ragged = tc_test::ragged_stack();
   const StoreLocation written = here("lazy-written");
   const TensorDictStore ours = TensorDictStore::from_tensordict(ragged, written);
   const TensorDictStore theirs = TensorDictStore::open(lazy_layout("lazy-reference"));

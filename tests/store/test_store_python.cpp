@@ -9,6 +9,7 @@
 
 #include "catch2_compat.h"
 #include "python_peer.h"
+#include "ragged_stack.h"
 #include "store_server.h"
 #include "tensordict/dtype.h"
 #include "tensordict/json.h"
@@ -121,14 +122,7 @@ TEST_CASE("C++ reads a lazy stack store Python's LazyStackedTensorDictStore wrot
 TEST_CASE("Python's LazyStackedTensorDictStore reads a lazy stack C++ stored",
           "[store][needs-peer]") {
   // The stack store_peer.py's ragged() makes: "x" homogeneous, "n.r" ragged.
-  const TensorDict ragged = tensordict::lazy_stack(
-      {TensorDict({{"x", at::arange(6, at::kFloat).reshape({3, 2})},
-                   {"n", TensorDict({{"r", at::arange(6, at::kLong).reshape({3, 2})}}, {3})}},
-                  {3}),
-       TensorDict(
-           {{"x", at::arange(6, 12, at::kFloat).reshape({3, 2})},
-            {"n", TensorDict({{"r", at::arange(12, at::kLong).reshape({3, 4}) + 100}}, {3})}},
-           {3})});
+  const TensorDict ragged = tc_test::ragged_stack();
   const auto where = tc_test::RedisServer::instance().unix_location("cpp-wrote-lazy");
   TensorDictStore::from_tensordict(ragged, where);
   run_peer("read_lazy", where.td_id);  // exits 1, naming the difference, unless Python agrees
