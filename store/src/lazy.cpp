@@ -193,7 +193,8 @@ TensorDict read_lazy_stack(Connection& conn,
       throw TypeError("store leaf " + repr(p) +
                       " of a lazy stack is non-tensor data, which C++ "
                       "does not read from lazy stack stores yet");
-    const std::string& blob = string_reply(data, "store leaf " + repr(p));
+    const std::string what = "store leaf " + repr(p);  // named: blob refers into data
+    const std::string& blob = string_reply(data, what);
     std::vector<at::Tensor> rows;
     const std::string* homogeneous = meta.field("homogeneous");
     if (!homogeneous || *homogeneous == "1") {
