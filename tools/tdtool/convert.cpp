@@ -1,9 +1,11 @@
-// tdtool convert SRC DST: a collection copied between a memmap directory, a .tdz archive and a
-// .safetensors file, each chosen by its path (a regular file not named .safetensors is an
-// archive on input; on output ".tdz" and ".safetensors" name files, anything else a directory).
+// tdtool convert SRC DST: a collection copied between a memmap directory, a .tdz archive, a
+// .safetensors file and a store, each chosen by its path (a store URL names a store; a regular
+// file not named .safetensors is an archive on input; on output ".tdz" and ".safetensors" name
+// files, anything else a directory).
 #include <ostream>
 
 #include "commands.h"
+#include "store_paths.h"
 #include "tensordict/archive.h"
 #include "tensordict/errors.h"
 #include "tensordict/memmap.h"
@@ -19,7 +21,9 @@ int run_convert(const std::string& src, const std::string& dst, std::ostream& ou
                                  ", not a TensorDict: only TensorDicts convert");
   }
   const tensordict::TensorDict& td = loaded.value.tensordict();
-  if (st::has_suffix(dst)) {
+  if (is_store_url(dst)) {
+    save_store(td, dst);
+  } else if (st::has_suffix(dst)) {
     st::SaveOptions options;
     // The metadata of a safetensors source is kept (a directory or an archive has none).
     if (st::has_suffix(src)) options.metadata = st::read_metadata(src);

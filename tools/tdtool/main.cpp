@@ -8,6 +8,7 @@
 #include "tensordict/errors.h"
 
 int main(int argc, char** argv) {
+  const char* kInput = "memmap directory, .tdz archive, .safetensors file or store URL";
   CLI::App app{"tdtool: inspect TensorDict memmap directories (Python tensordict's layout)"};
   app.set_version_flag("--version", std::string("tdtool ") + TDTOOL_VERSION);
   app.require_subcommand(1);
@@ -17,20 +18,23 @@ int main(int argc, char** argv) {
   bool json = false;
   auto* ls =
       app.add_subcommand("ls", "Print the tree: keys, shapes, dtypes, bytes, non-tensor values");
-  ls->add_option("DIR", dir, "memmap directory, .tdz archive or .safetensors file")->required();
+  ls->add_option("DIR", dir, kInput)->required();
   auto* dump = app.add_subcommand("dump", "Print values");
   dump->add_flag("--json", json, "as JSON (the only format)")->required();
-  dump->add_option("DIR", dir, "memmap directory, .tdz archive or .safetensors file")->required();
+  dump->add_option("DIR", dir, kInput)->required();
   dump->add_option("KEY", keys, "keys to print (nested keys dot-separated); all when omitted");
   auto* verify =
       app.add_subcommand("verify", "Check every file against meta.json (exit 1 on problems)");
-  verify->add_option("DIR", dir, "memmap directory, .tdz archive or .safetensors file")->required();
+  verify->add_option("DIR", dir, kInput)->required();
   std::string target;
   auto* convert = app.add_subcommand(
-      "convert", "Copy a TensorDict between a directory, a .tdz archive and a .safetensors file");
-  convert->add_option("SRC", dir, "memmap directory, .tdz archive or .safetensors file")
-      ->required();
-  convert->add_option("DST", target, "by its suffix: .tdz, .safetensors, else a directory")
+      "convert",
+      "Copy a TensorDict between a directory, a .tdz archive, a .safetensors file and a store");
+  convert->add_option("SRC", dir, kInput)->required();
+  convert
+      ->add_option("DST", target,
+                   "a store URL (redis://, unix://), else by its suffix: .tdz, .safetensors, else "
+                   "a directory")
       ->required();
   std::string schema, class_name;
 #ifdef TDTOOL_SCHEMA

@@ -5,6 +5,7 @@
 #include <ostream>
 
 #include "commands.h"
+#include "store_paths.h"
 #include "tensordict/archive.h"
 #include "tensordict/memmap.h"
 #include "tensordict/safetensors.h"
@@ -36,6 +37,7 @@ void require_save_directory(const std::string& dir) {
 }  // namespace
 
 tensordict::memmap::Loaded load_tree(const std::string& path, std::optional<at::Device> device) {
+  if (is_store_url(path)) return load_store(path);  // read whole; `device` concerns mapped files
   if (tensordict::safetensors::has_suffix(path)) {
     auto file = tensordict::safetensors::load(path, device);
     std::string type =
@@ -49,6 +51,7 @@ tensordict::memmap::Loaded load_tree(const std::string& path, std::optional<at::
 }
 
 std::vector<std::string> verify_tree(const std::string& path) {
+  if (is_store_url(path)) return verify_store(path);
   if (tensordict::safetensors::has_suffix(path)) return tensordict::safetensors::verify(path);
   return is_archive(path) ? tensordict::archive::verify(path) : tensordict::memmap::verify(path);
 }
