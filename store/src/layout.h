@@ -82,6 +82,10 @@ namespace tensordict::store::layout {
 /// Python's LazyStackedTensorDictStore (`__type__` = `lazy_stack`): `__count__` elements of batch
 /// size `__inner_batch_size__` stacked along `__stack_dim__`.
 struct LazyShape {
+  /// The most elements a lazy stack store is read with: each is a TensorDict in memory, and a
+  /// hostile `__count__` (with zero-byte leaves, which no value size bounds) must not exhaust it.
+  static constexpr int64_t kMaxCount = int64_t{1} << 24;
+
   int64_t count = 0;
   int64_t stack_dim = 0;
   BatchSize inner;

@@ -326,7 +326,8 @@ TensorDictStore TensorDictStore::open(const StoreLocation& where) {
     shape.stack_dim = count_of(r[5], where_text + " __stack_dim__");
     shape.inner = int_list(string_reply(r[6], where_text + " __inner_batch_size__"),
                            where_text + " __inner_batch_size__");
-    if (shape.count == 0 || shape.stack_dim > static_cast<int64_t>(shape.inner.size()))
+    if (shape.count == 0 || shape.count > LazyShape::kMaxCount ||
+        shape.stack_dim > static_cast<int64_t>(shape.inner.size()))
       throw FormatError(where_text + ": a lazy stack of " + std::to_string(shape.count) +
                         " elements along dim " + std::to_string(shape.stack_dim) +
                         " of inner batch size " + shape_text(shape.inner));

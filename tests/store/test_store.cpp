@@ -545,6 +545,9 @@ TEST_CASE("hostile lazy stack stores are FormatErrors naming the key", "[store][
   CHECK_THROWS_AS(TensorDictStore::open(w), tensordict::FormatError);
   raw().command({"SET", key(w, "__count__"), "0"});
   CHECK_THROWS_AS(TensorDictStore::open(w), tensordict::FormatError);
+  // A count no value bounds (elements of zero bytes) is refused before anything is allocated.
+  raw().command({"SET", key(w, "__count__"), "1000000000000"});
+  CHECK_THROWS_AS(TensorDictStore::open(w), tensordict::FormatError);
 }
 
 TEST_CASE("a lazy stack is stored in Python's LazyStackedTensorDictStore layout",
