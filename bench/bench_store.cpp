@@ -1,0 +1,667 @@
+// TensorDictStore (TensorClass::store) against raw hiredis on the same server, over TCP loopback
+// (results and method in docs/performance.md, "Store (Redis)"):
+//
+//  BM_store_write/store/<size>     TensorDictStore::set of one float32 leaf of 1KB, 1MB or 100MB
+//  BM_store_write/raw/<size>       one SET of the same bytes, straight from the tensor's memory
+//  BM_store_read/store/<size>      TensorDictStore::get of that leaf (a new tensor)
+//  BM_store_read/raw/<size>        one GET of the same bytes, copied into a new tensor
+//  BM_store_write/socket/<size>    (the floor, no target) the same SET by hand on a plain socket:
+//                                  one writev from the tensor's memory, no client-side copy
+//  BM_store_read/socket/<size>     the same GET by hand, the value read straight into the tensor
+//  BM_store_write/store/1000x16    TensorDictStore::update with a TensorDict of 1,000 leaves of
+//                                  16 floats (64 bytes each)
+//  BM_store_write/raw/1000x16      1,000 SETs of the same bytes, pipelined (one round trip)
+//  BM_store_read/store/1000x16     TensorDictStore::to_local of those 1,000 leaves
+//  BM_store_read/raw/1000x16       1,000 GETs, pipelined, each copied into a new tensor
+//
+// Sizes are binary: 1KB = 1024 bytes, 1MB = 2^20, 100MB = 100 * 2^20. Both sides of a pair run in
+// the same process on their own connection to the same server; times are wall-clock
+// (UseRealTime): the server's work is part of an operation.
+//
+// The server: $TC_BENCH_REDIS (host:port, the host an IPv4 address) when set; otherwise the
+// benchmark starts its own redis-server ($TC_REDIS_SERVER, else redis-server or valkey-server from
+// PATH) on a unix socket and a free loopback port in a fresh temporary directory, without
+// persistence, and stops it at exit. Measurements use the TCP port (127.0.0.1).
+//
+// `bench_store --commands` runs each operation once instead and prints what the server did for
+// it (INFO commandstats and the read/write events of INFO stats: about one of each per round
+// trip for small messages).
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <arpa/inet.h>
+#include <benchmark/benchmark.h>
+#include <hiredis/hiredis.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tensordict/store.h"
+#include "tensordict/tensordict.h"
+
+namespace store = tensordict::store;
+using tensordict::TensorDict;
+
+namespace {
+
+// ---- the server -------------------------------------------------------------------------------
+
+struct Server {
+  std::string host = "127.0.0.1";
+  int port = 0;
+  pid_t pid = -1;   // ours to stop, or -1 ($TC_BENCH_REDIS)
+  std::string dir;  // our temporary directory
+};
+
+Server g_server;
+
+using Context = std::unique_ptr<redisContext, decltype(&redisFree)>;
+
+// A hiredis connection to host:port, or null when it cannot be made.
+Context connect_raw(const std::string& host, int port) {
+  const timeval tv{2, 0};
+  Context c(redisConnectWithTimeout(host.c_str(), port, tv), &redisFree);
+  if (!c || c->err) return Context(nullptr, &redisFree);
+  return c;
+}
+
+using ReplyPtr = std::unique_ptr<redisReply, decltype(&freeReplyObject)>;
+
+// One command (binary-safe arguments); throws on a lost connection or an error reply.
+ReplyPtr command(redisContext* c, const std::vector<std::string>& argv) {
+  std::vector<const char*> ptrs;
+  std::vector<size_t> lens;
+  for (const auto& a : argv) {
+    ptrs.push_back(a.data());
+    lens.push_back(a.size());
+  }
+  auto* r = static_cast<redisReply*>(
+      redisCommandArgv(c, static_cast<int>(argv.size()), ptrs.data(), lens.data()));
+  if (!r) throw std::runtime_error(std::string("redis: ") + c->errstr);
+  ReplyPtr reply(r, &freeReplyObject);
+  if (r->type == REDIS_REPLY_ERROR)
+    throw std::runtime_error("redis " + argv[0] + ": " +
+                             std::string(r->str, static_cast<size_t>(r->len)));
+  return reply;
+}
+
+// A loopback port nobody listens on right now (the server may lose a race for it: then another).
+int free_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  const bool ok = fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
+  if (fd >= 0) ::close(fd);
+  if (!ok) throw std::runtime_error("no free loopback port");
+  return ntohs(addr.sin_port);
+}
+
+void stop_server() {
+  if (g_server.pid > 0) {
+    ::kill(g_server.pid, SIGTERM);
+    int status = 0;
+    for (int i = 0; i < 100 && ::waitpid(g_server.pid, &status, WNOHANG) == 0; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (::waitpid(g_server.pid, &status, WNOHANG) == 0) {
+      ::kill(g_server.pid, SIGKILL);
+      ::waitpid(g_server.pid, nullptr, 0);
+    }
+    g_server.pid = -1;
+  }
+  if (!g_server.dir.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(g_server.dir, ec);
+    g_server.dir.clear();
+  }
+}
+
+// Starts redis-server (or valkey-server) with no persistence; the server dies with us.
+void start_server() {
+  char tmpl[] = "/tmp/tc_bench_store_XXXXXX";
+  if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
+  g_server.dir = tmpl;
+  std::atexit(stop_server);
+  const char* chosen = std::getenv("TC_REDIS_SERVER");
+  const std::vector<std::string> binaries =
+      chosen ? std::vector<std::string>{chosen}
+             : std::vector<std::string>{"redis-server", "valkey-server"};
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    g_server.port = free_port();
+    const std::vector<std::string> args{"--port",
+                                        std::to_string(g_server.port),
+                                        "--bind",
+                                        "127.0.0.1",
+                                        "--unixsocket",
+                                        g_server.dir + "/redis.sock",
+                                        "--unixsocketperm",
+                                        "700",
+                                        "--save",
+                                        "",
+                                        "--appendonly",
+                                        "no",
+                                        "--dir",
+                                        g_server.dir,
+                                        "--logfile",
+                                        g_server.dir + "/redis.log",
+                                        "--daemonize",
+                                        "no"};
+    const pid_t pid = ::fork();
+    if (pid < 0) throw std::runtime_error("fork failed");
+    if (pid == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      for (const auto& binary : binaries) {
+        std::vector<char*> argv{const_cast<char*>(binary.c_str())};
+        for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+        argv.push_back(nullptr);
+        ::execvp(binary.c_str(), argv.data());
+      }
+      ::_exit(127);
+    }
+    g_server.pid = pid;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (std::chrono::steady_clock::now() < deadline) {
+      int status = 0;
+      if (::waitpid(pid, &status, WNOHANG) == pid) {  // no binary, or the port was taken
+        g_server.pid = -1;
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+          throw std::runtime_error(
+              "neither redis-server nor valkey-server could be run (set TC_REDIS_SERVER, or "
+              "TC_BENCH_REDIS=host:port for a running server)");
+        break;
+      }
+      if (Context c = connect_raw(g_server.host, g_server.port)) {
+        auto* r = static_cast<redisReply*>(redisCommand(c.get(), "PING"));
+        const bool pong = r && r->type == REDIS_REPLY_STATUS;
+        if (r) freeReplyObject(r);
+        if (pong) return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (g_server.pid > 0) {
+      ::kill(g_server.pid, SIGKILL);
+      ::waitpid(g_server.pid, nullptr, 0);
+      g_server.pid = -1;
+    }
+  }
+  throw std::runtime_error("redis-server did not start (see " + g_server.dir + "/redis.log)");
+}
+
+void choose_server() {
+  if (const char* env = std::getenv("TC_BENCH_REDIS")) {
+    const std::string s = env;
+    const size_t colon = s.rfind(':');
+    if (colon == std::string::npos) throw std::runtime_error("TC_BENCH_REDIS: expected host:port");
+    g_server.host = s.substr(0, colon);
+    g_server.port = std::stoi(s.substr(colon + 1));
+    if (!connect_raw(g_server.host, g_server.port))
+      throw std::runtime_error("TC_BENCH_REDIS: cannot connect to " + s);
+    return;
+  }
+  start_server();
+}
+
+store::StoreLocation location(const std::string& td_id) {
+  store::StoreLocation where;
+  where.connection.host = g_server.host;
+  where.connection.port = g_server.port;
+  where.td_id = td_id;
+  return where;
+}
+
+// ---- the data ---------------------------------------------------------------------------------
+
+constexpr int64_t kKB = 1024;
+constexpr int64_t kMB = 1024 * 1024;
+constexpr int kSmallLeaves = 1000;
+constexpr int64_t kSmallFloats = 16;
+
+struct Size {
+  const char* name;
+  int64_t bytes;
+};
+const Size kSizes[] = {{"1KB", kKB}, {"1MB", kMB}, {"100MB", 100 * kMB}};
+
+at::Tensor leaf(int64_t bytes) { return at::rand({bytes / 4}); }
+
+// 1,000 leaves of 16 floats, keys leaf0000..leaf0999.
+const TensorDict& small_td() {
+  static const TensorDict td = [] {
+    TensorDict out;
+    for (int i = 0; i < kSmallLeaves; ++i) {
+      std::string key = std::to_string(i);
+      key = "leaf" + std::string(4 - key.size(), '0') + key;
+      out.set(key, at::rand({kSmallFloats}));
+    }
+    return out;
+  }();
+  return td;
+}
+
+// The raw side's keys: its own namespace on the same server.
+std::string raw_key(const std::string& what) { return "bench:raw:" + what; }
+
+// ---- the raw twins ----------------------------------------------------------------------------
+
+void raw_set(redisContext* c, const std::string& key, const at::Tensor& t) {
+  const char* argv[] = {"SET", key.data(), static_cast<const char*>(t.data_ptr())};
+  const size_t lens[] = {3, key.size(), t.nbytes()};
+  auto* r = static_cast<redisReply*>(redisCommandArgv(c, 3, argv, lens));
+  if (!r || r->type == REDIS_REPLY_ERROR) throw std::runtime_error("raw SET failed");
+  freeReplyObject(r);
+}
+
+at::Tensor raw_get(redisContext* c, const std::string& key, int64_t floats) {
+  const char* argv[] = {"GET", key.data()};
+  const size_t lens[] = {3, key.size()};
+  auto* r = static_cast<redisReply*>(redisCommandArgv(c, 2, argv, lens));
+  if (!r || r->type != REDIS_REPLY_STRING || static_cast<int64_t>(r->len) != floats * 4)
+    throw std::runtime_error("raw GET failed");
+  at::Tensor out = at::empty({floats});
+  std::memcpy(out.data_ptr(), r->str, static_cast<size_t>(r->len));
+  freeReplyObject(r);
+  return out;
+}
+
+// All SETs appended, then all replies read: one round trip.
+void raw_set_many(redisContext* c, const std::vector<std::string>& keys,
+                  const std::vector<at::Tensor>& values) {
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const char* argv[] = {"SET", keys[i].data(), static_cast<const char*>(values[i].data_ptr())};
+    const size_t lens[] = {3, keys[i].size(), values[i].nbytes()};
+    if (redisAppendCommandArgv(c, 3, argv, lens) != REDIS_OK)
+      throw std::runtime_error("raw SET failed");
+  }
+  for (size_t i = 0; i < keys.size(); ++i) {
+    void* r = nullptr;
+    if (redisGetReply(c, &r) != REDIS_OK || !r ||
+        static_cast<redisReply*>(r)->type == REDIS_REPLY_ERROR)
+      throw std::runtime_error("raw SET failed");
+    freeReplyObject(r);
+  }
+}
+
+std::vector<at::Tensor> raw_get_many(redisContext* c, const std::vector<std::string>& keys,
+                                     int64_t floats) {
+  for (const auto& key : keys) {
+    const char* argv[] = {"GET", key.data()};
+    const size_t lens[] = {3, key.size()};
+    if (redisAppendCommandArgv(c, 2, argv, lens) != REDIS_OK)
+      throw std::runtime_error("raw GET failed");
+  }
+  std::vector<at::Tensor> out;
+  out.reserve(keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    void* p = nullptr;
+    if (redisGetReply(c, &p) != REDIS_OK || !p) throw std::runtime_error("raw GET failed");
+    auto* r = static_cast<redisReply*>(p);
+    if (r->type != REDIS_REPLY_STRING || static_cast<int64_t>(r->len) != floats * 4) {
+      freeReplyObject(r);
+      throw std::runtime_error("raw GET failed");
+    }
+    at::Tensor t = at::empty({floats});
+    std::memcpy(t.data_ptr(), r->str, static_cast<size_t>(r->len));
+    out.push_back(std::move(t));
+    freeReplyObject(r);
+  }
+  return out;
+}
+
+// ---- the socket floor: RESP by hand on a plain TCP socket, no client library
+// --------------------- SET sends the command's header and the tensor's own memory with one writev
+// (no copy in user space); GET reads the bulk header, then the value straight into the new tensor.
+// What a client that never buffers a value could reach: no hiredis output buffer, no 16 KB read
+// chunks.
+
+class Socket {
+ public:
+  Socket(const std::string& host, int port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    if (fd_ < 0 || ::inet_pton(AF_INET, host.c_str(), &addr.sin_addr) != 1 ||
+        ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0)
+      throw std::runtime_error("socket floor: cannot connect to " + host);
+    const int one = 1;
+    ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);  // as hiredis does
+  }
+  ~Socket() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Socket(const Socket&) = delete;
+  Socket& operator=(const Socket&) = delete;
+
+  // Sends every byte of the buffers, in as few writev calls as the kernel allows.
+  void send(std::vector<iovec> parts) {
+    size_t first = 0;
+    while (first < parts.size()) {
+      const ssize_t n = ::writev(fd_, parts.data() + first, static_cast<int>(parts.size() - first));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        throw std::runtime_error("socket floor: write failed");
+      }
+      size_t left = static_cast<size_t>(n);
+      while (first < parts.size() && left >= parts[first].iov_len) left -= parts[first++].iov_len;
+      if (first < parts.size()) {
+        parts[first].iov_base = static_cast<char*>(parts[first].iov_base) + left;
+        parts[first].iov_len -= left;
+      }
+    }
+  }
+  // Reads exactly `n` bytes into `out`: first what the line reads left over, then the socket.
+  void read_exact(char* out, size_t n) {
+    const size_t have = std::min(n, pending_.size());
+    std::memcpy(out, pending_.data(), have);
+    pending_.erase(0, have);
+    for (size_t done = have; done < n;) {
+      const ssize_t r = ::read(fd_, out + done, n - done);
+      if (r <= 0) {
+        if (r < 0 && errno == EINTR) continue;
+        throw std::runtime_error("socket floor: read failed");
+      }
+      done += static_cast<size_t>(r);
+    }
+  }
+  // One reply line, without its CRLF.
+  std::string line() {
+    size_t end;
+    while ((end = pending_.find("\r\n")) == std::string::npos) {
+      char buf[4096];
+      const ssize_t r = ::read(fd_, buf, sizeof buf);
+      if (r <= 0) {
+        if (r < 0 && errno == EINTR) continue;
+        throw std::runtime_error("socket floor: read failed");
+      }
+      pending_.append(buf, static_cast<size_t>(r));
+    }
+    std::string out = pending_.substr(0, end);
+    pending_.erase(0, end + 2);
+    return out;
+  }
+
+ private:
+  int fd_;
+  std::string pending_;
+};
+
+void socket_set(Socket& s, const std::string& key, const at::Tensor& t) {
+  const std::string head = "*3\r\n$3\r\nSET\r\n$" + std::to_string(key.size()) + "\r\n" + key +
+                           "\r\n$" + std::to_string(t.nbytes()) + "\r\n";
+  static const char crlf[] = "\r\n";
+  s.send({{const_cast<char*>(head.data()), head.size()},
+          {t.data_ptr(), t.nbytes()},
+          {const_cast<char*>(crlf), 2}});
+  if (s.line() != "+OK") throw std::runtime_error("socket floor: SET failed");
+}
+
+at::Tensor socket_get(Socket& s, const std::string& key, int64_t floats) {
+  const std::string cmd =
+      "*2\r\n$3\r\nGET\r\n$" + std::to_string(key.size()) + "\r\n" + key + "\r\n";
+  s.send({{const_cast<char*>(cmd.data()), cmd.size()}});
+  const std::string head = s.line();
+  if (head != "$" + std::to_string(floats * 4))
+    throw std::runtime_error("socket floor: GET failed");
+  at::Tensor out = at::empty({floats});
+  s.read_exact(static_cast<char*>(out.data_ptr()), static_cast<size_t>(floats) * 4);
+  char crlf[2];
+  s.read_exact(crlf, 2);
+  return out;
+}
+
+std::vector<std::string> small_raw_keys() {
+  std::vector<std::string> keys;
+  for (const auto& k : small_td().keys()) keys.push_back(raw_key("small:" + k.front()));
+  return keys;
+}
+
+std::vector<at::Tensor> small_values() {
+  std::vector<at::Tensor> values;
+  for (const auto& v : small_td().values()) values.push_back(v.tensor());
+  return values;
+}
+
+// ---- the benchmarks ---------------------------------------------------------------------------
+
+// Runs `body` in the benchmark loop, reporting an exception as the benchmark's error.
+template <typename Body>
+void guarded(benchmark::State& state, int64_t bytes, Body&& body) {
+  try {
+    for (auto _ : state) body();
+    state.SetBytesProcessed(state.iterations() * bytes);
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+  }
+}
+
+void BM_write_store(benchmark::State& state, Size size) {
+  const at::Tensor t = leaf(size.bytes);
+  auto s = store::TensorDictStore::create(location(std::string("bench-") + size.name));
+  guarded(state, size.bytes, [&] { s.set("leaf", t); });
+}
+
+void BM_write_raw(benchmark::State& state, Size size) {
+  const at::Tensor t = leaf(size.bytes);
+  Context c = connect_raw(g_server.host, g_server.port);
+  const std::string key = raw_key(size.name);
+  guarded(state, size.bytes, [&] { raw_set(c.get(), key, t); });
+}
+
+void BM_read_store(benchmark::State& state, Size size) {
+  auto s = store::TensorDictStore::create(location(std::string("bench-") + size.name));
+  s.set("leaf", leaf(size.bytes));
+  guarded(state, size.bytes, [&] { benchmark::DoNotOptimize(s.get("leaf")); });
+}
+
+void BM_read_raw(benchmark::State& state, Size size) {
+  Context c = connect_raw(g_server.host, g_server.port);
+  const std::string key = raw_key(size.name);
+  raw_set(c.get(), key, leaf(size.bytes));
+  guarded(state, size.bytes,
+          [&] { benchmark::DoNotOptimize(raw_get(c.get(), key, size.bytes / 4)); });
+}
+
+void BM_write_socket(benchmark::State& state, Size size) {
+  const at::Tensor t = leaf(size.bytes);
+  Socket s(g_server.host, g_server.port);
+  const std::string key = raw_key(size.name);
+  guarded(state, size.bytes, [&] { socket_set(s, key, t); });
+}
+
+void BM_read_socket(benchmark::State& state, Size size) {
+  Socket s(g_server.host, g_server.port);
+  const std::string key = raw_key(size.name);
+  socket_set(s, key, leaf(size.bytes));
+  guarded(state, size.bytes, [&] { benchmark::DoNotOptimize(socket_get(s, key, size.bytes / 4)); });
+}
+
+constexpr int64_t kSmallBytes = kSmallLeaves * kSmallFloats * 4;
+
+void BM_write_store_small(benchmark::State& state) {
+  auto s = store::TensorDictStore::create(location("bench-1000x16"));
+  guarded(state, kSmallBytes, [&] { s.update(small_td()); });
+}
+
+void BM_write_raw_small(benchmark::State& state) {
+  Context c = connect_raw(g_server.host, g_server.port);
+  const auto keys = small_raw_keys();
+  const auto values = small_values();
+  guarded(state, kSmallBytes, [&] { raw_set_many(c.get(), keys, values); });
+}
+
+void BM_read_store_small(benchmark::State& state) {
+  auto s = store::TensorDictStore::create(location("bench-1000x16"));
+  s.update(small_td());
+  guarded(state, kSmallBytes, [&] { benchmark::DoNotOptimize(s.to_local()); });
+}
+
+void BM_read_raw_small(benchmark::State& state) {
+  Context c = connect_raw(g_server.host, g_server.port);
+  const auto keys = small_raw_keys();
+  raw_set_many(c.get(), keys, small_values());
+  guarded(state, kSmallBytes,
+          [&] { benchmark::DoNotOptimize(raw_get_many(c.get(), keys, kSmallFloats)); });
+}
+
+void register_benchmarks() {
+  for (const Size& size : kSizes) {
+    const std::string n = size.name;
+    std::vector<benchmark::internal::Benchmark*> group{
+        benchmark::RegisterBenchmark(("BM_store_write/store/" + n).c_str(), BM_write_store, size),
+        benchmark::RegisterBenchmark(("BM_store_write/raw/" + n).c_str(), BM_write_raw, size),
+        benchmark::RegisterBenchmark(("BM_store_read/store/" + n).c_str(), BM_read_store, size),
+        benchmark::RegisterBenchmark(("BM_store_read/raw/" + n).c_str(), BM_read_raw, size),
+        benchmark::RegisterBenchmark(("BM_store_write/socket/" + n).c_str(), BM_write_socket, size),
+        benchmark::RegisterBenchmark(("BM_store_read/socket/" + n).c_str(), BM_read_socket, size)};
+    for (auto* b : group) {
+      b->UseRealTime()->Unit(benchmark::kMillisecond);
+      // A 100MB operation takes a good fraction of a second here: a fixed count keeps a run of
+      // 5 repetitions within about a minute.
+      if (size.bytes >= 100 * kMB) b->Iterations(3);
+    }
+  }
+  for (auto* b :
+       {benchmark::RegisterBenchmark("BM_store_write/store/1000x16", BM_write_store_small),
+        benchmark::RegisterBenchmark("BM_store_write/raw/1000x16", BM_write_raw_small),
+        benchmark::RegisterBenchmark("BM_store_read/store/1000x16", BM_read_store_small),
+        benchmark::RegisterBenchmark("BM_store_read/raw/1000x16", BM_read_raw_small)})
+    b->UseRealTime()->Unit(benchmark::kMillisecond);
+}
+
+// ---- --commands: what the server does per operation
+// ----------------------------------------------
+
+// INFO <section> as name -> value.
+std::map<std::string, std::string> info(redisContext* c, const std::string& section) {
+  ReplyPtr r = command(c, {"INFO", section});
+  std::map<std::string, std::string> out;
+  std::istringstream lines(std::string(r->str, static_cast<size_t>(r->len)));
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const size_t colon = line.find(':');
+    if (line.empty() || line[0] == '#' || colon == std::string::npos) continue;
+    out[line.substr(0, colon)] = line.substr(colon + 1);
+  }
+  return out;
+}
+
+int64_t stat(const std::map<std::string, std::string>& m, const std::string& name) {
+  auto it = m.find(name);
+  return it == m.end() ? 0 : std::stoll(it->second);
+}
+
+// Runs `op` once and prints the commands the server ran for it, and its read and write events.
+void count(redisContext* admin, const std::string& name, const std::function<void()>& op) {
+  command(admin, {"CONFIG", "RESETSTAT"});
+  const auto before = info(admin, "stats");
+  op();
+  const auto after = info(admin, "stats");
+  const auto cmds = info(admin, "commandstats");
+  std::cout << name << ": server read events "
+            << stat(after, "total_reads_processed") - stat(before, "total_reads_processed") - 1
+            << ", write events "
+            << stat(after, "total_writes_processed") - stat(before, "total_writes_processed") - 1
+            << "; commands:";
+  for (const auto& [key, value] : cmds) {
+    std::string cmd = key.substr(std::strlen("cmdstat_"));
+    if (cmd == "info" || cmd.rfind("config", 0) == 0) continue;
+    const size_t calls = value.find("calls=");
+    std::cout << " " << cmd << " " << value.substr(calls + 6, value.find(',', calls) - calls - 6);
+  }
+  std::cout << "\n";
+}
+
+void print_commands() {
+  Context admin = connect_raw(g_server.host, g_server.port);
+  Context c = connect_raw(g_server.host, g_server.port);
+  if (!admin || !c) throw std::runtime_error("cannot connect to the server");
+  const at::Tensor t = leaf(kKB);
+  auto s = store::TensorDictStore::create(location("bench-commands"));
+  s.set("leaf", t);
+  auto many = store::TensorDictStore::create(location("bench-commands-1000x16"));
+  many.update(small_td());
+  const auto keys = small_raw_keys();
+  const auto values = small_values();
+  raw_set_many(c.get(), keys, values);
+  // INFO's own request is one read and one write event: count() subtracts it.
+  count(admin.get(), "store set (one leaf)", [&] { s.set("leaf", t); });
+  count(admin.get(), "raw SET", [&] { raw_set(c.get(), raw_key("commands"), t); });
+  count(admin.get(), "store get (one leaf)", [&] { s.get("leaf"); });
+  count(admin.get(), "raw GET", [&] { raw_get(c.get(), raw_key("commands"), kKB / 4); });
+  count(admin.get(), "store update (1000 leaves)", [&] { many.update(small_td()); });
+  count(admin.get(), "raw pipelined SETs (1000)", [&] { raw_set_many(c.get(), keys, values); });
+  count(admin.get(), "store to_local (1000 leaves)", [&] { many.to_local(); });
+  count(admin.get(), "raw pipelined GETs (1000)",
+        [&] { raw_get_many(c.get(), keys, kSmallFloats); });
+  s.clear_redis();
+  many.clear_redis();
+}
+
+// Deletes what the benchmarks stored (a server given by $TC_BENCH_REDIS outlives us).
+void remove_bench_keys() {
+  for (const char* id : {"bench-1KB", "bench-1MB", "bench-100MB", "bench-1000x16"}) {
+    try {
+      store::TensorDictStore::open(location(id)).clear_redis();
+    } catch (const tensordict::KeyError&) {  // not written (filtered out)
+    }
+  }
+  Context c = connect_raw(g_server.host, g_server.port);
+  if (!c) return;
+  std::vector<std::string> del{"DEL", raw_key("commands")};
+  for (const Size& size : kSizes) del.push_back(raw_key(size.name));
+  for (const auto& k : small_raw_keys()) del.push_back(k);
+  command(c.get(), del);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool commands = false;
+  std::vector<char*> args;
+  for (int i = 0; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--commands") == 0)
+      commands = true;
+    else
+      args.push_back(argv[i]);
+  }
+  int n = static_cast<int>(args.size());
+  benchmark::Initialize(&n, args.data());
+  if (benchmark::ReportUnrecognizedArguments(n, args.data())) return 1;
+  at::set_num_threads(1);
+  try {
+    choose_server();
+    if (commands) {
+      print_commands();
+    } else {
+      register_benchmarks();
+      benchmark::RunSpecifiedBenchmarks();
+    }
+    remove_bench_keys();
+  } catch (const std::exception& e) {
+    std::cerr << "bench_store: " << e.what() << "\n";
+    return 1;
+  }
+  benchmark::Shutdown();
+  return 0;
+}
