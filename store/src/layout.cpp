@@ -126,6 +126,17 @@ void check_ok(const std::vector<Reply>& replies, const std::string& what) {
     if (r.type == Reply::Type::Error) throw_reply(r, what);
 }
 
+std::vector<Reply> exchange(Connection& conn, const std::vector<Command>& commands,
+                            bool transaction, const std::string& what) {
+  try {
+    return conn.pipeline(commands, transaction);
+  } catch (const TimeoutError& e) {
+    throw TimeoutError(what + ": " + e.what());
+  } catch (const ConnectionError& e) {
+    throw ConnectionError(what + ": " + e.what());
+  }
+}
+
 at::Tensor from_bytes(const std::string& path, const std::string& bytes, const Meta& meta) {
   if (static_cast<int64_t>(bytes.size()) != meta.nbytes)
     throw FormatError("store leaf " + repr(path) + " holds " + std::to_string(bytes.size()) +

@@ -43,6 +43,11 @@ std::vector<int64_t> int_list(const std::string& text, const std::string& what);
 const std::string& string_reply(const Reply& r, const std::string& what);
 /// throw_reply for the first error among `replies`.
 void check_ok(const std::vector<Reply>& replies, const std::string& what);
+/// `commands` sent together on `conn` (in one transaction with `transaction`), their replies in
+/// order; a lost connection (ConnectionError) or a timeout (TimeoutError) names `what`, the
+/// entry the commands were for. Error replies are returned, for the caller to judge.
+std::vector<Reply> exchange(Connection& conn, const std::vector<Command>& commands,
+                            bool transaction, const std::string& what);
 
 /// A leaf's m: hash, decoded and checked.
 struct Meta {

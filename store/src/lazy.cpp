@@ -139,13 +139,15 @@ LazyShape write_lazy_stack(Connection& conn,
     }
     leaves.push_back(lazy_leaf(path_of(k), k, elements));
   }
-  check_ok(conn.pipeline({{"SET", key("__type__"), "lazy_stack"},
-                          {"SET", key("__count__"), std::to_string(shape.count)},
-                          {"SET", key("__stack_dim__"), std::to_string(shape.stack_dim)},
-                          {"SET", key("__inner_batch_size__"), shape_text(shape.inner)},
-                          {"SET", key("__device__"), device ? device->str() : ""}},
-                         true),
-           "writing the metadata of lazy stack store " + key(""));
+  const std::string what = "writing the metadata of lazy stack store " + key("");
+  check_ok(exchange(conn,
+                    {{"SET", key("__type__"), "lazy_stack"},
+                     {"SET", key("__count__"), std::to_string(shape.count)},
+                     {"SET", key("__stack_dim__"), std::to_string(shape.stack_dim)},
+                     {"SET", key("__inner_batch_size__"), shape_text(shape.inner)},
+                     {"SET", key("__device__"), device ? device->str() : ""}},
+                    true, what),
+           what);
   for (const LazyLeaf& leaf : leaves) {
     Command hset{"HSET", key("m:" + leaf.path)};
     for (const auto& [field, value] : leaf.meta) {
@@ -158,7 +160,8 @@ LazyShape write_lazy_stack(Connection& conn,
                               {"SADD", key("__keys__"), leaf.path}};
     if (!leaf.offsets.empty())
       cmds.push_back({"SET", key("d:" + leaf.path + ":idx"), leaf.offsets});
-    check_ok(conn.pipeline(cmds, true), "writing store leaf " + repr(leaf.path));
+    const std::string what_leaf = "writing store leaf " + repr(leaf.path);
+    check_ok(exchange(conn, cmds, true, what_leaf), what_leaf);
   }
   return shape;
 }
@@ -179,7 +182,7 @@ TensorDict read_lazy_stack(Connection& conn,
     cmds.push_back({"GET", key("d:" + p)});
     cmds.push_back({"GET", key("d:" + p + ":idx")});
   }
-  const auto replies = conn.pipeline(cmds, true);
+  const auto replies = exchange(conn, cmds, true, "reading lazy stack store " + key(""));
   std::vector<std::vector<std::pair<NestedKey, at::Tensor>>> leaves(
       static_cast<size_t>(shape.count));
   size_t r = 0;

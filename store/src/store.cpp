@@ -9,11 +9,15 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <mutex>
 #include <set>
 #include <utility>
 
 #include "layout.h"
+#include "tensordict/class_registry.h"
+#include "tensordict/format_version.h"
 #include "tensordict/json.h"
+#include "tensordict/memmap.h"
 #include "tensordict/store.h"
 
 namespace tensordict::store {
@@ -30,6 +34,29 @@ struct TensorDictStore::Impl {
   /// Set for Python's LazyStackedTensorDictStore (lazy.cpp): read whole by to_local.
   std::optional<LazyShape> lazy;
 
+  /// Python's cache_metadata, for the key registry: the registry as this handle (and its copies)
+  /// last read or changed it, so that a call costs no SMEMBERS round trip. Another client's new
+  /// keys are seen after refresh(); leaves' metadata is always read with their data, in the same
+  /// transaction (docs/store.md, "Semantics").
+  bool caching = true;
+  mutable std::mutex cache_mutex;
+  mutable std::shared_ptr<const Keys> cached_keys;  // null: read the registry on next use
+
+  void forget() const {
+    std::lock_guard<std::mutex> lock(cache_mutex);
+    cached_keys.reset();
+  }
+  // Records what a write or a delete did to the registry.
+  void remember(const std::vector<std::string>& added,
+                const std::vector<std::string>& removed = {}) const {
+    std::lock_guard<std::mutex> lock(cache_mutex);
+    if (!cached_keys) return;
+    auto keys = std::make_shared<Keys>(*cached_keys);
+    keys->insert(added.begin(), added.end());
+    for (const auto& k : removed) keys->erase(k);
+    cached_keys = std::move(keys);
+  }
+
   std::string key(std::string_view suffix) const {
     return prefix + ":{" + td_id + "}:" + std::string(suffix);
   }
@@ -43,9 +70,15 @@ struct TensorDictStore::Impl {
   }
   std::string meta_key(const std::string& path) const { return key("m:" + path); }
 
-  Keys all_keys() const {
-    const Reply r = conn->command({"SMEMBERS", key("__keys__")});
-    const std::string what = "store key registry " + key("__keys__");
+  // The registry of leaf paths (`needed_for`: the entry or operation asking, for messages).
+  std::shared_ptr<const Keys> all_keys(const std::string& needed_for) const {
+    if (caching) {
+      std::lock_guard<std::mutex> lock(cache_mutex);
+      if (cached_keys) return cached_keys;
+    }
+    // Named for the entry or the operation that needs it: that is what a caller knows.
+    const std::string what = "store key registry " + key("__keys__") + " (for " + needed_for + ")";
+    const Reply r = exchange(*conn, {{"SMEMBERS", key("__keys__")}}, false, what).front();
     if (r.type == Reply::Type::Error) throw_reply(r, what);
     Keys out;
     for (const Reply& e : r.element) {
@@ -55,20 +88,27 @@ struct TensorDictStore::Impl {
         throw FormatError(what + " holds '" + e.str + "', which is not a key path");
       out.insert(e.str);
     }
-    return out;
+    auto keys = std::make_shared<const Keys>(std::move(out));
+    if (caching) {
+      std::lock_guard<std::mutex> lock(cache_mutex);
+      cached_keys = keys;
+    }
+    return keys;
   }
 
   // A leaf's metadata and the length of its data, read together.
   std::pair<Meta, int64_t> meta_and_size(const std::string& path) const {
-    const auto r = conn->pipeline({{"HGETALL", meta_key(path)}, {"STRLEN", data_key(path)}}, true);
-    if (r[1].type == Reply::Type::Error) throw_reply(r[1], "store leaf " + repr(path));
+    const std::string what = "store leaf " + repr(path);
+    const auto r =
+        exchange(*conn, {{"HGETALL", meta_key(path)}, {"STRLEN", data_key(path)}}, true, what);
+    if (r[1].type == Reply::Type::Error) throw_reply(r[1], what);
     return {parse_meta(path, r[0]), r[1].integer};
   }
 
   Meta tensor_meta(const std::string& path, const NestedKey& name) const {
-    const Keys keys = all_keys();
-    if (!keys.count(path)) {
-      for (const auto& k : keys)
+    const auto keys = all_keys(repr(path));
+    if (!keys->count(path)) {
+      for (const auto& k : *keys)
         if (under(k, path))
           throw TypeError("store entry " + name.repr() + " is a nested TensorDict, not a tensor");
       throw KeyError("key " + name.repr() + " not found in the store " + key(""));
@@ -98,9 +138,13 @@ struct TensorDictStore::Impl {
     std::string bytes;
     if (part.nbytes > 0) {
       const int64_t first = start * meta.row_bytes;
-      bytes = string_reply(conn->command({"GETRANGE", data_key(path), std::to_string(first),
-                                          std::to_string(first + part.nbytes - 1)}),
-                           "store leaf " + repr(path));
+      const std::string what = "store leaf " + repr(path);
+      bytes = string_reply(exchange(*conn,
+                                    {{"GETRANGE", data_key(path), std::to_string(first),
+                                      std::to_string(first + part.nbytes - 1)}},
+                                    false, what)
+                               .front(),
+                           what);
     }
     at::Tensor t = from_bytes(path, bytes, part);
     return device ? t.to(*device) : t;
@@ -121,10 +165,12 @@ struct TensorDictStore::Impl {
                        std::to_string(start + count) + ") are outside dim 0 of size " +
                        std::to_string(meta.shape[0]));
     if (count == 0 || meta.row_bytes == 0) return;
-    const Reply r =
-        conn->command({"SETRANGE", data_key(path), std::to_string(start * meta.row_bytes),
-                       to_bytes(value.to(meta.dtype))});
-    check_ok({r}, "writing rows of store leaf " + repr(path));
+    const std::string what = "writing rows of store leaf " + repr(path);
+    check_ok(exchange(*conn,
+                      {{"SETRANGE", data_key(path), std::to_string(start * meta.row_bytes),
+                        to_bytes(value.to(meta.dtype))}},
+                      false, what),
+             what);
   }
 
   // Refuses writes that would make a path both a leaf and a nested level.
@@ -144,7 +190,7 @@ struct TensorDictStore::Impl {
   void write(const std::vector<Leaf>& leaves) const {
     std::vector<std::string> paths;
     for (const auto& l : leaves) paths.push_back(l.path);
-    check_structure(paths, all_keys());
+    check_structure(paths, *all_keys(repr(paths.empty() ? std::string() : paths.front())));
     // One transaction per leaf, as Python's pipelines: a leaf's data, hash and registry entry
     // change together. The hash is replaced, not merged (HSET alone would keep a former
     // non-tensor entry's is_non_tensor field).
@@ -154,12 +200,20 @@ struct TensorDictStore::Impl {
         hset.push_back(field);
         hset.push_back(value);
       }
-      check_ok(conn->pipeline({{"SET", data_key(l.path), l.data},
-                               {"DEL", meta_key(l.path)},
-                               hset,
-                               {"SADD", key("__keys__"), l.path}},
-                              true),
-               "writing store leaf " + repr(l.path));
+      try {
+        const std::string what = "writing store leaf " + repr(l.path);
+        check_ok(exchange(*conn,
+                          {{"SET", data_key(l.path), l.data},
+                           {"DEL", meta_key(l.path)},
+                           hset,
+                           {"SADD", key("__keys__"), l.path}},
+                          true, what),
+                 what);
+      } catch (...) {
+        forget();  // the transaction may or may not have run
+        throw;
+      }
+      remember({l.path});
     }
   }
 
@@ -212,12 +266,7 @@ struct TensorDictStore::Impl {
     }
   }
 
-  Value decode(const std::string& path, const Reply& data, const Reply& hash) const {
-    if (data.type == Reply::Type::Nil)
-      throw KeyError("key " + repr(path) + " is registered in the store but has no data");
-    const std::string what_leaf = "store leaf " + repr(path);  // named: bytes refers into data
-    const std::string& bytes = string_reply(data, what_leaf);
-    const Meta meta = parse_meta(path, hash);
+  Value decode(const std::string& path, const std::string& bytes, const Meta& meta) const {
     if (!meta.non_tensor) {
       at::Tensor t = from_bytes(path, bytes, meta);
       return device ? t.to(*device) : t;
@@ -240,12 +289,20 @@ struct TensorDictStore::Impl {
     std::vector<Command> cmds;
     for (const auto& p : paths) cmds.push_back({"GET", data_key(p)});
     for (const auto& p : paths) cmds.push_back({"HGETALL", meta_key(p)});
-    const auto replies = conn->pipeline(cmds, true);
+    const auto replies = exchange(*conn, cmds, true,
+                                  paths.size() == 1 ? "reading store leaf " + repr(paths.front())
+                                                    : "reading store " + key(""));
     std::vector<std::pair<std::string, Value>> out;
     for (size_t i = 0; i < paths.size(); ++i) {
-      // A leaf deleted since the registry was read is skipped, as Python's to_tensordict does.
-      if (replies[i].type == Reply::Type::Nil) continue;
-      out.emplace_back(paths[i], decode(paths[i], replies[i], replies[paths.size() + i]));
+      // A leaf deleted since the registry was read is skipped, as Python's to_tensordict does;
+      // the cached registry is stale then.
+      if (replies[i].type == Reply::Type::Nil) {
+        forget();
+        continue;
+      }
+      const std::string what = "store leaf " + repr(paths[i]);  // named: bytes refers into it
+      out.emplace_back(paths[i], decode(paths[i], string_reply(replies[i], what),
+                                        parse_meta(paths[i], replies[paths.size() + i])));
     }
     return out;
   }
@@ -261,32 +318,37 @@ struct TensorDictStore::Impl {
     return out;
   }
 
+  /// A handle on `where` (a new UUID4 id unless it names one; `existing`: it must).
+  static std::shared_ptr<Impl> connect(const StoreLocation& where, bool existing);
+
   void persist_metadata() const {
-    check_ok(conn->pipeline({{"SET", key("__batch_size__"), shape_text(batch)},
-                             {"SET", key("__device__"), device ? device->str() : ""}},
-                            true),
-             "writing the metadata of store " + key(""));
+    std::vector<Command> cmds{{"SET", key("__batch_size__"), shape_text(batch)},
+                              {"SET", key("__device__"), device ? device->str() : ""}};
+    if (tensorclass) cmds.push_back({"SET", key("__tensorclass__"), *tensorclass});
+    const std::string what = "writing the metadata of store " + key("");
+    check_ok(exchange(*conn, cmds, true, what), what);
   }
 };
 
 TensorDictStore::TensorDictStore(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-namespace {
-std::shared_ptr<Connection> connect_for(const StoreLocation& where, bool need_id) {
-  if (need_id && where.td_id.empty()) throw ValueError("a store location needs a td_id");
+std::shared_ptr<TensorDictStore::Impl> TensorDictStore::Impl::connect(const StoreLocation& where,
+                                                                      bool existing) {
+  if (existing && where.td_id.empty()) throw ValueError("a store location needs a td_id");
   // The id sits in a cluster hash tag: braces in it would end the tag early.
   if (where.td_id.find_first_of("{}") != std::string::npos)
     throw ValueError("store td_id '" + where.td_id + "' may not contain braces");
-  return std::make_shared<Connection>(where.connection);
+  auto impl = std::make_shared<Impl>();
+  impl->conn = std::make_shared<Connection>(where.connection);
+  impl->prefix = where.prefix;
+  impl->td_id = where.td_id.empty() ? uuid4() : where.td_id;
+  impl->caching = where.cache_metadata;
+  return impl;
 }
-}  // namespace
 
 TensorDictStore TensorDictStore::create(const StoreLocation& where, BatchSize batch_size,
                                         std::optional<at::Device> device) {
-  auto impl = std::make_shared<Impl>();
-  impl->conn = connect_for(where, false);
-  impl->prefix = where.prefix;
-  impl->td_id = where.td_id.empty() ? uuid4() : where.td_id;
+  auto impl = Impl::connect(where, false);
   for (int64_t d : batch_size)
     if (d < 0) throw ShapeError("store batch size " + shape_text(batch_size) + " is negative");
   impl->batch = std::move(batch_size);
@@ -306,19 +368,17 @@ int64_t count_of(const Reply& r, const std::string& what) {
 }  // namespace
 
 TensorDictStore TensorDictStore::open(const StoreLocation& where) {
-  auto impl = std::make_shared<Impl>();
-  impl->conn = connect_for(where, true);
-  impl->prefix = where.prefix;
-  impl->td_id = where.td_id;
-  const auto r = impl->conn->pipeline({{"GET", impl->key("__batch_size__")},
-                                       {"GET", impl->key("__device__")},
-                                       {"GET", impl->key("__tensorclass__")},
-                                       {"GET", impl->key("__type__")},
-                                       {"GET", impl->key("__count__")},
-                                       {"GET", impl->key("__stack_dim__")},
-                                       {"GET", impl->key("__inner_batch_size__")}},
-                                      true);
+  auto impl = Impl::connect(where, true);
   const std::string where_text = "store " + impl->key("");
+  const auto r = exchange(*impl->conn,
+                          {{"GET", impl->key("__batch_size__")},
+                           {"GET", impl->key("__device__")},
+                           {"GET", impl->key("__tensorclass__")},
+                           {"GET", impl->key("__type__")},
+                           {"GET", impl->key("__count__")},
+                           {"GET", impl->key("__stack_dim__")},
+                           {"GET", impl->key("__inner_batch_size__")}},
+                          true, "opening " + where_text);
   if (r[3].type != Reply::Type::Nil &&
       string_reply(r[3], where_text + " __type__") == "lazy_stack") {
     LazyShape shape;
@@ -357,10 +417,7 @@ TensorDictStore TensorDictStore::open(const StoreLocation& where) {
 
 TensorDictStore TensorDictStore::from_tensordict(const TensorDict& td, const StoreLocation& where) {
   if (td.is_lazy_stack()) {  // Python's LazyStackedTensorDictStore.from_lazy_stack
-    auto impl = std::make_shared<Impl>();
-    impl->conn = connect_for(where, false);
-    impl->prefix = where.prefix;
-    impl->td_id = where.td_id.empty() ? uuid4() : where.td_id;
+    auto impl = Impl::connect(where, false);
     impl->device = td.device();
     impl->lazy = write_lazy_stack(
         *impl->conn, [&impl](const std::string& suffix) { return impl->key(suffix); }, td,
@@ -369,6 +426,10 @@ TensorDictStore TensorDictStore::from_tensordict(const TensorDict& td, const Sto
     return TensorDictStore(std::move(impl));
   }
   TensorDictStore out = create(where, td.batch_size(), td.device());
+  if (const ClassSpec* spec = class_of(td)) {  // as Python records a tensorclass's path
+    out.impl_->tensorclass = format::class_path(spec->python_type);
+    out.impl_->persist_metadata();
+  }
   out.update(td);
   return out;
 }
@@ -383,12 +444,13 @@ std::optional<std::string> TensorDictStore::tensorclass() const { return impl_->
 
 void TensorDictStore::set_batch_size(BatchSize batch_size) {
   impl_->refuse_lazy("set_batch_size");
-  const Keys keys = impl_->all_keys();
+  const auto keys = impl_->all_keys("set_batch_size");
   std::vector<Command> cmds;
-  for (const auto& k : keys) cmds.push_back({"HGETALL", impl_->meta_key(k)});
-  const auto replies = impl_->conn->pipeline(cmds, true);
+  for (const auto& k : *keys) cmds.push_back({"HGETALL", impl_->meta_key(k)});
+  const auto replies =
+      exchange(*impl_->conn, cmds, true, "set_batch_size of store " + impl_->key(""));
   size_t i = 0;
-  for (const auto& k : keys) {
+  for (const auto& k : *keys) {
     const Meta meta = parse_meta(k, replies[i++]);
     if (meta.non_tensor) continue;
     if (meta.shape.size() < batch_size.size() ||
@@ -433,14 +495,14 @@ void TensorDictStore::update(const TensorDict& td) {
 Value TensorDictStore::get_value(const NestedKey& key) const {
   impl_->refuse_lazy("get");
   const std::string path = path_of(key);
-  const Keys keys = impl_->all_keys();
-  if (keys.count(path)) {
+  const auto keys = impl_->all_keys(key.repr());
+  if (keys->count(path)) {
     auto values = impl_->read({path});
     if (values.empty()) throw KeyError("key " + key.repr() + " not found in the store");
     return std::move(values.front().second);
   }
-  for (const auto& k : keys)
-    if (under(k, path)) return impl_->subtree(path, keys);
+  for (const auto& k : *keys)
+    if (under(k, path)) return impl_->subtree(path, *keys);
   throw KeyError("key " + key.repr() + " not found in the store " + impl_->key(""));
 }
 
@@ -489,8 +551,8 @@ void TensorDictStore::set_rows(const NestedKey& key, int64_t start, const at::Te
 void TensorDictStore::set_at(const NestedKey& key, int64_t row, const at::Tensor& value) {
   impl_->refuse_lazy("set_at");
   const std::string path = path_of(key);
-  const Keys keys = impl_->all_keys();
-  if (!keys.count(path)) {
+  const auto keys = impl_->all_keys(key.repr());
+  if (!keys->count(path)) {
     // Python's first indexed write: a zero-filled leaf of batch_size[0] rows, sized on the
     // server by one SETRANGE of its last byte.
     if (impl_->batch.empty())
@@ -498,7 +560,7 @@ void TensorDictStore::set_at(const NestedKey& key, int64_t row, const at::Tensor
     if (!stored_dtype(value.scalar_type()))
       throw TypeError("store entry " + key.repr() + ": dtype " + dtype_text(value.scalar_type()) +
                       " cannot be stored");
-    impl_->check_structure({path}, keys);
+    impl_->check_structure({path}, *keys);
     std::vector<int64_t> shape{impl_->batch[0]};
     shape.insert(shape.end(), value.sizes().begin(), value.sizes().end());
     const int64_t row_bytes = static_cast<int64_t>(value.nbytes());
@@ -516,7 +578,14 @@ void TensorDictStore::set_at(const NestedKey& key, int64_t row, const at::Tensor
     cmds.push_back({"HSET", impl_->meta_key(path), "shape", shape_text(shape), "dtype",
                     dtype_text(value.scalar_type())});
     cmds.push_back({"SADD", impl_->key("__keys__"), path});
-    check_ok(impl_->conn->pipeline(cmds, true), "creating store leaf " + key.repr());
+    try {
+      const std::string what = "creating store leaf " + key.repr();
+      check_ok(exchange(*impl_->conn, cmds, true, what), what);
+    } catch (...) {
+      impl_->forget();
+      throw;
+    }
+    impl_->remember({path});
   }
   const Meta meta = impl_->tensor_meta(path, key);
   impl_->write_rows(path, meta, wrap_row(path, row, meta.shape[0]), value.unsqueeze(0));
@@ -524,16 +593,16 @@ void TensorDictStore::set_at(const NestedKey& key, int64_t row, const at::Tensor
 
 bool TensorDictStore::contains(const NestedKey& key) const {
   const std::string path = path_of(key);
-  const Keys keys = impl_->all_keys();
-  if (keys.count(path)) return true;
-  return std::any_of(keys.begin(), keys.end(), [&](const auto& k) { return under(k, path); });
+  const auto keys = impl_->all_keys(key.repr());
+  if (keys->count(path)) return true;
+  return std::any_of(keys->begin(), keys->end(), [&](const auto& k) { return under(k, path); });
 }
 
 std::vector<NestedKey> TensorDictStore::keys(bool include_nested, bool leaves_only) const {
   // Leaves and, unless leaves_only, the nested levels above them; top level only without
   // include_nested. Sorted by path, so a level comes before its leaves.
   std::set<std::string> out;
-  for (const auto& k : impl_->all_keys()) {
+  for (const auto& k : *impl_->all_keys("keys")) {
     const NestedKey key = key_of(k);
     if (!include_nested) {
       if (!leaves_only || key.size() == 1) out.insert(key.front());
@@ -552,30 +621,46 @@ std::vector<NestedKey> TensorDictStore::keys(bool include_nested, bool leaves_on
 void TensorDictStore::del_(const NestedKey& key) {
   impl_->refuse_lazy("del_");
   const std::string path = path_of(key);
+  impl_->forget();  // deletes what the server holds now, another client's leaves under it too
   std::vector<Command> cmds;
-  for (const auto& k : impl_->all_keys()) {
+  std::vector<std::string> removed;
+  for (const auto& k : *impl_->all_keys(key.repr())) {
     if (k != path && !under(k, path)) continue;
     cmds.push_back({"DEL", impl_->data_key(k), impl_->meta_key(k)});
     cmds.push_back({"SREM", impl_->key("__keys__"), k});
+    removed.push_back(k);
   }
   if (cmds.empty()) throw KeyError("key " + key.repr() + " not found in the store");
-  check_ok(impl_->conn->pipeline(cmds, true), "deleting store entry " + key.repr());
+  try {
+    const std::string what = "deleting store entry " + key.repr();
+    check_ok(exchange(*impl_->conn, cmds, true, what), what);
+  } catch (...) {
+    impl_->forget();
+    throw;
+  }
+  impl_->remember({}, removed);
 }
 
 TensorDict TensorDictStore::to_local() const {
   if (impl_->lazy) {
     return read_lazy_stack(
         *impl_->conn, [this](const std::string& suffix) { return impl_->key(suffix); },
-        impl_->all_keys(), *impl_->lazy, impl_->device);
+        *impl_->all_keys("to_local"), *impl_->lazy, impl_->device);
   }
-  return impl_->subtree("", impl_->all_keys());
+  TensorDict out = impl_->subtree("", *impl_->all_keys("to_local"));
+  if (impl_->tensorclass) {
+    if (const ClassSpec* spec = find_class("<class '" + *impl_->tensorclass + "'>"))
+      memmap::set_class_info(out, *spec->identity);
+  }
+  return out;
 }
 
 bool TensorDictStore::is_lazy_stack() const { return impl_->lazy.has_value(); }
 
 void TensorDictStore::clear_redis() {
+  impl_->forget();
   Command del{"DEL"};
-  for (const auto& k : impl_->all_keys()) {
+  for (const auto& k : *impl_->all_keys("clear_redis")) {
     del.push_back(impl_->data_key(k));
     del.push_back(impl_->meta_key(k));
     del.push_back(impl_->data_key(k + ":idx"));  // a lazy stack's offset table
@@ -583,7 +668,12 @@ void TensorDictStore::clear_redis() {
   for (const char* meta : {"__keys__", "__batch_size__", "__device__", "__tensorclass__",
                            "__type__", "__count__", "__stack_dim__", "__inner_batch_size__"})
     del.push_back(impl_->key(meta));
-  check_ok({impl_->conn->command(del)}, "deleting store " + impl_->key(""));
+  const std::string what = "deleting store " + impl_->key("");
+  const auto deleted = exchange(*impl_->conn, {del}, false, what);
+  impl_->forget();
+  check_ok(deleted, what);
 }
+
+void TensorDictStore::refresh() { impl_->forget(); }
 
 }  // namespace tensordict::store

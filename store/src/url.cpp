@@ -76,9 +76,11 @@ void apply_query(std::string_view url, std::string_view query, StoreLocation& ou
       out.connection.user = value;
     else if (name == "password")
       out.connection.password = value;
+    else if (name == "cache_metadata")
+      out.cache_metadata = parse_int(url, value, "cache_metadata (0 or 1)", 0, 1) == 1;
     else
       bad(url, "unknown query parameter '" + std::string(name) +
-                   "' (known: db, td_id, prefix, user, password)");
+                   "' (known: db, td_id, prefix, user, password, cache_metadata)");
   }
 }
 

@@ -71,76 +71,106 @@ RedisServer& RedisServer::instance() {
   return *server;
 }
 
+std::unique_ptr<RedisServer> RedisServer::dedicated() {
+  std::unique_ptr<RedisServer> s(new RedisServer());
+  s->start();
+  return s;
+}
+
 void RedisServer::start() {
   const std::string binary = find_redis_server();
   if (binary.empty()) TC_SKIP("redis-server not found (apt-get install redis-server)");
-  dir_ = (std::filesystem::temp_directory_path() / ("tc_store_test_" + std::to_string(::getpid())))
+  static int servers = 0;  // one folder per server of the process
+  dir_ = (std::filesystem::temp_directory_path() /
+          ("tc_store_test_" + std::to_string(::getpid()) + "_" + std::to_string(servers++)))
              .string();
   std::filesystem::remove_all(dir_);
   std::filesystem::create_directories(dir_);
   socket_ = dir_ + "/redis.sock";
   for (int attempt = 0; attempt < 5; ++attempt) {
     port_ = free_port();
-    const std::vector<std::string> args{binary,
-                                        "--port",
-                                        std::to_string(port_),
-                                        "--bind",
-                                        "127.0.0.1",
-                                        "--unixsocket",
-                                        socket_,
-                                        "--unixsocketperm",
-                                        "700",
-                                        "--save",
-                                        "",
-                                        "--appendonly",
-                                        "no",
-                                        "--dir",
-                                        dir_,
-                                        "--logfile",
-                                        dir_ + "/redis.log",
-                                        "--daemonize",
-                                        "no"};
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      // The server dies with the test process, and holds none of its output pipes (CTest would
-      // wait for them to close).
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      const int null = ::open("/dev/null", O_RDWR);
-      ::dup2(null, 0);
-      ::dup2(null, 1);
-      ::dup2(null, 2);
-      std::vector<char*> argv;
-      for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-      argv.push_back(nullptr);
-      ::execv(binary.c_str(), argv.data());
-      ::_exit(127);
-    }
-    // Ready once it answers PING on the socket; a quick death means the port was taken.
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (std::chrono::steady_clock::now() < deadline) {
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        break;
-      }
-      try {
-        tensordict::store::ConnectionOptions o;
-        o.unix_socket = socket_;
-        o.connect_timeout = std::chrono::milliseconds(500);
-        tensordict::store::Connection probe(o);
-        if (probe.command({"PING"}).str == "PONG") return;
-      } catch (const tensordict::Error&) {
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-      pid_ = -1;
-    }
+    spawn(binary);
+    if (pid_ > 0) return;
   }
   throw std::runtime_error("redis-server did not start (see " + dir_ + "/redis.log)");
 }
+
+// Starts `binary` on port_ and socket_; pid_ stays -1 when it died at once (port taken) or did
+// not answer in time.
+void RedisServer::spawn(const std::string& binary) {
+  const std::vector<std::string> args{binary,
+                                      "--port",
+                                      std::to_string(port_),
+                                      "--bind",
+                                      "127.0.0.1",
+                                      "--unixsocket",
+                                      socket_,
+                                      "--unixsocketperm",
+                                      "700",
+                                      "--save",
+                                      "",
+                                      "--appendonly",
+                                      "no",
+                                      "--dir",
+                                      dir_,
+                                      "--logfile",
+                                      dir_ + "/redis.log",
+                                      "--daemonize",
+                                      "no"};
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    // The server dies with the test process, and holds none of its output pipes (CTest would
+    // wait for them to close).
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    const int null = ::open("/dev/null", O_RDWR);
+    ::dup2(null, 0);
+    ::dup2(null, 1);
+    ::dup2(null, 2);
+    std::vector<char*> argv;
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(binary.c_str(), argv.data());
+    ::_exit(127);
+  }
+  // Ready once it answers PING on the socket; a quick death means the port was taken.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < deadline) {
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return;
+    }
+    try {
+      tensordict::store::ConnectionOptions o;
+      o.unix_socket = socket_;
+      o.connect_timeout = std::chrono::milliseconds(500);
+      tensordict::store::Connection probe(o);
+      if (probe.command({"PING"}).str == "PONG") return;
+    } catch (const tensordict::Error&) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  kill();
+}
+
+void RedisServer::kill() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGCONT);  // (a paused server too)
+  ::kill(pid_, SIGKILL);
+  ::waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+}
+
+void RedisServer::restart() {
+  kill();
+  std::filesystem::remove(socket_);
+  spawn(find_redis_server());
+  if (pid_ <= 0)
+    throw std::runtime_error("redis-server did not restart (see " + dir_ + "/redis.log)");
+}
+
+void RedisServer::pause() { ::kill(pid_, SIGSTOP); }
+void RedisServer::resume() { ::kill(pid_, SIGCONT); }
 
 RedisServer::~RedisServer() {
   if (pid_ > 0) {

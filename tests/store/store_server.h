@@ -4,6 +4,7 @@
 // with a server the machine may run. A case that uses it carries [needs-redis]: it skips
 // (skip.h) where redis-server is not installed.
 
+#include <memory>
 #include <string>
 
 #include "tensordict/store.h"
@@ -14,6 +15,8 @@ class RedisServer {
  public:
   /// The process's server, started on the first call (TC_SKIP without redis-server).
   static RedisServer& instance();
+  /// A server of the caller's own, for cases that stop, pause or restart it.
+  static std::unique_ptr<RedisServer> dedicated();
   ~RedisServer();
   RedisServer(const RedisServer&) = delete;
   RedisServer& operator=(const RedisServer&) = delete;
@@ -25,9 +28,18 @@ class RedisServer {
   /// The same server over TCP (127.0.0.1:port).
   tensordict::store::StoreLocation tcp_location(const std::string& td_id, int db = 0) const;
 
+  /// Kills the server (SIGKILL: no reply, no goodbye), as a crash would.
+  void kill();
+  /// Starts it again on the same socket and port, empty (no persistence).
+  void restart();
+  /// Stops and resumes the process (SIGSTOP, SIGCONT): a server that does not answer.
+  void pause();
+  void resume();
+
  private:
   RedisServer() = default;
   void start();
+  void spawn(const std::string& binary);
   std::string dir_;
   std::string socket_;
   int port_ = 0;

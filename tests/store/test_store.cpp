@@ -210,6 +210,7 @@ TEST_CASE("non-tensor data is stored as JSON", "[store][needs-redis]") {
   raw().command({"SET", store.redis_key("d:obj"), std::string("\x80\x04K\x01.", 5)});
   raw().command({"HSET", store.redis_key("m:obj"), "is_non_tensor", "1", "encoding", "pickle"});
   raw().command({"SADD", store.redis_key("__keys__"), "obj"});
+  store.refresh();  // another client's new key: seen once the cached registry is dropped
   CHECK_THROWS_AS(store.get_value("obj"), tensordict::TypeError);
 }
 
@@ -320,7 +321,10 @@ TEST_CASE("writes that cannot be stored are refused before anything is written",
 }
 
 TEST_CASE("hostile store contents are FormatErrors naming the key", "[store][needs-redis]") {
-  auto store = TensorDictStore::create(here("hostile"), {2});
+  // Without the cache, every call reads the registry the hostile writer changes.
+  StoreLocation where = here("hostile");
+  where.cache_metadata = false;
+  auto store = TensorDictStore::create(where, {2});
   store.set("x", at::zeros({2, 2}));
   const std::string m = store.redis_key("m:x");
   const std::string d = store.redis_key("d:x");
@@ -373,7 +377,6 @@ TEST_CASE("hostile store contents are FormatErrors naming the key", "[store][nee
 
   // The store's own keys of the wrong type or contents.
   raw().command({"SET", store.redis_key("__batch_size__"), "[2, x]"});
-  StoreLocation where = RedisServer::instance().unix_location(store.td_id());
   CHECK_THROWS_AS(TensorDictStore::open(where), tensordict::FormatError);
   raw().command({"SET", store.redis_key("__batch_size__"), "[2]"});
   raw().command({"SET", store.redis_key("__device__"), "warp-drive:9"});
@@ -454,11 +457,62 @@ TEST_CASE("a store another client deleted reads as missing keys", "[store][needs
   const StoreLocation where = here("deleted");
   auto mine = TensorDictStore::create(where, {2});
   mine.set("x", at::ones({2}));
+  StoreLocation uncached = where;
+  uncached.cache_metadata = false;
+  auto watcher = TensorDictStore::open(uncached);
   TensorDictStore::open(where).clear_redis();  // another client, another connection
-  CHECK_FALSE(mine.contains("x"));
+  CHECK_FALSE(watcher.contains("x"));
+  // The registry mine cached still lists "x" (Python's cache_metadata): the read finds no data,
+  // says so, and drops the cache.
+  CHECK(mine.contains("x"));
   CHECK_THROWS_AS(mine.get("x"), tensordict::KeyError);
   CHECK_THROWS_WITH(mine.get("x"), ContainsSubstring("'x'"));
+  CHECK_FALSE(mine.contains("x"));
   CHECK_THROWS_AS(TensorDictStore::open(where), tensordict::KeyError);
+}
+
+namespace {
+// How many times the test server ran `command` (INFO commandstats), every client together.
+int64_t calls(const std::string& command) {
+  const std::string info = raw().command({"INFO", "commandstats"}).str;
+  const std::string entry = "cmdstat_" + command + ":calls=";
+  const size_t at = info.find(entry);
+  return at == std::string::npos ? 0 : std::stoll(info.substr(at + entry.size()));
+}
+}  // namespace
+
+TEST_CASE("a handle caches the key registry as Python's cache_metadata does",
+          "[store][needs-redis]") {
+  const StoreLocation where = here("cache");
+  auto mine = TensorDictStore::create(where, {2});
+  mine.set("x", at::ones({2}));
+  // Reads and writes of known keys cost no SMEMBERS: one transaction each.
+  const int64_t smembers = calls("smembers");
+  const int64_t execs = calls("exec");
+  CHECK(at::equal(mine.get("x"), at::ones({2})));
+  mine.set("x", at::full({2}, 2.0));
+  CHECK(at::equal(mine.get("x"), at::full({2}, 2.0)));
+  CHECK(calls("smembers") == smembers);
+  CHECK(calls("exec") == execs + 3);
+
+  // Another client's rewrite is read at once (metadata comes with the data), its new key after
+  // refresh(); a handle without the cache sees both at once.
+  auto other = TensorDictStore::open(where);
+  other.set("x", at::arange(6, at::kLong).reshape({2, 3}));
+  other.set("y", at::zeros({2}));
+  CHECK(at::equal(mine.get("x"), at::arange(6, at::kLong).reshape({2, 3})));
+  CHECK_FALSE(mine.contains("y"));
+  StoreLocation uncached = where;
+  uncached.cache_metadata = false;
+  CHECK(TensorDictStore::open(uncached).contains("y"));
+  mine.refresh();
+  CHECK(mine.contains("y"));
+  CHECK(calls("smembers") > smembers);
+
+  // What the handle itself deletes leaves its cache.
+  mine.del_("y");
+  CHECK_FALSE(mine.contains("y"));
+  CHECK(paths(mine.keys()) == std::vector<std::string>{"x"});
 }
 
 namespace {

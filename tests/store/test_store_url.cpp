@@ -42,6 +42,9 @@ TEST_CASE("a unix URL gives the socket and its query", "[store][url]") {
   CHECK(where.td_id == "abc-1");
   CHECK(where.connection.user == "bob");
   CHECK(where.connection.password == "pw");
+  CHECK(where.cache_metadata);
+  CHECK_FALSE(parse_store_url("unix:///s.sock?cache_metadata=0").cache_metadata);
+  CHECK(parse_store_url("redis://host/0/id?cache_metadata=1").cache_metadata);
 }
 
 TEST_CASE("bad store URLs are ValueErrors that hide the password", "[store][url]") {
@@ -49,7 +52,7 @@ TEST_CASE("bad store URLs are ValueErrors that hide the password", "[store][url]
        {"http://localhost", "rediss://localhost:6379/0", "redis://", "redis://host:0",
         "redis://host:99999", "redis://host:/0", "redis://host/x", "redis://host/0/id/extra",
         "redis://host?color=red", "unix://relative.sock", "unix:///s.sock?db=-1",
-        "redis://host/0/a%zz", "redis://[::1/0"}) {
+        "redis://host/0/a%zz", "redis://[::1/0", "unix:///s.sock?cache_metadata=yes"}) {
     INFO(url);
     CHECK_THROWS_AS(parse_store_url(url), ValueError);
   }

@@ -25,17 +25,24 @@ using MetaJson = nlohmann::ordered_json;
 /// One optional name per batch dim (tensordict::DimNames, spelled without the runtime).
 using Names = std::vector<std::optional<std::string>>;
 
-/// The class a `_type` (or `_class`) string names, without its module: "<class 'pkg.mod.Name'>",
-/// "pkg.mod.Name" and "Name" all give "Name".
-inline std::string class_name(std::string_view type) {
+/// The dotted path of the class a `_type` string names: "<class 'pkg.mod.Name'>" gives
+/// "pkg.mod.Name" (what Python's store records in `__tensorclass__`); other text is kept.
+inline std::string class_path(std::string_view type) {
   constexpr std::string_view kOpen = "<class '";
   constexpr std::string_view kClose = "'>";
   if (type.substr(0, kOpen.size()) == kOpen && type.size() >= kOpen.size() + kClose.size() &&
       type.substr(type.size() - kClose.size()) == kClose) {
     type = type.substr(kOpen.size(), type.size() - kOpen.size() - kClose.size());
   }
-  const size_t dot = type.rfind('.');
-  return std::string(dot == std::string_view::npos ? type : type.substr(dot + 1));
+  return std::string(type);
+}
+
+/// The class a `_type` (or `_class`) string names, without its module: "<class 'pkg.mod.Name'>",
+/// "pkg.mod.Name" and "Name" all give "Name".
+inline std::string class_name(std::string_view type) {
+  const std::string path = class_path(type);
+  const size_t dot = path.rfind('.');
+  return dot == std::string::npos ? path : path.substr(dot + 1);
 }
 
 /// The format version a meta.json records, or why it cannot be read.

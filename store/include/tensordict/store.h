@@ -92,12 +92,17 @@ struct StoreLocation {
   ConnectionOptions connection;       ///< the server
   std::string td_id;                  ///< empty: a new UUID4 when creating
   std::string prefix = "tensordict";  ///< Python's `prefix=` (the namespace)
+  /// Python's `cache_metadata=` (default true): the handle keeps the key registry and each tensor
+  /// leaf's shape and dtype as it last read or wrote them, so that a read is one GET and a write
+  /// one transaction; another client's new keys are seen after refresh() (docs/store.md,
+  /// "Semantics"). URL query `cache_metadata=0` turns it off.
+  bool cache_metadata = true;
 };
 
 /// Parses `redis://[user[:password]@]host[:port][/DB[/TD_ID]]` and
-/// `unix:///path/to/socket[?db=DB&td_id=TD_ID]`; both take `prefix=`, `user=`, `password=`
-/// query parameters, and percent-escapes anywhere. ValueError (the password not echoed) on
-/// anything else, including `rediss://` (TLS is not supported).
+/// `unix:///path/to/socket[?db=DB&td_id=TD_ID]`; both take `prefix=`, `user=`, `password=`,
+/// `cache_metadata=` query parameters, and percent-escapes anywhere. ValueError (the password not
+/// echoed) on anything else, including `rediss://` (TLS is not supported).
 StoreLocation parse_store_url(std::string_view url);
 
 /// Python's TensorDictStore: a TensorDict whose leaves live in the store, each read or written
@@ -118,8 +123,10 @@ class TensorDictStore {
   /// FormatError when its metadata is malformed.
   static TensorDictStore open(const StoreLocation& where);
   /// Uploads `td` into a new store (Python's from_tensordict); the store takes its batch size
-  /// and device. A lazy stack is stored as Python's LazyStackedTensorDictStore.from_lazy_stack
-  /// stores one (its tensor leaves; elements of a leaf may differ in shape).
+  /// and device. An instance of a generated class (or a TensorDict stored as one) records the
+  /// class's Python path in `__tensorclass__`, as Python does for a tensorclass. A lazy stack is
+  /// stored as Python's LazyStackedTensorDictStore.from_lazy_stack stores one (its tensor leaves;
+  /// elements of a leaf may differ in shape).
   static TensorDictStore from_tensordict(const TensorDict& td, const StoreLocation& where);
 
   /// The TensorDict's id and the namespace prefix: its keys are `{prefix}:{<td_id>}:...`.
@@ -181,11 +188,16 @@ class TensorDictStore {
   /// Removes a leaf, or a nested level with every leaf under it; KeyError when missing.
   void del_(const NestedKey& key);
   /// Reads every leaf into a local TensorDict (Python's to_local / to_tensordict); a lazy stack
-  /// store (one Python's LazyStackedTensorDictStore wrote) gives a lazy stack.
+  /// store (one Python's LazyStackedTensorDictStore wrote) gives a lazy stack. A store whose
+  /// `__tensorclass__` names a generated class registered here gives an instance's TensorDict
+  /// (tensordict::class_of names the class; `C::from_tensordict` or `get<C>` read it as `C`).
   TensorDict to_local() const;
   /// Whether the store is Python's LazyStackedTensorDictStore: only to_local, keys, contains and
   /// clear_redis take one yet (TypeError otherwise).
   bool is_lazy_stack() const;
+  /// Forgets the cached registry and metadata (StoreLocation::cache_metadata): the next call
+  /// reads them from the server, so another client's new or rewritten leaves are seen.
+  void refresh();
   /// Deletes everything the store holds on the server (Python's clear_redis, plus the
   /// `__tensorclass__` entry Python leaves behind). The handle stays usable.
   void clear_redis();
