@@ -8,6 +8,9 @@
 //  BM_store_write/socket/<size>    (the floor, no target) the same SET by hand on a plain socket:
 //                                  one writev from the tensor's memory, no client-side copy
 //  BM_store_read/socket/<size>     the same GET by hand, the value read straight into the tensor
+//  BM_store_write/layout/<size>    (no target) the store's own commands for the same write, by
+//                                  hand: MULTI SET DEL HSET SADD EXEC per leaf, the value sent
+//                                  from the tensor's memory, all leaves in one round trip
 //  BM_store_write/store/1000x16    TensorDictStore::update with a TensorDict of 1,000 leaves of
 //                                  16 floats (64 bytes each)
 //  BM_store_write/raw/1000x16      1,000 SETs of the same bytes, pipelined (one round trip)
@@ -430,6 +433,42 @@ at::Tensor socket_get(Socket& s, const std::string& key, int64_t floats) {
   return out;
 }
 
+// The store's write, by hand: per leaf Python's transaction (the C++ store's, which adds the DEL)
+// with the value sent from the tensor's memory, and every leaf's transaction sent before the
+// first reply is read: one round trip for any number of leaves. What the store's layout costs the
+// server, without the client's round trips and copies.
+void layout_set_many(redisContext* c, const std::vector<std::string>& paths,
+                     const std::vector<at::Tensor>& values) {
+  const std::string base = "bench:layout:{x}:";
+  const std::string registry = base + "__keys__";
+  std::vector<std::string> shapes;
+  for (const auto& v : values) shapes.push_back("[" + std::to_string(v.numel()) + "]");
+  auto append = [c](std::vector<const char*> argv, std::vector<size_t> lens) {
+    if (redisAppendCommandArgv(c, static_cast<int>(argv.size()), argv.data(), lens.data()) !=
+        REDIS_OK)
+      throw std::runtime_error("layout write failed");
+  };
+  for (size_t i = 0; i < paths.size(); ++i) {
+    const std::string data = base + "d:" + paths[i];
+    const std::string meta = base + "m:" + paths[i];
+    append({"MULTI"}, {5});
+    append({"SET", data.data(), static_cast<const char*>(values[i].data_ptr())},
+           {3, data.size(), values[i].nbytes()});
+    append({"DEL", meta.data()}, {3, meta.size()});
+    append({"HSET", meta.data(), "shape", shapes[i].data(), "dtype", "torch.float32"},
+           {4, meta.size(), 5, shapes[i].size(), 5, 13});
+    append({"SADD", registry.data(), paths[i].data()}, {4, registry.size(), paths[i].size()});
+    append({"EXEC"}, {4});
+  }
+  for (size_t i = 0; i < paths.size() * 6; ++i) {
+    void* r = nullptr;
+    if (redisGetReply(c, &r) != REDIS_OK || !r ||
+        static_cast<redisReply*>(r)->type == REDIS_REPLY_ERROR)
+      throw std::runtime_error("layout write failed");
+    freeReplyObject(r);
+  }
+}
+
 std::vector<std::string> small_raw_keys() {
   std::vector<std::string> keys;
   for (const auto& k : small_td().keys()) keys.push_back(raw_key("small:" + k.front()));
@@ -503,6 +542,20 @@ void BM_write_store_small(benchmark::State& state) {
   guarded(state, kSmallBytes, [&] { s.update(small_td()); });
 }
 
+void BM_write_layout(benchmark::State& state, Size size) {
+  const std::vector<at::Tensor> values{leaf(size.bytes)};
+  Context c = connect_raw(g_server.host, g_server.port);
+  guarded(state, size.bytes, [&] { layout_set_many(c.get(), {"leaf"}, values); });
+}
+
+void BM_write_layout_small(benchmark::State& state) {
+  Context c = connect_raw(g_server.host, g_server.port);
+  std::vector<std::string> paths;
+  for (const auto& k : small_td().keys()) paths.push_back(k.front());
+  const auto values = small_values();
+  guarded(state, kSmallBytes, [&] { layout_set_many(c.get(), paths, values); });
+}
+
 void BM_write_raw_small(benchmark::State& state) {
   Context c = connect_raw(g_server.host, g_server.port);
   const auto keys = small_raw_keys();
@@ -533,6 +586,7 @@ void register_benchmarks() {
         benchmark::RegisterBenchmark(("BM_store_read/store/" + n).c_str(), BM_read_store, size),
         benchmark::RegisterBenchmark(("BM_store_read/raw/" + n).c_str(), BM_read_raw, size),
         benchmark::RegisterBenchmark(("BM_store_write/socket/" + n).c_str(), BM_write_socket, size),
+        benchmark::RegisterBenchmark(("BM_store_write/layout/" + n).c_str(), BM_write_layout, size),
         benchmark::RegisterBenchmark(("BM_store_read/socket/" + n).c_str(), BM_read_socket, size)};
     for (auto* b : group) {
       b->UseRealTime()->Unit(benchmark::kMillisecond);
@@ -544,6 +598,7 @@ void register_benchmarks() {
   for (auto* b :
        {benchmark::RegisterBenchmark("BM_store_write/store/1000x16", BM_write_store_small),
         benchmark::RegisterBenchmark("BM_store_write/raw/1000x16", BM_write_raw_small),
+        benchmark::RegisterBenchmark("BM_store_write/layout/1000x16", BM_write_layout_small),
         benchmark::RegisterBenchmark("BM_store_read/store/1000x16", BM_read_store_small),
         benchmark::RegisterBenchmark("BM_store_read/raw/1000x16", BM_read_raw_small)})
     b->UseRealTime()->Unit(benchmark::kMillisecond);
@@ -631,6 +686,11 @@ void remove_bench_keys() {
   std::vector<std::string> del{"DEL", raw_key("commands")};
   for (const Size& size : kSizes) del.push_back(raw_key(size.name));
   for (const auto& k : small_raw_keys()) del.push_back(k);
+  const std::string layout = "bench:layout:{x}:";
+  del.push_back(layout + "__keys__");
+  for (const auto& k : small_td().keys())
+    for (const char* kind : {"d:", "m:"}) del.push_back(layout + kind + k.front());
+  for (const char* kind : {"d:", "m:"}) del.push_back(layout + kind + "leaf");
   command(c.get(), del);
 }
 

@@ -2,14 +2,15 @@
 # The table of docs/performance.md, "Store (Redis)": one redis-server on a free loopback port,
 # bench_store (C++ TensorDictStore vs raw hiredis) and then bench/store_python.py (Python
 # tensordict's TensorDictStore, run in the sid chroot of scripts/python-peer.sh) against it, and
-# the ratios of their medians. Run from anywhere in the checkout:
+# the ratios of their medians (bench_store starts no server of its own then). Run from anywhere in the checkout:
 #
 #   bench/store_vs_python.sh [bench_store arguments...]
 #
 # Environment: TC_BUILD_DIR (default build), TC_REDIS_SERVER (default redis-server), TC_PYTHON_PEER
-# (the chroot's tdpy, default /opt/peer-v0.14.0/tdpy; "none" skips Python), TC_BENCH_OUT (where
-# cpp.json and python.json go; default a new temporary directory), TC_BENCH_PY_SCALE (multiplies
-# the Python repetitions). Needs root for the chroot (scripts/on-debian.sh).
+# (the chroot's tdpy, default /opt/peer-v0.14.0/tdpy; "none" skips Python), TC_BENCH_RUNS (runs of
+# both sides, default 3), TC_BENCH_OUT (where cppN.json and pythonN.json go; default a new
+# temporary directory), TC_BENCH_PY_SCALE (multiplies the Python repetitions). Needs root for the
+# chroot (scripts/on-debian.sh).
 set -euo pipefail
 checkout=$(cd "$(dirname "$0")/.." && pwd)
 cd "$checkout"
@@ -32,41 +33,59 @@ for _ in $(seq 100); do ping 2>/dev/null && break; sleep 0.1; done
 ping || { echo "store_vs_python.sh: $server did not start (see $out/redis/redis.log)" >&2; exit 1; }
 echo "server: $("$server" --version | head -1), 127.0.0.1:$port; results in $out" >&2
 
-echo "bench_store ..." >&2
-TC_BENCH_REDIS=127.0.0.1:$port "$bench" --benchmark_repetitions=5 \
-  --benchmark_enable_random_interleaving=true --benchmark_report_aggregates_only=true \
-  --benchmark_format=json "$@" >"$out/cpp.json"
+# TC_BENCH_RUNS runs (default 3) of both sides in turn; each ratio is taken within a run (from its
+# medians), and the table shows the median over the runs and the range.
+runs=${TC_BENCH_RUNS:-3}
+for run in $(seq "$runs"); do
+  echo "run $run/$runs: bench_store ..." >&2
+  TC_BENCH_REDIS=127.0.0.1:$port "$bench" --benchmark_repetitions=5 \
+    --benchmark_min_time=0.5 --benchmark_enable_random_interleaving=true \
+    --benchmark_report_aggregates_only=true \
+    --benchmark_format=json "$@" >"$out/cpp$run.json"
+  if [ "$peer" != none ]; then
+    echo "run $run/$runs: store_python.py (Python tensordict, $peer in the sid chroot) ..." >&2
+    # The chroot shares the host's network; the script's last line of output is the JSON.
+    "$checkout/scripts/on-debian.sh" sid "$peer" bench/store_python.py --host 127.0.0.1 \
+      --port "$port" --scale "${TC_BENCH_PY_SCALE:-1}" | tail -1 >"$out/python$run.json"
+  fi
+done
 
-if [ "$peer" != none ]; then
-  echo "store_python.py (Python tensordict, $peer in the sid chroot) ..." >&2
-  # The chroot shares the host's network; its output's last line is the JSON.
-  "$checkout/scripts/on-debian.sh" sid "$peer" bench/store_python.py --host 127.0.0.1 \
-    --port "$port" --scale "${TC_BENCH_PY_SCALE:-1}" | tail -1 >"$out/python.json"
-fi
+python3 - "$out" "$runs" <<'EOF'
+import json, os, statistics, sys
 
-python3 - "$out/cpp.json" "$out/python.json" <<'EOF'
-import json, os, sys
-
+out, runs = sys.argv[1], int(sys.argv[2])
 UNIT_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
-cpp = {}
-with open(sys.argv[1]) as f:
-    report = json.load(f)
-for b in report["benchmarks"]:
-    if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
-        continue
-    # BM_store_<op>/<variant>/<size>, without the /iterations:N and /real_time suffixes.
-    name = "/".join(b.get("run_name", b["name"]).split("/")[:3])
-    if b.get("run_type") == "aggregate" or name not in cpp:
-        cpp[name] = b["real_time"] * UNIT_MS[b["time_unit"]]
-py = {}
-if os.path.exists(sys.argv[2]) and os.path.getsize(sys.argv[2]):
-    with open(sys.argv[2]) as f:
-        pyreport = json.load(f)
-    py = {b["name"]: b["median_ms"] for b in pyreport["benchmarks"]}
-    print("python:", ", ".join(f"{k} {v}" for k, v in pyreport["context"].items()))
-ctx = report.get("context", {})
-print(f"C++: {ctx.get('host_name', '?')}, {ctx.get('num_cpus', '?')} CPUs, {ctx.get('date', '?')}, "
-      f"load averages {', '.join(f'{x:.1f}' for x in ctx.get('load_avg', []))}")
+
+
+def load_cpp(path):
+    """{BM_store_<op>/<variant>/<size>: median ms} of one bench_store run, and its context."""
+    with open(path) as f:
+        report = json.load(f)
+    times = {}
+    for b in report["benchmarks"]:
+        if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
+            continue
+        # Without the /iterations:N and /real_time suffixes.
+        name = "/".join(b.get("run_name", b["name"]).split("/")[:3])
+        if b.get("run_type") == "aggregate" or name not in times:
+            times[name] = b["real_time"] * UNIT_MS[b["time_unit"]]
+    return times, report.get("context", {})
+
+
+cpp, py = [], []
+for run in range(1, runs + 1):
+    times, ctx = load_cpp(f"{out}/cpp{run}.json")
+    cpp.append(times)
+    print(f"C++ run {run}: {ctx.get('host_name', '?')}, {ctx.get('num_cpus', '?')} CPUs, "
+          f"{ctx.get('date', '?')}, load averages "
+          f"{', '.join(f'{x:.1f}' for x in ctx.get('load_avg', []))}")
+    path = f"{out}/python{run}.json"
+    if os.path.exists(path) and os.path.getsize(path):
+        with open(path) as f:
+            report = json.load(f)
+        py.append({b["name"]: b["median_ms"] for b in report["benchmarks"]})
+        if run == 1:
+            print("python:", ", ".join(f"{k} {v}" for k, v in report["context"].items()))
 
 
 def ms(x):
@@ -75,28 +94,51 @@ def ms(x):
     return f"{x:.3f} ms" if x < 1 else f"{x:.2f} ms" if x < 100 else f"{x:.0f} ms"
 
 
+def over_runs(values):
+    """Median over the runs of one time, or None where a run lacks it."""
+    return statistics.median(values) if values and None not in values else None
+
+
+def ratio(nums, dens, target, at_most):
+    """Median of the per-run ratios, its range, and whether the median meets the target."""
+    rs = [n / d for n, d in zip(nums, dens) if n is not None and d is not None]
+    if not rs:
+        return ""
+    r = statistics.median(rs)
+    met = r <= target if at_most else r >= target
+    spread = f" ({min(rs):.2f}–{max(rs):.2f})" if len(rs) > 1 else ""
+    return f"**{r:.2f}**{spread} {'met' if met else 'MISSED'}"
+
+
+def times(runs_, name):
+    return [t.get(name) for t in runs_]
+
+
 print()
-print("| op | size | socket floor | raw hiredis | C++ store | store / raw (≤ 1.1) | Python store | Python / C++ (≥ 2) |")
-print("|---|---|---|---|---|---|---|---|")
+print("| op | size | socket floor | raw hiredis | layout by hand | C++ store | store / raw (≤ 1.1) "
+      "| Python store | Python / C++ (≥ 2) |")
+print("|---|---|---|---|---|---|---|---|---|")
 for op in ("write", "read"):
     for size in ("1KB", "1MB", "100MB", "1000x16"):
-        raw = cpp.get(f"BM_store_{op}/raw/{size}")
-        ours = cpp.get(f"BM_store_{op}/store/{size}")
-        if raw is None or ours is None:
+        name = lambda variant: f"BM_store_{op}/{variant}/{size}"
+        ours = times(cpp, name("store"))
+        raw = times(cpp, name("raw"))
+        if over_runs(ours) is None or over_runs(raw) is None:
             continue
-        r = ours / raw
-        cells = [op, size, ms(cpp.get(f"BM_store_{op}/socket/{size}")), ms(raw), ms(ours),
-                 f"**{r:.2f}** {'met' if r <= 1.1 else 'MISSED'}"]
-        p = py.get(f"BM_store_{op}/python/{size}")
-        cells += [ms(p), f"**{p / ours:.2f}×** {'met' if p / ours >= 2 else 'MISSED'}" if p else ""]
+        cells = [op, size] + [ms(over_runs(times(cpp, name(v))))
+                              for v in ("socket", "raw", "layout", "store")]
+        cells.append(ratio(ours, raw, 1.1, True))
+        p = times(py, name("python"))
+        cells += [ms(over_runs(p)), ratio(p, ours, 2.0, False)] if py else ["", ""]
         print("| " + " | ".join(cells) + " |")
-others = [(n, t) for n, t in py.items() if n.split("/")[1] != "python"]
+others = sorted({n for t in py for n in t if n.split("/")[1] != "python"})
 if others:
     print()
     print("| Python variant | median | Python / C++ store |")
     print("|---|---|---|")
-    for n, t in others:
+    for n in others:
         op, variant, size = n.split("/")
-        ours = cpp.get(f"{op}/store/{size}")
-        print(f"| `{n}` | {ms(t)} | {t / ours:.2f}× |" if ours else f"| `{n}` | {ms(t)} | |")
+        p = times(py, n)
+        print(f"| `{n}` | {ms(over_runs(p))} | "
+              f"{ratio(p, times(cpp, f'{op}/store/{size}'), 2.0, False)} |")
 EOF
