@@ -34,6 +34,7 @@
 #include <arpa/inet.h>
 #include <benchmark/benchmark.h>
 #include <hiredis/hiredis.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
@@ -709,6 +710,13 @@ int main(int argc, char** argv) {
   benchmark::Initialize(&n, args.data());
   if (benchmark::ReportUnrecognizedArguments(n, args.data())) return 1;
   at::set_num_threads(1);
+  // glibc's default mmap threshold moves with the sizes freed so far, so whether a 1MB buffer is
+  // fresh pages (faulted in on first touch) or reused heap would depend on which benchmarks ran
+  // before (a 1MB raw SET measured 0.4 or 1.2 ms by that alone). Fixed as in bench_ops: buffers
+  // up to 64MB come from the heap, which keeps what is freed; 100MB ones are always fresh pages,
+  // for both sides of a pair alike.
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);
+  mallopt(M_MMAP_THRESHOLD, 64 << 20);
   try {
     choose_server();
     if (commands) {
