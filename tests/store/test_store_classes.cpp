@@ -1,15 +1,14 @@
 // Stores of generated classes: `__tensorclass__` holds the class's Python path, as Python's
 // TensorDictStore.from_tensordict writes it for a tensorclass, and a store naming a class
-// registered here reads back as an instance's TensorDict. Live against Python's class in
-// test_store_python.cpp.
+// registered here reads back as an instance's TensorDict, and both open as the class in Python.
 #include <ATen/ATen.h>
 
-#include <atomic>
 #include <optional>
 #include <string>
 
 #include "catch2_compat.h"
 #include "nested.h"
+#include "store_peer.h"
 #include "store_server.h"
 #include "tensordict/class_registry.h"
 #include "tensordict/store.h"
@@ -22,10 +21,9 @@ using tensordict::store::TensorDictStore;
 namespace {
 
 golden::Outer sample_outer() {
-  return golden::Outer(
-      {golden::Inner({at::arange(4, at::kFloat).reshape({2, 2})}, {2}), std::nullopt,
-       at::full({2}, 0.5)},
-      {2});
+  return golden::Outer({golden::Inner({at::arange(4, at::kFloat).reshape({2, 2})}, {2}),
+                        std::nullopt, at::full({2}, 0.5)},
+                       {2});
 }
 
 }  // namespace
@@ -72,4 +70,24 @@ TEST_CASE("a plain TensorDict's store names no class and an unknown class reads 
   const TensorDict local = opened.to_local();
   CHECK(tensordict::class_of(local) == nullptr);
   CHECK(at::equal(local.get("x"), at::ones({2})));
+}
+
+TEST_CASE("a generated class's store opens as the class in Python and Python's in C++",
+          "[store][needs-peer]") {
+  const auto mine = tc_test::RedisServer::instance().unix_location("cpp-class");
+  TensorDictStore::from_tensordict(sample_outer(), mine);
+  tc_test::run_store_peer("read_class",
+                          mine.td_id);  // exits 1, naming the difference, unless Python agrees
+
+  const auto theirs = tc_test::RedisServer::instance().unix_location("python-class");
+  tc_test::run_store_peer("write_class", theirs.td_id);
+  const TensorDictStore store = TensorDictStore::open(theirs);
+  CHECK(store.tensorclass() == std::optional<std::string>("golden.Outer"));
+  const TensorDict local = store.to_local();
+  CHECK(tensordict::class_of(local) == &golden::Outer::class_spec());
+  const golden::Outer back = golden::Outer::from_tensordict(local);
+  const golden::Outer expected = sample_outer();
+  CHECK(at::equal(back.inner().x(), expected.inner().x()));
+  CHECK(at::equal(back.y(), expected.y()));
+  CHECK_FALSE(back.maybe().has_value());
 }

@@ -99,9 +99,7 @@ TEST_CASE("a server that stops answering is a TimeoutError within the timeout",
   store.set("x", at::ones({2}));
   server->pause();
   // 500 ms per reply; the bound only catches a hang (each call gives up well within it).
-  CHECK(seconds_of([&] {
-          CHECK_THROWS_AS(store.get_at("x", 0), tensordict::TimeoutError);
-        }) < 10);
+  CHECK(seconds_of([&] { CHECK_THROWS_AS(store.get_at("x", 0), tensordict::TimeoutError); }) < 10);
   CHECK(seconds_of([&] {
           CHECK_THROWS_WITH(store.set("x", at::zeros({2})), ContainsSubstring("'x'"));
         }) < 10);

@@ -10,6 +10,7 @@
 #include "catch2_compat.h"
 #include "python_peer.h"
 #include "ragged_stack.h"
+#include "store_peer.h"
 #include "store_server.h"
 #include "tensordict/dtype.h"
 #include "tensordict/json.h"
@@ -24,10 +25,12 @@ namespace {
 
 const std::string kScript = TC_SOURCE_DIR "/tests/store/store_peer.py";
 
-// The output of store_peer.py's `mode` on this process's server; skips without redis-py (77).
-std::string run_peer(const std::string& mode, const std::string& td_id = "") {
+}  // namespace
+
+std::string tc_test::run_store_peer(const std::string& mode, const std::string& td_id) {
   tc_test::require_python_peer("torch");
-  const std::string command = "'" + tc_test::python_peer() + "' '" + kScript + "' " + mode + " '" +
+  const std::string command = "PYTHONPATH='" TC_SOURCE_DIR "/tests/goldens/python/nested' '" +
+                              tc_test::python_peer() + "' '" + kScript + "' " + mode + " '" +
                               tc_test::RedisServer::instance().socket() + "' '" + td_id + "' 2>&1";
   FILE* pipe = popen(command.c_str(), "r");
   REQUIRE(pipe != nullptr);
@@ -42,23 +45,42 @@ std::string run_peer(const std::string& mode, const std::string& td_id = "") {
   return out;
 }
 
-// The same values as sample() in store_peer.py.
+namespace {
+
+// Every dtype both languages write; C++ also writes bfloat16 (numpy, which Python's store
+// writes through, cannot).
+const std::vector<at::ScalarType> kPeerDtypes{
+    at::kBool, at::kByte,  at::kChar,   at::kShort,        at::kInt,          at::kLong,
+    at::kHalf, at::kFloat, at::kDouble, at::kComplexFloat, at::kComplexDouble};
+
+// The same values as leaf() in store_peer.py.
+at::Tensor peer_leaf(at::ScalarType dtype) {
+  const at::Tensor base = (at::arange(6, at::kDouble).reshape({3, 2}) - 3) * 1.5;
+  if (dtype == at::kBool) return base.gt(0);
+  if (dtype == at::kByte) return (base * 10 + 128).to(dtype);
+  if (at::isComplexType(dtype)) return at::complex(base, -base).to(dtype);
+  return base.to(dtype);
+}
+
+// The same entries as sample() in store_peer.py, keyed by dtype name.
 TensorDict sample_td() {
   TensorDict td({}, {3});
-  td.set("f32", at::arange(6, at::kFloat).reshape({3, 2}) * 0.5 - 1);
-  td.set("i64", at::arange(3, at::kLong) - 1);
-  td.set("u8", at::arange(12, at::kByte).reshape({3, 4}));
-  td.set("b", at::arange(3, at::kLong).remainder(2).eq(0));
+  for (at::ScalarType dtype : kPeerDtypes) td.set(tensordict::dtype_name(dtype), peer_leaf(dtype));
   td.set({"next", "obs"}, at::arange(3, at::kDouble) * 1.25);
+  td.set_non_tensor("label", "a text");
+  td.set_non_tensor("cfg", Json::parse(R"({"lr": 0.1, "n": [1, 2]})"));
+  td.set("tags", tensordict::NonTensorStack({3}, {Json("a"), Json("b"), Json("c")}));
   return td;
 }
 
-// `leaf` as store_peer.py prints one: dtype, shape, values as doubles.
+// A leaf as store_peer.py prints one: dtype, shape, values as doubles (complex: real, imag).
 void check_leaf(const Json& printed, const at::Tensor& expected) {
   CHECK(printed.at("dtype").get<std::string>() ==
         "torch." + tensordict::dtype_name(expected.scalar_type()));
   CHECK(printed.at("shape").get<std::vector<int64_t>>() == expected.sizes().vec());
-  const at::Tensor flat = expected.to(at::kDouble).flatten();
+  const at::Tensor real =
+      at::isComplexType(expected.scalar_type()) ? at::view_as_real(expected) : expected;
+  const at::Tensor flat = real.to(at::kDouble).flatten();
   const auto values = printed.at("values").get<std::vector<double>>();
   REQUIRE(values.size() == static_cast<size_t>(flat.numel()));
   for (size_t i = 0; i < values.size(); ++i)
@@ -70,40 +92,56 @@ void check_leaf(const Json& printed, const at::Tensor& expected) {
 TEST_CASE("Python's TensorDictStore reads a store C++ wrote", "[store][needs-peer]") {
   const auto where = tc_test::RedisServer::instance().unix_location("cpp-wrote");
   TensorDict expected = sample_td();
+  expected.set("bfloat16", peer_leaf(at::kBFloat16));
   TensorDictStore store = TensorDictStore::from_tensordict(expected, where);
-  // A row written as a byte range reaches Python too.
-  store.set_at("f32", 1, at::full({2}, 7.0, at::kFloat));
-  expected.get("f32")[1].fill_(7.0);
+  // Rows written as byte ranges reach Python too.
+  store.set_at("float32", 1, at::full({2}, 7.0, at::kFloat));
+  expected.get("float32")[1].fill_(7.0);
+  store.set_rows("int8", 1, at::full({2, 2}, -5, at::kChar));
+  expected.get("int8").slice(0, 1).fill_(-5);
 
-  const Json printed = Json::parse(run_peer("read", where.td_id));
+  const Json printed = Json::parse(tc_test::run_store_peer("read", where.td_id));
   CHECK(printed.at("batch_size").get<std::vector<int64_t>>() == std::vector<int64_t>{3});
   const Json& leaves = printed.at("leaves");
-  CHECK(leaves.size() == 5);
-  for (const char* path : {"f32", "i64", "u8", "b"}) {
-    INFO(path);
-    check_leaf(leaves.at(path), expected.get(path));
+  CHECK(leaves.size() == kPeerDtypes.size() + 2);
+  for (const auto& key : expected.keys(/*include_nested=*/true, /*leaves_only=*/true)) {
+    if (!expected.get_value(key).is_tensor()) continue;
+    INFO(key.repr());
+    check_leaf(leaves.at(key.join(".")), expected.get(key));
   }
-  check_leaf(leaves.at("next.obs"), expected.get({"next", "obs"}));
+  const Json& non_tensor = printed.at("non_tensor");
+  CHECK(non_tensor.at("label") == "a text");
+  CHECK(non_tensor.at("cfg") == Json::parse(R"({"lr": 0.1, "n": [1, 2]})"));
+  CHECK(non_tensor.at("tags") == Json::parse(R"(["a", "b", "c"])"));
 }
 
 TEST_CASE("C++ reads a store Python's TensorDictStore wrote", "[store][needs-peer]") {
   const auto where = tc_test::RedisServer::instance().unix_location("python-wrote");
-  run_peer("write", where.td_id);
-  const TensorDict local = TensorDictStore::open(where).to_local();
-  const TensorDict expected = sample_td();
+  tc_test::run_store_peer("write", where.td_id);
+  const TensorDictStore store = TensorDictStore::open(where);
+  const TensorDict local = store.to_local();
+  TensorDict expected = sample_td();
+  // Python's row writes after the upload: set_at_ and an indexed TensorDict write.
+  expected.get("float32")[1].fill_(7.0);
+  expected.get("int64")[2].fill_(42);
   CHECK(local.batch_size() == tensordict::BatchSize{3});
   for (const auto& key : expected.keys(/*include_nested=*/true, /*leaves_only=*/true)) {
+    if (!expected.get_value(key).is_tensor()) continue;
     INFO(key.repr());
     const at::Tensor got = local.get(key);
     CHECK(got.scalar_type() == expected.get(key).scalar_type());
     CHECK(got.equal(expected.get(key)));
   }
+  CHECK(store.get_non_tensor("label") == "a text");
+  CHECK(store.get_non_tensor("cfg") == Json::parse(R"({"lr": 0.1, "n": [1, 2]})"));
+  // Python's set() writes a stack as one JSON list ("json"): its items come back.
+  CHECK(store.get_non_tensor("tags") == Json::parse(R"(["a", "b", "c"])"));
 }
 
 TEST_CASE("C++ reads a lazy stack store Python's LazyStackedTensorDictStore wrote",
           "[store][needs-peer]") {
   // The td_id Python chose: the last line it printed (warnings may come before it).
-  std::string td_id = run_peer("write_lazy");
+  std::string td_id = tc_test::run_store_peer("write_lazy");
   td_id.erase(td_id.find_last_not_of(" \n") + 1);
   td_id = td_id.substr(td_id.find_last_of('\n') + 1);
   auto where = tc_test::RedisServer::instance().unix_location(td_id);
@@ -125,5 +163,6 @@ TEST_CASE("Python's LazyStackedTensorDictStore reads a lazy stack C++ stored",
   const TensorDict ragged = tc_test::ragged_stack();
   const auto where = tc_test::RedisServer::instance().unix_location("cpp-wrote-lazy");
   TensorDictStore::from_tensordict(ragged, where);
-  run_peer("read_lazy", where.td_id);  // exits 1, naming the difference, unless Python agrees
+  tc_test::run_store_peer("read_lazy",
+                          where.td_id);  // exits 1, naming the difference, unless Python agrees
 }
