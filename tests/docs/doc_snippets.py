@@ -10,9 +10,11 @@ comment must end on the line right before the fence; several may be stacked):
   <!-- snippet: context               hidden C++ lines compiled before the snippet, in its
   int rank = 0;                       scope (declarations the prose assumes); `#include`s
   -->                                 in them are hoisted like the snippet's own
-  <!-- snippet: file=NAME -->         the block is the file NAME (a schema, a header): written
-                                      out for the other snippets of the file; a C++ header is
-                                      compiled on its own
+  <!-- snippet: file=NAME -->         the block is the file NAME (a schema, a header, a script):
+                                      written out for the other snippets of the file; a C++
+                                      header is compiled on its own, a NAME.cpp holding main()
+                                      is the program `<page target>_program_NAME`, which tests
+                                      can run (docs/store.md's actor)
   <!-- snippet: top-level -->         declarations: kept at namespace scope, its own TU
   <!-- snippet: requires=A,B -->      compiled only when the build has features A and B
                                       (distributed, sentencepiece, tcgen); skipped otherwise
@@ -48,7 +50,7 @@ import subprocess
 import sys
 
 CPP_LANGS = {"cpp", "c++", "cxx", "cc"}
-FEATURES = {"distributed", "tcgen", "sentencepiece"}  # what requires= may name
+FEATURES = {"distributed", "tcgen", "sentencepiece", "store"}  # what requires= may name
 FENCE = re.compile(r"^( {0,3})(`{3,}|~{3,})\s*([^`\s]*)(.*)$")
 INCLUDE = re.compile(r"^\s*#\s*include\b")
 MAIN = re.compile(r"\bint\s+main\s*\(")
@@ -364,10 +366,18 @@ def sources(args, blocks, display):
         if c.kind == "body":
             bodies.append(c)
     for b in files:
-        if not b.file.endswith((".h", ".hh", ".hpp", ".hxx")) or not b.is_cpp:
+        if not b.is_cpp:
             continue
         if set(b.requires) - features:
             print(f"skipped: {display}:{b.line} file {b.file}")
+            continue
+        if b.file.endswith(".cpp") and b.is_program:
+            name = f"program_{b.file}"
+            write_if_changed(os.path.join(out_dir, name),
+                             f'#line {b.line} "{display}"\n' + "\n".join(b.lines) + "\n")
+            listed.append(f"program {name}")
+            continue
+        if not b.file.endswith((".h", ".hh", ".hpp", ".hxx")):
             continue
         name = f"header_{b.file}.cpp"
         write_if_changed(os.path.join(out_dir, name), f'#include "files/{b.file}"\n')

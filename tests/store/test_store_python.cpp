@@ -166,3 +166,37 @@ TEST_CASE("Python's LazyStackedTensorDictStore reads a lazy stack C++ stored",
   tc_test::run_store_peer("read_lazy",
                           where.td_id);  // exits 1, naming the difference, unless Python agrees
 }
+
+#ifdef TC_STORE_ACTOR
+TEST_CASE("docs/store.md's C++ actor and Python learner share a store", "[store][needs-peer]") {
+  // The page's two programs as written (its file= blocks: the actor built by the docs build),
+  // started as its last paragraph says: the learner first, waiting for the actor's rollout.
+  tc_test::require_python_peer("redis, tensordict");
+  const auto& server = tc_test::RedisServer::instance();
+  const std::string port = std::to_string(server.port());
+  const std::string learner_command = "'" + tc_test::python_peer() +
+                                      "' '" TC_STORE_LEARNER "' 127.0.0.1 " + port +
+                                      " docs-run 2>&1";
+  FILE* learner = popen(learner_command.c_str(), "r");
+  REQUIRE(learner != nullptr);
+  const std::string actor_command =
+      "'" TC_STORE_ACTOR "' redis://127.0.0.1:" + port + "/0/docs-run 2>&1";
+  FILE* actor = popen(actor_command.c_str(), "r");
+  REQUIRE(actor != nullptr);
+  auto finish = [](FILE* pipe, std::string& out) {
+    char buffer[4096];
+    for (size_t n; (n = std::fread(buffer, 1, sizeof buffer, pipe)) > 0;) out.append(buffer, n);
+    const int status = pclose(pipe);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  std::string actor_said, learner_said;
+  const int actor_code = finish(actor, actor_said);
+  const int learner_code = finish(learner, learner_said);
+  INFO("actor: " << actor_said << "\nlearner: " << learner_said);
+  CHECK(learner_code == 0);
+  CHECK(actor_code == 0);
+  CHECK_THAT(actor_said, Catch::Matchers::ContainsSubstring("mean reward of 1.75"));
+  // The actor deleted the store when it was done.
+  CHECK_THROWS_AS(TensorDictStore::open(server.tcp_location("docs-run")), tensordict::KeyError);
+}
+#endif
