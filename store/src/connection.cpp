@@ -1,12 +1,19 @@
-// The one place that talks to hiredis. Written against the API hiredis 0.14 (Debian 12) and 1.x
-// (Debian 13, sid) share: the *WithTimeout connectors, redisSetTimeout, the Argv command forms
-// and RESP2 replies.
+// The one place that talks to the server. hiredis connects (TCP or unix socket, with the
+// connect timeout) and sets the socket's send and receive timeouts; the commands and replies are
+// RESP2 written and parsed here on its socket, because hiredis copies every argument into its
+// output buffer (twice) and every reply out of its input buffer: here a value goes to the socket
+// from where it lies (writev) and a bulk reply is received straight into its string, which the
+// store then hands to a tensor without a copy. Written against the API hiredis 0.14 (Debian 12)
+// and 1.x (Debian 13, sid) share: the *WithTimeout connectors and redisSetTimeout.
 #include <hiredis/hiredis.h>
-#include <pthread.h>
-#include <signal.h>
+#include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/uio.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <climits>
+#include <cstring>
 #include <mutex>
 #include <utility>
 
@@ -28,71 +35,231 @@ std::string describe(const ConnectionOptions& o) {
   return o.host + ":" + std::to_string(o.port) + " db " + std::to_string(o.db);
 }
 
-Reply convert(const redisReply* r) {
-  Reply out;
-  switch (r->type) {
-    case REDIS_REPLY_NIL:
-      out.type = Reply::Type::Nil;
-      break;
-    case REDIS_REPLY_INTEGER:
-      out.type = Reply::Type::Integer;
-      out.integer = r->integer;
-      break;
-    case REDIS_REPLY_STATUS:
-    case REDIS_REPLY_ERROR:
-    case REDIS_REPLY_STRING:
-      out.type = r->type == REDIS_REPLY_STRING   ? Reply::Type::String
-                 : r->type == REDIS_REPLY_STATUS ? Reply::Type::Status
-                                                 : Reply::Type::Error;
-      // `len` is an int in 0.14 and a size_t in 1.x.
-      out.str.assign(r->str, static_cast<size_t>(r->len));
-      break;
-    default:  // arrays (and, were RESP3 ever negotiated, its aggregate types)
-      out.type = Reply::Type::Array;
-      out.element.reserve(r->elements);
-      for (size_t i = 0; i < r->elements; ++i) out.element.push_back(convert(r->element[i]));
-      break;
-  }
-  return out;
-}
-
-// hiredis writes with write()/send() without MSG_NOSIGNAL: a write to a connection the server
-// closed would raise SIGPIPE and end the process. SIGPIPE is blocked on this thread while a
-// command is sent, and one it raised is consumed before the mask is restored (a library must
-// not change the process's signal handlers).
-class SigpipeBlock {
- public:
-  SigpipeBlock() {
-    sigemptyset(&pipe_);
-    sigaddset(&pipe_, SIGPIPE);
-    sigset_t pending;
-    sigpending(&pending);
-    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
-    pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
-  }
-  ~SigpipeBlock() {
-    if (!was_pending_) {
-      sigset_t pending;
-      sigpending(&pending);
-      const timespec zero{0, 0};
-      if (sigismember(&pending, SIGPIPE) == 1) sigtimedwait(&pipe_, nullptr, &zero);
-    }
-    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
-  }
-  SigpipeBlock(const SigpipeBlock&) = delete;
-  SigpipeBlock& operator=(const SigpipeBlock&) = delete;
-
- private:
-  sigset_t pipe_;
-  sigset_t old_;
-  bool was_pending_ = false;
-};
-
-// Thrown inside exchange() when the socket failed: the context is unusable from then on.
+// Thrown while talking when the socket failed: the connection is unusable from then on.
 struct Broken {
   std::string what;
   bool timeout;
 };
+
+[[noreturn]] void broken_by_errno(const char* doing) {
+  const int e = errno;
+  throw Broken{std::string(doing) + ": " + std::strerror(e), e == EAGAIN || e == EWOULDBLOCK};
+}
+
+// Arguments shorter than this are copied into the header text; longer ones are sent from where
+// they are.
+constexpr size_t kInlineArg = 4096;
+// The longest bulk reply and the most array elements accepted: a server (or anything answering
+// on its port) cannot make the client allocate without bound. 4 GiB is far above the largest
+// value a server keeps by default (512 MB).
+constexpr int64_t kMaxBulk = int64_t{1} << 32;
+constexpr int64_t kMaxElements = int64_t{1} << 28;
+constexpr int kMaxDepth = 32;
+
+// Sends `commands` as RESP2 arrays of bulk strings, in as few writev calls as the kernel allows.
+void send_all(int fd, const std::vector<std::vector<std::string_view>>& commands) {
+  std::string text;  // headers and short arguments
+  struct Piece {
+    bool in_text;
+    size_t offset;  // into text
+    std::string_view bytes;
+  };
+  std::vector<Piece> pieces;
+  size_t text_start = 0;
+  auto cut_text = [&] {
+    if (text.size() > text_start) pieces.push_back({true, text_start, {}});
+    text_start = text.size();
+  };
+  for (const auto& argv : commands) {
+    text += '*' + std::to_string(argv.size()) + "\r\n";
+    for (std::string_view a : argv) {
+      text += '$' + std::to_string(a.size()) + "\r\n";
+      if (a.size() < kInlineArg) {
+        text.append(a.data(), a.size());
+      } else {
+        cut_text();
+        pieces.push_back({false, 0, a});
+      }
+      text += "\r\n";
+    }
+  }
+  cut_text();
+  // Text pieces end where the next begins (or at the end): their lengths, now that text is whole.
+  std::vector<iovec> iov;
+  iov.reserve(pieces.size());
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    if (!pieces[i].in_text) {
+      iov.push_back({const_cast<char*>(pieces[i].bytes.data()), pieces[i].bytes.size()});
+      continue;
+    }
+    size_t end = text.size();
+    for (size_t j = i + 1; j < pieces.size(); ++j)
+      if (pieces[j].in_text) {
+        end = pieces[j].offset;
+        break;
+      }
+    iov.push_back({text.data() + pieces[i].offset, end - pieces[i].offset});
+  }
+  size_t first = 0;
+  while (first < iov.size()) {
+    msghdr msg{};
+    msg.msg_iov = iov.data() + first;
+    msg.msg_iovlen = std::min<size_t>(iov.size() - first, IOV_MAX);
+    // MSG_NOSIGNAL: a server that closed the connection is an error here, not SIGPIPE.
+    const ssize_t n = ::sendmsg(fd, &msg, MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      broken_by_errno("sending");
+    }
+    auto left = static_cast<size_t>(n);
+    while (first < iov.size() && left >= iov[first].iov_len) left -= iov[first++].iov_len;
+    if (left > 0) {
+      iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + left;
+      iov[first].iov_len -= left;
+    }
+  }
+}
+
+// Replies read from the socket through a buffer; a bulk string's bytes beyond what is buffered
+// are received straight into the reply's string.
+class ReplyReader {
+ public:
+  explicit ReplyReader(int fd) : fd_(fd) {}
+
+  Reply next(int depth = 0) {
+    if (depth > kMaxDepth) throw Broken{"a reply nested too deep", false};
+    const std::string line = read_line();
+    if (line.empty()) throw Broken{"an empty reply line", false};
+    Reply out;
+    const std::string_view rest(line.data() + 1, line.size() - 1);
+    switch (line[0]) {
+      case '+':
+        out.type = Reply::Type::Status;
+        out.str = rest;
+        return out;
+      case '-':
+        out.type = Reply::Type::Error;
+        out.str = rest;
+        return out;
+      case ':':
+        out.type = Reply::Type::Integer;
+        out.integer = number(rest);
+        return out;
+      case '$': {
+        const int64_t len = number(rest);
+        if (len < 0) return out;  // Nil
+        if (len > kMaxBulk)
+          throw Broken{"a bulk reply of " + std::to_string(len) + " bytes", false};
+        out.type = Reply::Type::String;
+        read_exact(out.str, static_cast<size_t>(len));
+        std::string end;
+        read_exact(end, 2);
+        if (end != "\r\n") throw Broken{"a bulk reply not ended by CRLF", false};
+        return out;
+      }
+      case '*': {
+        const int64_t count = number(rest);
+        if (count < 0) return out;  // Nil
+        if (count > kMaxElements) throw Broken{"an array reply of " + std::to_string(count), false};
+        out.type = Reply::Type::Array;
+        out.element.reserve(static_cast<size_t>(std::min<int64_t>(count, 1024)));
+        for (int64_t i = 0; i < count; ++i) out.element.push_back(next(depth + 1));
+        return out;
+      }
+      default:
+        throw Broken{"a reply of unknown type '" + std::string(1, line[0]) + "'", false};
+    }
+  }
+
+ private:
+  int64_t number(std::string_view text) const {
+    int64_t value = 0;
+    bool negative = false;
+    size_t i = 0;
+    if (!text.empty() && text[0] == '-') {
+      negative = true;
+      i = 1;
+    }
+    if (i == text.size() || text.size() > 20) throw Broken{"a malformed number in a reply", false};
+    for (; i < text.size(); ++i) {
+      if (text[i] < '0' || text[i] > '9') throw Broken{"a malformed number in a reply", false};
+      value = value * 10 + (text[i] - '0');
+    }
+    return negative ? -value : value;
+  }
+
+  // Up to CRLF (not included); lines of a reply's header are short.
+  std::string read_line() {
+    for (;;) {
+      const size_t crlf = buffer_.find("\r\n", pos_);
+      if (crlf != std::string::npos) {
+        std::string line = buffer_.substr(pos_, crlf - pos_);
+        pos_ = crlf + 2;
+        return line;
+      }
+      if (buffer_.size() - pos_ > 65536) throw Broken{"a reply line without CRLF", false};
+      fill();
+    }
+  }
+
+  void read_exact(std::string& out, size_t n) {
+    out.resize(n);
+    const size_t buffered = std::min(n, buffer_.size() - pos_);
+    std::memcpy(out.data(), buffer_.data() + pos_, buffered);
+    pos_ += buffered;
+    for (size_t got = buffered; got < n;) {
+      const ssize_t r = ::recv(fd_, out.data() + got, n - got, 0);
+      if (r > 0) {
+        got += static_cast<size_t>(r);
+      } else if (r == 0) {
+        throw Broken{"the server closed the connection", false};
+      } else if (errno != EINTR) {
+        broken_by_errno("receiving");
+      }
+    }
+  }
+
+  void fill() {
+    if (pos_ > 0) {  // keep what is unread only
+      buffer_.erase(0, pos_);
+      pos_ = 0;
+    }
+    const size_t had = buffer_.size();
+    buffer_.resize(had + 65536);
+    for (;;) {
+      const ssize_t r = ::recv(fd_, buffer_.data() + had, 65536, 0);
+      if (r > 0) {
+        buffer_.resize(had + static_cast<size_t>(r));
+        return;
+      }
+      buffer_.resize(had);
+      if (r == 0) throw Broken{"the server closed the connection", false};
+      if (errno != EINTR) broken_by_errno("receiving");
+      buffer_.resize(had + 65536);
+    }
+  }
+
+  int fd_;
+  std::string buffer_;
+  size_t pos_ = 0;
+};
+
+// The replies of the MULTI ... EXEC group of `count` commands starting at `replies[at]`: EXEC's
+// elements, or a command's own error (refused when queued), or EXEC's error for each.
+std::vector<Reply> unwrap_transaction(std::vector<Reply>& replies, size_t at, size_t count) {
+  std::vector<Reply> out(count);
+  Reply& exec = replies[at + count + 1];
+  for (size_t i = 0; i < count; ++i) {
+    Reply& queued = replies[at + 1 + i];
+    if (queued.type == Reply::Type::Error)
+      out[i] = std::move(queued);
+    else if (exec.type == Reply::Type::Array && i < exec.element.size())
+      out[i] = std::move(exec.element[i]);
+    else
+      out[i] = exec;  // EXECABORT and the like
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -109,7 +276,7 @@ struct Connection::State {
 
 Connection::Connection(ConnectionOptions options)
     : options_(std::move(options)), state_(std::make_unique<State>()) {
-  pipeline({}, false);  // connects now, so that a bad address fails here
+  exchange({});  // connects now, so that a bad address fails here
 }
 
 Connection::~Connection() = default;
@@ -120,9 +287,37 @@ Reply Connection::command(const std::vector<std::string>& argv) {
 
 std::vector<Reply> Connection::pipeline(const std::vector<std::vector<std::string>>& commands,
                                         bool transaction) {
+  std::vector<CommandView> views;
+  views.reserve(commands.size());
+  for (const auto& argv : commands) views.emplace_back(argv.begin(), argv.end());
+  if (!transaction) return exchange(views);
+  return std::move(transactions({views}).front());
+}
+
+std::vector<std::vector<Reply>> Connection::transactions(
+    const std::vector<std::vector<CommandView>>& groups) {
+  static const CommandView kMulti{"MULTI"};
+  static const CommandView kExec{"EXEC"};
+  std::vector<CommandView> wire;
+  for (const auto& group : groups) {
+    wire.push_back(kMulti);
+    wire.insert(wire.end(), group.begin(), group.end());
+    wire.push_back(kExec);
+  }
+  std::vector<Reply> replies = exchange(wire);
+  std::vector<std::vector<Reply>> out;
+  out.reserve(groups.size());
+  size_t at = 0;
+  for (const auto& group : groups) {
+    out.push_back(unwrap_transaction(replies, at, group.size()));
+    at += group.size() + 2;
+  }
+  return out;
+}
+
+std::vector<Reply> Connection::exchange(const std::vector<CommandView>& wire) {
   State& s = *state_;
   std::lock_guard<std::mutex> lock(s.mutex);
-  const SigpipeBlock no_sigpipe;
 
   auto connect = [&] {
     const timeval tv = to_timeval(options_.connect_timeout);
@@ -134,6 +329,7 @@ std::vector<Reply> Connection::pipeline(const std::vector<std::vector<std::strin
       s.drop();
       throw ConnectionError("cannot connect to " + describe(options_) + ": " + why);
     }
+    // The socket's SO_SNDTIMEO and SO_RCVTIMEO: a reply (or a send) past it is a TimeoutError.
     if (options_.command_timeout.count() > 0 &&
         redisSetTimeout(s.ctx, to_timeval(options_.command_timeout)) != REDIS_OK) {
       s.drop();
@@ -142,58 +338,34 @@ std::vector<Reply> Connection::pipeline(const std::vector<std::vector<std::strin
   };
 
   // Sends `cmds` and reads one reply per command.
-  auto exchange = [&](const std::vector<std::vector<std::string>>& cmds) {
-    for (const auto& argv : cmds) {
-      std::vector<const char*> ptrs;
-      std::vector<size_t> lens;
-      for (const auto& a : argv) {
-        ptrs.push_back(a.data());
-        lens.push_back(a.size());
-      }
-      if (redisAppendCommandArgv(s.ctx, static_cast<int>(argv.size()), ptrs.data(), lens.data()) !=
-          REDIS_OK)
-        throw Broken{s.ctx->errstr, false};
-    }
+  auto talk = [&](const std::vector<CommandView>& cmds) {
     std::vector<Reply> replies;
+    if (cmds.empty()) return replies;
+    send_all(s.ctx->fd, cmds);
+    ReplyReader reader(s.ctx->fd);
     replies.reserve(cmds.size());
-    for (size_t i = 0; i < cmds.size(); ++i) {
-      void* raw = nullptr;
-      errno = 0;
-      if (redisGetReply(s.ctx, &raw) != REDIS_OK || !raw) {
-        // A read timeout surfaces as an I/O error with EAGAIN (SO_RCVTIMEO).
-        const bool timeout =
-            s.ctx->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK);
-        throw Broken{s.ctx->errstr, timeout};
-      }
-      replies.push_back(convert(static_cast<redisReply*>(raw)));
-      freeReplyObject(raw);
-    }
+    for (size_t i = 0; i < cmds.size(); ++i) replies.push_back(reader.next());
     return replies;
   };
 
   // AUTH and SELECT go first on every new connection.
   auto handshake = [&] {
-    std::vector<std::vector<std::string>> hello;
+    std::vector<CommandView> hello;
+    const std::string db = std::to_string(options_.db);
     if (!options_.password.empty()) {
       if (options_.user.empty())
         hello.push_back({"AUTH", options_.password});
       else
         hello.push_back({"AUTH", options_.user, options_.password});
     }
-    if (options_.db != 0) hello.push_back({"SELECT", std::to_string(options_.db)});
-    const auto replies = exchange(hello);
-    for (const auto& r : replies) {
+    if (options_.db != 0) hello.push_back({"SELECT", db});
+    for (const auto& r : talk(hello)) {
       if (r.type == Reply::Type::Error) {
         s.drop();
         throw ConnectionError(describe(options_) + " refused the connection: " + r.str);
       }
     }
   };
-
-  std::vector<std::vector<std::string>> wire;
-  if (transaction) wire.push_back({"MULTI"});
-  wire.insert(wire.end(), commands.begin(), commands.end());
-  if (transaction) wire.push_back({"EXEC"});
 
   // A connection found broken is replaced once and the batch sent again: the store only sends
   // commands that may run twice (SET, HSET, SADD, SETRANGE, DEL, reads).
@@ -203,27 +375,13 @@ std::vector<Reply> Connection::pipeline(const std::vector<std::vector<std::strin
         connect();
         handshake();
       }
-      std::vector<Reply> replies = exchange(wire);
-      if (!transaction) return replies;
-      // MULTI's +OK, one +QUEUED (or an error) per command, then EXEC's array.
-      std::vector<Reply> out(commands.size());
-      const Reply& exec = replies.back();
-      for (size_t i = 0; i < commands.size(); ++i) {
-        const Reply& queued = replies[i + 1];
-        if (queued.type == Reply::Type::Error)
-          out[i] = queued;
-        else if (exec.type == Reply::Type::Array && i < exec.element.size())
-          out[i] = exec.element[i];
-        else
-          out[i] = exec;  // EXECABORT and the like
-      }
-      return out;
+      return talk(wire);
     } catch (const Broken& b) {
       s.drop();
       if (b.timeout)
         throw TimeoutError("no reply from " + describe(options_) + " within " +
                            std::to_string(options_.command_timeout.count()) + " ms");
-      if (attempt > 0 || commands.empty())
+      if (attempt > 0 || wire.empty())
         throw ConnectionError("connection to " + describe(options_) + " lost: " + b.what);
     }
   }

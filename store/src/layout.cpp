@@ -126,15 +126,29 @@ void check_ok(const std::vector<Reply>& replies, const std::string& what) {
     if (r.type == Reply::Type::Error) throw_reply(r, what);
 }
 
-std::vector<Reply> exchange(Connection& conn, const std::vector<Command>& commands,
-                            bool transaction, const std::string& what) {
+namespace {
+// `talk()`, its connection errors and timeouts named by `what`.
+template <class Talk>
+auto naming(const std::string& what, Talk talk) {
   try {
-    return conn.pipeline(commands, transaction);
+    return talk();
   } catch (const TimeoutError& e) {
     throw TimeoutError(what + ": " + e.what());
   } catch (const ConnectionError& e) {
     throw ConnectionError(what + ": " + e.what());
   }
+}
+}  // namespace
+
+std::vector<Reply> exchange(Connection& conn, const std::vector<Command>& commands,
+                            bool transaction, const std::string& what) {
+  return naming(what, [&] { return conn.pipeline(commands, transaction); });
+}
+
+std::vector<std::vector<Reply>> exchange_transactions(
+    Connection& conn, const std::vector<std::vector<Connection::CommandView>>& groups,
+    const std::string& what) {
+  return naming(what, [&] { return conn.transactions(groups); });
 }
 
 at::Tensor from_bytes(const std::string& path, const std::string& bytes, const Meta& meta) {
@@ -147,11 +161,24 @@ at::Tensor from_bytes(const std::string& path, const std::string& bytes, const M
   return out;
 }
 
-// A tensor as the C-contiguous CPU bytes Python's `tensor.numpy().tobytes()` gives.
-std::string to_bytes(const at::Tensor& t) {
-  const at::Tensor c = t.detach().to(at::kCPU).resolve_conj().resolve_neg().contiguous();
-  return std::string(static_cast<const char*>(c.data_ptr()), c.nbytes());
+at::Tensor from_bytes(const std::string& path, std::string&& bytes, const Meta& meta) {
+  if (static_cast<int64_t>(bytes.size()) != meta.nbytes || bytes.empty())
+    return from_bytes(path, static_cast<const std::string&>(bytes), meta);
+  auto* owner = new std::string(std::move(bytes));  // freed with the tensor's storage
+  return at::from_blob(
+      owner->data(), meta.shape, [owner](void*) { delete owner; },
+      at::TensorOptions().dtype(meta.dtype));
 }
+
+at::Tensor contiguous_cpu(const at::Tensor& t) {
+  return t.detach().to(at::kCPU).resolve_conj().resolve_neg().contiguous();
+}
+
+std::string_view bytes_of(const at::Tensor& contiguous) {
+  return {static_cast<const char*>(contiguous.data_ptr()), contiguous.nbytes()};
+}
+
+std::string to_bytes(const at::Tensor& t) { return std::string(bytes_of(contiguous_cpu(t))); }
 
 std::string uuid4() {
   std::random_device rd;

@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -48,6 +49,10 @@ void check_ok(const std::vector<Reply>& replies, const std::string& what);
 /// entry the commands were for. Error replies are returned, for the caller to judge.
 std::vector<Reply> exchange(Connection& conn, const std::vector<Command>& commands,
                             bool transaction, const std::string& what);
+/// Connection::transactions, errors named as exchange's.
+std::vector<std::vector<Reply>> exchange_transactions(
+    Connection& conn, const std::vector<std::vector<Connection::CommandView>>& groups,
+    const std::string& what);
 
 /// A leaf's m: hash, decoded and checked.
 struct Meta {
@@ -68,7 +73,14 @@ Meta parse_meta(const std::string& path, const Reply& hash);
 /// Bytes read and checked for `path`: a tensor of `meta`'s shape and dtype (FormatError naming
 /// the key when the byte count differs).
 at::Tensor from_bytes(const std::string& path, const std::string& bytes, const Meta& meta);
-/// A tensor as the C-contiguous CPU bytes Python's `tensor.numpy().tobytes()` gives.
+/// The same, taking the reply's string: the tensor keeps it as its memory (no copy).
+at::Tensor from_bytes(const std::string& path, std::string&& bytes, const Meta& meta);
+/// `t` as the C-contiguous CPU tensor whose bytes are what Python's `tensor.numpy().tobytes()`
+/// gives (`t` itself when it is one).
+at::Tensor contiguous_cpu(const at::Tensor& t);
+/// The bytes of a tensor contiguous_cpu gave, viewed.
+std::string_view bytes_of(const at::Tensor& contiguous);
+/// A tensor's contiguous_cpu bytes, copied.
 std::string to_bytes(const at::Tensor& t);
 /// A random UUID4, as Python's uuid.uuid4() spells it (a new store's td_id).
 std::string uuid4();
@@ -76,8 +88,11 @@ std::string uuid4();
 /// One leaf of a write, checked before anything is sent.
 struct Leaf {
   std::string path;
-  std::string data;
+  std::string text;   // a non-tensor leaf's JSON
+  at::Tensor tensor;  // a tensor leaf, contiguous_cpu: sent from its memory
   std::vector<std::pair<std::string, std::string>> meta;  // field order as Python writes
+  /// The d: value.
+  std::string_view data() const { return tensor.defined() ? bytes_of(tensor) : text; }
 };
 
 }  // namespace tensordict::store::layout

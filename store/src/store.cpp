@@ -192,29 +192,35 @@ struct TensorDictStore::Impl {
     for (const auto& l : leaves) paths.push_back(l.path);
     check_structure(paths, *all_keys(repr(paths.empty() ? std::string() : paths.front())));
     // One transaction per leaf, as Python's pipelines: a leaf's data, hash and registry entry
-    // change together. The hash is replaced, not merged (HSET alone would keep a former
-    // non-tensor entry's is_non_tensor field).
+    // change together; every leaf's transaction goes in one round trip. The hash is replaced,
+    // not merged (HSET alone would keep a former non-tensor entry's is_non_tensor field).
+    // Values are sent from the tensors' memory.
+    const std::string registry = key("__keys__");
+    std::vector<std::string> names;  // d: and m: keys, alive while the views are
+    names.reserve(2 * leaves.size());
+    std::vector<std::vector<Connection::CommandView>> groups;
     for (const auto& l : leaves) {
-      Command hset{"HSET", meta_key(l.path)};
+      const std::string& data = names.emplace_back(data_key(l.path));
+      const std::string& meta = names.emplace_back(meta_key(l.path));
+      Connection::CommandView hset{"HSET", meta};
       for (const auto& [field, value] : l.meta) {
         hset.push_back(field);
         hset.push_back(value);
       }
-      try {
-        const std::string what = "writing store leaf " + repr(l.path);
-        check_ok(exchange(*conn,
-                          {{"SET", data_key(l.path), l.data},
-                           {"DEL", meta_key(l.path)},
-                           hset,
-                           {"SADD", key("__keys__"), l.path}},
-                          true, what),
-                 what);
-      } catch (...) {
-        forget();  // the transaction may or may not have run
-        throw;
-      }
-      remember({l.path});
+      groups.push_back({{"SET", data, l.data()}, {"DEL", meta}, hset, {"SADD", registry, l.path}});
     }
+    const std::string what = leaves.size() == 1 ? "writing store leaf " + repr(paths.front())
+                                                : "writing store " + key("");
+    std::vector<std::vector<Reply>> replies;
+    try {
+      replies = exchange_transactions(*conn, groups, what);
+    } catch (...) {
+      forget();  // the transactions may or may not have run
+      throw;
+    }
+    remember(paths);
+    for (size_t i = 0; i < leaves.size(); ++i)
+      check_ok(replies[i], "writing store leaf " + repr(leaves[i].path));
   }
 
   Leaf tensor_leaf(const std::string& path, const at::Tensor& value) const {
@@ -230,7 +236,8 @@ struct TensorDictStore::Impl {
       throw ShapeError("store entry " + repr(path) + ": " + std::to_string(value.nbytes()) +
                        " bytes exceed the server's 512 MB value limit");
     return {path,
-            to_bytes(value),
+            {},
+            contiguous_cpu(value),
             {{"shape", shape_text(sizes)}, {"dtype", dtype_text(value.scalar_type())}}};
   }
 
@@ -238,7 +245,7 @@ struct TensorDictStore::Impl {
     std::string text = dumps_python(value);
     if (static_cast<int64_t>(text.size()) > kMaxValueBytes)
       throw ShapeError("store entry " + repr(path) + ": its JSON exceeds the 512 MB value limit");
-    return {path, std::move(text), {{"is_non_tensor", "1"}, {"encoding", encoding}}};
+    return {path, std::move(text), {}, {{"is_non_tensor", "1"}, {"encoding", encoding}}};
   }
 
   // The leaves of `td` under `path` (empty: the root), in its key order.
@@ -266,9 +273,9 @@ struct TensorDictStore::Impl {
     }
   }
 
-  Value decode(const std::string& path, const std::string& bytes, const Meta& meta) const {
+  Value decode(const std::string& path, std::string&& bytes, const Meta& meta) const {
     if (!meta.non_tensor) {
-      at::Tensor t = from_bytes(path, bytes, meta);
+      at::Tensor t = from_bytes(path, std::move(bytes), meta);
       return device ? t.to(*device) : t;
     }
     const std::string what = "store non-tensor entry " + repr(path);
@@ -289,9 +296,9 @@ struct TensorDictStore::Impl {
     std::vector<Command> cmds;
     for (const auto& p : paths) cmds.push_back({"GET", data_key(p)});
     for (const auto& p : paths) cmds.push_back({"HGETALL", meta_key(p)});
-    const auto replies = exchange(*conn, cmds, true,
-                                  paths.size() == 1 ? "reading store leaf " + repr(paths.front())
-                                                    : "reading store " + key(""));
+    auto replies = exchange(*conn, cmds, true,
+                            paths.size() == 1 ? "reading store leaf " + repr(paths.front())
+                                              : "reading store " + key(""));
     std::vector<std::pair<std::string, Value>> out;
     for (size_t i = 0; i < paths.size(); ++i) {
       // A leaf deleted since the registry was read is skipped, as Python's to_tensordict does;
@@ -300,9 +307,9 @@ struct TensorDictStore::Impl {
         forget();
         continue;
       }
-      const std::string what = "store leaf " + repr(paths[i]);  // named: bytes refers into it
-      out.emplace_back(paths[i], decode(paths[i], string_reply(replies[i], what),
-                                        parse_meta(paths[i], replies[paths.size() + i])));
+      const Meta meta = parse_meta(paths[i], replies[paths.size() + i]);
+      string_reply(replies[i], "store leaf " + repr(paths[i]));  // (checks the reply's type)
+      out.emplace_back(paths[i], decode(paths[i], std::move(replies[i].str), meta));
     }
     return out;
   }

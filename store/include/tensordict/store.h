@@ -65,6 +65,10 @@ struct Reply {
 /// safe). Calls are serialised by a mutex, so one connection may serve several threads.
 class Connection {
  public:
+  /// One command's arguments as views: the caller keeps the bytes alive during the call, and
+  /// long ones go to the socket from where they are, uncopied (a tensor's memory).
+  using CommandView = std::vector<std::string_view>;
+
   /// Connects; ConnectionError when the server cannot be reached or refuses AUTH or SELECT.
   explicit Connection(ConnectionOptions options);
   ~Connection();
@@ -77,11 +81,16 @@ class Connection {
   /// MULTI and EXEC (what redis-py's pipeline() does), atomically on the server.
   std::vector<Reply> pipeline(const std::vector<std::vector<std::string>>& commands,
                               bool transaction);
+  /// Several MULTI ... EXEC transactions sent together, in one round trip: each is atomic on the
+  /// server, not all of them together. The replies of each transaction's commands, in order.
+  std::vector<std::vector<Reply>> transactions(const std::vector<std::vector<CommandView>>& groups);
   /// What this connection was made with.
   const ConnectionOptions& options() const { return options_; }
 
  private:
   struct State;
+  /// Sends `wire` and reads one reply per command (connecting first when needed).
+  std::vector<Reply> exchange(const std::vector<CommandView>& wire);
   ConnectionOptions options_;
   std::unique_ptr<State> state_;
 };
