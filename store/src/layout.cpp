@@ -7,6 +7,7 @@
 #include <array>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <random>
 
 #include "tensordict/dtype.h"
@@ -56,8 +57,34 @@ bool under(const std::string& path, const std::string& level) {
 
 std::string repr(const std::string& path) { return key_of(path).repr(); }
 
+namespace {
+// A list in Python's own spelling ("[3, 2]", "[]": json.dumps of sizes), read without a JSON
+// parser (a to_local reads one per leaf); nullopt for any other text, which the parser judges.
+std::optional<std::vector<int64_t>> python_sizes(std::string_view t) {
+  if (t.size() < 2 || t.front() != '[' || t.back() != ']') return std::nullopt;
+  std::vector<int64_t> out;
+  const size_t end = t.size() - 1;
+  size_t i = 1;
+  if (i == end) return out;
+  for (;;) {
+    const size_t start = i;
+    int64_t v = 0;
+    for (; i < end && t[i] >= '0' && t[i] <= '9'; ++i) {
+      if (i - start >= 18) return std::nullopt;  // no overflow: long numbers go to the parser
+      v = v * 10 + (t[i] - '0');
+    }
+    if (i == start) return std::nullopt;
+    out.push_back(v);
+    if (i == end) return out;
+    if (t.compare(i, 2, ", ") != 0) return std::nullopt;
+    i += 2;
+  }
+}
+}  // namespace
+
 // A JSON list of non-negative integers (a shape or a batch size); FormatError otherwise.
 std::vector<int64_t> int_list(const std::string& text, const std::string& what) {
+  if (auto sizes = python_sizes(text)) return std::move(*sizes);
   const Json json = parse_json(text, what);
   if (!json.is_array()) throw FormatError(what + " is not a JSON list: " + text);
   std::vector<int64_t> out;

@@ -176,12 +176,16 @@ struct TensorDictStore::Impl {
   // Refuses writes that would make a path both a leaf and a nested level.
   void check_structure(const std::vector<std::string>& paths, const Keys& keys) const {
     for (const auto& path : paths) {
-      for (const auto& k : keys) {
-        if (under(k, path))
-          throw TypeError("store entry " + repr(path) +
-                          " is a nested TensorDict: delete it before storing a leaf there");
-        if (under(path, k))
-          throw TypeError("store entry " + repr(k) + " is a leaf: cannot store " + repr(path) +
+      // A leaf below `path` sorts first among the keys starting with "path.".
+      const std::string level = path + ".";
+      const auto below = keys.lower_bound(level);
+      if (below != keys.end() && below->compare(0, level.size(), level) == 0)
+        throw TypeError("store entry " + repr(path) +
+                        " is a nested TensorDict: delete it before storing a leaf there");
+      for (size_t dot = path.find('.'); dot != std::string::npos; dot = path.find('.', dot + 1)) {
+        const std::string above = path.substr(0, dot);
+        if (keys.count(above))
+          throw TypeError("store entry " + repr(above) + " is a leaf: cannot store " + repr(path) +
                           " under it");
       }
     }
