@@ -110,7 +110,7 @@ def main():
     if mode == "write":
         store = TensorDictStore.from_tensordict(sample(), unix_socket_path=socket, td_id=td_id)
         store.set_at_("float32", torch.full((2,), 7.0), 1)
-        store[2] = TensorDict({"int64": torch.tensor(42)}, [])
+        store[2] = TensorDict({"int64": torch.full((2,), 42)}, [])
         return
     if mode == "write_class":
         TensorDictStore.from_tensordict(outer(), unix_socket_path=socket, td_id=td_id)
