@@ -329,8 +329,76 @@ struct TensorDictStore::Impl {
     return out;
   }
 
+  /// A leaf to allocate: its path, whole shape and dtype.
+  struct Allocation {
+    std::string path;
+    std::vector<int64_t> shape;
+    at::ScalarType dtype;
+  };
+  // Zero-filled leaves made on the server, each sized by one SETRANGE of its last byte (no bytes
+  // cross the network), in one round trip: Python's from_schema and first indexed write. Every
+  // leaf is checked before anything is sent.
+  void allocate(const std::vector<Allocation>& leaves, const Keys& keys) const {
+    std::vector<std::string> paths;
+    std::vector<std::vector<std::string>> texts;  // per leaf: d:, m:, last byte, shape, dtype
+    for (const auto& l : leaves) {
+      if (!stored_dtype(l.dtype))
+        throw TypeError("store entry " + repr(l.path) + ": dtype " + dtype_text(l.dtype) +
+                        " cannot be stored");
+      for (int64_t d : l.shape)
+        if (d < 0)
+          throw ShapeError("store entry " + repr(l.path) + ": negative shape " +
+                           shape_text(l.shape));
+      int64_t total = static_cast<int64_t>(c10::elementSize(l.dtype));
+      for (int64_t d : l.shape) {
+        if (d != 0 && total > kMaxValueBytes / d)
+          throw ShapeError("store entry " + repr(l.path) + ": shape " + shape_text(l.shape) +
+                           " exceeds the server's 512 MB value limit");
+        total *= d;
+      }
+      paths.push_back(l.path);
+      texts.push_back({data_key(l.path), meta_key(l.path), std::to_string(total - 1),
+                       shape_text(l.shape), dtype_text(l.dtype), total > 0 ? "1" : "0"});
+    }
+    check_structure(paths, keys);
+    const std::string registry = key("__keys__");
+    std::vector<std::vector<Connection::CommandView>> groups;
+    for (size_t i = 0; i < leaves.size(); ++i) {
+      const auto& t = texts[i];
+      Connection::CommandView size =
+          t[5] == "1" ? Connection::CommandView{"SETRANGE", t[0], t[2], std::string_view("\0", 1)}
+                      : Connection::CommandView{"SET", t[0], ""};
+      groups.push_back({size,
+                        {"DEL", t[1]},
+                        {"HSET", t[1], "shape", t[3], "dtype", t[4]},
+                        {"SADD", registry, paths[i]}});
+    }
+    const std::string what =
+        "allocating store leaf " + repr(paths.empty() ? std::string() : paths.front());
+    std::vector<std::vector<Reply>> replies;
+    try {
+      replies = exchange_transactions(*conn, groups, what);
+    } catch (...) {
+      forget();
+      throw;
+    }
+    remember(paths);
+    for (size_t i = 0; i < leaves.size(); ++i)
+      check_ok(replies[i], "allocating store leaf " + repr(paths[i]));
+  }
+
   /// A handle on `where` (a new UUID4 id unless it names one; `existing`: it must).
   static std::shared_ptr<Impl> connect(const StoreLocation& where, bool existing);
+  /// A handle for a new store of `batch` and `device` (its metadata not written yet).
+  static std::shared_ptr<Impl> fresh(const StoreLocation& where, BatchSize batch,
+                                     std::optional<at::Device> device) {
+    for (int64_t d : batch)
+      if (d < 0) throw ShapeError("store batch size " + shape_text(batch) + " is negative");
+    auto impl = connect(where, false);
+    impl->batch = std::move(batch);
+    impl->device = device;
+    return impl;
+  }
 
   void persist_metadata() const {
     std::vector<Command> cmds{{"SET", key("__batch_size__"), shape_text(batch)},
@@ -359,11 +427,7 @@ std::shared_ptr<TensorDictStore::Impl> TensorDictStore::Impl::connect(const Stor
 
 TensorDictStore TensorDictStore::create(const StoreLocation& where, BatchSize batch_size,
                                         std::optional<at::Device> device) {
-  auto impl = Impl::connect(where, false);
-  for (int64_t d : batch_size)
-    if (d < 0) throw ShapeError("store batch size " + shape_text(batch_size) + " is negative");
-  impl->batch = std::move(batch_size);
-  impl->device = device;
+  auto impl = Impl::fresh(where, std::move(batch_size), device);
   impl->persist_metadata();
   return TensorDictStore(std::move(impl));
 }
@@ -443,6 +507,23 @@ TensorDictStore TensorDictStore::from_tensordict(const TensorDict& td, const Sto
   }
   out.update(td);
   return out;
+}
+
+TensorDictStore TensorDictStore::from_schema(const std::vector<LeafSchema>& schema,
+                                             const StoreLocation& where, BatchSize batch_size,
+                                             std::optional<at::Device> device) {
+  std::vector<Impl::Allocation> leaves;
+  for (const LeafSchema& leaf : schema) {
+    std::vector<int64_t> shape(batch_size.begin(), batch_size.end());
+    shape.insert(shape.end(), leaf.shape.begin(), leaf.shape.end());
+    leaves.push_back({path_of(leaf.key), std::move(shape), leaf.dtype});
+  }
+  // The leaves first, then the metadata that makes the store visible to open(): a bad leaf
+  // leaves nothing behind, and a reader never opens the store half allocated.
+  auto impl = Impl::fresh(where, std::move(batch_size), device);
+  impl->allocate(leaves, *impl->all_keys("from_schema"));
+  impl->persist_metadata();
+  return TensorDictStore(std::move(impl));
 }
 
 const std::string& TensorDictStore::td_id() const { return impl_->td_id; }
@@ -564,39 +645,12 @@ void TensorDictStore::set_at(const NestedKey& key, int64_t row, const at::Tensor
   const std::string path = path_of(key);
   const auto keys = impl_->all_keys(key.repr());
   if (!keys->count(path)) {
-    // Python's first indexed write: a zero-filled leaf of batch_size[0] rows, sized on the
-    // server by one SETRANGE of its last byte.
+    // Python's first indexed write: a zero-filled leaf of batch_size[0] rows.
     if (impl_->batch.empty())
       throw IndexError("store entry " + key.repr() + ": no batch dim to index");
-    if (!stored_dtype(value.scalar_type()))
-      throw TypeError("store entry " + key.repr() + ": dtype " + dtype_text(value.scalar_type()) +
-                      " cannot be stored");
-    impl_->check_structure({path}, *keys);
     std::vector<int64_t> shape{impl_->batch[0]};
     shape.insert(shape.end(), value.sizes().begin(), value.sizes().end());
-    const int64_t row_bytes = static_cast<int64_t>(value.nbytes());
-    if (row_bytes != 0 && impl_->batch[0] > kMaxValueBytes / row_bytes)
-      throw ShapeError("store entry " + key.repr() + ": shape " + shape_text(shape) +
-                       " exceeds the server's 512 MB value limit");
-    const int64_t total = row_bytes * impl_->batch[0];
-    std::vector<Command> cmds;
-    if (total > 0)
-      cmds.push_back(
-          {"SETRANGE", impl_->data_key(path), std::to_string(total - 1), std::string(1, '\0')});
-    else
-      cmds.push_back({"SET", impl_->data_key(path), ""});
-    cmds.push_back({"DEL", impl_->meta_key(path)});
-    cmds.push_back({"HSET", impl_->meta_key(path), "shape", shape_text(shape), "dtype",
-                    dtype_text(value.scalar_type())});
-    cmds.push_back({"SADD", impl_->key("__keys__"), path});
-    try {
-      const std::string what = "creating store leaf " + key.repr();
-      check_ok(exchange(*impl_->conn, cmds, true, what), what);
-    } catch (...) {
-      impl_->forget();
-      throw;
-    }
-    impl_->remember({path});
+    impl_->allocate({{path, std::move(shape), value.scalar_type()}}, *keys);
   }
   const Meta meta = impl_->tensor_meta(path, key);
   impl_->write_rows(path, meta, wrap_row(path, row, meta.shape[0]), value.unsqueeze(0));

@@ -637,3 +637,36 @@ TEST_CASE("a lazy stack is stored in Python's LazyStackedTensorDictStore layout"
   CHECK_THROWS_AS(TensorDictStore::from_tensordict(missing, untouched), tensordict::KeyError);
   CHECK_THROWS_AS(TensorDictStore::open(untouched), tensordict::KeyError);
 }
+
+TEST_CASE("from_schema allocates zero-filled leaves on the server", "[store][needs-redis]") {
+  using Leaf = TensorDictStore::LeafSchema;
+  const StoreLocation where = here("schema");
+  TensorDictStore store = TensorDictStore::from_schema(
+      {Leaf{"obs", {84, 84, 3}, at::kByte}, Leaf{"action", {4}, at::kFloat},
+       Leaf{"reward", {}, at::kFloat}, Leaf{{"next", "done"}, {}, at::kBool}},
+      where, {100});
+  // Python's layout: the whole value sized on the server, zero bytes, its shape and dtype.
+  CHECK(raw().command({"STRLEN", store.redis_key("d:obs")}).integer == 100 * 84 * 84 * 3);
+  CHECK(hash_raw(store, "m:obs") == std::map<std::string, std::string>{
+                                        {"shape", "[100, 84, 84, 3]"}, {"dtype", "torch.uint8"}});
+  CHECK(set_raw(store, "__keys__") ==
+        std::vector<std::string>{"action", "next.done", "obs", "reward"});
+  const TensorDictStore opened = TensorDictStore::open(where);
+  CHECK(opened.batch_size() == tensordict::BatchSize{100});
+  CHECK(at::equal(opened.get("reward"), at::zeros({100})));
+  CHECK(at::equal(opened.get({"next", "done"}), at::zeros({100}, at::kBool)));
+  // Filled by rows.
+  store.set_at("action", 7, at::arange(4, at::kFloat));
+  CHECK(at::equal(store.get_at("action", 7), at::arange(4, at::kFloat)));
+  CHECK(at::equal(store.get_at("action", 6), at::zeros({4})));
+
+  // A bad leaf writes nothing, not even the store's metadata.
+  const StoreLocation refused = here("schema-refused");
+  CHECK_THROWS_AS(TensorDictStore::from_schema(
+                      {Leaf{"ok", {2}, at::kFloat}, Leaf{"huge", {1 << 20, 1 << 20}, at::kFloat}},
+                      refused, {4}),
+                  tensordict::ShapeError);
+  CHECK_THROWS_AS(TensorDictStore::from_schema({Leaf{"q", {2}, at::kQInt8}}, refused, {4}),
+                  tensordict::TypeError);
+  CHECK(raw().command({"KEYS", "tensordict:{" + refused.td_id + "}:*"}).element.empty());
+}

@@ -138,6 +138,20 @@ class TensorDictStore {
   /// elements of a leaf may differ in shape).
   static TensorDictStore from_tensordict(const TensorDict& td, const StoreLocation& where);
 
+  /// One leaf of from_schema: its key, its shape after the batch dims, its dtype.
+  struct LeafSchema {
+    NestedKey key;
+    std::vector<int64_t> shape;
+    at::ScalarType dtype;
+  };
+  /// Python's from_schema: a new store (as create) whose leaves `schema` names are allocated on
+  /// the server, zero-filled, of shape batch_size + shape (one SETRANGE of each leaf's last
+  /// byte: no bytes cross the network), to be filled by rows (set_at, set_rows). Every leaf is
+  /// checked first (dtype, size limit, structure); nothing is written for a bad one.
+  static TensorDictStore from_schema(const std::vector<LeafSchema>& schema,
+                                     const StoreLocation& where, BatchSize batch_size,
+                                     std::optional<at::Device> device = std::nullopt);
+
   /// The TensorDict's id and the namespace prefix: its keys are `{prefix}:{<td_id>}:...`.
   ///@{
   const std::string& td_id() const;
