@@ -9,6 +9,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libbenchmark-dev
   doxygen  # the `docs` target (API reference)
   libhiredis-dev redis-server  # TensorClass::store, and the redis-server each store test starts
+  libssl-dev openssl  # the store's TLS (rediss://), and the certificates its test makes
 )
 
 missing=()

@@ -6,6 +6,8 @@
 // store then hands to a tensor without a copy. Written against the API hiredis 0.14 (Debian 12)
 // and 1.x (Debian 13, sid) share: the *WithTimeout connectors and redisSetTimeout.
 #include <hiredis/hiredis.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/uio.h>
@@ -18,6 +20,14 @@
 #include <utility>
 
 #include "tensordict/store.h"
+
+#ifdef TC_STORE_TLS
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+#else
+struct ssl_st;  // (OpenSSL's SSL, never made without TLS)
+#endif
 
 namespace tensordict::store {
 namespace {
@@ -56,8 +66,113 @@ constexpr int64_t kMaxBulk = int64_t{1} << 32;
 constexpr int64_t kMaxElements = int64_t{1} << 28;
 constexpr int kMaxDepth = 32;
 
-// Sends `commands` as RESP2 arrays of bulk strings, in as few writev calls as the kernel allows.
-void send_all(int fd, const std::vector<std::vector<std::string_view>>& commands) {
+// OpenSSL writes to the socket without MSG_NOSIGNAL: a write to a connection the server closed
+// would raise SIGPIPE and end the process. SIGPIPE is blocked on this thread while a
+// command is sent, and one it raised is consumed before the mask is restored (a library must
+// not change the process's signal handlers).
+class SigpipeBlock {
+ public:
+  SigpipeBlock() {
+    sigemptyset(&pipe_);
+    sigaddset(&pipe_, SIGPIPE);
+    sigset_t pending;
+    sigpending(&pending);
+    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
+    pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
+  }
+  ~SigpipeBlock() {
+    if (!was_pending_) {
+      sigset_t pending;
+      sigpending(&pending);
+      const timespec zero{0, 0};
+      if (sigismember(&pending, SIGPIPE) == 1) sigtimedwait(&pipe_, nullptr, &zero);
+    }
+    pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+  SigpipeBlock(const SigpipeBlock&) = delete;
+  SigpipeBlock& operator=(const SigpipeBlock&) = delete;
+
+ private:
+  sigset_t pipe_;
+  sigset_t old_;
+  bool was_pending_ = false;
+};
+
+// The connection's byte stream: the socket, or the TLS session over it.
+struct Channel {
+  int fd;
+  ssl_st* tls;  // null: plain
+
+  // Sends from the first of `iov` on: the bytes sent (> 0).
+  size_t send_some(const iovec* iov, size_t count) const {
+    for (;;) {
+#ifdef TC_STORE_TLS
+      if (tls) {
+        const SigpipeBlock no_sigpipe;
+        const int n = SSL_write(tls, iov[0].iov_base,
+                                static_cast<int>(std::min<size_t>(iov[0].iov_len, INT_MAX)));
+        if (n > 0) return static_cast<size_t>(n);
+        failed(n, "sending");
+        continue;
+      }
+#endif
+      msghdr msg{};
+      msg.msg_iov = const_cast<iovec*>(iov);
+      msg.msg_iovlen = std::min<size_t>(count, IOV_MAX);
+      // MSG_NOSIGNAL: a server that closed the connection is an error here, not SIGPIPE.
+      const ssize_t n = ::sendmsg(fd, &msg, MSG_NOSIGNAL);
+      if (n > 0) return static_cast<size_t>(n);
+      if (n < 0 && errno == EINTR) continue;
+      broken_by_errno("sending");
+    }
+  }
+
+  // Receives up to `len` bytes into `buffer`: the bytes received (> 0).
+  size_t recv_some(char* buffer, size_t len) const {
+    for (;;) {
+#ifdef TC_STORE_TLS
+      if (tls) {
+        const int n = SSL_read(tls, buffer, static_cast<int>(std::min<size_t>(len, INT_MAX)));
+        if (n > 0) return static_cast<size_t>(n);
+        failed(n, "receiving");
+        continue;
+      }
+#endif
+      const ssize_t n = ::recv(fd, buffer, len, 0);
+      if (n > 0) return static_cast<size_t>(n);
+      if (n == 0) throw Broken{"the server closed the connection", false};
+      if (errno != EINTR) broken_by_errno("receiving");
+    }
+  }
+
+#ifdef TC_STORE_TLS
+  // A TLS call's failure: returns to retry (an interrupted call), throws Broken otherwise.
+  void failed(int result, const char* doing) const {
+    const int e = errno;
+    switch (SSL_get_error(tls, result)) {
+      case SSL_ERROR_ZERO_RETURN:
+        throw Broken{"the server closed the TLS session", false};
+      case SSL_ERROR_WANT_READ:
+      case SSL_ERROR_WANT_WRITE:  // the socket's timeout
+        throw Broken{std::string(doing) + ": timed out", true};
+      case SSL_ERROR_SYSCALL:
+        if (e == EINTR) return;
+        if (e == EAGAIN || e == EWOULDBLOCK) throw Broken{std::string(doing) + ": timed out", true};
+        throw Broken{std::string(doing) + ": " + (e ? std::strerror(e) : "connection closed"),
+                     false};
+      default: {
+        char text[256];
+        ERR_error_string_n(ERR_get_error(), text, sizeof text);
+        ERR_clear_error();
+        throw Broken{std::string(doing) + " over TLS: " + text, false};
+      }
+    }
+  }
+#endif
+};
+
+// Sends `commands` as RESP2 arrays of bulk strings, in as few writes as the channel allows.
+void send_all(const Channel& channel, const std::vector<std::vector<std::string_view>>& commands) {
   std::string text;  // headers and short arguments
   struct Piece {
     bool in_text;
@@ -102,16 +217,7 @@ void send_all(int fd, const std::vector<std::vector<std::string_view>>& commands
   }
   size_t first = 0;
   while (first < iov.size()) {
-    msghdr msg{};
-    msg.msg_iov = iov.data() + first;
-    msg.msg_iovlen = std::min<size_t>(iov.size() - first, IOV_MAX);
-    // MSG_NOSIGNAL: a server that closed the connection is an error here, not SIGPIPE.
-    const ssize_t n = ::sendmsg(fd, &msg, MSG_NOSIGNAL);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      broken_by_errno("sending");
-    }
-    auto left = static_cast<size_t>(n);
+    size_t left = channel.send_some(iov.data() + first, iov.size() - first);
     while (first < iov.size() && left >= iov[first].iov_len) left -= iov[first++].iov_len;
     if (left > 0) {
       iov[first].iov_base = static_cast<char*>(iov[first].iov_base) + left;
@@ -124,7 +230,7 @@ void send_all(int fd, const std::vector<std::vector<std::string_view>>& commands
 // are received straight into the reply's string.
 class ReplyReader {
  public:
-  explicit ReplyReader(int fd) : fd_(fd) {}
+  explicit ReplyReader(const Channel& channel) : channel_(channel) {}
 
   Reply next(int depth = 0) {
     if (depth > kMaxDepth) throw Broken{"a reply nested too deep", false};
@@ -207,16 +313,7 @@ class ReplyReader {
     const size_t buffered = std::min(n, buffer_.size() - pos_);
     std::memcpy(out.data(), buffer_.data() + pos_, buffered);
     pos_ += buffered;
-    for (size_t got = buffered; got < n;) {
-      const ssize_t r = ::recv(fd_, out.data() + got, n - got, 0);
-      if (r > 0) {
-        got += static_cast<size_t>(r);
-      } else if (r == 0) {
-        throw Broken{"the server closed the connection", false};
-      } else if (errno != EINTR) {
-        broken_by_errno("receiving");
-      }
-    }
+    for (size_t got = buffered; got < n;) got += channel_.recv_some(out.data() + got, n - got);
   }
 
   void fill() {
@@ -226,20 +323,15 @@ class ReplyReader {
     }
     const size_t had = buffer_.size();
     buffer_.resize(had + 65536);
-    for (;;) {
-      const ssize_t r = ::recv(fd_, buffer_.data() + had, 65536, 0);
-      if (r > 0) {
-        buffer_.resize(had + static_cast<size_t>(r));
-        return;
-      }
+    try {
+      buffer_.resize(had + channel_.recv_some(buffer_.data() + had, 65536));
+    } catch (...) {
       buffer_.resize(had);
-      if (r == 0) throw Broken{"the server closed the connection", false};
-      if (errno != EINTR) broken_by_errno("receiving");
-      buffer_.resize(had + 65536);
+      throw;
     }
   }
 
-  int fd_;
+  const Channel& channel_;
   std::string buffer_;
   size_t pos_ = 0;
 };
@@ -266,13 +358,78 @@ std::vector<Reply> unwrap_transaction(std::vector<Reply>& replies, size_t at, si
 struct Connection::State {
   std::mutex mutex;
   redisContext* ctx = nullptr;
+  ssl_st* tls = nullptr;  // the TLS session over ctx's socket (rediss://)
+#ifdef TC_STORE_TLS
+  SSL_CTX* tls_config = nullptr;  // kept across reconnections
+#endif
 
-  ~State() { drop(); }
+  ~State() {
+    drop();
+#ifdef TC_STORE_TLS
+    if (tls_config) SSL_CTX_free(tls_config);
+#endif
+  }
   void drop() {
+#ifdef TC_STORE_TLS
+    if (tls) SSL_free(tls);
+#endif
+    tls = nullptr;
     if (ctx) redisFree(ctx);
     ctx = nullptr;
   }
+  Channel channel() const { return {ctx->fd, tls}; }
 };
+
+namespace {
+
+#ifdef TC_STORE_TLS
+std::string tls_error() {
+  char text[256] = "unknown error";
+  if (const unsigned long e = ERR_get_error()) ERR_error_string_n(e, text, sizeof text);
+  ERR_clear_error();
+  return text;
+}
+
+// The TLS session over the freshly connected socket: the server's certificate checked against
+// the CAs and the host name (or address). ConnectionError when it cannot be made.
+void start_tls(ssl_st*& tls, SSL_CTX*& tls_config, int fd, const ConnectionOptions& o,
+               const std::string& where) {
+  if (!tls_config) {
+    SSL_CTX* config = SSL_CTX_new(TLS_client_method());
+    if (!config) throw ConnectionError("TLS to " + where + ": " + tls_error());
+    tls_config = config;
+    SSL_CTX_set_verify(config, SSL_VERIFY_PEER, nullptr);
+    const bool cas = o.tls_ca_file.empty() ? SSL_CTX_set_default_verify_paths(config) == 1
+                                           : SSL_CTX_load_verify_locations(
+                                                 config, o.tls_ca_file.c_str(), nullptr) == 1;
+    if (!cas)
+      throw ConnectionError("TLS to " + where + ": cannot load the CAs '" + o.tls_ca_file +
+                            "': " + tls_error());
+    if (!o.tls_cert_file.empty() &&
+        (SSL_CTX_use_certificate_chain_file(config, o.tls_cert_file.c_str()) != 1 ||
+         SSL_CTX_use_PrivateKey_file(config, o.tls_key_file.c_str(), SSL_FILETYPE_PEM) != 1))
+      throw ConnectionError("TLS to " + where + ": cannot load the client certificate '" +
+                            o.tls_cert_file + "': " + tls_error());
+  }
+  tls = SSL_new(tls_config);
+  if (!tls || SSL_set_fd(tls, fd) != 1)
+    throw ConnectionError("TLS to " + where + ": " + tls_error());
+  X509_VERIFY_PARAM* check = SSL_get0_param(tls);
+  if (X509_VERIFY_PARAM_set1_ip_asc(check, o.host.c_str()) != 1) {  // a name, not an address
+    X509_VERIFY_PARAM_set1_host(check, o.host.c_str(), 0);
+    SSL_set_tlsext_host_name(tls, o.host.c_str());
+  }
+  const SigpipeBlock no_sigpipe;
+  if (SSL_connect(tls) != 1) {
+    const long verified = SSL_get_verify_result(tls);
+    const std::string why =
+        verified != X509_V_OK ? X509_verify_cert_error_string(verified) : tls_error();
+    throw ConnectionError("TLS handshake with " + where + " failed: " + why);
+  }
+}
+#endif
+
+}  // namespace
 
 Connection::Connection(ConnectionOptions options)
     : options_(std::move(options)), state_(std::make_unique<State>()) {
@@ -335,14 +492,29 @@ std::vector<Reply> Connection::exchange(const std::vector<CommandView>& wire) {
       s.drop();
       throw ConnectionError("cannot set the command timeout on " + describe(options_));
     }
+    if (options_.tls) {
+#ifdef TC_STORE_TLS
+      try {
+        start_tls(s.tls, s.tls_config, s.ctx->fd, options_, describe(options_));
+      } catch (...) {
+        s.drop();
+        throw;
+      }
+#else
+      s.drop();
+      throw ValueError("TLS to " + describe(options_) +
+                       ": this TensorClass::store was built without OpenSSL (libssl-dev)");
+#endif
+    }
   };
 
   // Sends `cmds` and reads one reply per command.
   auto talk = [&](const std::vector<CommandView>& cmds) {
     std::vector<Reply> replies;
     if (cmds.empty()) return replies;
-    send_all(s.ctx->fd, cmds);
-    ReplyReader reader(s.ctx->fd);
+    const Channel channel = s.channel();
+    send_all(channel, cmds);
+    ReplyReader reader(channel);
     replies.reserve(cmds.size());
     for (size_t i = 0; i < cmds.size(); ++i) replies.push_back(reader.next());
     return replies;

@@ -78,9 +78,16 @@ void apply_query(std::string_view url, std::string_view query, StoreLocation& ou
       out.connection.password = value;
     else if (name == "cache_metadata")
       out.cache_metadata = parse_int(url, value, "cache_metadata (0 or 1)", 0, 1) == 1;
+    else if (name == "tls_ca_file" && out.connection.tls)
+      out.connection.tls_ca_file = value;
+    else if (name == "tls_cert_file" && out.connection.tls)
+      out.connection.tls_cert_file = value;
+    else if (name == "tls_key_file" && out.connection.tls)
+      out.connection.tls_key_file = value;
     else
       bad(url, "unknown query parameter '" + std::string(name) +
-                   "' (known: db, td_id, prefix, user, password, cache_metadata)");
+                   "' (known: db, td_id, prefix, user, password, cache_metadata; with rediss:// "
+                   "tls_ca_file, tls_cert_file, tls_key_file)");
   }
 }
 
@@ -95,10 +102,9 @@ StoreLocation parse_store_url(std::string_view url) {
     return true;
   };
   const bool unix_socket = starts("unix://");
-  if (!unix_socket && !starts("redis://")) {
-    if (url.substr(0, 9) == "rediss://") bad(url, "TLS (rediss://) is not supported");
-    bad(url, "expected redis://host:port/DB/TD_ID or unix:///path/to/socket?db=DB&td_id=TD_ID");
-  }
+  out.connection.tls = !unix_socket && starts("rediss://");
+  if (!unix_socket && !out.connection.tls && !starts("redis://"))
+    bad(url, "expected redis[s]://host:port/DB/TD_ID or unix:///path/to/socket?db=DB&td_id=TD_ID");
   const size_t q = rest.find('?');
   const std::string_view query = q == std::string_view::npos ? "" : rest.substr(q + 1);
   rest = rest.substr(0, q);

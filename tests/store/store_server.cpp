@@ -38,9 +38,10 @@ std::string find_redis_server() {
   return "";
 }
 
-// A loopback port nobody listens on right now (the server may still lose a race for it: start()
-// then tries another).
-int free_port() {
+}  // namespace
+
+// The server may still lose a race for the port: start() then tries another.
+int RedisServer::free_port() {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
@@ -52,8 +53,6 @@ int free_port() {
   ::close(fd);
   return ntohs(addr.sin_port);
 }
-
-}  // namespace
 
 RedisServer& RedisServer::instance() {
   static RedisServer* server = [] {
@@ -71,8 +70,9 @@ RedisServer& RedisServer::instance() {
   return *server;
 }
 
-std::unique_ptr<RedisServer> RedisServer::dedicated() {
+std::unique_ptr<RedisServer> RedisServer::dedicated(std::vector<std::string> extra_args) {
   std::unique_ptr<RedisServer> s(new RedisServer());
+  s->extra_args_ = std::move(extra_args);
   s->start();
   return s;
 }
@@ -98,25 +98,26 @@ void RedisServer::start() {
 // Starts `binary` on port_ and socket_; pid_ stays -1 when it died at once (port taken) or did
 // not answer in time.
 void RedisServer::spawn(const std::string& binary) {
-  const std::vector<std::string> args{binary,
-                                      "--port",
-                                      std::to_string(port_),
-                                      "--bind",
-                                      "127.0.0.1",
-                                      "--unixsocket",
-                                      socket_,
-                                      "--unixsocketperm",
-                                      "700",
-                                      "--save",
-                                      "",
-                                      "--appendonly",
-                                      "no",
-                                      "--dir",
-                                      dir_,
-                                      "--logfile",
-                                      dir_ + "/redis.log",
-                                      "--daemonize",
-                                      "no"};
+  std::vector<std::string> args{binary,
+                                "--port",
+                                std::to_string(port_),
+                                "--bind",
+                                "127.0.0.1",
+                                "--unixsocket",
+                                socket_,
+                                "--unixsocketperm",
+                                "700",
+                                "--save",
+                                "",
+                                "--appendonly",
+                                "no",
+                                "--dir",
+                                dir_,
+                                "--logfile",
+                                dir_ + "/redis.log",
+                                "--daemonize",
+                                "no"};
+  args.insert(args.end(), extra_args_.begin(), extra_args_.end());
   pid_ = ::fork();
   if (pid_ == 0) {
     // The server dies with the test process, and holds none of its output pipes (CTest would

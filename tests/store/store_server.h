@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "tensordict/store.h"
 
@@ -15,8 +16,11 @@ class RedisServer {
  public:
   /// The process's server, started on the first call (TC_SKIP without redis-server).
   static RedisServer& instance();
-  /// A server of the caller's own, for cases that stop, pause or restart it.
-  static std::unique_ptr<RedisServer> dedicated();
+  /// A server of the caller's own, for cases that stop, pause or restart it; `extra_args` go to
+  /// redis-server after the usual ones (e.g. a TLS port and its certificates).
+  static std::unique_ptr<RedisServer> dedicated(std::vector<std::string> extra_args = {});
+  /// A loopback port nobody listens on right now.
+  static int free_port();
   ~RedisServer();
   RedisServer(const RedisServer&) = delete;
   RedisServer& operator=(const RedisServer&) = delete;
@@ -40,6 +44,7 @@ class RedisServer {
   RedisServer() = default;
   void start();
   void spawn(const std::string& binary);
+  std::vector<std::string> extra_args_;
   std::string dir_;
   std::string socket_;
   int port_ = 0;

@@ -34,6 +34,21 @@ TEST_CASE("a redis URL may leave out the parts that have defaults", "[store][url
   CHECK(where.prefix == "ns");
 }
 
+TEST_CASE("a rediss URL asks for TLS and names its files", "[store][url]") {
+  const auto where = parse_store_url(
+      "rediss://u:pw@cache.example:6380/2/run?tls_ca_file=/etc/ca.pem&tls_cert_file=c.pem&"
+      "tls_key_file=k.pem");
+  CHECK(where.connection.tls);
+  CHECK(where.connection.host == "cache.example");
+  CHECK(where.connection.port == 6380);
+  CHECK(where.connection.db == 2);
+  CHECK(where.td_id == "run");
+  CHECK(where.connection.tls_ca_file == "/etc/ca.pem");
+  CHECK(where.connection.tls_cert_file == "c.pem");
+  CHECK(where.connection.tls_key_file == "k.pem");
+  CHECK_FALSE(parse_store_url("redis://host/0/run").connection.tls);
+}
+
 TEST_CASE("a unix URL gives the socket and its query", "[store][url]") {
   const auto where =
       parse_store_url("unix:///run/redis/redis%20x.sock?db=5&td_id=abc-1&user=bob&password=pw");
@@ -49,7 +64,7 @@ TEST_CASE("a unix URL gives the socket and its query", "[store][url]") {
 
 TEST_CASE("bad store URLs are ValueErrors that hide the password", "[store][url]") {
   for (const char* url :
-       {"http://localhost", "rediss://localhost:6379/0", "redis://", "redis://host:0",
+       {"http://localhost", "redis://host/0?tls_ca_file=ca.pem", "redis://", "redis://host:0",
         "redis://host:99999", "redis://host:/0", "redis://host/x", "redis://host/0/id/extra",
         "redis://host?color=red", "unix://relative.sock", "unix:///s.sock?db=-1",
         "redis://host/0/a%zz", "redis://[::1/0", "unix:///s.sock?cache_metadata=yes"}) {

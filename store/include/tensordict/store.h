@@ -46,6 +46,12 @@ struct ConnectionOptions {
   int db = 0;                      ///< database number (SELECT), as Python's `db=`
   std::string user;                ///< ACL user for `AUTH user password` (empty: `AUTH password`)
   std::string password;            ///< no AUTH when empty
+  /// TLS (`rediss://`): the server's certificate is checked against tls_ca_file (the system's CAs
+  /// when empty) and `host`. Needs a build with OpenSSL (ValueError otherwise).
+  bool tls = false;
+  std::string tls_ca_file;    ///< PEM file of the CAs to trust
+  std::string tls_cert_file;  ///< a client certificate (PEM), for servers that ask for one
+  std::string tls_key_file;   ///< its private key (PEM)
   std::chrono::milliseconds connect_timeout{5000};   ///< connecting (and reconnecting)
   std::chrono::milliseconds command_timeout{30000};  ///< each reply's wait; 0: wait forever
 };
@@ -108,10 +114,11 @@ struct StoreLocation {
   bool cache_metadata = true;
 };
 
-/// Parses `redis://[user[:password]@]host[:port][/DB[/TD_ID]]` and
-/// `unix:///path/to/socket[?db=DB&td_id=TD_ID]`; both take `prefix=`, `user=`, `password=`,
+/// Parses `redis://[user[:password]@]host[:port][/DB[/TD_ID]]`, the same with `rediss://` (TLS;
+/// query parameters `tls_ca_file=`, `tls_cert_file=`, `tls_key_file=`), and
+/// `unix:///path/to/socket[?db=DB&td_id=TD_ID]`; all take `prefix=`, `user=`, `password=`,
 /// `cache_metadata=` query parameters, and percent-escapes anywhere. ValueError (the password not
-/// echoed) on anything else, including `rediss://` (TLS is not supported).
+/// echoed) on anything else.
 StoreLocation parse_store_url(std::string_view url);
 
 /// Python's TensorDictStore: a TensorDict whose leaves live in the store, each read or written
