@@ -198,6 +198,8 @@ at::Tensor from_bytes(const std::string& path, std::string&& bytes, const Meta& 
 }
 
 at::Tensor contiguous_cpu(const at::Tensor& t) {
+  // The usual leaf is one already: no dispatcher round trips for it.
+  if (t.device().is_cpu() && t.is_contiguous() && !t.is_conj() && !t.is_neg()) return t;
   return t.detach().to(at::kCPU).resolve_conj().resolve_neg().contiguous();
 }
 

@@ -222,7 +222,7 @@ TEST_CASE("from_tensordict and open round trip through another connection",
                 {4});
   td.set("task", "walk");
   const StoreLocation where = here("roundtrip");
-  auto stored = TensorDictStore::from_tensordict(td, where);
+  auto stored = tensordict::store::to_store(td, where);  // Python's td.to_store()
   CHECK(stored.td_id() == where.td_id);
   CHECK(stored.redis_key("__keys__") == "tensordict:{" + where.td_id + "}:__keys__");
 

@@ -108,3 +108,29 @@ TEST_CASE("a server that stops answering is a TimeoutError within the timeout",
   const at::Tensor now = store.get("x");
   CHECK((at::equal(now, at::ones({2})) || at::equal(now, at::zeros({2}))));
 }
+
+TEST_CASE("a server killed while a leaf is on its way leaves no part of it",
+          "[store][needs-redis]") {
+  auto server = RedisServer::dedicated();
+  const StoreLocation where = impatient(*server, "killed-mid-write");
+  auto store = TensorDictStore::create(where, {4});
+  std::thread killer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    server->kill();
+  });
+  bool written = true;
+  try {
+    store.set("x", at::ones({4, 1 << 21}));  // 32 MB
+  } catch (const ConnectionError& e) {
+    written = false;
+    CHECK_THAT(e.what(), ContainsSubstring("'x'"));
+  }
+  killer.join();
+  server->restart();
+  // No persistence: nothing survives, a whole leaf or none (never bytes without metadata).
+  const tensordict::store::Reply left =
+      Connection(server->unix_location("").connection).command({"KEYS", "*"});
+  CHECK(left.element.empty());
+  INFO("the write " << (written ? "ended before the kill" : "was cut by it"));
+  CHECK_THROWS_AS(store.get("x"), tensordict::KeyError);
+}

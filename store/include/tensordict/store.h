@@ -238,4 +238,9 @@ class TensorDictStore {
   std::shared_ptr<Impl> impl_;
 };
 
+/// Python's `td.to_store(...)`: TensorDictStore::from_tensordict(td, where).
+inline TensorDictStore to_store(const TensorDict& td, const StoreLocation& where) {
+  return TensorDictStore::from_tensordict(td, where);
+}
+
 }  // namespace tensordict::store
