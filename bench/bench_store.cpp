@@ -60,6 +60,7 @@
 #include <thread>
 #include <vector>
 
+#include "local_redis.h"
 #include "tensordict/store.h"
 #include "tensordict/tensordict.h"
 
@@ -70,11 +71,10 @@ namespace {
 
 // ---- the server -------------------------------------------------------------------------------
 
+// Where the benchmarks' server listens: the bench's own (start_server) or $TC_BENCH_REDIS.
 struct Server {
   std::string host = "127.0.0.1";
   int port = 0;
-  pid_t pid = -1;   // ours to stop, or -1 ($TC_BENCH_REDIS)
-  std::string dir;  // our temporary directory
 };
 
 Server g_server;
@@ -109,108 +109,14 @@ ReplyPtr command(redisContext* c, const std::vector<std::string>& argv) {
   return reply;
 }
 
-// A loopback port nobody listens on right now (the server may lose a race for it: then another).
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  const bool ok = fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0;
-  if (fd >= 0) ::close(fd);
-  if (!ok) throw std::runtime_error("no free loopback port");
-  return ntohs(addr.sin_port);
-}
+// The bench's own server (local_redis.h), stopped at exit.
+std::unique_ptr<tensordict::store::testing::LocalRedis> g_local;
 
-void stop_server() {
-  if (g_server.pid > 0) {
-    ::kill(g_server.pid, SIGTERM);
-    int status = 0;
-    for (int i = 0; i < 100 && ::waitpid(g_server.pid, &status, WNOHANG) == 0; ++i)
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    if (::waitpid(g_server.pid, &status, WNOHANG) == 0) {
-      ::kill(g_server.pid, SIGKILL);
-      ::waitpid(g_server.pid, nullptr, 0);
-    }
-    g_server.pid = -1;
-  }
-  if (!g_server.dir.empty()) {
-    std::error_code ec;
-    std::filesystem::remove_all(g_server.dir, ec);
-    g_server.dir.clear();
-  }
-}
-
-// Starts redis-server (or valkey-server) with no persistence; the server dies with us.
 void start_server() {
-  char tmpl[] = "/tmp/tc_bench_store_XXXXXX";
-  if (!::mkdtemp(tmpl)) throw std::runtime_error("mkdtemp failed");
-  g_server.dir = tmpl;
-  std::atexit(stop_server);
-  const char* chosen = std::getenv("TC_REDIS_SERVER");
-  const std::vector<std::string> binaries =
-      chosen ? std::vector<std::string>{chosen}
-             : std::vector<std::string>{"redis-server", "valkey-server"};
-  for (int attempt = 0; attempt < 5; ++attempt) {
-    g_server.port = free_port();
-    const std::vector<std::string> args{"--port",
-                                        std::to_string(g_server.port),
-                                        "--bind",
-                                        "127.0.0.1",
-                                        "--unixsocket",
-                                        g_server.dir + "/redis.sock",
-                                        "--unixsocketperm",
-                                        "700",
-                                        "--save",
-                                        "",
-                                        "--appendonly",
-                                        "no",
-                                        "--dir",
-                                        g_server.dir,
-                                        "--logfile",
-                                        g_server.dir + "/redis.log",
-                                        "--daemonize",
-                                        "no"};
-    const pid_t pid = ::fork();
-    if (pid < 0) throw std::runtime_error("fork failed");
-    if (pid == 0) {
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      for (const auto& binary : binaries) {
-        std::vector<char*> argv{const_cast<char*>(binary.c_str())};
-        for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-        argv.push_back(nullptr);
-        ::execvp(binary.c_str(), argv.data());
-      }
-      ::_exit(127);
-    }
-    g_server.pid = pid;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (std::chrono::steady_clock::now() < deadline) {
-      int status = 0;
-      if (::waitpid(pid, &status, WNOHANG) == pid) {  // no binary, or the port was taken
-        g_server.pid = -1;
-        if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
-          throw std::runtime_error(
-              "neither redis-server nor valkey-server could be run (set TC_REDIS_SERVER, or "
-              "TC_BENCH_REDIS=host:port for a running server)");
-        break;
-      }
-      if (Context c = connect_raw(g_server.host, g_server.port)) {
-        auto* r = static_cast<redisReply*>(redisCommand(c.get(), "PING"));
-        const bool pong = r && r->type == REDIS_REPLY_STATUS;
-        if (r) freeReplyObject(r);
-        if (pong) return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    if (g_server.pid > 0) {
-      ::kill(g_server.pid, SIGKILL);
-      ::waitpid(g_server.pid, nullptr, 0);
-      g_server.pid = -1;
-    }
-  }
-  throw std::runtime_error("redis-server did not start (see " + g_server.dir + "/redis.log)");
+  g_local = std::make_unique<tensordict::store::testing::LocalRedis>();
+  std::atexit([] { g_local.reset(); });
+  g_server.host = "127.0.0.1";
+  g_server.port = g_local->port();
 }
 
 void choose_server() {

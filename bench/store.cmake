@@ -7,6 +7,6 @@ if(TARGET tensorclass_store)
   endif()
   add_executable(bench_store ${CMAKE_CURRENT_LIST_DIR}/bench_store.cpp)
   # The raw twin talks to hiredis itself: the imported target the top-level CMakeLists.txt makes.
-  target_link_libraries(bench_store PRIVATE tensorclass_store TensorClass::hiredis
-                                            benchmark::benchmark tc_warnings)
+  target_link_libraries(bench_store PRIVATE tensorclass_store tc_store_testing
+                                            TensorClass::hiredis benchmark::benchmark tc_warnings)
 endif()

@@ -147,9 +147,9 @@ class TensorDictStore {
 
   /// One leaf of from_schema: its key, its shape after the batch dims, its dtype.
   struct LeafSchema {
-    NestedKey key;
-    std::vector<int64_t> shape;
-    at::ScalarType dtype;
+    NestedKey key;               ///< where the leaf goes
+    std::vector<int64_t> shape;  ///< its shape after the batch dims
+    at::ScalarType dtype;        ///< its dtype
   };
   /// Python's from_schema: a new store (as create) whose leaves `schema` names are allocated on
   /// the server, zero-filled, of shape batch_size + shape (one SETRANGE of each leaf's last
