@@ -40,22 +40,32 @@ ORDER = ["index_int", "slice", "index_tensor", "stack8", "cat8", "clone", "apply
 UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 
 
-def load_times(path):
-    """(context, {(op, variant, leaves): cpu ns}) of one run."""
+def median_times(path, field="cpu_time"):
+    """(context, {run name: ns}) of one --benchmark_format=json report: each benchmark's median
+    aggregate, or its single run where it has none; `field` is cpu_time or real_time. Also used by
+    store_vs_python.sh."""
     with open(path) as f:
         report = json.load(f)
     times = {}
     for b in report["benchmarks"]:
         if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
             continue
-        parts = b.get("run_name", b["name"]).split("/")
-        if len(parts) != 3 or not parts[0].startswith("BM_"):
-            continue
-        key = (parts[0][3:], parts[1], int(parts[2]))
+        name = b.get("run_name", b["name"])
         # A median aggregate overrides single iterations of the same run.
-        if b.get("run_type") == "aggregate" or key not in times:
-            times[key] = b["cpu_time"] * UNIT_NS[b["time_unit"]]
+        if b.get("run_type") == "aggregate" or name not in times:
+            times[name] = b[field] * UNIT_NS[b["time_unit"]]
     return report.get("context", {}), times
+
+
+def load_times(path):
+    """(context, {(op, variant, leaves): cpu ns}) of one run."""
+    context, medians = median_times(path)
+    times = {}
+    for name, ns in medians.items():
+        parts = name.split("/")
+        if len(parts) == 3 and parts[0].startswith("BM_"):
+            times[(parts[0][3:], parts[1], int(parts[2]))] = ns
+    return context, times
 
 
 def fmt_time(ns):

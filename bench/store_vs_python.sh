@@ -50,26 +50,20 @@ for run in $(seq "$runs"); do
   fi
 done
 
-python3 - "$out" "$runs" <<'EOF'
+PYTHONPATH="$checkout/bench" python3 - "$out" "$runs" <<'EOF'
 import json, os, statistics, sys
 
+from ratios import median_times
+
 out, runs = sys.argv[1], int(sys.argv[2])
-UNIT_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
 
 
 def load_cpp(path):
     """{BM_store_<op>/<variant>/<size>: median ms} of one bench_store run, and its context."""
-    with open(path) as f:
-        report = json.load(f)
-    times = {}
-    for b in report["benchmarks"]:
-        if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
-            continue
-        # Without the /iterations:N and /real_time suffixes.
-        name = "/".join(b.get("run_name", b["name"]).split("/")[:3])
-        if b.get("run_type") == "aggregate" or name not in times:
-            times[name] = b["real_time"] * UNIT_MS[b["time_unit"]]
-    return times, report.get("context", {})
+    context, medians = median_times(path, "real_time")
+    # Without the /iterations:N and /real_time suffixes.
+    times = {"/".join(name.split("/")[:3]): ns / 1e6 for name, ns in medians.items()}
+    return times, context
 
 
 cpp, py = [], []
