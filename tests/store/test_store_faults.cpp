@@ -3,8 +3,14 @@
 // (RedisServer::dedicated), so the process's shared one is never disturbed. What must hold: a
 // typed error naming the key, no hang past the timeout, and never a leaf read back half written.
 #include <ATen/ATen.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <string>
 #include <thread>
 
 #include "catch2_compat.h"
@@ -133,4 +139,69 @@ TEST_CASE("a server killed while a leaf is on its way leaves no part of it",
   CHECK(left.element.empty());
   INFO("the write " << (written ? "ended before the kill" : "was cut by it"));
   CHECK_THROWS_AS(store.get("x"), tensordict::KeyError);
+}
+
+namespace {
+
+// A unix socket answering every connection's first bytes with `reply`, then closing it: what a
+// broken or hostile server (or another program on its port) sends.
+class FakeServer {
+ public:
+  explicit FakeServer(std::string reply) : reply_(std::move(reply)) {
+    path_ = std::filesystem::temp_directory_path() /
+            ("tc_fake_redis_" + std::to_string(::getpid()) + "_" + std::to_string(count_++));
+    ::unlink(path_.c_str());
+    fd_ = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path_.c_str());
+    REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    REQUIRE(::listen(fd_, 4) == 0);
+    thread_ = std::thread([this] {
+      for (;;) {
+        const int c = ::accept(fd_, nullptr, nullptr);
+        if (c < 0) return;  // closed by the destructor
+        char buffer[4096];
+        if (::recv(c, buffer, sizeof buffer, 0) > 0)
+          (void)!::send(c, reply_.data(), reply_.size(), MSG_NOSIGNAL);
+        ::close(c);
+      }
+    });
+  }
+  ~FakeServer() {
+    ::shutdown(fd_, SHUT_RDWR);
+    ::close(fd_);
+    thread_.join();
+    ::unlink(path_.c_str());
+  }
+  tensordict::store::ConnectionOptions options() const {
+    tensordict::store::ConnectionOptions o;
+    o.unix_socket = path_;
+    o.command_timeout = std::chrono::milliseconds(500);
+    return o;
+  }
+
+ private:
+  static inline int count_ = 0;
+  std::string reply_;
+  std::string path_;
+  int fd_ = -1;
+  std::thread thread_;
+};
+
+}  // namespace
+
+TEST_CASE("replies that are not RESP2 are ConnectionErrors and never a crash or a hang",
+          "[store][needs-redis]") {
+  for (const std::string& reply :
+       {std::string("?what\r\n"), std::string("$99999999999\r\n"),  // a bulk past the 4 GiB cap
+        std::string("$5\r\nabcXY"), std::string("$3\r\nabcXY"),     // short, not ended by CRLF
+        std::string(":12a\r\n"), std::string("*99999999999\r\n"), std::string(40, '*') + "1\r\n",
+        std::string("+OK"),  // nested; no CRLF at all
+        std::string(70000, 'x')}) {
+    INFO(reply.substr(0, 20));
+    FakeServer server(reply);
+    Connection connection(server.options());
+    CHECK_THROWS_AS(connection.command({"PING"}), ConnectionError);
+  }
 }
