@@ -104,11 +104,13 @@ std::vector<int64_t> int_list(const std::string& text, const std::string& what) 
 }
 
 Meta parse_meta(const std::string& path, const Reply& hash) {
-  const std::string what = "store metadata of " + repr(path);
-  if (hash.type == Reply::Type::Error) throw_reply(hash, what);
+  // The key as messages name it, made only for a message (a to_local parses one hash per leaf).
+  const auto what = [&path] { return "store metadata of " + repr(path); };
+  if (hash.type == Reply::Type::Error) throw_reply(hash, what());
   if (hash.type != Reply::Type::Array || hash.element.size() % 2 != 0)
-    throw FormatError(what + ": not a hash");
-  if (hash.element.empty()) throw FormatError(what + ": missing (the key has data but no m: hash)");
+    throw FormatError(what() + ": not a hash");
+  if (hash.element.empty())
+    throw FormatError(what() + ": missing (the key has data but no m: hash)");
   std::map<std::string, std::string> fields;
   Meta meta;
   for (size_t i = 0; i < hash.element.size(); i += 2) {
@@ -121,22 +123,22 @@ Meta parse_meta(const std::string& path, const Reply& hash) {
     return meta;
   }
   if (!fields.count("shape") || !fields.count("dtype"))
-    throw FormatError(what + ": no 'shape' or no 'dtype' field");
-  meta.shape = int_list(fields["shape"], what + " 'shape'");
+    throw FormatError(what() + ": no 'shape' or no 'dtype' field");
+  meta.shape = int_list(fields["shape"], what() + " 'shape'");
   const auto dtype = dtype_from_name(fields["dtype"]);
   if (!dtype || !stored_dtype(*dtype))
-    throw FormatError(what + ": unknown dtype '" + fields["dtype"] + "'");
+    throw FormatError(what() + ": unknown dtype '" + fields["dtype"] + "'");
   meta.dtype = *dtype;
   // The sizes, bounded so that no product overflows: a leaf never exceeds a server value.
   int64_t row = static_cast<int64_t>(c10::elementSize(meta.dtype));
   for (size_t d = 1; d < meta.shape.size(); ++d) {
     if (meta.shape[d] != 0 && row > TensorDictStore::kMaxValueBytes / meta.shape[d])
-      throw FormatError(what + ": shape " + fields["shape"] + " is larger than any store value");
+      throw FormatError(what() + ": shape " + fields["shape"] + " is larger than any store value");
     row *= meta.shape[d];
   }
   const int64_t rows = meta.shape.empty() ? 1 : meta.shape[0];
   if (rows != 0 && row > TensorDictStore::kMaxValueBytes / rows)
-    throw FormatError(what + ": shape " + fields["shape"] + " is larger than any store value");
+    throw FormatError(what() + ": shape " + fields["shape"] + " is larger than any store value");
   meta.row_bytes = row;
   meta.nbytes = row * rows;
   return meta;

@@ -254,12 +254,19 @@ Value TensorDictStore::Impl::decode(const std::string& path, std::string&& bytes
 // The leaves `paths`, read in one transaction (Python: one pipeline of GETs then HGETALLs).
 std::vector<std::pair<std::string, Value>> TensorDictStore::Impl::read(
     const std::vector<std::string>& paths) const {
-  std::vector<Command> cmds;
-  for (const auto& p : paths) cmds.push_back({"GET", data_key(p)});
-  for (const auto& p : paths) cmds.push_back({"HGETALL", meta_key(p)});
-  auto replies = exchange(
-      *conn, cmds, true,
-      paths.size() == 1 ? "reading store leaf " + repr(paths.front()) : "reading store " + key(""));
+  std::vector<std::string> names;  // d: and m: keys, alive while the views are
+  names.reserve(2 * paths.size());
+  for (const auto& p : paths) names.push_back(data_key(p));
+  for (const auto& p : paths) names.push_back(meta_key(p));
+  std::vector<Connection::CommandView> cmds;
+  cmds.reserve(names.size());
+  for (size_t i = 0; i < names.size(); ++i)
+    cmds.push_back({i < paths.size() ? "GET" : "HGETALL", names[i]});
+  auto replies = std::move(exchange_transactions(*conn, {cmds},
+                                                 paths.size() == 1
+                                                     ? "reading store leaf " + repr(paths.front())
+                                                     : "reading store " + key(""))
+                               .front());
   std::vector<std::pair<std::string, Value>> out;
   for (size_t i = 0; i < paths.size(); ++i) {
     // A leaf deleted since the registry was read is skipped, as Python's to_tensordict does;
@@ -269,7 +276,8 @@ std::vector<std::pair<std::string, Value>> TensorDictStore::Impl::read(
       continue;
     }
     const Meta meta = parse_meta(paths[i], replies[paths.size() + i]);
-    string_reply(replies[i], "store leaf " + repr(paths[i]));  // (checks the reply's type)
+    if (replies[i].type != Reply::Type::String)  // an error reply, another type: says which
+      string_reply(replies[i], "store leaf " + repr(paths[i]));
     out.emplace_back(paths[i], decode(paths[i], std::move(replies[i].str), meta));
   }
   return out;
