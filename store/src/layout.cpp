@@ -34,7 +34,13 @@ bool stored_dtype(at::ScalarType t) {
 std::string dtype_text(at::ScalarType t) { return "torch." + dtype_name(t); }
 
 std::string shape_text(at::IntArrayRef shape) {
-  return dumps_python(Json(std::vector<int64_t>(shape.begin(), shape.end())));
+  // json.dumps of a list of ints, written directly (one per leaf written).
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) out += ", ";
+    out += std::to_string(shape[i]);
+  }
+  return out + "]";
 }
 
 // A key's dotted path in the store; a component holding the separator would read back as two.

@@ -177,7 +177,8 @@ void TensorDictStore::Impl::write(const std::vector<Leaf>& leaves) const {
   }
   remember(paths);
   for (size_t i = 0; i < leaves.size(); ++i)
-    check_ok(replies[i], "writing store leaf " + repr(leaves[i].path));
+    for (const Reply& r : replies[i])
+      if (r.type == Reply::Type::Error) throw_reply(r, "writing store leaf " + repr(paths[i]));
 }
 
 Leaf TensorDictStore::Impl::tensor_leaf(const std::string& path, const at::Tensor& value) const {
@@ -343,7 +344,8 @@ void TensorDictStore::Impl::allocate(const std::vector<Allocation>& leaves,
   }
   remember(paths);
   for (size_t i = 0; i < leaves.size(); ++i)
-    check_ok(replies[i], "allocating store leaf " + repr(paths[i]));
+    for (const Reply& r : replies[i])
+      if (r.type == Reply::Type::Error) throw_reply(r, "allocating store leaf " + repr(paths[i]));
 }
 
 /// A handle for a new store of `batch` and `device` (its metadata not written yet).
