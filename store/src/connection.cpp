@@ -308,12 +308,18 @@ class ReplyReader {
     }
   }
 
+  // Allocated at once up to the largest value a server keeps by default; beyond, the string grows
+  // (doubling) as bytes arrive, so that a length the server claims but never sends costs nothing.
   void read_exact(std::string& out, size_t n) {
-    out.resize(n);
+    constexpr size_t kAtOnce = size_t{512} << 20;
+    out.resize(std::min(n, kAtOnce));
     const size_t buffered = std::min(n, buffer_.size() - pos_);
     std::memcpy(out.data(), buffer_.data() + pos_, buffered);
     pos_ += buffered;
-    for (size_t got = buffered; got < n;) got += channel_.recv_some(out.data() + got, n - got);
+    for (size_t got = buffered; got < n;) {
+      if (got == out.size()) out.resize(std::min(n, 2 * out.size()));
+      got += channel_.recv_some(out.data() + got, out.size() - got);
+    }
   }
 
   void fill() {
