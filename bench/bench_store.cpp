@@ -9,8 +9,8 @@
 //                                  one writev from the tensor's memory, no client-side copy
 //  BM_store_read/socket/<size>     the same GET by hand, the value read straight into the tensor
 //  BM_store_write/layout/<size>    (no target) the store's own commands for the same write, by
-//                                  hand: MULTI SET DEL HSET SADD EXEC per leaf, the value sent
-//                                  from the tensor's memory, all leaves in one round trip
+//                                  hand: MULTI MSET DEL, an HSET per leaf, SADD, EXEC, the values
+//                                  sent from the tensors' memory, in one round trip
 //  BM_store_write/store/1000x16    TensorDictStore::update with a TensorDict of 1,000 leaves of
 //                                  16 floats (64 bytes each)
 //  BM_store_write/raw/1000x16      1,000 SETs of the same bytes, pipelined (one round trip)
@@ -340,34 +340,44 @@ at::Tensor socket_get(Socket& s, const std::string& key, int64_t floats) {
   return out;
 }
 
-// The store's write, by hand: per leaf Python's transaction (the C++ store's, which adds the DEL)
-// with the value sent from the tensor's memory, and every leaf's transaction sent before the
-// first reply is read: one round trip for any number of leaves. What the store's layout costs the
-// server, without the client's round trips and copies.
+// The store's write, by hand: one transaction of every leaf's bytes (MSET), their hashes (DEL,
+// then an HSET each) and registry entries (SADD), the values sent from the tensors' memory, in
+// one round trip (the store's own commands when the leaves fit one group). What the layout costs
+// the server, without the client's work.
 void layout_set_many(redisContext* c, const std::vector<std::string>& paths,
                      const std::vector<at::Tensor>& values) {
   const std::string base = "bench:layout:{x}:";
   const std::string registry = base + "__keys__";
-  std::vector<std::string> shapes;
-  for (const auto& v : values) shapes.push_back("[" + std::to_string(v.numel()) + "]");
+  std::vector<std::string> shapes, data, meta;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    shapes.push_back("[" + std::to_string(values[i].numel()) + "]");
+    data.push_back(base + "d:" + paths[i]);
+    meta.push_back(base + "m:" + paths[i]);
+  }
   auto append = [c](std::vector<const char*> argv, std::vector<size_t> lens) {
     if (redisAppendCommandArgv(c, static_cast<int>(argv.size()), argv.data(), lens.data()) !=
         REDIS_OK)
       throw std::runtime_error("layout write failed");
   };
+  std::vector<const char*> mset{"MSET"}, del{"DEL"}, sadd{"SADD", registry.data()};
+  std::vector<size_t> mset_lens{4}, del_lens{3}, sadd_lens{4, registry.size()};
   for (size_t i = 0; i < paths.size(); ++i) {
-    const std::string data = base + "d:" + paths[i];
-    const std::string meta = base + "m:" + paths[i];
-    append({"MULTI"}, {5});
-    append({"SET", data.data(), static_cast<const char*>(values[i].data_ptr())},
-           {3, data.size(), values[i].nbytes()});
-    append({"DEL", meta.data()}, {3, meta.size()});
-    append({"HSET", meta.data(), "shape", shapes[i].data(), "dtype", "torch.float32"},
-           {4, meta.size(), 5, shapes[i].size(), 5, 13});
-    append({"SADD", registry.data(), paths[i].data()}, {4, registry.size(), paths[i].size()});
-    append({"EXEC"}, {4});
+    mset.insert(mset.end(), {data[i].data(), static_cast<const char*>(values[i].data_ptr())});
+    mset_lens.insert(mset_lens.end(), {data[i].size(), values[i].nbytes()});
+    del.push_back(meta[i].data());
+    del_lens.push_back(meta[i].size());
+    sadd.push_back(paths[i].data());
+    sadd_lens.push_back(paths[i].size());
   }
-  for (size_t i = 0; i < paths.size() * 6; ++i) {
+  append({"MULTI"}, {5});
+  append(mset, mset_lens);
+  append(del, del_lens);
+  for (size_t i = 0; i < paths.size(); ++i)
+    append({"HSET", meta[i].data(), "shape", shapes[i].data(), "dtype", "torch.float32"},
+           {4, meta[i].size(), 5, shapes[i].size(), 5, 13});
+  append(sadd, sadd_lens);
+  append({"EXEC"}, {4});
+  for (size_t i = 0; i < paths.size() + 5; ++i) {
     void* r = nullptr;
     if (redisGetReply(c, &r) != REDIS_OK || !r ||
         static_cast<redisReply*>(r)->type == REDIS_REPLY_ERROR)

@@ -185,10 +185,23 @@ void send_all(const Channel& channel, const std::vector<std::vector<std::string_
     if (text.size() > text_start) pieces.push_back({true, text_start, {}});
     text_start = text.size();
   };
+  // A header line ("*3", "$5") without a temporary string: one is written per argument.
+  auto header = [&text](char kind, size_t n) {
+    char digits[24];
+    char* end = digits + sizeof digits;
+    char* at = end;
+    do {
+      *--at = static_cast<char>('0' + n % 10);
+      n /= 10;
+    } while (n > 0);
+    text += kind;
+    text.append(at, static_cast<size_t>(end - at));
+    text += "\r\n";
+  };
   for (const auto& argv : commands) {
-    text += '*' + std::to_string(argv.size()) + "\r\n";
+    header('*', argv.size());
     for (std::string_view a : argv) {
-      text += '$' + std::to_string(a.size()) + "\r\n";
+      header('$', a.size());
       if (a.size() < kInlineArg) {
         text.append(a.data(), a.size());
       } else {

@@ -197,7 +197,9 @@ at::Tensor from_bytes(const std::string& path, const std::string& bytes, const M
 }
 
 at::Tensor from_bytes(const std::string& path, std::string&& bytes, const Meta& meta) {
-  if (static_cast<int64_t>(bytes.size()) != meta.nbytes || bytes.empty())
+  // A small value is copied: adopting its string costs two allocations more than the copy.
+  constexpr size_t kAdoptFrom = 4096;
+  if (static_cast<int64_t>(bytes.size()) != meta.nbytes || bytes.size() < kAdoptFrom)
     return from_bytes(path, static_cast<const std::string&>(bytes), meta);
   auto* owner = new std::string(std::move(bytes));  // freed with the tensor's storage
   return at::from_blob(
@@ -238,6 +240,16 @@ const std::string* Meta::field(const std::string& name) const {
   for (const auto& [k, v] : fields)
     if (k == name) return &v;
   return nullptr;
+}
+
+Meta Meta::of_tensor(at::IntArrayRef shape, at::ScalarType dtype) {
+  Meta meta;
+  meta.shape = shape.vec();
+  meta.dtype = dtype;
+  meta.row_bytes = static_cast<int64_t>(c10::elementSize(dtype));
+  for (size_t d = 1; d < shape.size(); ++d) meta.row_bytes *= shape[d];
+  meta.nbytes = meta.row_bytes * (shape.empty() ? 1 : shape[0]);
+  return meta;
 }
 
 }  // namespace tensordict::store::layout

@@ -66,6 +66,8 @@ struct Meta {
   std::vector<std::pair<std::string, std::string>> fields;
   /// The field `name`, or nullptr.
   const std::string* field(const std::string& name) const;
+  /// A tensor leaf's metadata (sizes that exist: no overflow check).
+  static Meta of_tensor(at::IntArrayRef shape, at::ScalarType dtype);
 };
 /// The Meta of the leaf at `path` from its HGETALL reply; FormatError naming the key when the
 /// hash is missing, malformed, or sizes a value larger than any the server keeps.
@@ -73,7 +75,7 @@ Meta parse_meta(const std::string& path, const Reply& hash);
 /// Bytes read and checked for `path`: a tensor of `meta`'s shape and dtype (FormatError naming
 /// the key when the byte count differs).
 at::Tensor from_bytes(const std::string& path, const std::string& bytes, const Meta& meta);
-/// The same, taking the reply's string: the tensor keeps it as its memory (no copy).
+/// The same, taking the reply's string: the tensor keeps it as its memory (no copy) unless small.
 at::Tensor from_bytes(const std::string& path, std::string&& bytes, const Meta& meta);
 /// `t` as the C-contiguous CPU tensor whose bytes are what Python's `tensor.numpy().tobytes()`
 /// gives (`t` itself when it is one).

@@ -4,6 +4,7 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <iterator>
 
 #include "tensordict/json.h"
 
@@ -11,15 +12,39 @@ namespace tensordict::store {
 
 using namespace layout;
 
-// Records what a write or a delete did to the registry.
+// Records what a write or a delete did to the registry and to the leaves' metadata (`metas[i]`
+// for `added[i]`; none: a non-tensor leaf, read with its hash).
 void TensorDictStore::Impl::remember(const std::vector<std::string>& added,
-                                     const std::vector<std::string>& removed) const {
+                                     const std::vector<std::string>& removed,
+                                     const std::vector<std::shared_ptr<const Meta>>& metas) const {
   std::lock_guard<std::mutex> lock(cache_mutex);
+  for (const auto& k : removed) cached_meta.erase(k);
+  for (size_t i = 0; i < added.size(); ++i) {
+    if (caching && i < metas.size() && metas[i])
+      cached_meta.insert_or_assign(added[i], metas[i]);
+    else
+      cached_meta.erase(added[i]);
+  }
   if (!cached_keys) return;
+  // Copied only for a change: an update of known leaves, the usual write, changes nothing here.
+  const auto known = [this](const std::string& k) { return cached_keys->count(k) > 0; };
+  if (std::all_of(added.begin(), added.end(), known) &&
+      std::none_of(removed.begin(), removed.end(), known))
+    return;
   auto keys = std::make_shared<Keys>(*cached_keys);
   keys->insert(added.begin(), added.end());
   for (const auto& k : removed) keys->erase(k);
   cached_keys = std::move(keys);
+}
+
+std::vector<std::shared_ptr<const Meta>> TensorDictStore::Impl::known_metas(
+    const std::vector<std::string>& paths) const {
+  std::vector<std::shared_ptr<const Meta>> out(paths.size());
+  if (!caching) return out;
+  std::lock_guard<std::mutex> lock(cache_mutex);
+  for (size_t i = 0; i < paths.size(); ++i)
+    if (const auto it = cached_meta.find(paths[i]); it != cached_meta.end()) out[i] = it->second;
+  return out;
 }
 
 // The registry of leaf paths (`needed_for`: the entry or operation asking, for messages).
@@ -148,37 +173,80 @@ void TensorDictStore::Impl::write(const std::vector<Leaf>& leaves) const {
   std::vector<std::string> paths;
   for (const auto& l : leaves) paths.push_back(l.path);
   check_structure(paths, *all_keys(repr(paths.empty() ? std::string() : paths.front())));
-  // One transaction per leaf, as Python's pipelines: a leaf's data, hash and registry entry
-  // change together; every leaf's transaction goes in one round trip. The hash is replaced,
-  // not merged (HSET alone would keep a former non-tensor entry's is_non_tensor field).
-  // Values are sent from the tensors' memory.
+  // Leaves go in groups, one MULTI/EXEC transaction each, every group in one round trip: a
+  // group's bytes (MSET), hashes and registry entries (SADD) change together. Small leaves share
+  // a group (1,000 of them cost ~1,000 commands, not 6,000); a leaf of kGroupBytes or more is a
+  // group of its own, so the server never queues more than one large value. A hash is replaced,
+  // not merged (HSET alone would keep a former non-tensor entry's is_non_tensor field). Values
+  // are sent from the tensors' memory.
+  constexpr size_t kGroupBytes = size_t{1} << 20;
+  std::vector<std::pair<size_t, size_t>> groups;  // [first, last) leaves
+  size_t group_bytes = 0;
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    const size_t bytes = leaves[i].data().size();
+    if (groups.empty() || group_bytes + bytes > kGroupBytes) {
+      groups.emplace_back(i, i);
+      group_bytes = 0;
+    }
+    groups.back().second = i + 1;
+    group_bytes += bytes;
+  }
   const std::string registry = key("__keys__");
   std::vector<std::string> names;  // d: and m: keys, alive while the views are
   names.reserve(2 * leaves.size());
-  std::vector<std::vector<Connection::CommandView>> groups;
   for (const auto& l : leaves) {
-    const std::string& data = names.emplace_back(data_key(l.path));
-    const std::string& meta = names.emplace_back(meta_key(l.path));
-    Connection::CommandView hset{"HSET", meta};
-    for (const auto& [field, value] : l.meta) {
-      hset.push_back(field);
-      hset.push_back(value);
-    }
-    groups.push_back({{"SET", data, l.data()}, {"DEL", meta}, hset, {"SADD", registry, l.path}});
+    names.push_back(data_key(l.path));
+    names.push_back(meta_key(l.path));
   }
+  std::vector<std::vector<Connection::CommandView>> transactions;
+  for (const auto& [first, last] : groups) {
+    Connection::CommandView mset{"MSET"}, del{"DEL"}, sadd{"SADD", registry};
+    std::vector<Connection::CommandView> hsets;
+    for (size_t i = first; i < last; ++i) {
+      mset.insert(mset.end(), {names[2 * i], leaves[i].data()});
+      del.push_back(names[2 * i + 1]);
+      sadd.push_back(paths[i]);
+      Connection::CommandView& hset =
+          hsets.emplace_back(Connection::CommandView{"HSET", names[2 * i + 1]});
+      for (const auto& [field, value] : leaves[i].meta) hset.insert(hset.end(), {field, value});
+    }
+    auto& t = transactions.emplace_back();
+    t.reserve(hsets.size() + 3);
+    t.push_back(std::move(mset));
+    t.push_back(std::move(del));
+    std::move(hsets.begin(), hsets.end(), std::back_inserter(t));
+    t.push_back(std::move(sadd));
+  }
+  const auto leaves_named = [&paths](size_t first, size_t last) {
+    return last - first == 1
+               ? "store leaf " + repr(paths[first])
+               : "store leaves " + repr(paths[first]) + " to " + repr(paths[last - 1]);
+  };
   const std::string what =
-      leaves.size() == 1 ? "writing store leaf " + repr(paths.front()) : "writing store " + key("");
+      leaves.empty() ? "writing store " + key("") : "writing " + leaves_named(0, leaves.size());
   std::vector<std::vector<Reply>> replies;
   try {
-    replies = exchange_transactions(*conn, groups, what);
+    replies = exchange_transactions(*conn, transactions, what);
   } catch (...) {
     forget();  // the transactions may or may not have run
     throw;
   }
-  remember(paths);
-  for (size_t i = 0; i < leaves.size(); ++i)
-    for (const Reply& r : replies[i])
-      if (r.type == Reply::Type::Error) throw_reply(r, "writing store leaf " + repr(paths[i]));
+  std::vector<std::shared_ptr<const Meta>> metas;
+  for (const auto& l : leaves)
+    metas.push_back(l.tensor.defined() ? std::make_shared<const Meta>(Meta::of_tensor(
+                                             l.tensor.sizes(), l.tensor.scalar_type()))
+                                       : nullptr);
+  remember(paths, {}, metas);
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const auto [first, last] = groups[g];
+    for (size_t c = 0; c < replies[g].size(); ++c) {
+      if (replies[g][c].type != Reply::Type::Error) continue;
+      // An HSET is one leaf's; MSET, DEL and SADD are the group's.
+      const bool hset = c >= 2 && c < 2 + (last - first);
+      throw_reply(replies[g][c], "writing " + (hset ? leaves_named(first + c - 2, first + c - 1)
+                                                    : leaves_named(first, last)));
+    }
+  }
 }
 
 Leaf TensorDictStore::Impl::tensor_leaf(const std::string& path, const at::Tensor& value) const {
@@ -252,34 +320,92 @@ Value TensorDictStore::Impl::decode(const std::string& path, std::string&& bytes
   throw FormatError(what + ": unknown encoding '" + meta.encoding + "'");
 }
 
-// The leaves `paths`, read in one transaction (Python: one pipeline of GETs then HGETALLs).
+// The leaves `paths`, read in one transaction: one MGET of their bytes, and the hashes of those
+// whose metadata is not cached (Python: a pipeline of GETs, HGETALLs for what it has not cached).
 std::vector<std::pair<std::string, Value>> TensorDictStore::Impl::read(
     const std::vector<std::string>& paths) const {
-  std::vector<std::string> names;  // d: and m: keys, alive while the views are
-  names.reserve(2 * paths.size());
-  for (const auto& p : paths) names.push_back(data_key(p));
-  for (const auto& p : paths) names.push_back(meta_key(p));
-  std::vector<Connection::CommandView> cmds;
-  cmds.reserve(names.size());
-  for (size_t i = 0; i < names.size(); ++i)
-    cmds.push_back({i < paths.size() ? "GET" : "HGETALL", names[i]});
-  auto replies = std::move(exchange_transactions(*conn, {cmds},
-                                                 paths.size() == 1
-                                                     ? "reading store leaf " + repr(paths.front())
-                                                     : "reading store " + key(""))
-                               .front());
-  std::vector<std::pair<std::string, Value>> out;
-  for (size_t i = 0; i < paths.size(); ++i) {
-    // A leaf deleted since the registry was read is skipped, as Python's to_tensordict does;
-    // the cached registry is stale then.
-    if (replies[i].type == Reply::Type::Nil) {
-      forget();
-      continue;
+  if (paths.empty()) return {};
+  const size_t n = paths.size();
+  const std::vector<std::shared_ptr<const Meta>> metas = known_metas(paths);
+  // Every d: and m: key in one buffer (one allocation, not one per key), viewed once it is whole.
+  std::string text;
+  std::vector<size_t> ends;
+  auto add_name = [&](const std::string& path, const char* kind) {
+    text += prefix;
+    text += ":{";
+    text += td_id;
+    text += "}:";
+    text += kind;
+    text += path;
+    ends.push_back(text.size());
+  };
+  for (const auto& p : paths) add_name(p, "d:");
+  std::vector<size_t> hash_of(n, 0);  // the reply index of path i's hash (0: cached)
+  for (size_t i = 0, next = 1; i < n; ++i)
+    if (!metas[i]) {
+      hash_of[i] = next++;
+      add_name(paths[i], "m:");
     }
-    const Meta meta = parse_meta(paths[i], replies[paths.size() + i]);
-    if (replies[i].type != Reply::Type::String)  // an error reply, another type: says which
-      string_reply(replies[i], "store leaf " + repr(paths[i]));
-    out.emplace_back(paths[i], decode(paths[i], std::move(replies[i].str), meta));
+  std::vector<std::string_view> names;
+  for (size_t k = 0, begin = 0; k < ends.size(); begin = ends[k++])
+    names.emplace_back(text.data() + begin, ends[k] - begin);
+  std::vector<Connection::CommandView> cmds{{"MGET"}};
+  cmds[0].insert(cmds[0].end(), names.begin(), names.begin() + static_cast<std::ptrdiff_t>(n));
+  for (size_t k = n; k < names.size(); ++k) cmds.push_back({"HGETALL", names[k]});
+  const std::string what =
+      n == 1 ? "reading store leaf " + repr(paths.front()) : "reading store " + key("");
+  auto replies = std::move(exchange_transactions(*conn, {cmds}, what).front());
+  if (replies[0].type != Reply::Type::Array || replies[0].element.size() != n)
+    string_reply(replies[0], what);  // an error reply: says which
+  std::vector<Reply>& data = replies[0].element;
+
+  std::vector<std::optional<Value>> values(n);
+  std::vector<std::string> stale;  // cached metadata the bytes do not fit: read again
+  std::vector<std::shared_ptr<const Meta>> learned(n);
+  for (size_t i = 0; i < n; ++i) {
+    const Reply* hash = hash_of[i] ? &replies[hash_of[i]] : nullptr;
+    if (data[i].type == Reply::Type::Nil) {
+      // MGET gives nil for a missing key and for a key of another type alike: GET tells which
+      // (WRONGTYPE is bad contents, a FormatError).
+      if (!hash || (hash->type == Reply::Type::Array && !hash->element.empty()))
+        data[i] = exchange(*conn, {{"GET", std::string(names[i])}}, false, what).front();
+      // A leaf deleted since the registry was read is skipped, as Python's to_tensordict does;
+      // the cached registry is stale then.
+      if (data[i].type == Reply::Type::Nil) {
+        forget();
+        continue;
+      }
+    }
+    if (data[i].type != Reply::Type::String)  // an error reply, another type: says which
+      string_reply(data[i], "store leaf " + repr(paths[i]));
+    if (metas[i]) {
+      if (static_cast<int64_t>(data[i].str.size()) != metas[i]->nbytes) {
+        stale.push_back(paths[i]);
+        continue;
+      }
+      values[i] = decode(paths[i], std::move(data[i].str), *metas[i]);
+    } else {
+      auto meta = std::make_shared<const Meta>(parse_meta(paths[i], *hash));
+      values[i] = decode(paths[i], std::move(data[i].str), *meta);
+      if (!meta->non_tensor) learned[i] = std::move(meta);
+    }
+  }
+  if (caching) {
+    std::lock_guard<std::mutex> lock(cache_mutex);
+    for (size_t i = 0; i < n; ++i)
+      if (learned[i]) cached_meta.insert_or_assign(paths[i], std::move(learned[i]));
+    for (const auto& p : stale) cached_meta.erase(p);  // read again below, with the hash
+  }
+  std::vector<std::pair<std::string, Value>> again;
+  if (!stale.empty()) again = read(stale);
+  std::vector<std::pair<std::string, Value>> out;
+  out.reserve(n);
+  auto from_again = again.begin();
+  for (size_t i = 0; i < n; ++i) {
+    if (values[i])
+      out.emplace_back(paths[i], std::move(*values[i]));
+    else if (from_again != again.end() && from_again->first == paths[i])
+      out.push_back(std::move(*from_again++));
   }
   return out;
 }
@@ -342,7 +468,10 @@ void TensorDictStore::Impl::allocate(const std::vector<Allocation>& leaves,
     forget();
     throw;
   }
-  remember(paths);
+  std::vector<std::shared_ptr<const Meta>> metas;
+  for (const auto& l : leaves)
+    metas.push_back(std::make_shared<const Meta>(Meta::of_tensor(l.shape, l.dtype)));
+  remember(paths, {}, metas);
   for (size_t i = 0; i < leaves.size(); ++i)
     for (const Reply& r : replies[i])
       if (r.type == Reply::Type::Error) throw_reply(r, "allocating store leaf " + repr(paths[i]));

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -36,21 +37,26 @@ struct TensorDictStore::Impl {
   /// Set for Python's LazyStackedTensorDictStore (lazy.cpp): read whole by to_local.
   std::optional<LazyShape> lazy;
 
-  /// Python's cache_metadata, for the key registry: the registry as this handle (and its copies)
-  /// last read or changed it, so that a call costs no SMEMBERS round trip. Another client's new
-  /// keys are seen after refresh(); leaves' metadata is always read with their data, in the same
-  /// transaction (docs/store.md, "Semantics").
+  /// Python's cache_metadata: the registry and each tensor leaf's metadata as this handle (and
+  /// its copies) last read or wrote them, so that a read of known leaves is one MGET and a call
+  /// costs no SMEMBERS round trip. A leaf whose bytes no longer fit its cached shape is read again
+  /// with its hash; another client's same-sized rewrite (a reshape, a dtype of the same width) and
+  /// its new keys are seen after refresh() (docs/store.md, "Semantics").
   bool caching = true;
   mutable std::mutex cache_mutex;
   mutable std::shared_ptr<const Keys> cached_keys;  // null: read the registry on next use
+  mutable std::unordered_map<std::string, std::shared_ptr<const Meta>> cached_meta;  // tensors
 
   void forget() const {
     std::lock_guard<std::mutex> lock(cache_mutex);
     cached_keys.reset();
+    cached_meta.clear();
   }
-  // Records what a write or a delete did to the registry.
-  void remember(const std::vector<std::string>& added,
-                const std::vector<std::string>& removed = {}) const;
+  // Records what a write or a delete did to the registry and to the leaves' metadata.
+  void remember(const std::vector<std::string>& added, const std::vector<std::string>& removed = {},
+                const std::vector<std::shared_ptr<const Meta>>& metas = {}) const;
+  // The cached metadata of each tensor leaf of `paths` (null: not cached).
+  std::vector<std::shared_ptr<const Meta>> known_metas(const std::vector<std::string>& paths) const;
 
   std::string key(std::string_view suffix) const {
     return prefix + ":{" + td_id + "}:" + std::string(suffix);
@@ -86,7 +92,7 @@ struct TensorDictStore::Impl {
   // Refuses writes that would make a path both a leaf and a nested level.
   void check_structure(const std::vector<std::string>& paths, const Keys& keys) const;
 
-  // Stores `leaves`: one transaction each, all in one round trip.
+  // Stores `leaves` in one round trip: transactions of small leaves together, large ones alone.
   void write(const std::vector<Leaf>& leaves) const;
 
   // A tensor leaf or a JSON one (Python's non-tensor data), checked.
@@ -99,7 +105,7 @@ struct TensorDictStore::Impl {
   // A leaf's value from its bytes (a tensor keeps them as its memory) and metadata.
   Value decode(const std::string& path, std::string&& bytes, const Meta& meta) const;
 
-  // The leaves `paths`, read in one transaction (Python: one pipeline of GETs then HGETALLs).
+  // The leaves `paths`, read in one transaction (their bytes with their hashes).
   std::vector<std::pair<std::string, Value>> read(const std::vector<std::string>& paths) const;
 
   // The leaves under `level` (empty: all) as a TensorDict of the store's batch size.

@@ -468,6 +468,36 @@ TEST_CASE("a handle caches the key registry as Python's cache_metadata does",
   CHECK(paths(mine.keys()) == std::vector<std::string>{"x"});
 }
 
+TEST_CASE("a handle caches tensor leaves' metadata as Python's cache_metadata does",
+          "[store][needs-redis]") {
+  const StoreLocation where = here("meta-cache");
+  auto mine = TensorDictStore::create(where, {2});
+  mine.set("x", at::ones({2, 3}));
+  mine.set_non_tensor("label", tensordict::Json("first"));
+  // Leaves it wrote or read are read with one MGET and no HGETALL; non-tensor data always with
+  // its hash (its bytes cannot tell a stale encoding).
+  const int64_t hgetall = calls("hgetall");
+  CHECK(at::equal(mine.get("x"), at::ones({2, 3})));
+  CHECK(calls("hgetall") == hgetall);
+  CHECK(mine.to_local().get_non_tensor("label") == tensordict::Json("first"));
+  CHECK(calls("hgetall") == hgetall + 1);
+
+  // Another client's rewrite that changes the byte count is seen at once (read again with its
+  // hash); one of the same size (a reshape) only after refresh(), as in Python.
+  auto other = TensorDictStore::open(where);
+  other.set("x", at::arange(4, at::kLong).reshape({2, 2}));
+  CHECK(at::equal(mine.get("x"), at::arange(4, at::kLong).reshape({2, 2})));
+  other.set("x", at::arange(4, at::kLong).reshape({2, 1, 2}));
+  CHECK(mine.get("x").sizes() == at::IntArrayRef{2, 2});
+  StoreLocation uncached = where;
+  uncached.cache_metadata = false;
+  CHECK(TensorDictStore::open(uncached).get("x").sizes() == at::IntArrayRef{2, 1, 2});
+  mine.refresh();
+  CHECK(mine.get("x").sizes() == at::IntArrayRef{2, 1, 2});
+  other.set_non_tensor("label", tensordict::Json("second"));
+  CHECK(mine.get_non_tensor("label") == tensordict::Json("second"));
+}
+
 TEST_CASE("from_schema allocates zero-filled leaves on the server", "[store][needs-redis]") {
   using Leaf = TensorDictStore::LeafSchema;
   const StoreLocation where = here("schema");
