@@ -559,7 +559,7 @@ std::vector<Reply> Connection::exchange(const std::vector<CommandView>& wire) {
   };
 
   // A connection found broken is replaced once and the batch sent again: the store only sends
-  // commands that may run twice (SET, HSET, SADD, SETRANGE, DEL, reads).
+  // commands that may run twice (SET, MSET, HSET, SADD, SETRANGE, DEL, reads).
   for (int attempt = 0;; ++attempt) {
     try {
       if (!s.ctx) {
