@@ -1,4 +1,5 @@
 # tensorclass_generate(TARGET <target> SCHEMAS <files...> [OUTPUT_DIR <dir>] [PYTHON_OUT <dir>]
+#                      [PYTHON_BASE TensorClass|TypedTensorDict]
 #                      [INCLUDE_DIRS <dirs...>] [TEMPLATE_DIR <dir>] [COMPILE_COMMANDS <dir>])
 #
 # SCHEMAS are YAML files (.yaml) or annotated C++ headers (.h, .hpp; tensordict/annotate.h).
@@ -15,7 +16,8 @@
 #
 # PYTHON_OUT also writes the Python TensorClass modules of the same classes there (tcgen --lang
 # python: `a/b/c.py` for a class named `a.b.c.Name`), rebuilt with the headers; included schemas'
-# modules too, except the shipped ones (TorchRL's classes are TorchRL's).
+# modules too, except the shipped ones (TorchRL's classes are TorchRL's). PYTHON_BASE
+# TypedTensorDict writes them as TypedTensorDict subclasses (tcgen --python-base).
 #
 # tcgen is the `tcgen` target in the TensorClass build tree, or the installed
 # TensorClass::tcgen (found through find_package(TensorClass)).
@@ -48,8 +50,12 @@ function(_tensorclass_tcgen_step)
 endfunction()
 
 function(tensorclass_generate)
-  cmake_parse_arguments(ARG "" "TARGET;OUTPUT_DIR;PYTHON_OUT;TEMPLATE_DIR;COMPILE_COMMANDS"
+  cmake_parse_arguments(ARG "" "TARGET;OUTPUT_DIR;PYTHON_OUT;PYTHON_BASE;TEMPLATE_DIR;COMPILE_COMMANDS"
                         "SCHEMAS;INCLUDE_DIRS" ${ARGN})
+  set(python_base "")
+  if(ARG_PYTHON_BASE)
+    set(python_base --python-base ${ARG_PYTHON_BASE})
+  endif()
   if(NOT ARG_TARGET OR NOT ARG_SCHEMAS)
     message(FATAL_ERROR "tensorclass_generate: TARGET and SCHEMAS are required")
   endif()
@@ -118,8 +124,8 @@ function(tensorclass_generate)
     if(ARG_PYTHON_OUT)
       set(py_stamp ${ARG_PYTHON_OUT}/.${stem}.py.stamp)
       _tensorclass_tcgen_step(STAMP ${py_stamp} COMMENT "tcgen --lang python ${schema}"
-        COMMAND ${tcgen_exe} ${schema} --lang python -o ${ARG_PYTHON_OUT} ${extra_args}
-                ${schema_args}
+        COMMAND ${tcgen_exe} ${schema} --lang python ${python_base} -o ${ARG_PYTHON_OUT}
+                ${extra_args} ${schema_args}
         DEPENDS ${tcgen_dep} ${schema_abs} ${template_deps})
       list(APPEND headers ${py_stamp})
     endif()

@@ -76,7 +76,8 @@ void check_and_emit(Compilation& c, const Templates& templates, const CompileOpt
   }
   std::map<std::string, const Schema*> module_of;  // Python module file -> its schema
   for (const Schema* schema : emitted) {
-    for (auto& output : emit_python_schema(*schema, c.classes, templates, c.diagnostics)) {
+    for (auto& output :
+         emit_python_schema(*schema, c.classes, templates, c.diagnostics, options.python_base)) {
       const auto [it, fresh] = module_of.emplace(output.file_name, schema);
       if (!fresh) {
         c.diagnostics.error(schema->loc, "its classes' Python module '" + output.file_name +

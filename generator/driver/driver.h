@@ -10,6 +10,7 @@
 
 #include "check/check.h"
 #include "emit/emit.h"
+#include "emit/emit_python.h"
 #include "emit/templates.h"
 #include "frontend/clang_reader.h"
 #include "frontend/import_dir.h"
@@ -38,6 +39,8 @@ enum class Language { Cpp, Python };
 /// How a run reads its inputs and what it emits.
 struct CompileOptions {
   Language language = Language::Cpp;
+  /// Under Language::Python: what the classes derive from.
+  PythonBase python_base = PythonBase::TensorClass;
   /// An `include:` is looked up beside the including file, then in each of these in order.
   std::vector<std::string> include_dirs;
   /// Searched after `include_dirs`; schemas found here have prebuilt headers (the package's

@@ -186,6 +186,13 @@ int run(int argc, char** argv, std::vector<std::string>& schemas) {
                  "what to write: cpp (headers, the default) or python (a module per Python "
                  "module the classes name, a/b/c.py for a.b.c)")
       ->transform(CLI::CheckedTransformer(languages, CLI::ignore_case));
+  const std::map<std::string, tcgen::PythonBase> python_bases{
+      {"TensorClass", tcgen::PythonBase::TensorClass},
+      {"TypedTensorDict", tcgen::PythonBase::TypedTensorDict}};
+  app.add_option("--python-base", options.python_base,
+                 "with --lang python, what the classes derive from: TensorClass (the default) or "
+                 "TypedTensorDict (declared keys: no defaults, optional fields NotRequired)")
+      ->transform(CLI::CheckedTransformer(python_bases, CLI::ignore_case));
   app.add_option("--template-dir", template_dir, "directory with templates overriding built-ins");
   app.add_flag("--dump-model", dump, "print the schema model in canonical text and exit");
   app.add_option("--error-limit", options.error_limit, "print at most N errors (0: all)")

@@ -87,14 +87,42 @@ struct ClassBody {
   const std::set<std::string>& defined;
   ModuleView& module;
   Diagnostics& diagnostics;
+  PythonBase python_base;
   std::map<std::string, const Field*> bound;
   std::vector<std::pair<const Field*, std::string>> code;
 };
 
 // Whether the Python field has a default: an optional field left out is None, in C++ (its Args
-// member) and so in Python.
+// member) and so in Python (a TypedTensorDict's optional field is NotRequired instead).
 bool has_default(const Field& field) {
   return field.default_value.has_value() || is_optional(field.type);
+}
+
+// Reports what a TypedTensorDict field cannot say: Python's TypedTensorDict has no defaults and
+// no hook for earlier names, takes no annotation starting with '_' as a key, and wants `shadow`
+// for every TensorDictBase attribute, `data` too (which TensorClass allows without it).
+void check_typed_field(const Class& cls, const Field& field, Diagnostics& diagnostics) {
+  const std::string why = " (emit with --python-base TensorClass, which does)";
+  if (field.default_value && !field.default_value->is_null()) {
+    diagnostics.error(field.loc, "field '" + field.name +
+                                     "' has a default, which a TypedTensorDict field cannot "
+                                     "have: it is a key that a constructor call must give" +
+                                     why);
+  } else if (!field.renamed_from.empty()) {
+    diagnostics.error(field.loc, "field '" + field.name +
+                                     "' has earlier names (renamed_from), which a TypedTensorDict "
+                                     "cannot load data under" +
+                                     why);
+  } else if (field.name == "data" && !cls.options.shadow) {
+    diagnostics.error(field.loc,
+                      "field name 'data' is a TensorDictBase attribute, which a "
+                      "TypedTensorDict field may take only with option 'shadow'");
+  } else if (!field.name.empty() && field.name.front() == '_') {
+    diagnostics.error(field.loc, "field name '" + field.name +
+                                     "' starts with '_', which a TypedTensorDict takes for an "
+                                     "attribute, not a key" +
+                                     why);
+  }
 }
 
 // Reports a name the Python class would spell otherwise than the schema: one starting with '__'
@@ -199,7 +227,12 @@ data field_view(const Field& field, ClassBody& body) {
   ModuleView& module = body.module;
   data item;
   item.set("name", field.name);
-  std::string annotation = python_annotation(field.type, body.classes, module.imports);
+  const bool typed = body.python_base == PythonBase::TypedTensorDict;
+  std::string annotation =
+      typed && is_optional(field.type)
+          ? module.imports.use("typing", "NotRequired") + "[" +
+                python_annotation(field.type.args.at(0), body.classes, module.imports) + "]"
+          : python_annotation(field.type, body.classes, module.imports);
   const std::string nested = nested_class_name(field.type);
   if (!nested.empty()) {
     const Class& target = *body.classes.at(nested);
@@ -210,7 +243,9 @@ data field_view(const Field& field, ClassBody& body) {
     }
   }
   item.set("annotation", annotation);
-  if (has_default(field)) {
+  if (typed) {
+    body.code.emplace_back(&field, annotation);
+  } else if (has_default(field)) {
     bool per_instance = false;
     std::string value = field.default_value ? python_default(*field.default_value, field.type,
                                                              per_instance, module.imports)
@@ -268,7 +303,10 @@ std::string added_fields_literal(const Class& cls) {
 // TensorClass.
 std::string base_name(ClassBody& body) {
   const Class& cls = body.cls;
-  if (cls.base.empty()) return body.module.imports.use("tensordict", "TensorClass");
+  if (cls.base.empty())
+    return body.module.imports.use("tensordict", body.python_base == PythonBase::TypedTensorDict
+                                                     ? "TypedTensorDict"
+                                                     : "TensorClass");
   const Class& base = *body.classes.at(cls.base);
   if (python_module(base) != python_module(cls)) {
     import_class(base, "class '" + cls.name + "' extends", cls.base_loc, body);
@@ -282,7 +320,8 @@ data class_view(ClassBody body) {
   data view;
   // Python's TensorClass gives a field that loaded data lacks None: a decorator gives it its
   // default instead, as the C++ class does for data written before the field was added.
-  const std::string added = added_fields_literal(cls);
+  const bool typed = body.python_base == PythonBase::TypedTensorDict;
+  const std::string added = typed ? "" : added_fields_literal(cls);
   if (!added.empty()) {
     data defaults;
     defaults.set("helper", kPythonDefaultsHelper);
@@ -293,7 +332,7 @@ data class_view(ClassBody body) {
   }
   // Python's TensorClass refuses keys that are no field: a decorator makes the class take data
   // saved under a field's old name as the field, as the C++ class does.
-  const std::string old_names = old_names_literal(cls);
+  const std::string old_names = typed ? "" : old_names_literal(cls);
   if (!old_names.empty()) {
     data renames;
     renames.set("helper", kPythonRenameHelper);
@@ -307,7 +346,7 @@ data class_view(ClassBody body) {
   const bool own_fields = cls.fields.size() > cls.inherited_fields;
   view.set("gap", !cls.doc.empty() && own_fields ? "\n" : "");
   if (cls.doc.empty() && !own_fields) view.set("empty", true);
-  const bool keyword_only = needs_keyword_only(cls);
+  const bool keyword_only = !typed && needs_keyword_only(cls);
   bool marked = false, defaulted = false;
   data fields = data::type::list;
   for (size_t i = 0; i < cls.fields.size(); ++i) {
@@ -319,6 +358,7 @@ data class_view(ClassBody body) {
     const bool marks = keyword_only && !marked && defaulted;
     marked = marked || marks;
     check_field_name(field, keyword_only, marked, body);
+    if (typed) check_typed_field(cls, field, body.diagnostics);
     data item = field_view(field, body);
     if (marks)
       item.set("keyword_only", data("marker", module.imports.use("dataclasses", "KW_ONLY")));
@@ -398,7 +438,8 @@ bool declare_classes(const std::vector<const Class*>& order,
 }  // namespace
 
 std::vector<Output> emit_python_schema(const Schema& schema, const ClassIndex& classes,
-                                       const Templates& templates, Diagnostics& diagnostics) {
+                                       const Templates& templates, Diagnostics& diagnostics,
+                                       PythonBase base) {
   Renderer renderer(templates, diagnostics, schema.display_path);
   std::map<std::string, ModuleView> modules;  // by module path, in order
   const std::vector<const Class*> order = declaration_order(schema, classes);
@@ -407,7 +448,8 @@ std::vector<Output> emit_python_schema(const Schema& schema, const ClassIndex& c
   for (const Class* cls : order) {
     defined.insert(cls->name);
     ModuleView& view = modules[python_module(*cls)];
-    const data text = class_view(ClassBody{*cls, classes, defined, view, diagnostics, {}, {}});
+    const data text =
+        class_view(ClassBody{*cls, classes, defined, view, diagnostics, base, {}, {}});
     view.classes.push_back(
         data("class_text", trim_newlines(renderer.render("python_class", text))));
   }

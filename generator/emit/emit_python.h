@@ -11,12 +11,20 @@
 
 namespace tcgen {
 
+/// What the Python classes derive from: Python's `TensorClass` (dataclass fields, defaults, the
+/// schema's evolution keys), or `TypedTensorDict` (a TensorDict with declared keys: no defaults,
+/// an optional field is `NotRequired`, options are class keywords as for TensorClass).
+enum class PythonBase { TensorClass, TypedTensorDict };
+
 /// One Python module per module path the schema's classes name (`python:`, else the C++
 /// namespace): `a/b/c.py` for module `a.b.c`. Classes of other modules (includes) are imported.
 /// Fields keep the schema's order: where a field without a default follows one with a default
 /// (which a dataclass refuses), the fields from that one on are keyword-only (`_: KW_ONLY`). A
-/// class without a module (no `python:` name, no namespace) is reported to `diagnostics`.
+/// class without a module (no `python:` name, no namespace) is reported to `diagnostics`. Under
+/// PythonBase::TypedTensorDict, what such a class cannot say is reported too: a default, an
+/// earlier name (`renamed_from`), a field whose name starts with '_' (it would not be a key).
 std::vector<Output> emit_python_schema(const Schema& schema, const ClassIndex& classes,
-                                       const Templates& templates, Diagnostics& diagnostics);
+                                       const Templates& templates, Diagnostics& diagnostics,
+                                       PythonBase base = PythonBase::TensorClass);
 
 }  // namespace tcgen

@@ -18,9 +18,11 @@ using namespace tcgen_test;
 
 namespace {
 
-tcgen::Compilation compile_python(const std::vector<std::string>& schemas) {
+tcgen::Compilation compile_python(const std::vector<std::string>& schemas,
+                                  tcgen::PythonBase base = tcgen::PythonBase::TensorClass) {
   tcgen::CompileOptions options;
   options.language = tcgen::Language::Python;
+  options.python_base = base;
   return tcgen::compile(schemas, tcgen::builtin_templates(), options);
 }
 
@@ -33,8 +35,9 @@ std::vector<std::string> golden_cases() {
   return cases;
 }
 
-fs::path python_golden(const std::string& schema, const std::string& file_name) {
-  return source_dir() / "tests/goldens/python" / fs::path(schema).stem() / file_name;
+fs::path python_golden(const std::string& schema, const std::string& file_name,
+                       const char* folder = "python") {
+  return source_dir() / "tests/goldens" / folder / fs::path(schema).stem() / file_name;
 }
 
 }  // namespace
@@ -74,12 +77,98 @@ TEST_CASE("generated Python modules match the goldens", "[generator][golden][pyt
   }
 }
 
+TEST_CASE("TypedTensorDict modules match their goldens", "[generator][golden][python]") {
+  // What a TypedTensorDict cannot say (a default, an earlier name) refuses the schema; the other
+  // cases are written as TypedTensorDict subclasses under tests/goldens/python_typed/<case>/.
+  const std::map<std::string, std::string> refused = {
+      {"contract.yaml", "field 'lr' has a default"},
+      {"defaults.yaml", "field 's' has a default"},
+      {"evolution.yaml", "field 'action' has earlier names (renamed_from)"},
+      {"hostile_text.yaml", "field 'payload' has a default"},
+      {"inherit.yaml", "field 'mass' has a default"},
+      {"plain.yaml", "field 'label' has a default"}};
+  ScopedCwd cwd(source_dir() / "tests/goldens");
+  for (const auto& schema : golden_cases()) {
+    CAPTURE(schema);
+    const tcgen::Compilation c = compile_python({schema}, tcgen::PythonBase::TypedTensorDict);
+    std::ostringstream text;
+    c.diagnostics.print(text);
+    if (refused.count(schema)) {
+      CHECK_THAT(text.str(), Catch::Matchers::ContainsSubstring(refused.at(schema)));
+      CHECK_THAT(text.str(), Catch::Matchers::ContainsSubstring("--python-base TensorClass"));
+      CHECK(c.outputs.empty());
+      continue;
+    }
+    REQUIRE(text.str().empty());
+    REQUIRE_FALSE(c.outputs.empty());
+    for (const auto& output : c.outputs) {
+      CAPTURE(output.file_name);
+      const fs::path golden = python_golden(schema, output.file_name, "python_typed");
+      if (updating_goldens()) {
+        fs::create_directories(golden.parent_path());
+        write_text(golden, output.content);
+      }
+      CHECK(output.content == read_text(golden));
+    }
+  }
+}
+
+TEST_CASE("what a TypedTensorDict cannot declare is refused", "[generator][python]") {
+  // tensordict's test_shadow_blocks_by_default, test_data_requires_shadow and test_invalid_option
+  // define such classes in Python; here the schema is refused (`clone` for either base).
+  const std::string schema = R"(namespace: golden
+classes:
+  - name: Hidden
+    fields:
+      - name: _c
+        type: tensor
+  - name: WithData
+    fields:
+      - name: data
+        type: tensor
+      - name: x
+        type: tensor
+)";
+  const fs::path dir = fs::temp_directory_path() / ("tc-typed-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  write_text(dir / "hidden.yaml", schema);
+  ScopedCwd cwd(dir);
+  const tcgen::Compilation c = compile_python({"hidden.yaml"}, tcgen::PythonBase::TypedTensorDict);
+  std::ostringstream text;
+  c.diagnostics.print(text);
+  CHECK(text.str() ==
+        "hidden.yaml:5:15: error: field name '_c' starts with '_', which a TypedTensorDict takes "
+        "for an attribute, not a key (emit with --python-base TensorClass, which does)\n"
+        "hidden.yaml:9:15: error: field name 'data' is a TensorDictBase attribute, which a "
+        "TypedTensorDict field may take only with option 'shadow'\n");
+  CHECK_FALSE(compile_python({"hidden.yaml"}).diagnostics.has_errors());
+  write_text(dir / "bad.yaml", R"(namespace: golden
+classes:
+  - name: Bad
+    fields:
+      - name: clone
+        type: tensor
+  - name: Opt
+    options: [invalid_option]
+    fields: []
+)");
+  std::ostringstream bad;
+  compile_python({"bad.yaml"}, tcgen::PythonBase::TypedTensorDict).diagnostics.print(bad);
+  CHECK(bad.str() ==
+        "bad.yaml:5:15: error: field name 'clone' is reserved by TensorDict (use option 'shadow' "
+        "to allow it)\n"
+        "bad.yaml:8:15: error: unknown option 'invalid_option' (allowed: frozen, autocast, nocast, "
+        "tensor_only, shadow)\n");
+  fs::remove_all(dir);
+}
+
 TEST_CASE("every generated Python module compiles with python3", "[generator][python]") {
   REQUIRE(std::system("python3 -c pass > /dev/null 2>&1") == 0);  // a build requirement
   // The shipped schemas too (History, RewardData): their modules are TorchRL's classes.
   std::vector<fs::path> modules;
-  for (const auto& entry : fs::recursive_directory_iterator(source_dir() / "tests/goldens/python"))
-    if (entry.path().extension() == ".py") modules.push_back(entry.path());
+  for (const char* folder : {"tests/goldens/python", "tests/goldens/python_typed"})
+    for (const auto& entry : fs::recursive_directory_iterator(source_dir() / folder))
+      if (entry.path().extension() == ".py") modules.push_back(entry.path());
   const fs::path out = fs::temp_directory_path() / ("tc-python-" + std::to_string(::getpid()));
   {
     ScopedCwd cwd(source_dir() / "schemas");
