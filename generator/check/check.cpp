@@ -553,6 +553,9 @@ class Checker {
         std::string target = nested_class(field.type);
         if (target.empty() || !index_.count(target)) continue;
         const Class* next = index_.at(target);
+        // An optional field of the class's own type is a recursive class (Python's
+        // `next: Optional["Node"] = None`): an instance ends where the field is None.
+        if (next == cls && is_optional(field.type)) continue;
         auto on_path = std::find(path.begin(), path.end(), next);
         if (on_path != path.end()) {
           report_cycle(std::vector<const Class*>(on_path, path.end()), field);
@@ -577,7 +580,9 @@ class Checker {
     for (const Class* c : cycle) chain += c->name + " -> ";
     chain += cycle.front()->name;
     diagnostics_.error(closing.type.loc,
-                       "nesting cycle: " + chain + " (a class cannot contain itself)");
+                       "nesting cycle: " + chain +
+                           " (a class cannot contain itself; only an optional field of its own "
+                           "type may nest it)");
   }
 
   Diagnostics& diagnostics_;

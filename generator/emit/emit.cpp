@@ -68,6 +68,15 @@ std::string class_text(const Class& cls, const ClassIndex& classes, Renderer& re
   view.set("has_fields", !cls.fields.empty());
   view.set("indent", std::string(cls.name.size() + 12, ' '));
   view.set("field_count", std::to_string(cls.fields.size()));
+  view.set("field_values", renderer.partial("field_values"));
+  // A class with a field of its own type (optional: the checker refuses it otherwise) is
+  // incomplete inside its body: its Args, which hold that field, and what uses them are defined
+  // after it.
+  const bool recursive = std::any_of(cls.fields.begin(), cls.fields.end(), [&](const Field& f) {
+    return nested_class_name(f.type) == cls.name;
+  });
+  view.set(recursive ? "args_after" : "args_inside", data("pad", recursive ? "  " : "    "));
+  view.set("definition_indent", std::string(2 * cls.name.size() + 10, ' '));
   if (cls.version) view.set("version", std::to_string(cls.version));
   data fields = data::type::list, specs = data::type::list, accessors = data::type::list;
   for (size_t i = 0; i < cls.fields.size(); ++i) {
@@ -92,6 +101,8 @@ std::string class_text(const Class& cls, const ClassIndex& classes, Renderer& re
   }
   view.set("methods", methods);
   view.set("has_methods", !cls.methods.empty());
+  // No member between the registration and `private:` (a class without fields): one blank line.
+  view.set("bare", accessors.is_empty_list() && cls.methods.empty());
   // A derived class converts to each of its bases, aliasing its data (a Python instance of a
   // subclass is one of its bases).
   data bases = data::type::list;

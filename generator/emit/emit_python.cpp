@@ -446,10 +446,10 @@ std::vector<Output> emit_python_schema(const Schema& schema, const ClassIndex& c
   if (!declare_classes(order, modules, diagnostics)) return {};
   std::set<std::string> defined;
   for (const Class* cls : order) {
-    defined.insert(cls->name);
     ModuleView& view = modules[python_module(*cls)];
     const data text =
         class_view(ClassBody{*cls, classes, defined, view, diagnostics, base, {}, {}});
+    defined.insert(cls->name);  // bound once its body has run: a field of its own type is quoted
     view.classes.push_back(
         data("class_text", trim_newlines(renderer.render("python_class", text))));
   }

@@ -17,6 +17,10 @@ std::string Renderer::render(const std::string& name, const kainjow::mustache::d
   return text;
 }
 
+kainjow::mustache::data Renderer::partial(const std::string& name) const {
+  return kainjow::mustache::partial([text = templates_.at(name)] { return text; });
+}
+
 void Renderer::report(const std::string& message) {
   diagnostics_.error(SourceLoc{schema_path_, 0, 0}, message);
 }

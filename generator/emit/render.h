@@ -22,6 +22,8 @@ class Renderer {
       : templates_(templates), diagnostics_(diagnostics), schema_path_(std::move(schema_path)) {}
 
   std::string render(const std::string& name, const kainjow::mustache::data& context);
+  /// The template `name`, for a context to give another template as its partial `{{>name}}`.
+  kainjow::mustache::data partial(const std::string& name) const;
 
  private:
   void report(const std::string& message);

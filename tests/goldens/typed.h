@@ -591,8 +591,7 @@ class ShadowChild : public ::tensordict::TensorClass<ShadowChild> {
 class Empty : public ::tensordict::TensorClass<Empty> {
  public:
   /// Constructor arguments: one member per field, in schema order.
-  struct Args {
-  };
+  struct Args {};
 
   explicit Empty(Args args, ::tensordict::BatchSize batch_size = {},
                  ::std::optional<::at::Device> device = ::std::nullopt,
@@ -614,14 +613,12 @@ class Empty : public ::tensordict::TensorClass<Empty> {
         "Empty",
         "<class 'golden.Empty'>",
         ::tensordict::ClassOptions(),
-        {
-        },
+        {},
     };
     return spec;
   }
   /// Registers the class by its `_type` wherever this header is included (class_registry.h).
   static inline const bool class_registration = ::tensordict::register_class(&class_spec);
-
 
  private:
   friend class ::tensordict::TensorClass<Empty>;

@@ -1,5 +1,6 @@
 # Run by test_python_classes.cpp with Python tensordict (TC_PYTHON_PEER) and the generated Python
-# module of one golden schema on PYTHONPATH (argv[2]: "nested", "inherit" or "defaults"; each
+# module of one golden schema on PYTHONPATH (argv[2]: "nested", "inherit", "recursive" or
+# "defaults"; each
 # declares module `golden`): loads what C++ wrote as the generated classes, checks the values,
 # writes the same objects from Python, and lists the state_dict keys.
 import json
@@ -60,6 +61,21 @@ elif case == "inherit":
     assert torch.equal(charged.data, torch.full((2,), 3.0)), charged.data
     Charged(position=torch.ones(2, 2), velocity=torch.zeros(2, 2), label="py", _serial=11,
             mass=4.0, batch_size=[2]).memmap(out + "/py_charged")
+elif case == "recursive":
+    from golden import Chain, Node
+
+    # A list of three nodes, each node's `next` the class itself, the last one None.
+    chain = TensorDict.load_memmap(out + "/cpp_chain")
+    assert type(chain) is Chain and chain.length == 3, chain
+    node, values = chain.head, []
+    while node is not None:
+        assert type(node) is Node, type(node)
+        values.append(node.value.tolist())
+        node = node.next
+    assert values == [[0.0, 0.0], [1.0, 1.0], [2.0, 2.0]], values
+    tail = Node(value=torch.full((2,), 7.0), batch_size=[2])
+    Chain(head=Node(value=torch.full((2,), 6.0), next=tail, batch_size=[2]), length=2,
+          batch_size=[2]).memmap(out + "/py_chain")
 else:
     from golden import Defaults
 

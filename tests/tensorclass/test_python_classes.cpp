@@ -16,6 +16,7 @@
 #include "inherit.h"
 #include "nested.h"
 #include "python_peer.h"
+#include "recursive.h"
 #include "tensordict/json.h"
 
 using namespace golden;
@@ -53,8 +54,13 @@ TEST_CASE("Python's generated classes load C++'s directories and C++ loads their
           {2})
       .memmap(dir + "/cpp_charged");
 
+  Chain(
+      {Node({at::zeros({2}), Node({at::ones({2}), Node({at::full({2}, 2.0)}, {2})}, {2})}, {2}), 3},
+      {2})
+      .memmap(dir + "/cpp_chain");
+
   // The golden schemas declare module `golden`: one run per schema, its module on the path.
-  for (const std::string schema : {"nested", "defaults", "inherit"}) {
+  for (const std::string schema : {"nested", "defaults", "inherit", "recursive"}) {
     INFO(schema);
     const std::string command =
         "PYTHONPATH='" TC_SOURCE_DIR "/tests/goldens/python/" + schema + "' '" + kPeer +
@@ -96,6 +102,14 @@ TEST_CASE("Python's generated classes load C++'s directories and C++ loads their
   CHECK(charged._serial() == 11);
   CHECK(charged.mass() == 4.0);
   CHECK_FALSE(charged.data().has_value());
+
+  // Python's recursive instance: each `next` a Node, the last one None.
+  const Chain chain = Chain::load_memmap(dir + "/py_chain");
+  CHECK(chain.length() == 2);
+  CHECK(chain.head().value().equal(at::full({2}, 6.0)));
+  REQUIRE(chain.head().next().has_value());
+  CHECK(chain.head().next()->value().equal(at::full({2}, 7.0)));
+  CHECK_FALSE(chain.head().next()->next().has_value());
 
   std::ifstream keys_file(dir + "/py_state_dict.json");
   const tensordict::Json python_keys = tensordict::Json::parse(keys_file);

@@ -1,0 +1,70 @@
+// A class with an optional field of its own type (tests/goldens/recursive.yaml): built, read,
+// indexed, stacked, saved and loaded like any class, each level its own instance of the class.
+// Python's classes load what C++ saves and the reverse: test_python_classes.cpp.
+#include <ATen/ATen.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include "catch2_compat.h"
+
+#include "recursive.h"
+
+using golden::Chain;
+using golden::Node;
+using tensordict::BatchSize;
+
+namespace {
+
+// A list of `n` nodes of batch [2] whose values are 0, 1, ..., n - 1.
+Node list_of(int n) {
+  std::optional<Node> rest;
+  for (int i = n - 1; i >= 0; --i) rest = Node({at::full({2}, double(i)), rest}, {2});
+  return *rest;
+}
+
+std::vector<double> values_of(const Node& head) {
+  std::vector<double> out;
+  for (std::optional<Node> at = head; at; at = at->next())
+    out.push_back(at->value()[0].item<double>());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a recursive class nests itself through its optional field", "[tensorclass][recursive]") {
+  const Node head = list_of(3);
+  CHECK(values_of(head) == std::vector<double>{0, 1, 2});
+  CHECK(head.contains({"next", "next", "value"}));
+  CHECK_FALSE(head.next()->next()->next().has_value());
+  CHECK(tensordict::class_of(head.get_tensordict("next")) == &Node::class_spec());
+
+  // Row 1 of every level, and two lists stacked: the structure is kept at each level.
+  const Node row = head.index({1});
+  CHECK(row.batch_size() == BatchSize{});
+  CHECK(row.next()->next()->value().item<double>() == 2.0);
+  const Node both = Node::stack({head, list_of(3)});
+  CHECK(both.batch_size() == BatchSize{2, 2});
+  CHECK(both.next()->value().sizes() == at::IntArrayRef{2, 2});
+
+  // Setting the field of a level, and cutting the list.
+  Node edited = head.clone();
+  edited.set_next(Node({at::full({2}, 9.0)}, {2}));
+  CHECK(values_of(edited) == std::vector<double>{0, 9});
+  edited.set_next(std::nullopt);
+  CHECK(values_of(edited) == std::vector<double>{0});
+  CHECK(values_of(head) == std::vector<double>{0, 1, 2});
+}
+
+TEST_CASE("a recursive class saves and loads every level", "[tensorclass][recursive]") {
+  const std::string dir =
+      std::filesystem::temp_directory_path() / ("tc-recursive-" + std::to_string(::getpid()));
+  const Chain chain({list_of(4), 4}, {2});
+  chain.memmap(dir);
+  const Chain back = Chain::load_memmap(dir);
+  CHECK(back.length() == 4);
+  CHECK(values_of(back.head()) == std::vector<double>{0, 1, 2, 3});
+  const auto any = tensordict::load_registered(dir);
+  CHECK(any.is<Chain>());
+  std::filesystem::remove_all(dir);
+}
