@@ -8,15 +8,17 @@
 #include "methods.h"
 #include "nested.h"
 #include "plain.h"
+#include "shadow.h"
 
 using namespace golden;
 using tensordict::Json;
 
 namespace {
 
-std::string repr(const Plain& p) {
+template <class Class>
+std::string repr(const Class& obj) {
   std::ostringstream os;
-  os << p;
+  os << obj;
   return os.str();
 }
 
@@ -155,6 +157,20 @@ TEST_CASE("printing follows Python's repr layout", "[tensorclass][access]") {
         "    meta=None,\n"
         "    mask=None,\n"
         "    batch_size=torch.Size([2]),\n"
+        "    device=None,\n"
+        "    is_shared=False)");
+}
+
+TEST_CASE("a shadow class prints as Python prints it", "[tensorclass][access]") {
+  // As tensordict v0.14.0 prints golden.Shadowed(type="text", size=3) (tests/goldens/python/
+  // shadow): fields named like TensorDict members are entries like any, the None one after them.
+  const golden::Shadowed s({"text", 3, std::nullopt});
+  CHECK(repr(s) ==
+        "Shadowed(\n"
+        "    size=NonTensorData(data=3, batch_size=torch.Size([]), device=None),\n"
+        "    type=NonTensorData(data=text, batch_size=torch.Size([]), device=None),\n"
+        "    text=None,\n"
+        "    batch_size=torch.Size([]),\n"
         "    device=None,\n"
         "    is_shared=False)");
 }
