@@ -175,3 +175,44 @@ TEST_CASE("maybe_dense_stack of ragged leaves is lazy at the level that holds th
   CHECK(nested.get_tensordict("n").is_lazy_stack());
   CHECK_FALSE(tensordict::maybe_dense_stack({a, a}).is_lazy_stack());
 }
+
+TEST_CASE("from_list stacks from_dict's rows and get_list reads ragged leaves", "[lazy]") {
+  // As tensordict v0.14.0: from_list(rows) is a dense stack of batch [2] when the rows agree, a
+  // lazy stack when a leaf is ragged (get(key, as_list=True) gives its tensors), and batch_size /
+  // batch_dims count the stacked dim.
+  const Json rows = Json::parse(R"([{"a": [1.0, 2.0]}, {"a": [3.0, 4.0]}])");
+  const TensorDict dense = TensorDict::from_list(rows);
+  CHECK_FALSE(dense.is_lazy_stack());
+  CHECK(dense.batch_size() == BatchSize{2});
+  CHECK(dense.get("a").equal(at::tensor({1.0f, 2.0f, 3.0f, 4.0f}).reshape({2, 2})));
+  CHECK(TensorDict::from_list(rows, BatchSize{2, 2}).batch_size() == BatchSize{2, 2});
+  CHECK(TensorDict::from_list(rows, std::nullopt, std::nullopt, 2).batch_size() == BatchSize{2, 2});
+  const TensorDict lazy = TensorDict::from_list(rows, std::nullopt, std::nullopt, std::nullopt,
+                                                std::nullopt, /*lazy=*/true);
+  CHECK(lazy.is_lazy_stack());
+  CHECK(lazy.batch_size() == BatchSize{2});
+
+  const TensorDict ragged =
+      TensorDict::from_list(Json::parse(R"([{"a": [1.0]}, {"a": [1.0, 2.0]}])"));
+  CHECK(ragged.is_lazy_stack());
+  const auto leaves = ragged.get_list("a");
+  REQUIRE(leaves.size() == 2);
+  CHECK(leaves[0].sizes() == at::IntArrayRef{1});
+  CHECK(leaves[1].equal(at::tensor({1.0f, 2.0f})));
+  TensorDict outer({}, {2});
+  outer.set("nested", ragged);
+  CHECK(outer.get_list({"nested", "a"}).size() == 2);
+  // A dense TensorDict's rows, as iterating Python's tensor gives them.
+  CHECK(dense.get_list("a").at(1).equal(at::tensor({3.0f, 4.0f})));
+  CHECK_THROWS_AS(TensorDict({{"a", at::ones({2})}}, {}).get_list("a"), IndexError);
+
+  CHECK_THROWS_WITH(
+      TensorDict::from_list(Json::parse(R"([{"a": [1.0]}])"), BatchSize{3}),
+      Catch::Matchers::ContainsSubstring("does not start with the length of the list (1)"));
+  CHECK_THROWS_AS(TensorDict::from_list(Json::parse(R"({"a": 1})")), TypeError);
+  CHECK_THROWS_AS(TensorDict::from_list(Json::parse(R"([1, 2])")), TypeError);
+  CHECK_THROWS_AS(TensorDict::from_list(Json::parse(R"([{"a": [1.0]}, {"a": [1.0, 2.0]}])"),
+                                        std::nullopt, std::nullopt, std::nullopt, std::nullopt,
+                                        /*lazy=*/false),
+                  ShapeError);
+}

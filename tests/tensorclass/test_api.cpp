@@ -320,6 +320,20 @@ TEST_CASE("to_dict lists None fields last and from_dict builds the class back",
                   tensordict::KeyError);
 }
 
+TEST_CASE("from_list builds the class from rows of dicts", "[tensorclass][api]") {
+  // Python's C.from_list: C.from_dict of each row (None fields left out), stacked.
+  const auto rows = tensordict::Json::parse(
+      R"([{"inner": {"x": [0.0, 1.0]}, "y": [1.0, 1.0], "maybe": null},
+          {"inner": {"x": [2.0, 3.0]}, "y": [0.0, 0.0], "maybe": null}])");
+  const Outer both = Outer::from_list(rows, tensordict::BatchSize{2, 2});
+  CHECK(both.batch_size() == tensordict::BatchSize{2, 2});
+  CHECK(both.inner().x().equal(at::arange(4, at::kFloat).reshape({2, 2})));
+  CHECK_FALSE(both.maybe().has_value());
+  CHECK(tensordict::class_of(both) == &Outer::class_spec());
+  CHECK_THROWS_AS(Outer::from_list(tensordict::Json::parse(R"([{"inner": {"x": [1.0]}, "z": 1}])")),
+                  tensordict::KeyError);
+}
+
 TEST_CASE("obj[idx] = other takes the class, a class with the same fields, or values",
           "[tensorclass][api]") {
   Inner inner({at::zeros({3})}, {3});

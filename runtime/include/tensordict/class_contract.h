@@ -193,11 +193,11 @@ inline constexpr std::array<DtypeSpelling, 15> kDtypes{{
 /// or setter may take without hiding one, so tcgen names that field's accessor `field_<name>`.
 /// tests/contract checks this list against the class itself.
 // clang-format off
-inline constexpr std::array<std::string_view, 40> kTensorClassMembers{
+inline constexpr std::array<std::string_view, 41> kTensorClassMembers{
     "TensorClass", "_tensordict", "any_field", "as_field", "build", "cat", "dumps", "field_entry",
-    "fields", "from_dict", "from_tensordict", "get", "lazy_stack", "load", "load_", "load_memmap",
-    "load_memmap_", "load_state_dict", "maybe_dense_stack", "memmap", "memmap_", "memmap_async",
-    "memmap_like", "memmap_refresh_", "nested_field", "optional_nested_field",
+    "fields", "from_dict", "from_list", "from_tensordict", "get", "lazy_stack", "load", "load_",
+    "load_memmap", "load_memmap_", "load_state_dict", "maybe_dense_stack", "memmap", "memmap_",
+    "memmap_async", "memmap_like", "memmap_refresh_", "nested_field", "optional_nested_field",
     "optional_tensor_field", "optional_value_field", "rebind", "required_entry", "save", "set",
     "set_field", "spec", "stack", "state_dict", "tensor_field", "to_tensordict", "value_field",
     "wrap"};

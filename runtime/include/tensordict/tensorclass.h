@@ -147,6 +147,16 @@ class TensorClass : public TensorDict, public TensorClassTag {
     return from_tensordict(detail::tc::from_dict(spec(), dict, std::move(batch_size), device,
                                                  batch_dims, auto_batch_size));
   }
+  /// Python's C.from_list: the instances from_dict makes of the objects of `items`, stacked as
+  /// TensorDict::from_list stacks them (same arguments).
+  static Derived from_list(const Json& items, std::optional<BatchSize> batch_size = std::nullopt,
+                           std::optional<at::Device> device = std::nullopt,
+                           std::optional<int64_t> batch_dims = std::nullopt,
+                           std::optional<bool> auto_batch_size = std::nullopt,
+                           std::optional<bool> lazy = std::nullopt) {
+    return from_tensordict(detail::tc::from_list(spec(), items, std::move(batch_size), device,
+                                                 batch_dims, auto_batch_size, lazy));
+  }
   /// Python's `obj[index] = value`: an instance of this class, of a class with the same fields, or
   /// a TensorDict (ValueError for an instance of a class with other fields), a tensor or a
   /// number, written at `index` as TensorDict::index_put_ writes it. Returns this instance.

@@ -254,6 +254,16 @@ class TensorDict {
                               std::optional<at::Device> device = std::nullopt,
                               std::optional<int64_t> batch_dims = std::nullopt,
                               std::optional<bool> auto_batch_size = std::nullopt);
+  /// Python's from_list: the TensorDicts from_dict makes of the objects of `items` (a JSON
+  /// list), stacked along dim 0: with maybe_dense_stack (a lazy stack when their structures
+  /// differ) unless `lazy` says lazy_stack (true) or stack (false). `batch_size`, when given,
+  /// starts with the list's length (ValueError otherwise) and the rest is each item's; so
+  /// `batch_dims` counts the stacked dim. TypeError when `items` is not a list of objects.
+  static TensorDict from_list(const Json& items, std::optional<BatchSize> batch_size = std::nullopt,
+                              std::optional<at::Device> device = std::nullopt,
+                              std::optional<int64_t> batch_dims = std::nullopt,
+                              std::optional<bool> auto_batch_size = std::nullopt,
+                              std::optional<bool> lazy = std::nullopt);
 
   // ---- update and key edits (ops/update.cpp) ----------------------------------------------------
   /// Sets every entry of `other` (nested keys merged).
@@ -940,6 +950,10 @@ class TensorDict {
   /// The tensor at `key` with every element of the lazy stacks on its path padded (at the end of
   /// each dim) to the largest shape with `padding_value`: Python's get(key, as_padded_tensor=True).
   at::Tensor get_padded(const NestedKey& key, double padding_value = 0) const;
+  /// Python's get(key, as_list=True): the tensors at `key` of the elements of the lazy stack on
+  /// its path, each with its own shape; without a lazy stack, the rows of get(key) along dim 0
+  /// (Python gives that tensor, which iterates over them). IndexError without batch dims.
+  std::vector<at::Tensor> get_list(const NestedKey& key) const;
 
   // ---- nn modules (ops/module.cpp) --------------------------------------------------------------
   // Include tensordict/module.h to call these.

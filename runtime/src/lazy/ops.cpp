@@ -305,4 +305,23 @@ at::Tensor TensorDict::get_padded(const NestedKey& key, double padding_value) co
   return get(key);
 }
 
+std::vector<at::Tensor> TensorDict::get_list(const NestedKey& key) const {
+  if (impl_->lazy) {
+    std::vector<at::Tensor> out;
+    for (const auto& e : tensordicts()) out.push_back(e.get(key));
+    return out;
+  }
+  if (key.is_nested()) {
+    const Value child = get_value(NestedKey(key.front()));
+    if (child.is_tensordict()) {
+      std::vector<std::string> rest(key.begin() + 1, key.end());
+      return child.tensordict().get_list(NestedKey(rest));
+    }
+  }
+  // Python gives a dense TensorDict's tensor itself, which iterates over its rows.
+  if (batch_size().empty())
+    throw IndexError("get_list: key " + key.repr() + " of a TensorDict without batch dims");
+  return get(key).unbind(0);
+}
+
 }  // namespace tensordict

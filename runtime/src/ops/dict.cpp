@@ -4,6 +4,7 @@
 
 #include "core/tensor_json.h"
 #include "core/tensordict_impl.h"
+#include "tensordict/lazy_stack.h"
 
 namespace tensordict {
 namespace {
@@ -84,6 +85,36 @@ TensorDict TensorDict::from_dict(const Json& dict, std::optional<BatchSize> batc
     out.auto_batch_size_(batch_dims);
   }
   return out;
+}
+
+TensorDict TensorDict::from_list(const Json& items, std::optional<BatchSize> batch_size,
+                                 std::optional<at::Device> device,
+                                 std::optional<int64_t> batch_dims,
+                                 std::optional<bool> auto_batch_size, std::optional<bool> lazy) {
+  if (!items.is_array()) {
+    throw TypeError(std::string("from_list: expects a JSON list, got ") + items.type_name());
+  }
+  const int64_t n = static_cast<int64_t>(items.size());
+  std::optional<BatchSize> each;
+  if (batch_size) {
+    if (batch_size->empty() || batch_size->front() != n) {
+      throw ValueError("from_list: batch_size " + shape_str(*batch_size) +
+                       " does not start with the length of the list (" + std::to_string(n) + ")");
+    }
+    each = BatchSize(batch_size->begin() + 1, batch_size->end());
+  }
+  if (batch_dims) --*batch_dims;  // the stacked dim is not an item's
+  std::vector<TensorDict> tds;
+  tds.reserve(items.size());
+  for (const Json& item : items) {
+    if (!item.is_object()) {
+      throw TypeError("from_list: item " + std::to_string(tds.size()) +
+                      " is not a JSON object but " + item.type_name());
+    }
+    tds.push_back(from_dict(item, each, device, batch_dims, auto_batch_size));
+  }
+  if (!lazy) return maybe_dense_stack(tds);
+  return *lazy ? lazy_stack(tds) : stack(tds);
 }
 
 }  // namespace tensordict

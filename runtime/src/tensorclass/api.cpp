@@ -174,6 +174,19 @@ TensorDict from_dict(const ClassSpec& spec, const Json& dict, std::optional<Batc
                                batch_dims, auto_batch_size);
 }
 
+TensorDict from_list(const ClassSpec& spec, const Json& items, std::optional<BatchSize> batch_size,
+                     std::optional<at::Device> device, std::optional<int64_t> batch_dims,
+                     std::optional<bool> auto_batch_size, std::optional<bool> lazy) {
+  Json rows = items;
+  if (rows.is_array()) {
+    for (Json& row : rows) {
+      if (row.is_object()) row = without_none_fields(row, spec);
+    }
+  }
+  return TensorDict::from_list(rows, std::move(batch_size), device, batch_dims, auto_batch_size,
+                               lazy);
+}
+
 void check_assignable(const ClassSpec& spec, const TensorDict& value) {
   const auto& cls = detail::impl_of(value).class_info;
   if (!cls || cls->type == spec.python_type) return;

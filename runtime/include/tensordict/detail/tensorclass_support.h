@@ -153,6 +153,10 @@ TensorDict from_tensordict(const TensorDict& td, const ClassSpec& spec,
 TensorDict from_dict(const ClassSpec& spec, const Json& dict, std::optional<BatchSize> batch_size,
                      std::optional<at::Device> device, std::optional<int64_t> batch_dims,
                      std::optional<bool> auto_batch_size);
+/// TensorDict::from_list of `items` without their None fields, for C::from_list.
+TensorDict from_list(const ClassSpec& spec, const Json& items, std::optional<BatchSize> batch_size,
+                     std::optional<at::Device> device, std::optional<int64_t> batch_dims,
+                     std::optional<bool> auto_batch_size, std::optional<bool> lazy);
 /// ValueError unless `value` may be written into an instance of `spec` at an index: a plain
 /// TensorDict, an instance of the class, or of a class with the same fields (Python's __setitem__).
 void check_assignable(const ClassSpec& spec, const TensorDict& value);
