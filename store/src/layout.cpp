@@ -2,6 +2,7 @@
 #include "layout.h"
 
 #include <ATen/ATen.h>
+#include <ATen/EmptyTensor.h>
 
 #include <algorithm>
 #include <array>
@@ -191,7 +192,8 @@ at::Tensor from_bytes(const std::string& path, const std::string& bytes, const M
     throw FormatError("store leaf " + repr(path) + " holds " + std::to_string(bytes.size()) +
                       " bytes; its shape " + shape_text(meta.shape) + " and dtype " +
                       dtype_text(meta.dtype) + " need " + std::to_string(meta.nbytes));
-  at::Tensor out = at::empty(meta.shape, at::TensorOptions().dtype(meta.dtype));
+  // Straight to the CPU allocator: at::empty's dispatch costs as much as a small leaf's copy.
+  at::Tensor out(at::detail::empty_cpu(meta.shape, meta.dtype));
   if (!bytes.empty()) std::memcpy(out.data_ptr(), bytes.data(), bytes.size());
   return out;
 }

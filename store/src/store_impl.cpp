@@ -417,7 +417,11 @@ TensorDict TensorDictStore::Impl::subtree(const std::string& level, const Keys& 
     if (level.empty() || under(k, level)) paths.push_back(k);
   TensorDict out(std::vector<std::pair<NestedKey, Value>>{}, batch, device);
   const size_t strip = level.empty() ? 0 : level.size() + 1;
-  for (auto& [path, value] : read(paths)) out.set(key_of(path.substr(strip)), std::move(value));
+  for (auto& [path, value] : read(paths)) {
+    // Most paths are one key: no split for them.
+    const bool nested = path.find('.', strip) != std::string::npos;
+    out.set(nested ? key_of(path.substr(strip)) : NestedKey(path.substr(strip)), std::move(value));
+  }
   return out;
 }
 
