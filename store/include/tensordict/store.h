@@ -108,9 +108,10 @@ struct StoreLocation {
   std::string td_id;                  ///< empty: a new UUID4 when creating
   std::string prefix = "tensordict";  ///< Python's `prefix=` (the namespace)
   /// Python's `cache_metadata=` (default true): the handle keeps the key registry and each tensor
-  /// leaf's shape and dtype as it last read or wrote them, so that a read is one GET and a write
-  /// one transaction; another client's new keys are seen after refresh() (docs/store.md,
-  /// "Semantics"). URL query `cache_metadata=0` turns it off.
+  /// leaf's shape and dtype as it last read or wrote them, so that a read of known leaves is one
+  /// MGET (a byte count that no longer fits reads the hash again) and a write one round trip;
+  /// another client's new keys, and its same-size rewrites, are seen after refresh()
+  /// (docs/store.md, "Semantics"). URL query `cache_metadata=0` turns it off.
   bool cache_metadata = true;
 };
 
