@@ -241,6 +241,7 @@ void TensorDictStore::Impl::write(const std::vector<Leaf>& leaves) const {
     const auto [first, last] = groups[g];
     for (size_t c = 0; c < replies[g].size(); ++c) {
       if (replies[g][c].type != Reply::Type::Error) continue;
+      forget();  // a transaction ran its other commands: what the server holds is not known
       // An HSET is one leaf's; MSET, DEL and SADD are the group's.
       const bool hset = c >= 2 && c < 2 + (last - first);
       throw_reply(replies[g][c], "writing " + (hset ? leaves_named(first + c - 2, first + c - 1)
@@ -476,9 +477,13 @@ void TensorDictStore::Impl::allocate(const std::vector<Allocation>& leaves,
   for (const auto& l : leaves)
     metas.push_back(std::make_shared<const Meta>(Meta::of_tensor(l.shape, l.dtype)));
   remember(paths, {}, metas);
-  for (size_t i = 0; i < leaves.size(); ++i)
-    for (const Reply& r : replies[i])
-      if (r.type == Reply::Type::Error) throw_reply(r, "allocating store leaf " + repr(paths[i]));
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    for (const Reply& r : replies[i]) {
+      if (r.type != Reply::Type::Error) continue;
+      forget();  // as in write()
+      throw_reply(r, "allocating store leaf " + repr(paths[i]));
+    }
+  }
 }
 
 /// A handle for a new store of `batch` and `device` (its metadata not written yet).
