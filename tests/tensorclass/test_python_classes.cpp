@@ -63,8 +63,9 @@ TEST_CASE("Python's generated classes load C++'s directories and C++ loads their
   for (const std::string schema : {"nested", "defaults", "inherit", "recursive"}) {
     INFO(schema);
     const std::string command =
-        "PYTHONPATH='" TC_SOURCE_DIR "/tests/goldens/python/" + schema + "' '" + kPeer +
-        "' '" TC_SOURCE_DIR "/tests/tensorclass/python_classes.py' '" + dir + "' " + schema;
+        "PYTHONDONTWRITEBYTECODE=1 PYTHONPATH='" TC_SOURCE_DIR "/tests/goldens/python/" + schema +
+        "' '" + kPeer + "' '" TC_SOURCE_DIR "/tests/tensorclass/python_classes.py' '" + dir + "' " +
+        schema;
     REQUIRE(std::system(command.c_str()) == 0);
   }
 

@@ -276,7 +276,8 @@ TEST_CASE("typed from_tensordict of a lazy stack and of a memmap", "[tensorclass
 TEST_CASE("the TypedTensorDict port runs on the emitted Python classes",
           "[tensorclass][typed][python][peer][needs-peer]") {
   tc_test::require_python_peer("tensordict");
-  const std::string command = "PYTHONPATH='" TC_SOURCE_DIR "/tests/goldens/python_typed/typed' '" +
+  const std::string command = "PYTHONDONTWRITEBYTECODE=1 PYTHONPATH='" TC_SOURCE_DIR
+                              "/tests/goldens/python_typed/typed' '" +
                               tc_test::python_peer() +
                               "' '" TC_SOURCE_DIR "/tests/tensorclass/typed_tensordict.py'";
   CHECK(std::system(command.c_str()) == 0);
