@@ -468,6 +468,27 @@ TEST_CASE("a handle caches the key registry as Python's cache_metadata does",
   CHECK(paths(mine.keys()) == std::vector<std::string>{"x"});
 }
 
+TEST_CASE("an update writes small leaves in one transaction and a large one alone",
+          "[store][needs-redis]") {
+  auto store = TensorDictStore::create(here("groups"), {2});
+  TensorDict td({}, {2});
+  td.set("a", at::arange(2, at::kFloat));
+  td.set({"n", "b"}, at::arange(4, at::kLong).reshape({2, 2}));
+  td.set("big", at::ones({2, 1 << 18}));  // 2 MB: past the 1 MB a group holds
+  td.set("c", at::zeros({2}, at::kBool));
+  const int64_t execs = calls("exec");
+  const int64_t msets = calls("mset");
+  store.update(td);
+  // [a, n.b] then [big] then [c]: a group ends where the next leaf would take it past 1 MB.
+  CHECK(calls("exec") == execs + 3);
+  CHECK(calls("mset") == msets + 3);
+  const TensorDict back = store.to_local();
+  CHECK(back.get({"n", "b"}).equal(td.get({"n", "b"})));
+  CHECK(back.get("big").equal(td.get("big")));
+  CHECK(back.get("c").equal(td.get("c")));
+  CHECK(paths(store.keys()) == std::vector<std::string>{"a", "big", "c", "n"});
+}
+
 TEST_CASE("a handle caches tensor leaves' metadata as Python's cache_metadata does",
           "[store][needs-redis]") {
   const StoreLocation where = here("meta-cache");
