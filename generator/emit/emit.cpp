@@ -68,10 +68,11 @@ std::string class_text(const Class& cls, const ClassIndex& classes, Renderer& re
   view.set("has_fields", !cls.fields.empty());
   view.set("indent", std::string(cls.name.size() + 12, ' '));
   view.set("field_count", std::to_string(cls.fields.size()));
+  view.set("args_members", renderer.partial("args_members"));
   view.set("field_values", renderer.partial("field_values"));
   // A class with a field of its own type (optional: the checker refuses it otherwise) is
   // incomplete inside its body: its Args, which hold that field, and what uses them are defined
-  // after it.
+  // after it (the same partials, indented by `pad`).
   const bool recursive = std::any_of(cls.fields.begin(), cls.fields.end(), [&](const Field& f) {
     return nested_class_name(f.type) == cls.name;
   });
