@@ -76,6 +76,7 @@ struct ModuleView {
   std::map<std::string, const Class*> declared;           // its classes, by Python name
   bool loads_old_names = false;                           // a class needs kPythonRenameHelper
   bool fills_defaults = false;                            // a class needs kPythonDefaultsHelper
+  bool pytree_nodes = false;                              // a class needs kPythonPytreeHelper
   data classes = data::type::list;
 };
 
@@ -340,6 +341,15 @@ data class_view(ClassBody body) {
     view.set("renames", renames);
     module.loads_old_names = true;
   }
+  // A TensorClass is a pytree node torch.export can record, named by its Python dotted name (what
+  // the C++ side looks the class up by). A TypedTensorDict is not a pytree node in tensordict.
+  if (!typed) {
+    data pytree;
+    pytree.set("helper", kPythonPytreeHelper);
+    pytree.set("type_name", python_text(python_dotted_name(cls), PythonText::Literal));
+    view.set("pytree", pytree);
+    module.pytree_nodes = true;
+  }
   view.set("name", python_class_name(cls));
   view.set("bases", base_name(body) + option_keywords(cls));
   if (!cls.doc.empty()) view.set("docstring", python_text(cls.doc, PythonText::Docstring));
@@ -468,6 +478,15 @@ std::vector<Output> emit_python_schema(const Schema& schema, const ClassIndex& c
       helper.set("classmethod", view.imports.use("builtins", "classmethod"));
       helper.set("dataclasses", view.imports.use_module("dataclasses"));
       file.set("defaults_helper", helper);
+    }
+    if (view.pytree_nodes) {
+      data helper;
+      helper.set("name", kPythonPytreeHelper);
+      helper.set("dataclasses", view.imports.use_module("dataclasses"));
+      helper.set("torch", view.imports.use_module("torch"));
+      helper.set("is_tensor_collection", view.imports.use("tensordict", "is_tensor_collection"));
+      helper.set("json", view.imports.use_module("json"));
+      file.set("pytree_helper", helper);
     }
     file.set("version", kTcgenVersion);
     file.set("schema_path", python_text(schema.display_path, PythonText::Comment));

@@ -63,6 +63,8 @@ constexpr PythonImport kPythonImports[] = {{"torch", ""},
                                            {"tensordict", "TensorClass"},
                                            {"tensordict", "TensorDict"},
                                            {"tensordict", "TypedTensorDict"},
+                                           {"tensordict", "is_tensor_collection"},
+                                           {"json", ""},
                                            {"dataclasses", "field"},
                                            {"dataclasses", "KW_ONLY"},
                                            {"typing", "Any"},
@@ -180,6 +182,7 @@ std::string PythonImports::lines() const {
 
 bool is_bound_by_python_module(const std::string& name) {
   return name == kPythonRenameHelper || name == kPythonDefaultsHelper ||
+         name == kPythonPytreeHelper ||
          std::any_of(std::begin(kPythonImports), std::end(kPythonImports),
                      [&](const PythonImport& i) { return name == alias_of(i.module, i.name); });
 }

@@ -48,6 +48,9 @@ inline constexpr const char* kPythonRenameHelper = "_loads_old_names";
 /// The helper a module declares when one of its classes has fields with a default that loading
 /// older data fills in, as the C++ class does (python_module.mustache).
 inline constexpr const char* kPythonDefaultsHelper = "_fills_added_fields";
+/// The decorator that makes a TensorClass a pytree node with a serialized name and a JSON context,
+/// so that torch.export and AOTInductor packages take and return it (python_module.mustache).
+inline constexpr const char* kPythonPytreeHelper = "_pytree_node";
 
 /// Names a generated module binds besides its classes: the aliases PythonImports may give and the
 /// helpers. A class named so would replace one of them for the classes after it.

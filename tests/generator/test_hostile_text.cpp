@@ -212,8 +212,10 @@ TEST_CASE("hostile text: a Python module holds exactly the schema's definitions"
                                     field("g", "_list[_str]", {{"factory", Json::array({one})}}),
                                     field("h", "_Any", {{"factory", {{one, utf8(text)}}}}),
                                     field("d", "_Optional[_str]", {{"value", nullptr}})},
-                                   // f, g and h load older data with their defaults, as in C++
-                                   Json::array({"_fills_added_fields(('f', 'g', 'h'))"})));
+                                   // a pytree node; f, g and h load older data with their
+                                   // defaults, as in C++
+                                   Json::array({"_pytree_node('hostile." + name + "')",
+                                                "_fills_added_fields(('f', 'g', 'h'))"})));
     if (c == '\n') {
       for (const char* line : {"#: a", "#: b", "#: Deprecated: a", "#: b"})
         comments.push_back(line);
@@ -234,14 +236,16 @@ TEST_CASE("hostile text: a Python module holds exactly the schema's definitions"
   const Json shape = module_shape(scratch.dir / "hostile.py");
   REQUIRE_FALSE(shape.contains("error"));
   CHECK(shape["imports"] ==
-        Json({"import dataclasses as _dataclasses",
+        Json({"import dataclasses as _dataclasses", "import json as _json",
               "from builtins import classmethod as _classmethod, list as _list, str as _str",
               "from dataclasses import field as _field",
-              "from typing import Any as _Any, Optional as _Optional",
-              "from tensordict import TensorClass as _TensorClass"}));
-  // Besides the classes, only tcgen's own helper (no schema text reaches it).
-  REQUIRE(shape["other"].size() == 1);
+              "from typing import Any as _Any, Optional as _Optional", "import torch as _torch",
+              "from tensordict import TensorClass as _TensorClass, is_tensor_collection as "
+              "_is_tensor_collection"}));
+  // Besides the classes, only tcgen's own helpers (no schema text reaches them).
+  REQUIRE(shape["other"].size() == 2);
   CHECK(shape["other"][0].get<std::string>().rfind("def _fills_added_fields(names, ", 0) == 0);
+  CHECK(shape["other"][1].get<std::string>().rfind("def _pytree_node(type_name)", 0) == 0);
   CHECK(shape["comments"] == comments);
   REQUIRE(shape["classes"].size() == classes.size());
   for (size_t i = 0; i < classes.size(); ++i) {
@@ -304,10 +308,12 @@ TEST_CASE("hostile text: a docstring reads back as the doc or is an escaped lite
   REQUIRE(shape["classes"].size() == cases.size());
   for (size_t i = 0; i < cases.size(); ++i) {
     CAPTURE(cases[i].first);
-    CHECK(shape["classes"][i] ==
-          python_class("D" + std::to_string(i), cases[i].second, Json::array()));
+    const std::string name = "D" + std::to_string(i);
+    CHECK(shape["classes"][i] == python_class(name, cases[i].second, Json::array(),
+                                              Json::array({"_pytree_node('docs." + name + "')"})));
   }
-  CHECK(shape["other"] == Json::array());
+  REQUIRE(shape["other"].size() == 1);  // the pytree helper
+  CHECK(shape["other"][0].get<std::string>().rfind("def _pytree_node(type_name)", 0) == 0);
 }
 
 TEST_CASE("hostile text: a bidirectional control in a doc is refused in both languages",
@@ -410,9 +416,10 @@ TEST_CASE("hostile text: the golden header holds it exactly as the Python module
   const Json& cls = shape["classes"][0];
   CHECK(cls["doc"] == schema.schemas[0].classes[0].doc);
   CHECK(cls["other"] == Json::array());
-  // Besides the class, only tcgen's helper filling defaults into older data.
-  REQUIRE(shape["other"].size() == 1);
+  // Besides the class, only tcgen's helpers: filling defaults into older data, the pytree node.
+  REQUIRE(shape["other"].size() == 2);
   CHECK(shape["other"][0].get<std::string>().rfind("def _fills_added_fields(names, ", 0) == 0);
+  CHECK(shape["other"][1].get<std::string>().rfind("def _pytree_node(type_name)", 0) == 0);
   std::map<std::string, Json> values;
   for (const auto& f : cls["fields"]) values[f["name"].get<std::string>()] = f["default"];
   CHECK(values.size() == 12);
