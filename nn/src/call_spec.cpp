@@ -8,6 +8,55 @@
 namespace tensordict::nn {
 namespace {
 
+// A node's context: JSON text inside the JSON (null for builtins' nodes without one).
+Json context_of(const Json& node, const std::string& what) {
+  const Json& context = node.value("context", Json());
+  return context.is_string() ? parse_json(context.get<std::string>(), what) : Json();
+}
+
+std::vector<std::string> string_list(const Json& list, const std::string& of,
+                                     const std::string& what) {
+  if (!list.is_array()) throw FormatError(what + ": " + of + " is not a list");
+  std::vector<std::string> out;
+  for (const Json& item : list) {
+    if (!item.is_string()) throw FormatError(what + ": " + of + " holds " + item.dump());
+    out.push_back(item.get<std::string>());
+  }
+  return out;
+}
+
+// The context a generated class's emitted Python module records (templates/
+// python_module.mustache): {"fields": [...], "batch_dims": n, "non_tensor": {...},
+// "device": "cpu" | null, and "batch_size": [...] where it has no children}.
+void read_class_context(const Json& context, TreeSpec& spec, const std::string& what) {
+  const std::string of = "the context of class '" + spec.type + "'";
+  spec.keys = string_list(context["fields"], of + "'s fields", what);
+  const Json& dims = context.value("batch_dims", Json());
+  const Json& values = context.value("non_tensor", Json::object());
+  const Json& device = context.value("device", Json());
+  if (spec.keys.size() != spec.children.size() || !dims.is_number_integer() ||
+      dims.get<int64_t>() < 0 || !values.is_object() || !(device.is_null() || device.is_string())) {
+    throw FormatError(what + ": " + of + " is not {\"fields\", \"batch_dims\", \"non_tensor\", " +
+                      "\"device\"} with a field per child");
+  }
+  spec.batch_dims = dims.get<int64_t>();
+  spec.non_tensor = values.dump();
+  if (device.is_string()) spec.device = device.get<std::string>();
+  if (context.contains("batch_size")) {
+    const Json& given = context["batch_size"];
+    std::vector<int64_t> sizes;
+    for (const Json& size : given.is_array() ? given : Json::array({-1})) {
+      if (!size.is_number_integer() || size.get<int64_t>() < 0)
+        throw FormatError(what + ": " + of + " has a batch size of " + given.dump());
+      sizes.push_back(size.get<int64_t>());
+    }
+    spec.batch_size = std::move(sizes);
+  }
+  if (!spec.batch_size && spec.children.empty()) {
+    throw FormatError(what + ": " + of + " has neither children nor a batch size");
+  }
+}
+
 // A node of torch.utils._pytree's treespec JSON (protocol 1):
 //   {"type": "builtins.dict" | ... | null (a leaf), "context": "<JSON text>" | null,
 //    "children_spec": [<node>, ...]}
@@ -32,14 +81,18 @@ TreeSpec parse_node(const Json& node, const std::string& what) {
     spec.kind = TreeSpec::Kind::Dict;
   } else if (name == "builtins.NoneType") {
     spec.kind = TreeSpec::Kind::None;
+  } else if (context_of(node, what).contains("fields")) {
+    spec.kind = TreeSpec::Kind::Class;
+    spec.type = name;
   } else {
     throw FormatError(what + ": nodes of type '" + name +
-                      "' are not supported (tensors in dicts, tuples and lists are)");
+                      "' are not supported (tensors in dicts, tuples, lists and generated classes "
+                      "are)");
   }
   for (const Json& child : children) spec.children.push_back(parse_node(child, what));
+  if (spec.kind == TreeSpec::Kind::Class) read_class_context(context_of(node, what), spec, what);
   if (spec.kind == TreeSpec::Kind::Dict) {
-    const Json& context = node.value("context", Json());
-    const Json keys = context.is_string() ? parse_json(context.get<std::string>(), what) : Json();
+    const Json keys = context_of(node, what);
     if (!keys.is_array() || keys.size() != spec.children.size()) {
       throw FormatError(what + ": a dict whose keys do not match its children");
     }
@@ -78,6 +131,7 @@ void named_leaves(const TreeSpec& node, std::vector<std::string>& path,
       out.push_back(key_of(path));
       return;
     case TreeSpec::Kind::Dict:
+    case TreeSpec::Kind::Class:
       for (size_t i = 0; i < node.children.size(); ++i) {
         path.push_back(node.keys[i]);
         named_leaves(node.children[i], path, out);
@@ -155,7 +209,7 @@ std::vector<NestedKey> CallSpec::output_keys(const std::vector<NestedKey>& out_k
     }
     return out_keys;
   }
-  if (out_.kind != TreeSpec::Kind::Dict) {
+  if (out_.kind != TreeSpec::Kind::Dict && out_.kind != TreeSpec::Kind::Class) {
     throw ValueError("the model returns " + std::to_string(leaves) +
                      " tensors without names: give out_keys");
   }

@@ -11,13 +11,18 @@
 #define TC_HAVE_AOTI 0
 #endif
 
+#include <algorithm>
 #include <limits>
+#include <optional>
 #include <utility>
 
+#include "tensordict/class_registry.h"
 #include "tensordict/class_spec.h"
+#include "tensordict/detail/tensorclass_support.h"
 #include "tensordict/dtype.h"
 #include "tensordict/errors.h"
 #include "tensordict/internal.h"
+#include "tensordict/json.h"
 #include "tensordict/nn/module.h"
 
 namespace tensordict::nn {
@@ -130,13 +135,33 @@ std::string input_mismatch(const FieldSpec& field, const InputSignature& sig) {
   return "";
 }
 
-}  // namespace
+// Where a tree node is a generated class, whether it is `cls`, and its nested class nodes the
+// classes of `cls`'s fields: a mismatch per node that is not.
+void class_node_problems(const TreeSpec& node, const ClassSpec& cls, const std::string& role,
+                         const std::string& path, std::vector<std::string>& problems) {
+  if (node.kind != TreeSpec::Kind::Class) return;
+  if (node.type != cls.python_name()) {
+    problems.push_back(role + (path.empty() ? "" : " '" + path + "'") + ": the package " +
+                       (role == "input" ? "takes " : "returns ") + node.type + ", not " +
+                       std::string(cls.python_name()));
+    return;
+  }
+  for (size_t i = 0; i < node.children.size(); ++i) {
+    const int64_t index = cls.field_index(node.keys[i]);
+    const FieldSpec* field = index < 0 ? nullptr : &cls.fields[static_cast<size_t>(index)];
+    if (field && field->kind == FieldKind::Class && field->nested) {
+      class_node_problems(node.children[i], field->nested(), role,
+                          path + (path.empty() ? "" : ".") + node.keys[i], problems);
+    }
+  }
+}
 
-void check_class(const PackageSignature& package, const ClassSpec& cls,
-                 const std::string& package_name, const std::vector<NestedKey>& in_keys,
-                 const std::vector<NestedKey>& out_keys) {
+void check(const PackageSignature& package, const ClassSpec& in_cls, const ClassSpec& out_cls,
+           const std::string& package_name, const std::vector<NestedKey>& in_keys,
+           const std::vector<NestedKey>& out_keys) {
   std::vector<std::string> problems;
-  const auto tensor_field = [&](const NestedKey& key, const char* role) -> const FieldSpec* {
+  const auto tensor_field = [&](const ClassSpec& cls, const NestedKey& key,
+                                const char* role) -> const FieldSpec* {
     std::string problem;
     const FieldSpec* field = find_field(cls, key, problem);
     if (field && field->kind != FieldKind::Tensor) {
@@ -147,24 +172,126 @@ void check_class(const PackageSignature& package, const ClassSpec& cls,
     if (!field) problems.push_back(std::string(role) + " '" + key.join(".") + "': " + problem);
     return field;
   };
-  const std::vector<NestedKey> inputs = package.call_spec.input_keys(in_keys);
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const FieldSpec* field = tensor_field(inputs[i], "input");
-    if (!field || i >= package.inputs.size()) continue;
-    const InputSignature& sig = package.inputs[i];
-    const std::string mismatch = input_mismatch(*field, sig);
-    if (!mismatch.empty()) {
-      problems.push_back("input '" + inputs[i].join(".") + "': the package takes " +
-                         (sig.dtype.empty() ? "any dtype" : sig.dtype) + " " + dims_str(sig.dims) +
-                         ", " + cls.name + " declares " + declared(*field) + " (" + mismatch + ")");
+  for (const TreeSpec& arg : package.call_spec.inputs().children[0].children) {
+    class_node_problems(arg, in_cls, "input", "", problems);
+  }
+  class_node_problems(package.call_spec.outputs(), out_cls, "output", "", problems);
+  if (problems.empty()) {  // fields by key, where the classes are the package's
+    const std::vector<NestedKey> inputs = package.call_spec.input_keys(in_keys);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const FieldSpec* field = tensor_field(in_cls, inputs[i], "input");
+      if (!field || i >= package.inputs.size()) continue;
+      const InputSignature& sig = package.inputs[i];
+      const std::string mismatch = input_mismatch(*field, sig);
+      if (!mismatch.empty()) {
+        problems.push_back("input '" + inputs[i].join(".") + "': the package takes " +
+                           (sig.dtype.empty() ? "any dtype" : sig.dtype) + " " +
+                           dims_str(sig.dims) + ", " + in_cls.name + " declares " +
+                           declared(*field) + " (" + mismatch + ")");
+      }
+    }
+    for (const NestedKey& key : package.call_spec.output_keys(out_keys)) {
+      tensor_field(out_cls, key, "output");
     }
   }
-  for (const NestedKey& key : package.call_spec.output_keys(out_keys)) tensor_field(key, "output");
   if (problems.empty()) return;
+  const std::string classes = &in_cls == &out_cls
+                                  ? std::string(in_cls.name)
+                                  : std::string(in_cls.name) + " -> " + out_cls.name;
   std::string message =
-      "the AOTInductor package '" + base_name(package_name) + "' does not fit " + cls.name + ":";
+      "the AOTInductor package '" + base_name(package_name) + "' does not fit " + classes + ":";
   for (const std::string& problem : problems) message += "\n  " + problem;
   throw ValueError(message);
+}
+
+// The runner's inputs from an instance laid out as the class node `node` records it: its children
+// in order, and every other field as the package was exported with it (a value it recorded, or
+// None).
+void gather_inputs(const TreeSpec& node, const TensorDict& td, const std::string& path,
+                   const std::string& package, std::vector<at::Tensor>& out) {
+  const auto name = [&](const std::string& key) { return "'" + path + key + "'"; };
+  const auto refuse = [&](const std::string& key, const std::string& what) {
+    throw ValueError("the AOTInductor package '" + package + "' was exported with field " +
+                     name(key) + " " + what);
+  };
+  const Json recorded = parse_json(node.non_tensor, "the package's in_spec");
+  for (const auto& [key, value] : recorded.items()) {
+    const Json given = td.contains(key) ? td.get_non_tensor(key) : Json();
+    if (given != value) refuse(key, value.dump() + ", not " + given.dump());
+  }
+  for (const NestedKey& key : td.keys()) {
+    const std::string& field = key.front();
+    const bool in_tree = std::find(node.keys.begin(), node.keys.end(), field) != node.keys.end();
+    if (!in_tree && !recorded.contains(field)) refuse(field, "None, not set");
+  }
+  for (size_t i = 0; i < node.children.size(); ++i) {
+    const std::string& key = node.keys[i];
+    if (!td.contains(key)) refuse(key, "set, not None");
+    const TreeSpec& child = node.children[i];
+    if (child.kind == TreeSpec::Kind::Class) {
+      gather_inputs(child, td.get_tensordict(key), path + key + ".", package, out);
+    } else if (child.kind == TreeSpec::Kind::Leaf) {
+      out.push_back(td.get(key));
+    } else {
+      throw ValueError("the AOTInductor package '" + package + "' takes field " + name(key) +
+                       " as a node its class cannot be");
+    }
+  }
+}
+
+// The class node `node` of the out_spec, built from the runner's outputs from `next` on: its
+// batch size read from its first child (or recorded), its other fields the values recorded.
+TensorDict build_output(const TreeSpec& node, std::vector<at::Tensor>::iterator& next,
+                        const std::string& package) {
+  std::vector<std::pair<NestedKey, Value>> children;
+  for (size_t i = 0; i < node.children.size(); ++i) {
+    const TreeSpec& child = node.children[i];
+    if (child.kind == TreeSpec::Kind::Class) {
+      children.emplace_back(node.keys[i], build_output(child, next, package));
+    } else if (child.kind == TreeSpec::Kind::Leaf) {
+      children.emplace_back(node.keys[i], std::move(*next++));
+    } else {
+      throw ValueError("the AOTInductor package '" + package + "' returns field '" + node.keys[i] +
+                       "' as a node its class cannot be");
+    }
+  }
+  std::vector<int64_t> batch;
+  if (node.batch_size) {
+    batch = *node.batch_size;
+  } else {
+    const Value& first = children.front().second;
+    const std::vector<int64_t> sizes =
+        first.is_tensor() ? first.tensor().sizes().vec() : first.tensordict().batch_size();
+    if (static_cast<int64_t>(sizes.size()) < node.batch_dims) {
+      throw ValueError("the AOTInductor package '" + package + "' returned '" +
+                       children.front().first.join(".") + "' with fewer dims than " + node.type +
+                       "'s batch dims");
+    }
+    batch.assign(sizes.begin(), sizes.begin() + node.batch_dims);
+  }
+  std::optional<at::Device> device;
+  if (!node.device.empty()) device = at::Device(node.device);
+  TensorDict out(children, batch, device);
+  for (const auto& [key, value] : parse_json(node.non_tensor, "the package's out_spec").items()) {
+    out.set_non_tensor(key, value);
+  }
+  if (const ClassSpec* cls = find_class("<class '" + node.type + "'>")) {
+    ::tensordict::detail::tc::mark_class(out, *cls);
+  }
+  return out;
+}
+
+}  // namespace
+
+void check_class(const PackageSignature& package, const ClassSpec& cls,
+                 const std::string& package_name, const std::vector<NestedKey>& in_keys,
+                 const std::vector<NestedKey>& out_keys) {
+  check(package, cls, cls, package_name, in_keys, out_keys);
+}
+
+void check_classes(const PackageSignature& package, const ClassSpec& in, const ClassSpec& out,
+                   const std::string& package_name) {
+  check(package, in, out, package_name, {}, {});
 }
 
 bool can_load_exported_models() { return TC_HAVE_AOTI; }
@@ -239,6 +366,30 @@ std::vector<at::Tensor> ExportedModel::run(const std::vector<at::Tensor>& inputs
 #else
   throw Error("cannot run '" + state_->path + "': this build cannot load AOTInductor packages");
 #endif
+}
+
+TensorDict ExportedModel::call_class(const TensorDict& input, const ClassSpec& in,
+                                     const ClassSpec& out) const {
+  const TreeSpec& args = call_spec().inputs().children[0];
+  const TreeSpec& kwargs = call_spec().inputs().children[1];
+  const std::string package = base_name(state_->path);
+  if (args.children.size() != 1 || args.children[0].kind != TreeSpec::Kind::Class ||
+      !kwargs.children.empty() || call_spec().outputs().kind != TreeSpec::Kind::Class) {
+    throw ValueError("the AOTInductor package '" + package +
+                     "' does not take one instance of a generated class and return one: run it "
+                     "with a TensorDictModule");
+  }
+  check_classes(signature(), in, out, state_->path);
+  std::vector<at::Tensor> inputs;
+  gather_inputs(args.children[0], input, "", package, inputs);
+  std::vector<at::Tensor> outputs = run(inputs, call_spec().input_keys({}));
+  if (outputs.size() != call_spec().outputs().leaves()) {
+    throw ValueError("the AOTInductor package '" + package + "' returned " +
+                     std::to_string(outputs.size()) + " tensors, its out_spec has " +
+                     std::to_string(call_spec().outputs().leaves()));
+  }
+  auto next = outputs.begin();
+  return build_output(call_spec().outputs(), next, package);
 }
 
 TensorDictModule::TensorDictModule(const ExportedModel& model, std::vector<NestedKey> in_keys,

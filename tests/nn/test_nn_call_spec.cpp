@@ -95,7 +95,8 @@ TEST_CASE("tensors without a key, and specs it cannot read, are refused", "[nn][
   CHECK_THROWS_MATCHES(CallSpec::parse(kDictIn, dataclass), tensordict::FormatError,
                        Catch::Matchers::Message("the package's out_spec: nodes of type "
                                                 "'mypkg.Obs' are not supported (tensors in "
-                                                "dicts, tuples and lists are)"));
+                                                "dicts, tuples, lists and generated classes "
+                                                "are)"));
   const std::string int_keys =
       R"([1, {"type": "builtins.dict", "context": "[0]", "children_spec": [)" + kLeaf + "]}]";
   CHECK_THROWS_MATCHES(CallSpec::parse(kDictIn, int_keys), tensordict::FormatError,

@@ -87,6 +87,9 @@ struct ClassSpec {
 
   /// Index of the field called `name`, or -1.
   int64_t field_index(std::string_view name) const;
+  /// The class's dotted Python name (python_type without `<class '` and `'>`): what its emitted
+  /// module registers it as a pytree node under.
+  std::string_view python_name() const;
 };
 
 struct TensorClassTag;

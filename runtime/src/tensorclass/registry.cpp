@@ -42,6 +42,16 @@ void mark_class(const TensorDict& td, const ClassSpec& spec) {
 
 }  // namespace detail::tc
 
+std::string_view ClassSpec::python_name() const {
+  constexpr std::string_view open = "<class '", close = "'>";
+  std::string_view name = python_type;
+  if (name.size() >= open.size() + close.size() && name.substr(0, open.size()) == open &&
+      name.substr(name.size() - close.size()) == close) {
+    name = name.substr(open.size(), name.size() - open.size() - close.size());
+  }
+  return name;
+}
+
 bool register_class(const ClassSpec& (*spec)()) {
   const ClassSpec& s = spec();
   Registry& r = registry();

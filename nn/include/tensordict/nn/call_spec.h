@@ -13,12 +13,14 @@
 ///   spec.output_keys({});  // {"logits"}, {"action"}, {"value"}
 /// \endcode
 ///
-/// Leaves inside a dict are named by their keys (a nested dict gives a nested key); leaves passed
-/// positionally, or returned in a tuple or list, by the in_keys or out_keys a module is given, in
-/// order.
+/// Leaves inside a dict are named by their keys (a nested dict gives a nested key), leaves inside a
+/// generated class by its fields' names (its emitted Python module registers each class as a
+/// pytree node, named by its dotted Python name, with a JSON context); leaves passed positionally,
+/// or returned in a tuple or list, by the in_keys or out_keys a module is given, in order.
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,10 +38,23 @@ struct TreeSpec {
     List,   ///< builtins.list
     Dict,   ///< builtins.dict (and collections.OrderedDict): `keys` name the children
     None,   ///< builtins.NoneType: no leaves
+    Class,  ///< a generated class: `keys` name the fields that are children, `type` the class
   };
   Kind kind = Kind::Leaf;          ///< what the node is
-  std::vector<std::string> keys;   ///< Dict: one per child, in order
+  std::vector<std::string> keys;   ///< Dict, Class: one per child, in order
   std::vector<TreeSpec> children;  ///< in the order of the runner's leaves
+
+  /// Class: its Python dotted name, as the package records it ("nntest.PolicyStep").
+  std::string type;
+  /// Class: how many leading dims of its children are its batch dims.
+  int64_t batch_dims = 0;
+  /// Class: its batch size, recorded only where it has no children to read it from.
+  std::optional<std::vector<int64_t>> batch_size;
+  /// Class: the values of its fields that are neither tensors nor None (strings, numbers...), as
+  /// the text of a JSON object; the package was exported for these values only.
+  std::string non_tensor = "{}";
+  /// Class: its device ("cpu", "cuda:0"), empty for none.
+  std::string device;
 
   /// Number of leaves below (and including) this node.
   size_t leaves() const;

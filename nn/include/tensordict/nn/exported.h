@@ -28,7 +28,8 @@
 
 namespace tensordict {
 struct ClassSpec;
-}
+class TensorDict;
+}  // namespace tensordict
 
 namespace tensordict::nn {
 
@@ -61,6 +62,19 @@ class ExportedModel {
   std::vector<at::Tensor> run(const std::vector<at::Tensor>& inputs,
                               const std::vector<NestedKey>& names = {}) const;
 
+  /// Runs a package exported with generated classes (`forward(self, x: In) -> Out`, the classes of
+  /// tcgen's Python module): `input`'s fields are the inputs, and the outputs come back as an
+  /// `Out`, field by field, its other fields holding the values the package recorded for them.
+  /// ValueError when the package takes or returns another class (naming both), or was exported
+  /// for another instance's layout: a non-tensor field of another value, a field set that was
+  /// None or None that was set (naming the field).
+  template <class Out, class In>
+  Out call(const In& input) const {
+    return Out::from_tensordict(call_class(input, In::class_spec(), Out::class_spec()));
+  }
+  /// call, untyped: `input` an instance of `in`; the result a TensorDict of class `out`.
+  TensorDict call_class(const TensorDict& input, const ClassSpec& in, const ClassSpec& out) const;
+
  private:
   struct State;
   std::shared_ptr<State> state_;
@@ -70,18 +84,29 @@ class ExportedModel {
 /// refuses, at start-up, a model shipped with another signature. Every input key must be a
 /// tensor field of `cls` (a nested dict's keys, fields of a nested class), of the dtype and sizes
 /// the package's input checks record where the class declares them; every output key a tensor
-/// field. Fields the package does not use are fine. ValueError naming the package and the class
-/// and listing every mismatch (key, what the package takes, what the class declares).
-/// `in_keys` / `out_keys` name positional inputs and tuple outputs, as for TensorDictModule.
+/// field. Fields the package does not use are fine. Where the package takes or returns a generated
+/// class (ExportedModel::call), it must be `cls` (and its nested classes those of `cls`'s
+/// fields). ValueError naming the package and the class and listing every mismatch (key, what
+/// the package takes, what the class declares). `in_keys` / `out_keys` name positional inputs and
+/// tuple outputs, as for TensorDictModule.
 void check_class(const PackageSignature& package, const ClassSpec& cls,
                  const std::string& package_name, const std::vector<NestedKey>& in_keys = {},
                  const std::vector<NestedKey>& out_keys = {});
+/// check_class of a package that takes `in` and returns `out` (ExportedModel::call<Out, In>).
+void check_classes(const PackageSignature& package, const ClassSpec& in, const ClassSpec& out,
+                   const std::string& package_name);
 
 /// check_class of the generated class `T` against a loaded package.
 template <class T>
 void check_class(const ExportedModel& model, const std::vector<NestedKey>& in_keys = {},
                  const std::vector<NestedKey>& out_keys = {}) {
   check_class(model.signature(), T::class_spec(), model.path(), in_keys, out_keys);
+}
+
+/// check_classes of the generated classes `In` and `Out` against a loaded package.
+template <class In, class Out>
+void check_classes(const ExportedModel& model) {
+  check_classes(model.signature(), In::class_spec(), Out::class_spec(), model.path());
 }
 
 /// check_class of the generated class `T` against the package at `path`, read without loading
