@@ -272,7 +272,8 @@ TensorDict build_output(const TreeSpec& node, std::vector<at::Tensor>::iterator&
   std::optional<at::Device> device;
   if (!node.device.empty()) device = at::Device(node.device);
   TensorDict out(children, batch, device);
-  for (const auto& [key, value] : parse_json(node.non_tensor, "the package's out_spec").items()) {
+  const Json recorded = parse_json(node.non_tensor, "the package's out_spec");
+  for (const auto& [key, value] : recorded.items()) {
     out.set_non_tensor(key, value);
   }
   if (const ClassSpec* cls = find_class("<class '" + node.type + "'>")) {
