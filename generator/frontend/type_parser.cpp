@@ -143,6 +143,8 @@ class Parser {
       case KindForm::Optional:
         return parse_element(name, out);
       case KindForm::Value:
+        if (traits(out.kind).is_tensordict && peek('[')) return parse_entry_types(out);
+        [[fallthrough]];
       case KindForm::Class:
         if (peek('[')) return fail("'" + name + "' takes no parameters");
         return true;
@@ -158,6 +160,23 @@ class Parser {
     ++pos_;
     out.args.emplace_back();
     return parse_type(out.args.back()) && expect(']');
+  }
+
+  // `TensorDict[str, V]`, as Python annotates one: args are the key type and the value type.
+  bool parse_entry_types(Type& out) {
+    if (++depth_ > kMaxNesting) {
+      return fail("nested deeper than " + std::to_string(kMaxNesting) + " levels");
+    }
+    ++pos_;  // '['
+    for (int i = 0; i < 2; ++i) {
+      if (i == 1 && !peek(',')) {
+        return fail("TensorDict takes a key and a value type: TensorDict[str, tensor]");
+      }
+      if (i == 1) ++pos_;
+      out.args.emplace_back();
+      if (!parse_type(out.args.back())) return false;
+    }
+    return expect(']');
   }
 
   bool parse_tensor_params(Type& out) {

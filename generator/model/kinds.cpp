@@ -72,8 +72,10 @@ std::string type_to_string(const Type& type) {
       if (type.shape) params += (params.empty() ? "" : ", ") + shape_to_string(*type.shape);
       return params.empty() ? name : name + "[" + params + "]";
     }
-    case KindForm::Value:
-      return name;
+    case KindForm::Value:  // TensorDict[str, V] has its key and value types
+      return type.args.size() == 2 ? name + "[" + type_to_string(type.args[0]) + ", " +
+                                         type_to_string(type.args[1]) + "]"
+                                   : name;
     case KindForm::List:
     case KindForm::Optional:
       return name + "[" + type_to_string(type.args.at(0)) + "]";

@@ -148,6 +148,10 @@ FieldSpecFacts field_spec_facts(const Field& field) {
   facts.kind = field_kind(element.kind);
   facts.optional = is_optional(field.type);
   if (element.kind == TypeKind::Class) facts.nested_class = element.class_name;
+  if (traits(element.kind).is_tensordict && element.args.size() == 2) {
+    facts.tensor_values = true;
+    facts.dtype = element.args[1].dtype;
+  }
   if (element.kind == TypeKind::Tensor) {
     facts.dtype = element.dtype;
     if (element.shape) {
@@ -172,6 +176,7 @@ std::vector<std::string> field_spec_calls(const Field& field, const std::string&
   std::vector<std::string> calls;
   if (facts.optional) calls.push_back(".nullable()");
   if (!facts.nested_class.empty()) calls.push_back(".with_class(&" + nested + "::class_spec)");
+  if (facts.tensor_values) calls.push_back(".with_tensor_values()");
   if (facts.dtype) calls.push_back(".with_dtype(" + aten_dtype(*facts.dtype) + ")");
   if (facts.shape) calls.push_back(".with_shape(" + shape_initializer(*facts.shape) + ")");
   if (facts.default_json)

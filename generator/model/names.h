@@ -58,7 +58,9 @@ struct FieldSpecFacts {
   tensordict::FieldKind kind = tensordict::FieldKind::Any;  ///< the type less `optional[...]`
   bool optional = false;                                    ///< `optional[...]`: may be None
   std::string nested_class;                   ///< Class fields: the class's schema name
-  std::optional<std::string> dtype;           ///< Tensor fields: "float32", ...
+  std::optional<std::string> dtype;           ///< Tensor fields: "float32", ...; TensorDict[str,
+                                              ///< tensor[dtype]]: the entries'
+  bool tensor_values = false;                 ///< TensorDict[str, tensor]: every entry a tensor
   std::optional<std::vector<int64_t>> shape;  ///< Tensor fields: sizes, -1 for a named dim
   /// The default a directory written before the field was added gets, as JSON text (ASCII); unset
   /// when the schema gives none, gives None, or a value JSON cannot spell (.inf, .nan).

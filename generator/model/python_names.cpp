@@ -206,8 +206,12 @@ bool is_tensorclass_base_attribute(const std::string& name) {
 std::string python_annotation(const Type& type, const ClassIndex& classes, PythonImports& imports) {
   switch (form_of(type)) {
     case KindForm::Tensor:
-    case KindForm::Value:
       return annotation_of_kind(type.kind, imports);
+    case KindForm::Value:  // TensorDict[str, V]: Python's generic alias of the same types
+      return type.args.size() == 2 ? annotation_of_kind(type.kind, imports) + "[" +
+                                         python_annotation(type.args[0], classes, imports) + ", " +
+                                         python_annotation(type.args[1], classes, imports) + "]"
+                                   : annotation_of_kind(type.kind, imports);
     case KindForm::List:
       return imports.use("builtins", "list") + "[" +
              python_annotation(type.args.at(0), classes, imports) + "]";

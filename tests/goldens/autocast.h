@@ -12,7 +12,7 @@
 
 #include "tensordict/tensorclass.h"
 
-#include "nested.h"  // generated as 7ee68fd2392b6fbd
+#include "nested.h"  // generated as c610b0d50518dd1b
 
 static_assert(TENSORDICT_ABI_VERSION == 2,
               "autocast.h was generated for another version of the tensordict runtime");

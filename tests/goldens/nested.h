@@ -205,4 +205,70 @@ class Holder : public ::tensordict::TensorClass<Holder> {
   }
 };
 
+/// Entries typed as Python annotates them (TensorDict[str, Tensor]), in a tensor_only class.
+class Readings : public ::tensordict::TensorClass<Readings> {
+ public:
+  /// Constructor arguments: one member per field, in schema order.
+  struct Args {
+    ::std::optional<::tensordict::TensorDict> sensors = ::std::nullopt;
+    ::std::optional<::tensordict::TensorDict> extra = ::std::nullopt;
+  };
+
+  explicit Readings(Args args, ::tensordict::BatchSize batch_size = {},
+                    ::std::optional<::at::Device> device = ::std::nullopt,
+                    ::std::optional<::tensordict::DimNames> names = ::std::nullopt)
+      : TensorClass(build(field_values(::std::move(args)), ::std::move(batch_size), device,
+                          ::std::move(names))) {}
+  Readings(const Readings&) = default;
+  Readings(Readings&&) = default;
+  // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
+  Readings& operator=(const Readings&) & = default;
+  Readings& operator=(Readings&&) & = default;
+  Readings& operator=(const Readings&) && = delete;
+  Readings& operator=(Readings&&) && = delete;
+  ~Readings() = default;
+
+  /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
+  static const ::tensordict::ClassSpec& class_spec() {
+    using Field = ::tensordict::FieldSpec;
+    using Kind = ::tensordict::FieldKind;
+    using Option = ::tensordict::ClassOption;
+    static const ::tensordict::ClassSpec spec{
+        "Readings",
+        "<class 'golden.Readings'>",
+        ::tensordict::ClassOptions().with(Option::tensor_only),
+        {
+            Field("sensors", Kind::TensorDict).with_tensor_values().with_dtype(::at::kFloat),
+            Field("extra", Kind::TensorDict).nullable().with_tensor_values(),
+        },
+    };
+    return spec;
+  }
+  /// Registers the class by its `_type` wherever this header is included (class_registry.h).
+  static inline const bool class_registration = ::tensordict::register_class(&class_spec);
+
+  ::tensordict::TensorDict sensors() const { return value_field<::tensordict::TensorDict>(0); }
+  Readings& set_sensors(::tensordict::TensorDict value) { return set_field(0, ::std::move(value)); }
+
+  ::std::optional<::tensordict::TensorDict> extra() const {
+    return optional_value_field<::tensordict::TensorDict>(1);
+  }
+  Readings& set_extra(::std::optional<::tensordict::TensorDict> value) {
+    return set_field(1, ::std::move(value));
+  }
+
+ private:
+  friend class ::tensordict::TensorClass<Readings>;
+  Readings(::tensordict::detail::WrapTag, ::tensordict::TensorDict td)
+      : TensorClass(::std::move(td)) {}
+
+  static ::std::vector<::tensordict::FieldValue> field_values(Args&& args) {
+    ::std::vector<::tensordict::FieldValue> values;
+    values.reserve(2);
+    values.push_back(as_field(::std::move(args.sensors)));
+    values.push_back(as_field(::std::move(args.extra)));
+    return values;
+  }
+};
+
 }  // namespace golden

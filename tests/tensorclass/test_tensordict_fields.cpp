@@ -1,6 +1,8 @@
 // Fields typed TensorDict (goldens nested.yaml `Holder`, autocast.yaml `AutoHolder`): any
 // TensorDict, read as a handle on the stored one, under the class's batch dims, saved as a nested
-// directory; a mapping given to one under autocast becomes a TensorDict, as in Python.
+// directory; a mapping given to one under autocast or tensor_only becomes a TensorDict, as in
+// Python. Typed `TensorDict[str, tensor[float32]]` (nested.yaml `Readings`), its entries are
+// checked as the schema types them (Python keeps the annotation unchecked).
 #include <ATen/ATen.h>
 
 #include <unistd.h>
@@ -75,4 +77,47 @@ TEST_CASE("under autocast a mapping given to a TensorDict field becomes one",
   CHECK(td.get<at::Tensor>("a").equal(at::tensor({1.0f, 2.0f})));
   CHECK(td.get({"n", "c"}).equal(at::tensor({3, 4}, at::kLong)));
   CHECK(td.get<TensorDict>("n").batch_size() == tensordict::BatchSize{2});
+}
+
+TEST_CASE("a TensorDict field typed with its key and value types holds tensors of its dtype",
+          "[tensorclass][tensordict-field]") {
+  Readings r({entries(2), std::nullopt}, {2});
+  CHECK(r.sensors().get<at::Tensor>("a").equal(entries(2).get<at::Tensor>("a")));
+  r.set_extra(TensorDict({{"ids", at::arange(2)}}, {2}));  // tensor: any dtype
+  CHECK(r.extra()->get<at::Tensor>("ids").equal(at::arange(2)));
+  CHECK(Readings::class_spec().fields[0].tensor_values);
+
+  TensorDict wrong_dtype({{"a", at::arange(2)}}, {2});
+  CHECK_THROWS_MATCHES(r.set_sensors(wrong_dtype), tensordict::TypeError,
+                       Catch::Matchers::Message("field Readings.sensors: entry 'a' expects dtype "
+                                                "float32, got int64"));
+  TensorDict with_text({{"a", at::zeros({2})}}, {2});
+  with_text.set_non_tensor("s", "text");
+  CHECK_THROWS_MATCHES(r.set_extra(with_text), tensordict::TypeError,
+                       Catch::Matchers::Message("field Readings.extra holds tensors, but its entry "
+                                                "'s' is a NonTensorData"));
+  TensorDict nested({{"n", TensorDict({{"x", at::zeros({2})}}, {2})}}, {2});
+  CHECK_THROWS_WITH(r.set_extra(nested), Catch::Matchers::ContainsSubstring("'n' is a TensorDict"));
+  // Nothing was written by the refused sets.
+  CHECK(r.sensors().get<at::Tensor>("a").scalar_type() == at::kFloat);
+  CHECK(r.extra()->keys().size() == 1);
+}
+
+TEST_CASE("under tensor_only a mapping given to a TensorDict field becomes one, checked",
+          "[tensorclass][tensordict-field]") {
+  Readings r({entries(2), std::nullopt}, {2});
+  r.set("sensors", Json{{"a", {1.5, 2.5}}});
+  CHECK(r.sensors().batch_size() == tensordict::BatchSize{2});
+  CHECK(r.sensors().get<at::Tensor>("a").equal(at::tensor({1.5f, 2.5f})));
+  CHECK_THROWS_WITH(r.set("sensors", Json{{"a", {1.5, 2.5}}, {"s", "text"}}),
+                    Catch::Matchers::ContainsSubstring("its entry 's' is a NonTensorData"));
+  // And loads back as saved.
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("tc-readings-" + std::to_string(::getpid()));
+  r.memmap(dir.string());
+  CHECK(Readings::load_memmap(dir.string())
+            .sensors()
+            .get<at::Tensor>("a")
+            .equal(r.sensors().get<at::Tensor>("a")));
+  std::filesystem::remove_all(dir);
 }

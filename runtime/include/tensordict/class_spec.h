@@ -30,8 +30,11 @@ struct FieldSpec {
   bool optional = false;  ///< whether the field may be None
   /// Class fields: the nested class's spec.
   const ClassSpec& (*nested)() = nullptr;
-  /// Tensor fields: the required dtype, when the schema gives one.
+  /// Tensor fields: the required dtype, when the schema gives one; TensorDict fields with
+  /// tensor_values: every entry's.
   std::optional<at::ScalarType> dtype = std::nullopt;
+  /// TensorDict fields typed `TensorDict[str, tensor]`: every entry is a tensor.
+  bool tensor_values = false;
   /// Tensor fields: the required shape (-1 = any size), when the schema gives one.
   std::optional<std::vector<int64_t>> shape = std::nullopt;
   /// The schema's default as JSON text, when it gives one other than None: the value of the field
@@ -48,6 +51,8 @@ struct FieldSpec {
   FieldSpec& nullable() { return optional = true, *this; }
   /// A class field: `spec` gives the nested class's spec.
   FieldSpec& with_class(const ClassSpec& (*spec)()) { return nested = spec, *this; }
+  /// A TensorDict field whose entries must be tensors (`TensorDict[str, tensor]`).
+  FieldSpec& with_tensor_values() { return tensor_values = true, *this; }
   /// A tensor field that must hold `required`.
   FieldSpec& with_dtype(at::ScalarType required) { return dtype = required, *this; }
   /// A tensor field whose shape must match `required` (-1: any size).

@@ -212,6 +212,27 @@ void check_tensor(const ClassSpec& spec, const FieldSpec& field, const at::Tenso
   check_shape(spec, field, t.sizes());
 }
 
+// A `TensorDict[str, tensor[dtype]]` field's value: every entry a tensor of the dtype (the
+// entries of a lazy stack's TensorDicts too).
+void check_entries(const ClassSpec& spec, const FieldSpec& field, const TensorDict& td) {
+  if (!field.tensor_values) return;
+  if (td.is_lazy_stack()) {
+    for (const auto& element : td.tensordicts()) check_entries(spec, field, element);
+    return;
+  }
+  for (const auto& key : td.keys()) {
+    const Value value = td.get_value(key);
+    const at::Tensor* t = value.tensor_if();
+    if (!t) {
+      throw TypeError("field " + where(spec, field) + " holds tensors, but its entry '" +
+                      key.front() + "' is a " + value.kind_name());
+    }
+    if (std::string problem = dtype_problem(field, *t); !problem.empty()) {
+      throw TypeError("field " + where(spec, field) + ": entry '" + key.front() + "' " + problem);
+    }
+  }
+}
+
 }  // namespace
 
 std::string dtype_problem(const FieldSpec& field, const at::Tensor& t) {
@@ -253,6 +274,7 @@ std::optional<Value> cast(const ClassSpec& spec, size_t i, const FieldValue& val
   }
   if (const TensorDict* td = value.tensordict()) {
     if (field.kind == FieldKind::Class) mark_class(*td, field.nested());
+    check_entries(spec, field, *td);
     return Value(*td);
   }
   const Json& json = *value.json();
@@ -261,7 +283,17 @@ std::optional<Value> cast(const ClassSpec& spec, size_t i, const FieldValue& val
     throw TypeError("field " + where(spec, field) + " of tensor_only class expects a tensor, got " +
                     json_kind(json) + " " + json.dump());
   }
-  if (o.autocast) return autocast_json(spec, field, json, batch, device);
+  if (field.kind == FieldKind::TensorDict && json.is_object() && o.tensor_only) {
+    // Python's tensor_only builds a TensorDict of a mapping, as autocast does.
+    Value stored(mapping_to_tensordict(json, batch, device));
+    check_entries(spec, field, stored.tensordict());
+    return stored;
+  }
+  if (o.autocast) {
+    std::optional<Value> stored = autocast_json(spec, field, json, batch, device);
+    if (stored && stored->is_tensordict()) check_entries(spec, field, stored->tensordict());
+    return stored;
+  }
   std::optional<Value> stored = default_json(json, batch, o.nocast);
   if (stored->is_tensor()) check_tensor(spec, field, stored->tensor());
   return stored;
@@ -504,6 +536,8 @@ void check_level(const TensorDict& td, const ClassSpec& spec, bool with_shapes) 
     } else if (const at::Tensor* t = value.tensor_if()) {
       check_dtype(spec, field, *t);
       if (with_shapes) check_shape(spec, field, trailing(field, *t, td.ndim()));
+    } else if (field.kind == FieldKind::TensorDict && value.is_tensordict()) {
+      check_entries(spec, field, value.tensordict());
     }
   }
 }
