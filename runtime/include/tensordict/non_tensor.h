@@ -3,7 +3,8 @@
 /// Non-tensor entries of a TensorDict, as in Python tensordict:
 ///  - NonTensorData: one JSON-like value shared by the whole batch (its batch size is always the
 ///    batch size of the TensorDict holding it);
-///  - NonTensorStack: one value per batch element (shape = the batch dims it covers).
+///  - NonTensorStack: one value per batch element (shape = the batch dims it covers);
+/// and the two policies tensordict applies to them (capture_non_tensor_stack, list_to_stack).
 
 #include <nlohmann/json.hpp>
 
@@ -20,8 +21,11 @@ using Json = nlohmann::ordered_json;
 struct NonTensorData {
   /// The value.
   Json data;
+  /// Python's MetaData (a NonTensorData subclass): stacked with equal values it stays one value
+  /// whatever capture_non_tensor_stack says, and it is saved as MetaData.
+  bool metadata = false;
 
-  /// Equal values (JSON equality).
+  /// Equal values (JSON equality; MetaData or not).
   friend bool operator==(const NonTensorData& a, const NonTensorData& b) {
     return a.data == b.data;
   }
@@ -89,6 +93,41 @@ class NonTensorStack {
   std::shared_ptr<std::vector<Json>> data_;
   size_t offset_ = 0;
   size_t count_ = 0;
+};
+
+/// Python's capture_non_tensor_stack(): whether stacking NonTensorData of equal values gives one
+/// NonTensorData (true) or a NonTensorStack (false: tensordict 0.14's default). Process-wide, as
+/// in Python.
+bool capture_non_tensor_stack();
+/// Python's list_to_stack(): whether a list given to a tensorclass field becomes a tensor (numbers)
+/// or a NonTensorStack along the batch dims (true: tensordict 0.14's default) or one NonTensorData
+/// holding the list (false). Process-wide, as in Python.
+bool list_to_stack();
+
+/// Python's `with set_capture_non_tensor_stack(mode):`: the policy is `mode` while the scope
+/// lives, then what it was.
+class CaptureNonTensorStack {
+ public:
+  explicit CaptureNonTensorStack(bool mode);
+  ~CaptureNonTensorStack();
+  CaptureNonTensorStack(const CaptureNonTensorStack&) = delete;
+  CaptureNonTensorStack& operator=(const CaptureNonTensorStack&) = delete;
+
+ private:
+  bool previous_;
+};
+
+/// Python's `with set_list_to_stack(mode):`: the policy is `mode` while the scope lives, then
+/// what it was.
+class ListToStack {
+ public:
+  explicit ListToStack(bool mode);
+  ~ListToStack();
+  ListToStack(const ListToStack&) = delete;
+  ListToStack& operator=(const ListToStack&) = delete;
+
+ private:
+  bool previous_;
 };
 
 }  // namespace tensordict

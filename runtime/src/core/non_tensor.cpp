@@ -1,6 +1,7 @@
 #include "tensordict/non_tensor.h"
 
 #include <algorithm>
+#include <atomic>
 #include <functional>
 #include <numeric>
 #include <stdexcept>
@@ -10,6 +11,10 @@
 
 namespace tensordict {
 namespace {
+
+// tensordict 0.14's defaults.
+std::atomic<bool> g_capture_non_tensor_stack{false};
+std::atomic<bool> g_list_to_stack{true};
 
 int64_t product(const std::vector<int64_t>& shape) {
   return std::accumulate(shape.begin(), shape.end(), int64_t{1}, std::multiplies<>());
@@ -114,5 +119,15 @@ bool NonTensorStack::all_equal() const {
   const Items all = items();
   return std::adjacent_find(all.begin(), all.end(), std::not_equal_to<>()) == all.end();
 }
+
+bool capture_non_tensor_stack() { return g_capture_non_tensor_stack.load(); }
+bool list_to_stack() { return g_list_to_stack.load(); }
+
+CaptureNonTensorStack::CaptureNonTensorStack(bool mode)
+    : previous_(g_capture_non_tensor_stack.exchange(mode)) {}
+CaptureNonTensorStack::~CaptureNonTensorStack() { g_capture_non_tensor_stack.store(previous_); }
+
+ListToStack::ListToStack(bool mode) : previous_(g_list_to_stack.exchange(mode)) {}
+ListToStack::~ListToStack() { g_list_to_stack.store(previous_); }
 
 }  // namespace tensordict

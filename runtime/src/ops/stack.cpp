@@ -65,15 +65,19 @@ std::vector<const Value*> gather(const std::vector<TensorDict>& tds, size_t slot
   return out;
 }
 
-// Non-tensor entries: stack always builds a NonTensorStack (tensordict 0.14, whose
-// capture_non_tensor_stack is off by default); cat keeps equal NonTensorData as one, as Python.
-// Otherwise items follow the positions.
+// Non-tensor entries: stack builds a NonTensorStack (tensordict 0.14, whose
+// capture_non_tensor_stack is off by default) but of equal MetaData, or of equal NonTensorData
+// under capture_non_tensor_stack; cat keeps equal NonTensorData as one, as Python. Otherwise
+// items follow the positions.
 Value combine_non_tensor(const std::vector<const Value*>& vs, const std::vector<TensorDict>& tds,
                          const std::string& key, const Combine& op) {
-  const bool all_equal_data = std::all_of(vs.begin(), vs.end(), [&](const Value* v) {
-    return v->is_non_tensor_data() && v->non_tensor_data() == vs[0]->non_tensor_data();
-  });
-  if (all_equal_data && !op.new_dim) return *vs[0];
+  bool all_equal_data = true, all_metadata = true;
+  for (const Value* v : vs) {
+    all_equal_data = all_equal_data && v->is_non_tensor_data() &&
+                     v->non_tensor_data() == vs[0]->non_tensor_data();
+    all_metadata = all_metadata && v->is_non_tensor_data() && v->non_tensor_data().metadata;
+  }
+  if (all_equal_data && (!op.new_dim || all_metadata || capture_non_tensor_stack())) return *vs[0];
   std::vector<Json> items;
   std::vector<at::Tensor> pos;
   for (size_t k = 0; k < vs.size(); ++k) {

@@ -100,7 +100,9 @@ TensorDict mapping_to_tensordict(const Json& mapping, const BatchSize& batch,
   return td;
 }
 
+// A list given to a field, as Python's list_to_stack policy stores it.
 Value list_value(const Json& list, const BatchSize& batch) {
+  if (!list_to_stack()) return Value(NonTensorData{list});
   if (list.empty()) return Value(at::empty({0}));
   if (is_numeric_tree(list)) return Value(numbers_to_tensor(list));
   return Value(NonTensorStack::from_list(list, std::max<int64_t>(1, batch.size())));
