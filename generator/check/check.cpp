@@ -24,7 +24,7 @@ using Json = nlohmann::ordered_json;
 bool is_tensor_like(const Type& type) {
   if (type.kind == TypeKind::Optional) return is_tensor_like(type.args.at(0));
   return type.kind == TypeKind::Tensor || type.kind == TypeKind::Class ||
-         traits(type.kind).is_tensordict;
+         traits(type.kind).is_tensordict || type.wrapper != Wrapper::None;
 }
 
 bool fits(const Json& value, const Type& type) {
@@ -539,6 +539,7 @@ class Checker {
     if (cls.batch_dims.empty()) return;
     const bool optional = field.type.kind == TypeKind::Optional;
     const Type& inner = optional ? field.type.args.at(0) : field.type;
+    if (inner.wrapper != Wrapper::None) return;  // NonTensorData / MetaData: never a tensor
     const bool scalar = is_number(traits(inner.kind));
     const bool numbers = inner.kind == TypeKind::List && !inner.args.empty() &&
                          is_number(traits(inner.args[0].kind));

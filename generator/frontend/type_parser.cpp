@@ -26,6 +26,13 @@ const std::map<std::string, TypeKind>& builtin_kinds() {
   return kinds;
 }
 
+// The wrappers by their schema spelling, Python's class names.
+Wrapper wrapper_named(const std::string& name) {
+  if (name == "MetaData") return Wrapper::MetaData;
+  if (name == "NonTensorData") return Wrapper::NonTensorData;
+  return Wrapper::None;
+}
+
 // Python's names of types that newcomers write, with the schema's name, or (when the schema has no
 // such type) what to use instead. `str`, `int`, `float` and `bool` are spelt alike; dtypes are
 // spelt as torch's without `torch.`.
@@ -126,6 +133,9 @@ class Parser {
     out.loc = here();
     std::string name = qualified_identifier();
     if (name.empty()) return fail("expected a type name");
+    if (const Wrapper wrapper = wrapper_named(name); wrapper != Wrapper::None) {
+      return parse_wrapped(name, wrapper, out);
+    }
     auto builtin = builtin_kinds().find(name);
     if (builtin == builtin_kinds().end()) {
       out.kind = TypeKind::Class;
@@ -150,6 +160,29 @@ class Parser {
         return true;
     }
     return false;
+  }
+
+  // `MetaData[T]` / `NonTensorData[T]` (T a value type), or the name alone for `any`.
+  bool parse_wrapped(const std::string& name, Wrapper wrapper, Type& out) {
+    const SourceLoc at = out.loc;
+    if (peek('[')) {
+      Type holder;
+      if (!parse_element(name, holder)) return false;
+      out = std::move(holder.args[0]);
+    } else {
+      out.kind = TypeKind::Any;
+    }
+    const KindForm form = form_of(out);
+    if (out.wrapper != Wrapper::None || (form != KindForm::Value && form != KindForm::List) ||
+        traits(out.kind).is_tensordict) {
+      diagnostics_.error(at, "'" + name +
+                                 "[...]' holds a value type (str, int, float, bool, any, " +
+                                 "list[...]), not '" + type_to_string(out) + "'");
+      return false;
+    }
+    out.wrapper = wrapper;
+    out.loc = at;
+    return true;
   }
 
   bool parse_element(const std::string& name, Type& out) {
@@ -288,7 +321,7 @@ std::string python_spelling_advice(const std::string& text) {
 }
 
 std::vector<std::string> builtin_type_names() {
-  std::vector<std::string> names;
+  std::vector<std::string> names{"MetaData", "NonTensorData"};
   for (const auto& [name, kind] : builtin_kinds()) names.push_back(name);
   return names;
 }

@@ -65,6 +65,12 @@ std::string_view schema_spelling(TypeKind kind) {
 }
 
 std::string type_to_string(const Type& type) {
+  if (type.wrapper != Wrapper::None) {
+    Type inner = type;
+    inner.wrapper = Wrapper::None;
+    const std::string wrapper = type.wrapper == Wrapper::MetaData ? "MetaData" : "NonTensorData";
+    return type.kind == TypeKind::Any ? wrapper : wrapper + "[" + type_to_string(inner) + "]";
+  }
   const std::string name(schema_spelling(type.kind));
   switch (form_of(type)) {
     case KindForm::Tensor: {

@@ -58,8 +58,13 @@ struct Dim {
 inline bool operator==(const Dim& a, const Dim& b) { return a.name == b.name && a.size == b.size; }
 inline bool operator!=(const Dim& a, const Dim& b) { return !(a == b); }
 
+/// A value type stored as Python's NonTensorData or MetaData (a tensor collection, so that a
+/// `tensor_only` class may hold it): `NonTensorData[str]`, `MetaData[str]`.
+enum class Wrapper { None, NonTensorData, MetaData };
+
 struct Type {
   TypeKind kind = TypeKind::Any;
+  Wrapper wrapper = Wrapper::None;        ///< a value kind written NonTensorData[T] or MetaData[T]
   std::optional<std::string> dtype;       ///< Tensor: "float32", ...
   std::optional<std::vector<Dim>> shape;  ///< Tensor: full shape, batch dims first
   std::vector<Type> args;                 ///< List / Optional: the element type

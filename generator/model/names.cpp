@@ -148,6 +148,7 @@ FieldSpecFacts field_spec_facts(const Field& field) {
   facts.kind = field_kind(element.kind);
   facts.optional = is_optional(field.type);
   if (element.kind == TypeKind::Class) facts.nested_class = element.class_name;
+  facts.wrapper = element.wrapper;
   if (traits(element.kind).is_tensordict && element.args.size() == 2) {
     facts.tensor_values = true;
     facts.dtype = element.args[1].dtype;
@@ -177,6 +178,8 @@ std::vector<std::string> field_spec_calls(const Field& field, const std::string&
   if (facts.optional) calls.push_back(".nullable()");
   if (!facts.nested_class.empty()) calls.push_back(".with_class(&" + nested + "::class_spec)");
   if (facts.tensor_values) calls.push_back(".with_tensor_values()");
+  if (facts.wrapper == Wrapper::NonTensorData) calls.push_back(".as_non_tensor_data()");
+  if (facts.wrapper == Wrapper::MetaData) calls.push_back(".as_metadata()");
   if (facts.dtype) calls.push_back(".with_dtype(" + aten_dtype(*facts.dtype) + ")");
   if (facts.shape) calls.push_back(".with_shape(" + shape_initializer(*facts.shape) + ")");
   if (facts.default_json)

@@ -61,6 +61,7 @@ struct FieldSpecFacts {
   std::optional<std::string> dtype;           ///< Tensor fields: "float32", ...; TensorDict[str,
                                               ///< tensor[dtype]]: the entries'
   bool tensor_values = false;                 ///< TensorDict[str, tensor]: every entry a tensor
+  Wrapper wrapper = Wrapper::None;            ///< NonTensorData[T], MetaData[T]: stored so
   std::optional<std::vector<int64_t>> shape;  ///< Tensor fields: sizes, -1 for a named dim
   /// The default a directory written before the field was added gets, as JSON text (ASCII); unset
   /// when the schema gives none, gives None, or a value JSON cannot spell (.inf, .nan).

@@ -64,6 +64,8 @@ constexpr PythonImport kPythonImports[] = {{"torch", ""},
                                            {"tensordict", "TensorDict"},
                                            {"tensordict", "TypedTensorDict"},
                                            {"tensordict", "is_tensor_collection"},
+                                           {"tensordict", "MetaData"},
+                                           {"tensordict", "NonTensorData"},
                                            {"json", ""},
                                            {"dataclasses", "field"},
                                            {"dataclasses", "KW_ONLY"},
@@ -204,6 +206,13 @@ bool is_tensorclass_base_attribute(const std::string& name) {
 }
 
 std::string python_annotation(const Type& type, const ClassIndex& classes, PythonImports& imports) {
+  if (type.wrapper == Wrapper::NonTensorData) return imports.use("tensordict", "NonTensorData");
+  if (type.wrapper == Wrapper::MetaData) {
+    // MetaData[T] checks isinstance(data, T): only a plain value type can be its T.
+    const std::string metadata = imports.use("tensordict", "MetaData");
+    const bool plain = form_of(type) == KindForm::Value && type.kind != TypeKind::Any;
+    return plain ? metadata + "[" + annotation_of_kind(type.kind, imports) + "]" : metadata;
+  }
   switch (form_of(type)) {
     case KindForm::Tensor:
       return annotation_of_kind(type.kind, imports);

@@ -81,4 +81,100 @@ class TensorOnly : public ::tensordict::TensorClass<TensorOnly> {
   }
 };
 
+/// Non-tensor values as Python's NonTensorData and MetaData, which tensor_only allows.
+class Tagged : public ::tensordict::TensorClass<Tagged> {
+ public:
+  /// Constructor arguments: one member per field, in schema order.
+  struct Args {
+    ::at::Tensor x;
+    ::std::optional<::std::string> label = ::std::nullopt;
+    ::std::optional<::std::string> source = ::std::nullopt;
+    ::std::optional<::std::int64_t> step = ::std::nullopt;
+    ::std::optional<::tensordict::Json> info = ::std::nullopt;
+    ::std::optional<::std::vector<::std::string>> tokens = ::std::nullopt;
+  };
+
+  explicit Tagged(Args args, ::tensordict::BatchSize batch_size = {},
+                  ::std::optional<::at::Device> device = ::std::nullopt,
+                  ::std::optional<::tensordict::DimNames> names = ::std::nullopt)
+      : TensorClass(build(field_values(::std::move(args)), ::std::move(batch_size), device,
+                          ::std::move(names))) {}
+  Tagged(const Tagged&) = default;
+  Tagged(Tagged&&) = default;
+  // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
+  Tagged& operator=(const Tagged&) & = default;
+  Tagged& operator=(Tagged&&) & = default;
+  Tagged& operator=(const Tagged&) && = delete;
+  Tagged& operator=(Tagged&&) && = delete;
+  ~Tagged() = default;
+
+  /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
+  static const ::tensordict::ClassSpec& class_spec() {
+    using Field = ::tensordict::FieldSpec;
+    using Kind = ::tensordict::FieldKind;
+    using Option = ::tensordict::ClassOption;
+    static const ::tensordict::ClassSpec spec{
+        "Tagged",
+        "<class 'golden.Tagged'>",
+        ::tensordict::ClassOptions().with(Option::tensor_only),
+        {
+            Field("x", Kind::Tensor).with_dtype(::at::kFloat).with_shape({-1}),
+            Field("label", Kind::Str).as_non_tensor_data(),
+            Field("source", Kind::Str).as_metadata(),
+            Field("step", Kind::Int).nullable().as_metadata(),
+            Field("info", Kind::Any).nullable().as_metadata(),
+            Field("tokens", Kind::List).nullable().as_non_tensor_data(),
+        },
+    };
+    return spec;
+  }
+  /// Registers the class by its `_type` wherever this header is included (class_registry.h).
+  static inline const bool class_registration = ::tensordict::register_class(&class_spec);
+
+  const ::at::Tensor& x() const { return tensor_field(0); }
+  Tagged& set_x(::at::Tensor value) { return set_field(0, ::std::move(value)); }
+
+  ::std::string label() const { return value_field<::std::string>(1); }
+  Tagged& set_label(::std::string value) { return set_field(1, ::std::move(value)); }
+
+  ::std::string source() const { return value_field<::std::string>(2); }
+  Tagged& set_source(::std::string value) { return set_field(2, ::std::move(value)); }
+
+  ::std::optional<::std::int64_t> step() const { return optional_value_field<::std::int64_t>(3); }
+  Tagged& set_step(::std::optional<::std::int64_t> value) {
+    return set_field(3, ::std::move(value));
+  }
+
+  ::std::optional<::tensordict::Json> info() const {
+    return optional_value_field<::tensordict::Json>(4);
+  }
+  Tagged& set_info(::std::optional<::tensordict::Json> value) {
+    return set_field(4, ::std::move(value));
+  }
+
+  ::std::optional<::std::vector<::std::string>> tokens() const {
+    return optional_value_field<::std::vector<::std::string>>(5);
+  }
+  Tagged& set_tokens(::std::optional<::std::vector<::std::string>> value) {
+    return set_field(5, ::std::move(value));
+  }
+
+ private:
+  friend class ::tensordict::TensorClass<Tagged>;
+  Tagged(::tensordict::detail::WrapTag, ::tensordict::TensorDict td)
+      : TensorClass(::std::move(td)) {}
+
+  static ::std::vector<::tensordict::FieldValue> field_values(Args&& args) {
+    ::std::vector<::tensordict::FieldValue> values;
+    values.reserve(6);
+    values.push_back(as_field(::std::move(args.x)));
+    values.push_back(as_field(::std::move(args.label)));
+    values.push_back(as_field(::std::move(args.source)));
+    values.push_back(as_field(::std::move(args.step)));
+    values.push_back(as_field(::std::move(args.info)));
+    values.push_back(as_field(::std::move(args.tokens)));
+    return values;
+  }
+};
+
 }  // namespace golden

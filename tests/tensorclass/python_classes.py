@@ -1,6 +1,6 @@
 # Run by test_python_classes.cpp with Python tensordict (TC_PYTHON_PEER) and the generated Python
-# module of one golden schema on PYTHONPATH (argv[2]: "nested", "inherit", "recursive" or
-# "defaults"; each
+# module of one golden schema on PYTHONPATH (argv[2]: "nested", "inherit", "recursive",
+# "tensor_only" or "defaults"; each
 # declares module `golden`): loads what C++ wrote as the generated classes, checks the values,
 # writes the same objects from Python, and lists the state_dict keys.
 import json
@@ -76,6 +76,21 @@ elif case == "recursive":
     tail = Node(value=torch.full((2,), 7.0), batch_size=[2])
     Chain(head=Node(value=torch.full((2,), 6.0), next=tail, batch_size=[2]), length=2,
           batch_size=[2]).memmap(out + "/py_chain")
+elif case == "tensor_only":
+    from golden import Tagged
+    from tensordict import MetaData, NonTensorData
+
+    # NonTensorData and MetaData fields: C++'s MetaData loads as MetaData, and Python's typed
+    # MetaData[str] loads in C++ as MetaData.
+    tagged = TensorDict.load_memmap(out + "/cpp_tagged")
+    assert type(tagged) is Tagged, type(tagged)
+    stored = tagged._tensordict
+    for name, kind, value in (("label", NonTensorData, "a"), ("source", MetaData, "s"),
+                              ("step", MetaData, 3)):
+        entry = stored.get(name)
+        assert type(entry) is kind and entry.data == value, (name, type(entry), entry)
+    Tagged(x=torch.ones(2), label=NonTensorData("py"), source=MetaData[str]("from-python"),
+           step=MetaData(5), batch_size=[2]).memmap(out + "/py_tagged")
 else:
     from golden import Defaults
 

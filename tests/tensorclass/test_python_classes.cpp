@@ -17,6 +17,7 @@
 #include "nested.h"
 #include "python_peer.h"
 #include "recursive.h"
+#include "tensor_only.h"
 #include "tensordict/json.h"
 
 using namespace golden;
@@ -60,7 +61,10 @@ TEST_CASE("Python's generated classes load C++'s directories and C++ loads their
       .memmap(dir + "/cpp_chain");
 
   // The golden schemas declare module `golden`: one run per schema, its module on the path.
-  for (const std::string schema : {"nested", "defaults", "inherit", "recursive"}) {
+  Tagged({at::zeros({2}), "a", "s", 3, std::nullopt, std::nullopt}, {2})
+      .memmap(dir + "/cpp_tagged");
+
+  for (const std::string schema : {"nested", "defaults", "inherit", "recursive", "tensor_only"}) {
     INFO(schema);
     const std::string command =
         "PYTHONDONTWRITEBYTECODE=1 PYTHONPATH='" TC_SOURCE_DIR "/tests/goldens/python/" + schema +
@@ -111,6 +115,15 @@ TEST_CASE("Python's generated classes load C++'s directories and C++ loads their
   REQUIRE(chain.head().next().has_value());
   CHECK(chain.head().next()->value().equal(at::full({2}, 7.0)));
   CHECK_FALSE(chain.head().next()->next().has_value());
+
+  // Python's MetaData[str] and MetaData: C++'s MetaData.
+  const Tagged python_tagged = Tagged::load_memmap(dir + "/py_tagged");
+  CHECK(python_tagged.label() == "py");
+  CHECK(python_tagged.source() == "from-python");
+  CHECK(python_tagged.step() == 5);
+  CHECK(python_tagged.get_value("source").non_tensor_data().metadata);
+  CHECK(python_tagged.get_value("step").non_tensor_data().metadata);
+  CHECK_FALSE(python_tagged.get_value("label").non_tensor_data().metadata);
 
   std::ifstream keys_file(dir + "/py_state_dict.json");
   const tensordict::Json python_keys = tensordict::Json::parse(keys_file);

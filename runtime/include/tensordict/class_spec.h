@@ -35,6 +35,11 @@ struct FieldSpec {
   std::optional<at::ScalarType> dtype = std::nullopt;
   /// TensorDict fields typed `TensorDict[str, tensor]`: every entry is a tensor.
   bool tensor_values = false;
+  /// Value fields typed `NonTensorData[T]` or `MetaData[T]`: always stored as NonTensorData (a
+  /// number too, whatever the class options), flagged as Python's MetaData for the latter.
+  bool non_tensor_data = false;
+  /// `MetaData[T]`: stored as Python's MetaData (non_tensor_data is set too).
+  bool metadata = false;
   /// Tensor fields: the required shape (-1 = any size), when the schema gives one.
   std::optional<std::vector<int64_t>> shape = std::nullopt;
   /// The schema's default as JSON text, when it gives one other than None: the value of the field
@@ -51,6 +56,10 @@ struct FieldSpec {
   FieldSpec& nullable() { return optional = true, *this; }
   /// A class field: `spec` gives the nested class's spec.
   FieldSpec& with_class(const ClassSpec& (*spec)()) { return nested = spec, *this; }
+  /// A value field stored as NonTensorData (`NonTensorData[T]`).
+  FieldSpec& as_non_tensor_data() { return non_tensor_data = true, *this; }
+  /// A value field stored as Python's MetaData (`MetaData[T]`).
+  FieldSpec& as_metadata() { return non_tensor_data = metadata = true, *this; }
   /// A TensorDict field whose entries must be tensors (`TensorDict[str, tensor]`).
   FieldSpec& with_tensor_values() { return tensor_values = true, *this; }
   /// A tensor field that must hold `required`.

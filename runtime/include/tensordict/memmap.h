@@ -66,8 +66,11 @@ inline constexpr const char* kTensorDictType = "<class 'tensordict._td.TensorDic
 inline constexpr const char* kSubTensorDictType = "<class 'tensordict._td._SubTensorDict'>";
 /// NonTensorData.
 inline constexpr const char* kNonTensorDataType = "<class 'tensordict.tensorclass.NonTensorData'>";
-/// Python's MetaData, a NonTensorData subclass; read as NonTensorData.
+/// Python's MetaData, a NonTensorData subclass: NonTensorData with its `metadata` flag.
 inline constexpr const char* kMetaDataType = "<class 'tensordict.tensorclass.MetaData'>";
+/// Whether `type` is MetaData's: kMetaDataType, or a typed MetaData's
+/// (`<class 'tensordict.tensorclass.MetaData[str]'>`).
+bool is_metadata_type(std::string_view type);
 /// NonTensorStack.
 inline constexpr const char* kNonTensorStackType =
     "<class 'tensordict.tensorclass.NonTensorStack'>";

@@ -108,7 +108,9 @@ bool list_to_stack();
 /// lives, then what it was.
 class CaptureNonTensorStack {
  public:
+  /// Sets the policy to `mode`.
   explicit CaptureNonTensorStack(bool mode);
+  /// Restores the policy it found.
   ~CaptureNonTensorStack();
   CaptureNonTensorStack(const CaptureNonTensorStack&) = delete;
   CaptureNonTensorStack& operator=(const CaptureNonTensorStack&) = delete;
@@ -121,7 +123,9 @@ class CaptureNonTensorStack {
 /// what it was.
 class ListToStack {
  public:
+  /// Sets the policy to `mode`.
   explicit ListToStack(bool mode);
+  /// Restores the policy it found.
   ~ListToStack();
   ListToStack(const ListToStack&) = delete;
   ListToStack& operator=(const ListToStack&) = delete;

@@ -1,4 +1,5 @@
-// meta.json files: Python stdlib json spelling on write (tensordict/json.h), any JSON on read.
+// meta.json files: Python stdlib json spelling on write (tensordict/json.h), any JSON on read;
+// the `_type` strings that need more than a comparison.
 #include "tensordict/json.h"
 #include "memmap/internal.h"
 
@@ -19,6 +20,13 @@ int64_t parse_schema_version(const std::string& text, const std::string& where) 
     throw FormatError(where + ": expected {\"version\": <a positive integer>}");
   }
   return version->get<int64_t>();
+}
+
+bool is_metadata_type(std::string_view type) {
+  constexpr std::string_view typed = "<class 'tensordict.tensorclass.MetaData[", close = "]'>";
+  return type == kMetaDataType ||
+         (type.size() > typed.size() + close.size() && type.substr(0, typed.size()) == typed &&
+          type.substr(type.size() - close.size()) == close);
 }
 
 void write_meta(const std::string& dir, const Json& meta, bool compact) {

@@ -142,7 +142,7 @@ std::string tree_problem(const TreeView& tree, const Json& meta, const std::stri
     }
   } else if (type == kLazyStackType) {
     if (tree.kind("0") != TreeView::Kind::Dir) return missing("directory", "0");
-  } else if (type == kNonTensorDataType || type == kMetaDataType) {
+  } else if (type == kNonTensorDataType || is_metadata_type(type)) {
     if (!meta.contains("data") && tree.kind("other.pickle") != TreeView::Kind::File) {
       return where("meta.json") + ": NonTensorData without \"data\" or other.pickle";
     }
@@ -192,7 +192,7 @@ class OwnershipWalk {
                                    : std::string();
       if (type == kTensorDictType || type == kSubTensorDictType) {
         tensordict_level(rel, *meta, owned);
-      } else if (type == kNonTensorDataType || type == kMetaDataType) {
+      } else if (type == kNonTensorDataType || is_metadata_type(type)) {
         own_file(rel, "other.pickle", owned);
       } else if (type == kNonTensorStackType) {
         own_file(rel, "pickle.pkl", owned);

@@ -73,9 +73,9 @@ class TreeLoader {
       out.value = load_sub_tensordict(dir, meta, where);
     } else if (type == kTensorDictType || type == kSubTensorDictType) {
       out.value = load_td(dir, meta, where, out);
-    } else if (type == kNonTensorDataType || type == kMetaDataType) {
+    } else if (type == kNonTensorDataType || is_metadata_type(type)) {
       format_version(meta, where);
-      out.value = load_non_tensor_data(meta, where);
+      out.value = load_non_tensor_data(meta, where, is_metadata_type(type));
     } else if (type == kNonTensorStackType) {
       format_version(meta, where);
       out.value = load_non_tensor_stack(dir, meta, where);
@@ -247,12 +247,12 @@ class TreeLoader {
 
   // "data" is the value as Python stored it: a list stays a list (Python 0.14 loads the
   // tensordict test artifact's "data": ["a string!"] as ["a string!"]).
-  static Value load_non_tensor_data(const Json& meta, const std::string& where) {
+  static Value load_non_tensor_data(const Json& meta, const std::string& where, bool metadata) {
     auto it = meta.find("data");
     if (it == meta.end()) {
       throw FormatError(where + ": NonTensorData without \"data\" (pickled data is not supported)");
     }
-    return NonTensorData{*it};
+    return NonTensorData{*it, metadata};
   }
 
   Value load_non_tensor_stack(const std::string& dir, const Json& meta, const std::string& where) {

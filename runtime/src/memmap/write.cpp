@@ -274,13 +274,14 @@ class TreeWriter {
       case Value::Kind::NonTensorData: {
         enter_dir(rel);
         Json meta = Json::object();
-        meta["_type"] = kNonTensorDataType;
+        const bool metadata = value.non_tensor_data().metadata;
+        meta["_type"] = metadata ? kMetaDataType : kNonTensorDataType;
         meta["data"] = value.non_tensor_data().data;
         meta["_is_non_tensor"] = true;
         meta["_metadata"] = nullptr;
         add_meta(rel, std::move(meta), false);
         out.append(key, value);
-        return type_entry("NonTensorData");
+        return type_entry(metadata ? "MetaData" : "NonTensorData");
       }
       case Value::Kind::NonTensorStack: {
         enter_dir(rel);

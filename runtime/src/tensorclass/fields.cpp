@@ -260,6 +260,16 @@ std::optional<Value> cast(const ClassSpec& spec, size_t i, const FieldValue& val
   const FieldSpec& field = spec.fields.at(i);
   const ClassOptions& o = spec.options;
   if (value.is_none()) return std::nullopt;
+  if (field.non_tensor_data) {  // NonTensorData[T], MetaData[T]: the value as given, never a tensor
+    const Json* json = value.json();
+    if (!json) {
+      throw TypeError("field " + where(spec, field) + " holds " +
+                      (field.metadata ? "MetaData" : "NonTensorData") + ", got a " +
+                      (value.tensor() ? "Tensor" : "TensorDict"));
+    }
+    if (json->is_null()) return std::nullopt;
+    return Value(NonTensorData{*json, field.metadata});
+  }
   if (const at::Tensor* t = value.tensor()) {
     if (!t->defined()) throw TypeError("field " + where(spec, field) + " got an undefined tensor");
     const FieldKind hint = hint_of(field);
