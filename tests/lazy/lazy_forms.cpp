@@ -202,6 +202,9 @@ const std::vector<Entry>& entries() {
       same("get_non_tensor", run([](TensorDict td) { return td.get_non_tensor("s").dump(); })),
       same("get_padded", run([](TensorDict td) { return td.get_padded("x"); })),
       same("get_list", run([](TensorDict td) { return at::stack(td.get_list("x")); })),
+      same("get_nested_tensor", run([](TensorDict td) {
+             return at::nested_to_padded_tensor(td.get_nested_tensor("x"), 0);
+           })),
       same("keys", run([](TensorDict td) { return td.keys(true); })),
       same("values", run([](TensorDict td) { return static_cast<int64_t>(td.values().size()); })),
       same("items", run([](TensorDict td) { return describe(td.items().at(0).second); })),

@@ -202,6 +202,11 @@ TEST_CASE("from_list stacks from_dict's rows and get_list reads ragged leaves", 
   TensorDict outer({}, {2});
   outer.set("nested", ragged);
   CHECK(outer.get_list({"nested", "a"}).size() == 2);
+  // as_nested_tensor: one nested tensor of those leaves; as_padded_tensor: padded with 0.
+  const at::Tensor nested = ragged.get_nested_tensor("a");
+  CHECK(nested.is_nested());
+  CHECK(at::nested_to_padded_tensor(nested, 0).equal(ragged.get_padded("a")));
+  CHECK(ragged.get_padded("a").equal(at::tensor({1.0f, 0.0f, 1.0f, 2.0f}).reshape({2, 2})));
   // A dense TensorDict's rows, as iterating Python's tensor gives them.
   CHECK(dense.get_list("a").at(1).equal(at::tensor({3.0f, 4.0f})));
   CHECK_THROWS_AS(TensorDict({{"a", at::ones({2})}}, {}).get_list("a"), IndexError);

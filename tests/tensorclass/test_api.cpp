@@ -334,6 +334,20 @@ TEST_CASE("from_list builds the class from rows of dicts", "[tensorclass][api]")
                   tensordict::KeyError);
 }
 
+TEST_CASE("a class over a lazy stack reads a ragged field as a list, nested or padded",
+          "[tensorclass][api]") {
+  // tensordict's test_get_lazystack: get(key, as_list / as_nested_tensor / as_padded_tensor).
+  const Inner obj = Inner::from_tensordict(tensordict::lazy_stack(
+      {TensorDict({{"x", at::ones({3})}}, {}), TensorDict({{"x", at::full({2}, 2.0)}}, {})}));
+  const std::vector<at::Tensor> list = obj.get_list("x");
+  REQUIRE(list.size() == 2);
+  CHECK(list[1].equal(at::full({2}, 2.0)));
+  CHECK(obj.get_nested_tensor("x").is_nested());
+  const at::Tensor padded = obj.get_padded("x");
+  CHECK(padded.sizes() == at::IntArrayRef{2, 3});
+  CHECK(padded[1][2].item<float>() == 0);
+}
+
 TEST_CASE("obj[idx] = other takes the class, a class with the same fields, or values",
           "[tensorclass][api]") {
   Inner inner({at::zeros({3})}, {3});

@@ -954,6 +954,10 @@ class TensorDict {
   /// its path, each with its own shape; without a lazy stack, the rows of get(key) along dim 0
   /// (Python gives that tensor, which iterates over them). IndexError without batch dims.
   std::vector<at::Tensor> get_list(const NestedKey& key) const;
+  /// Python's get(key, as_nested_tensor=True): get_list's tensors as one nested tensor (the
+  /// strided nested layout every supported libtorch has; Python's recent releases give the
+  /// jagged one), `is_nested()`.
+  at::Tensor get_nested_tensor(const NestedKey& key) const;
 
   // ---- nn modules (ops/module.cpp) --------------------------------------------------------------
   // Include tensordict/module.h to call these.

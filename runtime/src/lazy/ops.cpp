@@ -324,4 +324,8 @@ std::vector<at::Tensor> TensorDict::get_list(const NestedKey& key) const {
   return get(key).unbind(0);
 }
 
+at::Tensor TensorDict::get_nested_tensor(const NestedKey& key) const {
+  return at::_nested_tensor_from_tensor_list(get_list(key));
+}
+
 }  // namespace tensordict
