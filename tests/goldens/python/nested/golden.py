@@ -16,8 +16,12 @@ def _pytree_node(type_name):
     call spec they record. tensordict's own registration keeps the class and a torch.device in
     the context, which a package cannot record. A field that is None is not in the tree; the
     batch size is read back from the leaves (an exported model's may be dynamic), and recorded
-    only for an instance without any."""
+    only for an instance without any. A torch before 2.3 has no key paths, which torch.export
+    needs: there the class keeps tensordict's registration."""
     from torch.utils import _pytree as pytree
+
+    if not hasattr(pytree, "GetAttrKey"):
+        return lambda cls: cls
 
     def decorate(cls):
         names = [field.name for field in _dataclasses.fields(cls)]
