@@ -270,7 +270,12 @@ TensorDict build_output(const TreeSpec& node, std::vector<at::Tensor>::iterator&
     batch.assign(sizes.begin(), sizes.begin() + node.batch_dims);
   }
   std::optional<at::Device> device;
-  if (!node.device.empty()) device = at::Device(node.device);
+  try {
+    if (!node.device.empty()) device = at::Device(node.device);
+  } catch (const c10::Error&) {
+    throw FormatError("the AOTInductor package '" + package + "' records " + node.type +
+                      "'s device as '" + node.device + "', which is no device");
+  }
   TensorDict out(children, batch, device);
   const Json recorded = parse_json(node.non_tensor, "the package's out_spec");
   for (const auto& [key, value] : recorded.items()) {

@@ -226,3 +226,55 @@ TEST_CASE("input checks are read in time linear in the source, however hostile",
                                                 "checks than its 2 inputs"));
   CHECK(parse_input_checks(many).size() == 100000);
 }
+
+TEST_CASE("a generated class's node names its leaves by its fields", "[nn][call_spec]") {
+  // forward(sensed: Sensed) -> Decision, as tcgen's Python module registers the classes: the
+  // context is JSON text (the fields that are children, batch dims, other fields, device).
+  const std::string goal =
+      R"({"type": "nntest.Goal", "context": "{\"fields\": [\"bias\"], \"batch_dims\": 1, \"non_tensor\": {}, \"device\": null}", "children_spec": [)" +
+      kLeaf + "]}";
+  const std::string sensed =
+      R"({"type": "nntest.Sensed", "context": "{\"fields\": [\"observation\", \"goal\"], \"batch_dims\": 1, \"non_tensor\": {\"mode\": \"greedy\"}, \"device\": \"cpu\"}", "children_spec": [)" +
+      kLeaf + ", " + goal + "]}";
+  const std::string empty =
+      R"([1, {"type": "nntest.Empty", "context": "{\"fields\": [], \"batch_dims\": 1, \"non_tensor\": {}, \"device\": null, \"batch_size\": [3]}", "children_spec": []}])";
+  const CallSpec spec = CallSpec::parse(args_spec(sensed), "[1, " + goal + "]");
+  const TreeSpec& arg = spec.inputs().children[0].children.at(0);
+  CHECK(arg.kind == TreeSpec::Kind::Class);
+  CHECK(arg.type == "nntest.Sensed");
+  CHECK(arg.keys == std::vector<std::string>{"observation", "goal"});
+  CHECK(arg.batch_dims == 1);
+  CHECK(arg.non_tensor == R"({"mode":"greedy"})");
+  CHECK(arg.device == "cpu");
+  CHECK_FALSE(arg.batch_size.has_value());
+  CHECK(spec.input_keys({}) == std::vector<NestedKey>{"observation", NestedKey{"goal", "bias"}});
+  CHECK(spec.output_keys({}) == std::vector<NestedKey>{"bias"});
+  // An instance without children records its batch size.
+  const CallSpec no_leaves = CallSpec::parse(args_spec(sensed), empty);
+  CHECK(no_leaves.outputs().batch_size == std::vector<int64_t>{3});
+  CHECK(no_leaves.output_keys({}).empty());
+
+  const auto bad = [&](const std::string& context) {
+    return "[1, {\"type\": \"nntest.Goal\", \"context\": \"" + context +
+           "\", \"children_spec\": [" + kLeaf + "]}]";
+  };
+  CHECK_THROWS_MATCHES(
+      CallSpec::parse(kDictIn, bad(R"({\"fields\": [\"a\", \"b\"], \"batch_dims\": 1})")),
+      tensordict::FormatError,
+      Catch::Matchers::Message("the package's out_spec: the context of class 'nntest.Goal' is not "
+                               "{\"fields\", \"batch_dims\", \"non_tensor\", \"device\"} with a "
+                               "field per child"));
+  CHECK_THROWS_MATCHES(
+      CallSpec::parse(kDictIn, bad(R"({\"fields\": [1], \"batch_dims\": 1})")),
+      tensordict::FormatError,
+      Catch::Matchers::Message("the package's out_spec: the context of class 'nntest.Goal''s "
+                               "fields holds 1"));
+  CHECK_THROWS_AS(CallSpec::parse(kDictIn, bad(R"({\"fields\": [\"a\"], \"batch_dims\": -1})")),
+                  tensordict::FormatError);
+  CHECK_THROWS_MATCHES(
+      CallSpec::parse(kDictIn,
+                      bad(R"({\"fields\": [\"a\"], \"batch_dims\": 1, \"batch_size\": 3})")),
+      tensordict::FormatError,
+      Catch::Matchers::Message("the package's out_spec: the context of class 'nntest.Goal' has a "
+                               "batch size of 3"));
+}
