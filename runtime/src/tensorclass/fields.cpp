@@ -83,31 +83,6 @@ bool converts(FieldKind hint) {
   return false;
 }
 
-// A JSON mapping as a TensorDict of `batch`: numbers and lists of them as tensors, mappings as
-// nested TensorDicts, anything else as NonTensorData.
-TensorDict mapping_to_tensordict(const Json& mapping, const BatchSize& batch,
-                                 std::optional<at::Device> device) {
-  TensorDict td = detail::make_tensordict(batch, device);
-  for (const auto& [key, item] : mapping.items()) {
-    if (item.is_object()) {
-      td.set(key, mapping_to_tensordict(item, batch, device));
-    } else if (is_numeric_tree(item)) {
-      td.set(key, numbers_to_tensor(item));
-    } else {
-      td.set_non_tensor(key, item);
-    }
-  }
-  return td;
-}
-
-// A list given to a field, as Python's list_to_stack policy stores it.
-Value list_value(const Json& list, const BatchSize& batch) {
-  if (!list_to_stack()) return Value(NonTensorData{list});
-  if (list.empty()) return Value(at::empty({0}));
-  if (is_numeric_tree(list)) return Value(numbers_to_tensor(list));
-  return Value(NonTensorStack::from_list(list, std::max<int64_t>(1, batch.size())));
-}
-
 // Python's str(v), int(v), float(v), bool(v) of JSON-like values.
 std::string py_str(const Json& v) { return v.is_string() ? v.get<std::string>() : python_repr(v); }
 bool py_truth(const Json& v) {

@@ -1,4 +1,5 @@
-// The schema defaults of fields (a tensor field's from tensordict/tensor_default.h).
+// The values fields take from JSON: a mapping as a TensorDict, a list as Python's list_to_stack
+// stores it; and the schema defaults of fields (a tensor field's from tensordict/tensor_default.h).
 #include <ATen/ATen.h>
 
 #include <algorithm>
@@ -42,6 +43,28 @@ at::Tensor tensor_default(const FieldSpec& field) {
 }
 
 }  // namespace
+
+TensorDict mapping_to_tensordict(const Json& mapping, const BatchSize& batch,
+                                 std::optional<at::Device> device) {
+  TensorDict td = detail::make_tensordict(batch, device);
+  for (const auto& [key, item] : mapping.items()) {
+    if (item.is_object()) {
+      td.set(key, mapping_to_tensordict(item, batch, device));
+    } else if (is_numeric_tree(item)) {
+      td.set(key, numbers_to_tensor(item));
+    } else {
+      td.set_non_tensor(key, item);
+    }
+  }
+  return td;
+}
+
+Value list_value(const Json& list, const BatchSize& batch) {
+  if (!list_to_stack()) return Value(NonTensorData{list});
+  if (list.empty()) return Value(at::empty({0}));
+  if (is_numeric_tree(list)) return Value(numbers_to_tensor(list));
+  return Value(NonTensorStack::from_list(list, std::max<int64_t>(1, batch.size())));
+}
 
 FieldValue default_of(const FieldSpec& field) {
   if (!field.default_json) return FieldValue();
