@@ -471,30 +471,10 @@ class Checker {
         return check_type(element, depth + 1);
       }
       case KindForm::Value:
-        return type.args.empty() || check_entry_types(type);
       case KindForm::Tensor:
         return true;
     }
     return false;
-  }
-
-  // `TensorDict[str, V]`: keys are str, and the C++ class checks each entry's tensor and dtype.
-  bool check_entry_types(const Type& type) {
-    const Type& key = type.args.at(0);
-    const Type& value = type.args.at(1);
-    if (key.kind != TypeKind::Str) {
-      diagnostics_.error(key.loc, "the keys of '" + type_to_string(type) +
-                                      "' must be 'str', not '" + type_to_string(key) + "'");
-      return false;
-    }
-    if (value.kind != TypeKind::Tensor || value.shape) {
-      diagnostics_.error(value.loc, "the values of '" + type_to_string(type) +
-                                        "' must be 'tensor' or 'tensor[dtype]' (entries may "
-                                        "have any shape), not '" +
-                                        type_to_string(value) + "'");
-      return false;
-    }
-    return true;
   }
 
   // A class name that is none: Python's spelling of a type, or a misspelt type or class.

@@ -209,7 +209,23 @@ class Parser {
       out.args.emplace_back();
       if (!parse_type(out.args.back())) return false;
     }
-    return expect(']');
+    if (!expect(']')) return false;
+    // Keys are str; the C++ class checks each entry's tensor and dtype.
+    const Type& key = out.args[0];
+    const Type& value = out.args[1];
+    if (key.kind != TypeKind::Str) {
+      diagnostics_.error(key.loc, "the keys of '" + type_to_string(out) + "' must be 'str', not '" +
+                                      type_to_string(key) + "'");
+      return false;
+    }
+    if (value.kind != TypeKind::Tensor || value.shape) {
+      diagnostics_.error(value.loc, "the values of '" + type_to_string(out) +
+                                        "' must be 'tensor' or 'tensor[dtype]' (entries may "
+                                        "have any shape), not '" +
+                                        type_to_string(value) + "'");
+      return false;
+    }
+    return true;
   }
 
   bool parse_tensor_params(Type& out) {
