@@ -43,6 +43,18 @@ void die_before(const std::string& op, const std::string& phase, const std::stri
   dist::detail::set_step_hook(&die_at);
 }
 
+// Every killed scenario starts once both ranks have joined: Gloo connects a group's pairs while
+// it is built, and a rank dying while its peer still connects would fail the peer's join, not
+// the step under test.
+#define KILLED_SCENARIO(name) DT_KILLED_SCENARIO(name, __COUNTER__)
+#define DT_KILLED_SCENARIO(name, id)                       \
+  static void DT_CONCAT(killed_, id)(dist::Group & group); \
+  SCENARIO_FN(name) {                                      \
+    group.pg().barrier()->wait();                          \
+    DT_CONCAT(killed_, id)(group);                         \
+  }                                                        \
+  static void DT_CONCAT(killed_, id)(dist::Group & group)
+
 dist::CommOptions patient() {
   dist::CommOptions options;
   options.timeout = kTimeout;
@@ -85,7 +97,7 @@ TensorDict big() { return TensorDict({{"big", at::ones({16 << 20}, at::kFloat)}}
 
 // ---- the sender dies: recv, irecv, from_remote_init --------------------------------------------
 
-SCENARIO_FN("killed_recv_before_metadata") {
+KILLED_SCENARIO("killed_recv_before_metadata") {
   if (group.rank() == 0) {
     die_before("send", "metadata size");
     dist::send(sample(1), group.pg(), 1, patient());
@@ -96,7 +108,7 @@ SCENARIO_FN("killed_recv_before_metadata") {
                     "metadata size", "recv (metadata size from rank 0): ");
 }
 
-SCENARIO_FN("killed_recv_before_data") {
+KILLED_SCENARIO("killed_recv_before_data") {
   // The receiver has accepted the structure; the sender dies before its first leaf ("a").
   if (group.rank() == 0) {
     die_before("send", "", "a");
@@ -108,7 +120,7 @@ SCENARIO_FN("killed_recv_before_data") {
                     "recv (key 'a' from rank 0): ");
 }
 
-SCENARIO_FN("killed_irecv_before_data") {
+KILLED_SCENARIO("killed_irecv_before_data") {
   if (group.rank() == 0) {
     die_before("isend", "", "a");
     dist::isend(sample(1), group.pg(), 1, patient()).wait();
@@ -119,7 +131,7 @@ SCENARIO_FN("killed_irecv_before_data") {
   expect_peer_error([&] { handle.wait(); }, "irecv", 0, "a", "", "irecv (key 'a' from rank 0): ");
 }
 
-SCENARIO_FN("killed_from_remote_init_before_data") {
+KILLED_SCENARIO("killed_from_remote_init_before_data") {
   if (group.rank() == 0) {
     die_before("init_remote", "consolidated buffer");
     dist::init_remote(sample(1), group.pg(), 1, patient());
@@ -132,7 +144,7 @@ SCENARIO_FN("killed_from_remote_init_before_data") {
 
 // ---- the receiver dies: send -------------------------------------------------------------------
 
-SCENARIO_FN("killed_send_before_metadata") {
+KILLED_SCENARIO("killed_send_before_metadata") {
   if (group.rank() == 1) {
     die_before("recv", "metadata size");
     TensorDict td = big();
@@ -155,7 +167,7 @@ SCENARIO_FN("killed_send_before_metadata") {
   }
 }
 
-SCENARIO_FN("killed_send_before_data") {
+KILLED_SCENARIO("killed_send_before_data") {
   // The receiver accepts the structure, then dies before receiving the 64 MiB leaf.
   if (group.rank() == 1) {
     die_before("recv", "", "big");
@@ -169,7 +181,7 @@ SCENARIO_FN("killed_send_before_data") {
 
 // ---- collectives -------------------------------------------------------------------------------
 
-SCENARIO_FN("killed_broadcast_before_metadata") {
+KILLED_SCENARIO("killed_broadcast_before_metadata") {
   if (group.rank() == 0) {
     die_before("broadcast", "metadata size");
     dist::broadcast(sample(1), group.pg(), 0, patient());
@@ -179,7 +191,7 @@ SCENARIO_FN("killed_broadcast_before_metadata") {
                     0, "", "metadata size", "broadcast (metadata size from rank 0): ");
 }
 
-SCENARIO_FN("killed_broadcast_before_data") {
+KILLED_SCENARIO("killed_broadcast_before_data") {
   if (group.rank() == 0) {
     die_before("broadcast", "data");
     dist::broadcast(sample(1), group.pg(), 0, patient());
@@ -189,7 +201,7 @@ SCENARIO_FN("killed_broadcast_before_data") {
                     0, "", "data", "broadcast (data from rank 0): ");
 }
 
-SCENARIO_FN("killed_all_reduce_before_metadata") {
+KILLED_SCENARIO("killed_all_reduce_before_metadata") {
   if (group.rank() == 1) {
     die_before("all_reduce", "structure hashes");
     dist::all_reduce(sample(1), group.pg(), dist::ReduceOp::Sum, patient());
@@ -200,7 +212,7 @@ SCENARIO_FN("killed_all_reduce_before_metadata") {
       "all_reduce", 1, "", "structure hashes", "all_reduce (structure hashes with rank 1): ");
 }
 
-SCENARIO_FN("killed_all_reduce_before_data") {
+KILLED_SCENARIO("killed_all_reduce_before_data") {
   // The structures agreed; rank 1 dies before its first leaf (insertion order: "a").
   if (group.rank() == 1) {
     die_before("all_reduce", "", "a");
@@ -212,7 +224,7 @@ SCENARIO_FN("killed_all_reduce_before_data") {
       "all_reduce", 1, "a", "", "all_reduce (key 'a' with rank 1): ");
 }
 
-SCENARIO_FN("killed_all_gather_before_data") {
+KILLED_SCENARIO("killed_all_gather_before_data") {
   if (group.rank() == 1) {
     die_before("all_gather", "data");
     dist::all_gather(sample(1), group.pg(), patient());
@@ -222,7 +234,7 @@ SCENARIO_FN("killed_all_gather_before_data") {
                     "", "data", "all_gather (data with rank 1): ");
 }
 
-SCENARIO_FN("killed_scatter_before_data") {
+KILLED_SCENARIO("killed_scatter_before_data") {
   if (group.rank() == 0) {
     die_before("scatter", "data");
     dist::scatter({sample(1), sample(2)}, group.pg(), 0, patient());
