@@ -24,8 +24,9 @@ function(tc_generate_class_members runtime_include include_dir)
   set(td_header "${runtime_include}/tensordict/tensordict.h")
   set(tc_header "${runtime_include}/tensordict/tensorclass.h")
   set(contract "${runtime_include}/tensordict/class_contract.h")
+  file(GLOB td_member_files "${runtime_include}/tensordict/members/*.inc")
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
-               "${td_header}" "${tc_header}" "${contract}" "${CMAKE_CURRENT_FUNCTION_LIST_FILE}"
+               "${td_header}" ${td_member_files} "${tc_header}" "${contract}" "${CMAKE_CURRENT_FUNCTION_LIST_FILE}"
                "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/HeaderDeclarations.cmake")
 
   # The names TensorClass declares itself, and those kept as TensorDict (class_contract.h).
@@ -103,7 +104,7 @@ function(tc_generate_class_members runtime_include include_dir)
     if(d_const)
       set(qualifiers " const")
     endif()
-    string(APPEND inc "/// TensorDict::${d_name} (tensordict.h:${td_${i}_line}).\n")
+    string(APPEND inc "/// TensorDict::${d_name} (${td_${i}_where}).\n")
     string(APPEND inc "${head}${result} ${d_name}(${p_params})${qualifiers} {\n  ${body}\n}\n")
   endforeach()
 

@@ -1,12 +1,13 @@
-# The map of tensordict.h, checked: the public part of class TensorDict is in sections, each under a
-# banner naming the one source file that defines its members,
+# The map of tensordict.h, checked: the public part of class TensorDict (the header and the member
+# files under tensordict/members/ that its body includes) is in sections, each under a banner
+# naming the one source file that defines its members,
 #   // ---- <title> (<folder>/<file>.cpp) ----
 # and every public member defined out of line is defined in its section's file (by its own
 # `TensorDict::name(` or by a macro of that file); overloads defined in several files sit in a
 # section of each. Members defined in the header itself may sit in any section. Torch-free; run as
 #   cmake [-DROOT=<tree holding runtime/>] [-DMIN_MEMBERS=<n>] -P check_header_map.cmake
 # (MIN_MEMBERS, 100 by default, guards the parse: fewer public members read is an error).
-# Each problem is reported as `<header>:<line>: <problem>`, and the script then fails.
+# Each problem is reported as `<file>:<line>: <problem>`, and the script then fails.
 # docs/runtime.md ("Source layout") describes the header; runtime/cmake/HeaderDeclarations.cmake
 # reads its declarations.
 cmake_minimum_required(VERSION 3.18)
@@ -19,8 +20,8 @@ set(header "${ROOT}/runtime/include/tensordict/tensordict.h")
 set(src "${ROOT}/runtime/src")
 
 set(problems 0)
-macro(tc_report line message)
-  message("runtime/include/tensordict/tensordict.h:${line}: ${message}")
+macro(tc_report where message)
+  message("runtime/include/tensordict/${where}: ${message}")
   math(EXPR problems "${problems} + 1")
 endmacro()
 
@@ -63,16 +64,16 @@ math(EXPR last "${member_count} - 1")
 foreach(i RANGE ${last})
   tc_parse_declaration("${member_${i}}" d)
   set(name "${d_name}")
-  set(statement_line ${member_${i}_line})
+  set(statement_where "${member_${i}_where}")
   set(banner "${member_${i}_banner}")
   set(section "")
   set(section_file "")
-  if(NOT banner STREQUAL "" AND NOT member_${i}_banner_line IN_LIST banners)
-    list(APPEND banners ${member_${i}_banner_line})
+  if(NOT banner STREQUAL "" AND NOT member_${i}_banner_where IN_LIST banners)
+    list(APPEND banners ${member_${i}_banner_where})
     if(NOT banner MATCHES "^  // ---- (.+) \\(([a-z_]+/[a-z_0-9]+\\.cpp)\\) -*$")
-      tc_report(${member_${i}_banner_line} "a section banner names its one defining file: // ---- <title> (<folder>/<file>.cpp) ----")
+      tc_report(${member_${i}_banner_where} "a section banner names its one defining file: // ---- <title> (<folder>/<file>.cpp) ----")
     elseif(NOT EXISTS "${src}/${CMAKE_MATCH_2}")
-      tc_report(${member_${i}_banner_line} "section '${CMAKE_MATCH_1}' names ${CMAKE_MATCH_2}, not a file of runtime/src/")
+      tc_report(${member_${i}_banner_where} "section '${CMAKE_MATCH_1}' names ${CMAKE_MATCH_2}, not a file of runtime/src/")
     endif()
   endif()
   if(banner MATCHES "^  // ---- (.+) \\(([a-z_]+/[a-z_0-9]+\\.cpp)\\) -*$")
@@ -87,7 +88,7 @@ foreach(i RANGE ${last})
     continue()  # inline after the class, or a template defined in the header
   endif()
   if(banner STREQUAL "")
-    tc_report(${statement_line} "${name} is declared before the first section banner")
+    tc_report("${statement_where}" "${name} is declared before the first section banner")
     continue()
   endif()
   if(section_file STREQUAL "")
@@ -95,12 +96,12 @@ foreach(i RANGE ${last})
   endif()
   if(NOT section_file IN_LIST where)
     string(REPLACE ";" ", " where "${where}")
-    tc_report(${statement_line}
+    tc_report("${statement_where}"
               "${name} is in section '${section}' (${section_file}) but defined in ${where}")
   endif()
   list(APPEND declared_names "${name}")
   list(APPEND "declared_in_${name}" "${section_file}")
-  set("first_line_of_${name}" ${statement_line})
+  set("first_where_of_${name}" "${statement_where}")
 endforeach()
 list(LENGTH banners n_sections)
 
@@ -109,7 +110,7 @@ list(REMOVE_DUPLICATES declared_names)
 foreach(name IN LISTS declared_names)
   foreach(file IN LISTS "defined_in_${name}")
     if(NOT file IN_LIST "declared_in_${name}")
-      tc_report(${first_line_of_${name}}
+      tc_report("${first_where_of_${name}}"
                 "${name} is also defined in ${file}, which no section declaring it names")
     endif()
   endforeach()

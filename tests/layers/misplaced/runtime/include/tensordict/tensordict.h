@@ -13,10 +13,7 @@ class TensorDict {
   /// Defined here: not reported.
   int size() const { return 0; }
 
-  // ---- shape ops (ops/shape.cpp) ---------------------------------------------------------------
-  /// Overloads defined in both files, declared only here: core/entries.cpp reported.
-  int view(int shape) const;
-  int view(int shape, int dim) const;
+#include "tensordict/members/shape.inc"
 
   // ---- a banner without its file ---------------------------------------------------------------
   int reshape(int shape) const;
