@@ -10,6 +10,7 @@ set(TC_DOCS_INPUT
     ${PROJECT_SOURCE_DIR}/nn/include/tensordict/nn
     ${PROJECT_SOURCE_DIR}/distributed/include/tensordict
     ${PROJECT_SOURCE_DIR}/store/include/tensordict
+    ${PROJECT_SOURCE_DIR}/llm/include/tensordict/llm
     ${PROJECT_SOURCE_DIR}/llm/include/tensorclass/llm)
 
 find_package(Doxygen QUIET)

@@ -5,10 +5,11 @@
 #   target_link_libraries(app PRIVATE TensorClass::nn)  # TensorDictModule, TorchScript bridge
 #   target_link_libraries(app PRIVATE TensorClass::store)  # TensorDicts in Redis (when built)
 # Layout under the prefix:
-#   include/tensordict/            the runtime's headers, nn/ (TensorClass::nn; and distributed.h with
+#   include/tensordict/            the runtime's headers, nn/ (TensorClass::nn), llm/
+#                                  (TensorClass::llm; and distributed.h with
 #                                  TensorClass::distributed, store.h with TensorClass::store, when
 #                                  built)
-#   include/tensorclass/llm/       the llm library's headers
+#   include/tensorclass/llm/       the llm headers' former paths, forwarding (kept one release)
 #   include/tensorclass/generated/ the headers tcgen makes of schemas/ (history.h, reward.h, ...)
 #   share/tensorclass/schemas/     the shipped schemas, for `include:` from users' schemas
 #   lib/cmake/TensorClass/         package config, targets, tensorclass_generate()

@@ -6,9 +6,9 @@
 #include <string_view>
 #include <vector>
 
-#include "tensorclass/llm/chat.h"
+#include "tensordict/llm/chat.h"
 
-namespace tensorclass::llm::detail {
+namespace tensordict::llm::detail {
 
 RenderedChat render_chatml(const std::vector<ChatMessage>& messages, const ChatTemplateOptions& o);
 RenderedChat render_qwen(const std::vector<ChatMessage>& messages, const ChatTemplateOptions& o);
@@ -73,4 +73,4 @@ std::string_view rstrip(std::string_view s);
 size_t find_message_end(std::string_view text, size_t from, std::string_view end,
                         const std::vector<std::string_view>& next);
 
-}  // namespace tensorclass::llm::detail
+}  // namespace tensordict::llm::detail

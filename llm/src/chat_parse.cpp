@@ -4,7 +4,7 @@
 #include "chat_builtin.h"
 #include "tensordict/json.h"
 
-namespace tensorclass::llm::detail {
+namespace tensordict::llm::detail {
 namespace {
 
 // A model's end-of-text token also ends a message (TorchRL's parsers take it for one).
@@ -227,4 +227,4 @@ std::vector<ChatMessage> parse_qwen(std::string_view text) {
   return out;
 }
 
-}  // namespace tensorclass::llm::detail
+}  // namespace tensordict::llm::detail

@@ -5,7 +5,7 @@
 #include "tensordict/errors.h"
 #include "tensordict/json.h"
 
-namespace tensorclass::llm::detail {
+namespace tensordict::llm::detail {
 namespace {
 
 constexpr std::string_view kEndLine = "<|im_end|>\n";
@@ -138,4 +138,4 @@ RenderedChat render_qwen(const std::vector<ChatMessage>& messages,
   return out.finish();
 }
 
-}  // namespace tensorclass::llm::detail
+}  // namespace tensordict::llm::detail

@@ -5,11 +5,11 @@
 #include <mutex>
 
 #include "chat_builtin.h"
-#include "tensorclass/llm/chat.h"
 #include "tensordict/errors.h"
 #include "tensordict/json.h"
+#include "tensordict/llm/chat.h"
 
-namespace tensorclass::llm {
+namespace tensordict::llm {
 namespace {
 
 struct Template {
@@ -394,4 +394,4 @@ size_t find_message_end(std::string_view text, size_t from, std::string_view end
 }
 
 }  // namespace detail
-}  // namespace tensorclass::llm
+}  // namespace tensordict::llm

@@ -3,7 +3,7 @@
 #include "chat_builtin.h"
 #include "tensordict/json.h"
 
-namespace tensorclass::llm::detail {
+namespace tensordict::llm::detail {
 namespace {
 
 constexpr std::string_view kHeaderStart = "<|header_start|>";
@@ -84,4 +84,4 @@ std::vector<ChatMessage> parse_llama(std::string_view text) {
   return out;
 }
 
-}  // namespace tensorclass::llm::detail
+}  // namespace tensordict::llm::detail

@@ -5,7 +5,7 @@
 
 #include "chat_builtin.h"
 
-namespace tensorclass::llm::detail {
+namespace tensordict::llm::detail {
 namespace {
 
 struct RoleLayout {
@@ -144,4 +144,4 @@ std::vector<ChatMessage> parse_dialogpt(std::string_view text) { return parse(di
 std::vector<ChatMessage> parse_falcon(std::string_view text) { return parse(falcon({}), text); }
 std::vector<ChatMessage> parse_deepseek(std::string_view text) { return parse(deepseek({}), text); }
 
-}  // namespace tensorclass::llm::detail
+}  // namespace tensordict::llm::detail

@@ -4,11 +4,11 @@
 #include <array>
 
 #include "history.h"
-#include "tensorclass/llm/conversation.h"
 #include "tensordict/lazy_stack.h"
+#include "tensordict/llm/conversation.h"
 #include "tensordict/memmap.h"
 
-namespace tensorclass::llm {
+namespace tensordict::llm {
 namespace {
 
 using tensordict::TensorDict;
@@ -124,4 +124,4 @@ Json content_parts_json(const TensorDict& parts) {
   return out;
 }
 
-}  // namespace tensorclass::llm
+}  // namespace tensordict::llm

@@ -1,4 +1,4 @@
-#include "tensorclass/llm/conversation.h"
+#include "tensordict/llm/conversation.h"
 
 #include <ATen/ATen.h>
 
@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-namespace tensorclass::llm {
+namespace tensordict::llm {
 namespace {
 
 using tensordict::NonTensorStack;
@@ -282,4 +282,4 @@ Json message_column(const TensorDict& td, const char* key, int64_t n) {
   return out;
 }
 
-}  // namespace tensorclass::llm
+}  // namespace tensordict::llm

@@ -7,32 +7,32 @@
 #include <ostream>
 
 #include "history.h"
-#include "tensorclass/llm/conversation.h"
 #include "tensordict/errors.h"
 #include "tensordict/json.h"
 #include "tensordict/lazy_stack.h"
+#include "tensordict/llm/conversation.h"
 
 namespace torchrl::llm {
 namespace {
 
-using tensorclass::llm::ChatMessage;
+using tensordict::llm::ChatMessage;
 using Rows = std::vector<std::vector<ChatMessage>>;
 using tensordict::ShapeError;
 using tensordict::TensorDict;
 
 Rows rows_of(const TensorDict& td) {
-  if (td.ndim() <= 1) return {tensorclass::llm::conversation_messages(td)};
+  if (td.ndim() <= 1) return {tensordict::llm::conversation_messages(td)};
   if (td.ndim() > 2) {
     throw ShapeError("History supports up to 2 batch dims (conversations x messages), got " +
                      tensordict::shape_str(td.batch_size()));
   }
   Rows rows;
   for (const auto& row : td.unbind(0)) {
-    auto messages = tensorclass::llm::conversation_messages(row);
+    auto messages = tensordict::llm::conversation_messages(row);
     // Padding is dropped here and restored when the rows are stacked again.
     messages.erase(std::remove_if(messages.begin(), messages.end(),
                                   [](const ChatMessage& m) {
-                                    return m.role == tensorclass::llm::kPaddingRole;
+                                    return m.role == tensordict::llm::kPaddingRole;
                                   }),
                    messages.end());
     rows.push_back(std::move(messages));
@@ -41,8 +41,8 @@ Rows rows_of(const TensorDict& td) {
 }
 
 TensorDict tensordict_of(const Rows& rows, int64_t ndim) {
-  return ndim <= 1 ? tensorclass::llm::conversation_tensordict(rows.front())
-                   : tensorclass::llm::batch_tensordict(rows);
+  return ndim <= 1 ? tensordict::llm::conversation_tensordict(rows.front())
+                   : tensordict::llm::batch_tensordict(rows);
 }
 
 int64_t normalize_dim(int64_t dim, int64_t ndim, const char* what) {
@@ -56,7 +56,7 @@ int64_t normalize_dim(int64_t dim, int64_t ndim, const char* what) {
 
 std::string template_of(const HistoryTemplateOptions& options) {
   if (!options.chat_template_name.empty()) return options.chat_template_name;
-  return tensorclass::llm::detect_chat_template(options.tokenizer_name);
+  return tensordict::llm::detect_chat_template(options.tokenizer_name);
 }
 
 }  // namespace
@@ -78,7 +78,7 @@ History History::append(const History& message, bool inplace, int64_t dim) {
   if (ndim() == 1) {
     rows.front().push_back(added.front().front());
   } else if (d == 1) {  // one new message per conversation
-    const auto per_row = tensorclass::llm::conversation_messages(message._tensordict());
+    const auto per_row = tensordict::llm::conversation_messages(message._tensordict());
     if (per_row.size() != rows.size()) {
       throw ShapeError("append: " + std::to_string(per_row.size()) + " messages for " +
                        std::to_string(rows.size()) + " conversations");
@@ -128,11 +128,11 @@ History History::from_chats(const tensordict::Json& chats) {
       throw tensordict::TypeError("from_chats: " + where +
                                   "a chat must be a list of messages, got " + chat.dump());
     }
-    if (chat.empty()) return tensorclass::llm::conversation_tensordict({});
+    if (chat.empty()) return tensordict::llm::conversation_tensordict({});
     std::vector<TensorDict> messages;
     for (size_t i = 0; i < chat.size(); ++i) {
       try {
-        messages.push_back(tensorclass::llm::message_tensordict(chat[i]));
+        messages.push_back(tensordict::llm::message_tensordict(chat[i]));
       } catch (const std::exception& e) {
         throw tensordict::TypeError("from_chats: " + where + "message " + std::to_string(i) + ": " +
                                     e.what());
@@ -149,15 +149,15 @@ History History::from_chats(const tensordict::Json& chats) {
 }
 
 History History::from_text(std::string_view text, std::string_view template_name) {
-  auto messages = tensorclass::llm::parse_chat(text, template_name);
+  auto messages = tensordict::llm::parse_chat(text, template_name);
   if (messages.empty()) throw ::tensordict::ValueError("from_text: the text holds no message");
-  return wrap(tensorclass::llm::conversation_tensordict(messages));
+  return wrap(tensordict::llm::conversation_tensordict(messages));
 }
 
 std::vector<std::string> History::apply_chat_template(const HistoryTemplateOptions& options) const {
   std::vector<std::string> texts;
   for (const auto& row : rows_of(_tensordict())) {
-    texts.push_back(tensorclass::llm::render_chat(row, template_of(options), options).text);
+    texts.push_back(tensordict::llm::render_chat(row, template_of(options), options).text);
   }
   return texts;
 }
@@ -166,15 +166,15 @@ TensorDict History::apply_chat_template_tokens(const HistoryTemplateOptions& opt
   if (!options.tokenizer) {
     throw ::tensordict::ValueError("apply_chat_template_tokens: options.tokenizer is not set");
   }
-  std::vector<tensorclass::llm::Encoding> encodings;
+  std::vector<tensordict::llm::Encoding> encodings;
   std::vector<std::vector<int64_t>> masks;
   size_t longest = 0;
   for (const auto& row : rows_of(_tensordict())) {
-    auto rendered = tensorclass::llm::render_chat(row, template_of(options), options);
+    auto rendered = tensordict::llm::render_chat(row, template_of(options), options);
     encodings.push_back(options.tokenizer(rendered.text));
     if (options.return_assistant_tokens_mask) {
       masks.push_back(
-          tensorclass::llm::assistant_token_mask(encodings.back(), rendered.assistant_spans));
+          tensordict::llm::assistant_token_mask(encodings.back(), rendered.assistant_spans));
     }
     longest = std::max(longest, encodings.back().ids.size());
   }
@@ -214,7 +214,7 @@ HistorySpec History::default_spec(std::vector<int64_t> shape) {
 
 }  // namespace torchrl::llm
 
-namespace tensorclass::llm {
+namespace tensordict::llm {
 
 namespace {
 // Python's str(): a string as is, anything else as its repr.
@@ -254,4 +254,4 @@ tensordict::TensorDict HistorySpec::zero() const {
   return td;
 }
 
-}  // namespace tensorclass::llm
+}  // namespace tensordict::llm

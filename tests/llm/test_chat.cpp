@@ -2,9 +2,12 @@
 // templates' documented layout.
 #include "catch2_compat.h"
 
-#include "tensorclass/llm/chat.h"
+#include <type_traits>
 
-using namespace tensorclass::llm;
+#include "tensorclass/llm/chat.h"  // the former path, forwarding (tensordict/llm/chat.h)
+#include "tensordict/llm/chat.h"
+
+using namespace tensordict::llm;
 
 namespace {
 
@@ -25,6 +28,14 @@ TEST_CASE("chatml_format renders system and user messages", "[chat]") {
   CHECK(base.size() == 77);
   CHECK(render_text(system_user(), "chatml_format", true) == base + "<|im_start|>assistant\n");
   CHECK(render_text(system_user(), "chatml_format", true).size() == 99);
+}
+
+TEST_CASE("the former names tensorclass::llm and tensorclass/llm/ still reach the llm library",
+          "[chat]") {
+  STATIC_REQUIRE(std::is_same_v<tensorclass::llm::ChatMessage, ChatMessage>);
+  const std::vector<tensorclass::llm::ChatMessage> messages = system_user();
+  CHECK(tensorclass::llm::render_chat(messages, "chatml_format", {}).text ==
+        render_text(messages, "chatml_format"));
 }
 
 TEST_CASE("qwen equals chatml for system+user and injects a default system prompt", "[chat]") {

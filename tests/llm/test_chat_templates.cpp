@@ -7,9 +7,9 @@
 // llama bos <|begin_of_text|>).
 #include "catch2_compat.h"
 
-#include "tensorclass/llm/chat.h"
+#include "tensordict/llm/chat.h"
 
-using namespace tensorclass::llm;
+using namespace tensordict::llm;
 
 namespace {
 
@@ -174,10 +174,12 @@ TEST_CASE("continue_final_message keeps or drops whitespace as transformers does
   REQUIRE(r.assistant_spans.size() == 1);
   CHECK(span_text(r, 0) == " France is ");
   // The final message must appear in the rendering: dialogpt drops system messages (empty or not).
-  CHECK_THROWS_WITH(render({{"user", "Q"}, {"system", "S"}}, "dialogpt", false, true),
-                    Catch::Matchers::ContainsSubstring("the final message does not appear in the rendered chat"));
-  CHECK_THROWS_WITH(render({{"user", "Q"}, {"system", ""}}, "dialogpt", false, true),
-                    Catch::Matchers::ContainsSubstring("the final message does not appear in the rendered chat"));
+  CHECK_THROWS_WITH(
+      render({{"user", "Q"}, {"system", "S"}}, "dialogpt", false, true),
+      Catch::Matchers::ContainsSubstring("the final message does not appear in the rendered chat"));
+  CHECK_THROWS_WITH(
+      render({{"user", "Q"}, {"system", ""}}, "dialogpt", false, true),
+      Catch::Matchers::ContainsSubstring("the final message does not appear in the rendered chat"));
 }
 
 TEST_CASE("continue_final_message on an empty final message stops where its content starts",
@@ -299,7 +301,8 @@ TEST_CASE("model names pick templates as TorchRL does", "[chat][templates]") {
                             "facebook/opt-125m", "EleutherAI/pythia-70m", ""}) {
     CHECK(detect_chat_template(other) == "chatml_format");
   }
-  CHECK_THROWS_WITH(render_chat({{"user", "Hi"}}, "jinja"),
-                    Catch::Matchers::StartsWith("unknown chat template 'jinja' (known: chatml_format, qwen, "
-                                      "dialogpt, falcon, deepseek, llama"));
+  CHECK_THROWS_WITH(
+      render_chat({{"user", "Hi"}}, "jinja"),
+      Catch::Matchers::StartsWith("unknown chat template 'jinja' (known: chatml_format, qwen, "
+                                  "dialogpt, falcon, deepseek, llama"));
 }

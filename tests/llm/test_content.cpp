@@ -7,7 +7,7 @@
 #include "catch2_compat.h"
 
 #include "history.h"
-#include "tensorclass/llm/conversation.h"
+#include "tensordict/llm/conversation.h"
 #include "tensordict/memmap.h"
 
 using tensordict::Json;
@@ -93,13 +93,13 @@ TEST_CASE("ContentBase parts round-trip through a History", "[content]") {
   const Json answer = Json::parse(R"([{"type": "function_call", "function_name": "zoom",
                                        "function_args": {"factor": 2}}])");
   History h = History::from_chats(multimodal_chat(answer));
-  const auto messages = tensorclass::llm::conversation_messages(h._tensordict());
+  const auto messages = tensordict::llm::conversation_messages(h._tensordict());
   REQUIRE(messages.size() == 2);
   CHECK(messages[0].content_parts == kParts);
   CHECK(messages[1].content_parts == answer);
   CHECK(h[1].role() == "assistant");
   // A single message (0-D History): its content is the parts themselves, batch [k].
-  const auto one = tensorclass::llm::conversation_messages(h[0]._tensordict());
+  const auto one = tensordict::llm::conversation_messages(h[0]._tensordict());
   REQUIRE(one.size() == 1);
   CHECK(one[0].content_parts == kParts);
   // Parts stored densely (a ContentBase of batch [k], as stack() makes it) read the same.
@@ -110,7 +110,7 @@ TEST_CASE("ContentBase parts round-trip through a History", "[content]") {
   tensordict::TensorDict message({}, {});
   message.set_non_tensor("role", "user");
   message.set("content", ContentBase(dense, {2})._tensordict());
-  CHECK(tensorclass::llm::conversation_messages(message).at(0).content_parts ==
+  CHECK(tensordict::llm::conversation_messages(message).at(0).content_parts ==
         Json::parse(R"([{"type": "text", "text": "Hi"}, {"type": "image", "url": "u"}])"));
   // A batch of such conversations, of different lengths.
   const Json text_answer = Json::parse(R"([{"type": "text", "text": "Zoomed."}])");
@@ -134,7 +134,7 @@ TEST_CASE("a History with content parts memmaps and loads back", "[content][memm
   History back = History::load_memmap(dir.string());
   CHECK(back.apply_chat_template(template_options("llama", false)) ==
         h.apply_chat_template(template_options("llama", false)));
-  const auto messages = tensorclass::llm::conversation_messages(back[0]._tensordict());
+  const auto messages = tensordict::llm::conversation_messages(back[0]._tensordict());
   REQUIRE(messages.size() == 2);
   CHECK(messages[0].content_parts == kParts);
   CHECK(messages[1].content_parts == answer);
@@ -157,8 +157,8 @@ TEST_CASE("typed ContentBase contents are still read", "[content]") {
   // builds them, or dense ones): its messages read as the parts' dicts.
   tensordict::TensorDict message({}, {});
   message.set_non_tensor("role", "user");
-  message.set("content", tensorclass::llm::content_parts_tensordict(kParts));
-  CHECK(tensorclass::llm::conversation_messages(message).at(0).content_parts == kParts);
+  message.set("content", tensordict::llm::content_parts_tensordict(kParts));
+  CHECK(tensordict::llm::conversation_messages(message).at(0).content_parts == kParts);
   CHECK(History::from_tensordict(message).content() == kParts);
   History conversation = History::lazy_stack({History::from_tensordict(message)});
   CHECK(conversation.apply_chat_template(template_options("llama", false))[0] ==
@@ -176,7 +176,7 @@ TEST_CASE("malformed chats name the message, the part and the field", "[content]
           "from_chats: message 0: field 'content': part 1: unknown ContentBase field "
           "'colour' (known: type, text,"));
   // A part without a type is kept, as TorchRL keeps it (the templates do not take it for text).
-  CHECK(tensorclass::llm::conversation_messages(
+  CHECK(tensordict::llm::conversation_messages(
             from(R"([{"role": "user", "content": [{"text": "no type"}]}])")._tensordict())
             .at(0)
             .content_parts == Json::parse(R"([{"text": "no type"}])"));
@@ -184,7 +184,7 @@ TEST_CASE("malformed chats name the message, the part and the field", "[content]
   // print nothing).
   CHECK_THROWS_WITH(from(R"([{"role": "user"}])"),
                     Catch::Matchers::ContainsSubstring("chat message without a content"));
-  CHECK(tensorclass::llm::conversation_messages(
+  CHECK(tensordict::llm::conversation_messages(
             from(R"([{"role": "user", "content": null}])")._tensordict())
             .at(0)
             .content_null);
@@ -199,7 +199,7 @@ TEST_CASE("malformed chats name the message, the part and the field", "[content]
   // Strings and parts may mix in a conversation: each message holds its own content.
   History mixed = from(
       R"([{"role": "user", "content": "a"}, {"role": "user", "content": [{"type": "text", "text": "b"}]}])");
-  const auto mixed_messages = tensorclass::llm::conversation_messages(mixed._tensordict());
+  const auto mixed_messages = tensordict::llm::conversation_messages(mixed._tensordict());
   REQUIRE(mixed_messages.size() == 2);
   CHECK(mixed_messages[0].content == "a");
   CHECK(mixed_messages[1].content_parts == Json::parse(R"([{"type": "text", "text": "b"}])"));
@@ -235,7 +235,7 @@ TEST_CASE("content() of mixed ContentBase parts and strings, and of a batch of t
       Json::parse(R"([{"type": "text", "text": "Hi"}, {"type": "image", "url": "u"}])");
   tensordict::TensorDict with_parts({}, {});
   with_parts.set_non_tensor("role", "user");
-  with_parts.set("content", tensorclass::llm::content_parts_tensordict(parts));
+  with_parts.set("content", tensordict::llm::content_parts_tensordict(parts));
   tensordict::TensorDict plain({}, {});
   plain.set_non_tensor("role", "assistant");
   plain.set_non_tensor("content", "hi");

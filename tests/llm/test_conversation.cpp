@@ -1,9 +1,9 @@
 // History's TensorDict layout <-> chat messages.
 #include "catch2_compat.h"
 
-#include "tensorclass/llm/conversation.h"
+#include "tensordict/llm/conversation.h"
 
-using namespace tensorclass::llm;
+using namespace tensordict::llm;
 using tensordict::TensorDict;
 
 TEST_CASE("a conversation round-trips through its TensorDict layout", "[conversation]") {

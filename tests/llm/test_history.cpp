@@ -8,7 +8,7 @@
 
 #include "chat_fixtures.h"
 #include "history.h"
-#include "tensorclass/llm/conversation.h"
+#include "tensordict/llm/conversation.h"
 #include "tensordict/memmap.h"
 
 using tensordict::Json;
@@ -130,7 +130,7 @@ TEST_CASE("apply_chat_template_tokens pads and masks assistant tokens", "[histor
   options.return_assistant_tokens_mask = true;
   options.pad_token_id = -1;
   options.tokenizer = [](std::string_view text) {  // one token per character
-    tensorclass::llm::Encoding enc;
+    tensordict::llm::Encoding enc;
     for (size_t i = 0; i < text.size(); ++i) {
       enc.ids.push_back(static_cast<unsigned char>(text[i]));
       enc.offsets.push_back({i, i + 1});
@@ -255,7 +255,7 @@ TEST_CASE("from_chats saves what TorchRL's from_chats saves", "[history][memmap]
   // And it loads back to the same messages.
   History back = History::load_memmap(dir.string());
   CHECK(back.batch_size() == (tensordict::BatchSize{2, 2}));
-  const auto second = tensorclass::llm::conversation_messages(back[1]._tensordict());
+  const auto second = tensordict::llm::conversation_messages(back[1]._tensordict());
   REQUIRE(second.size() == 2);
   CHECK(second[0].tool_calls == Json::parse(R"([{"name": "f", "arguments": {"a": 1}}])"));
   CHECK(second[0].tool_responses == Json::array({"r1", "r2"}));

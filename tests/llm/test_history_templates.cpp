@@ -7,13 +7,13 @@
 #include "catch2_compat.h"
 
 #include "history.h"
-#include "tensorclass/llm/conversation.h"
+#include "tensordict/llm/conversation.h"
 
-using tensorclass::llm::ChatMessage;
-using tensorclass::llm::ChatWriter;
-using tensorclass::llm::Encoding;
-using tensorclass::llm::RenderedChat;
 using tensordict::Json;
+using tensordict::llm::ChatMessage;
+using tensordict::llm::ChatWriter;
+using tensordict::llm::Encoding;
+using tensordict::llm::RenderedChat;
 using torchrl::llm::History;
 using torchrl::llm::HistoryTemplateOptions;
 
@@ -35,7 +35,7 @@ Json chat(std::initializer_list<std::pair<const char*, const char*>> messages) {
 
 // "[INST] user [/INST]assistant</s>": a template a user registers, with its inverse.
 RenderedChat render_inst(const std::vector<ChatMessage>& messages,
-                         const tensorclass::llm::ChatTemplateOptions& options) {
+                         const tensordict::llm::ChatTemplateOptions& options) {
   ChatWriter out;
   for (const auto& m : messages) {
     if (m.role == "user") {
@@ -129,14 +129,14 @@ TEST_CASE("from_text(qwen) leaves out the template's default system message", "[
   // Kept when a system message follows it (qwen drops the unknown role "critic" before that):
   // without it, the later system message would render as the first.
   const RenderedChat r =
-      tensorclass::llm::render_chat({{"critic", "x"}, {"system", "Late"}}, "qwen", named("qwen"));
+      tensordict::llm::render_chat({{"critic", "x"}, {"system", "Late"}}, "qwen", named("qwen"));
   CHECK(r.text ==
         "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>system\nLate<|im_"
         "end|>\n");
-  const auto parsed_back = tensorclass::llm::parse_chat(r.text, "qwen");
+  const auto parsed_back = tensordict::llm::parse_chat(r.text, "qwen");
   REQUIRE(parsed_back.size() == 2);
   CHECK(parsed_back[0].content == "You are a helpful assistant.");
-  CHECK(tensorclass::llm::render_chat(parsed_back, "qwen", named("qwen")).text == r.text);
+  CHECK(tensordict::llm::render_chat(parsed_back, "qwen", named("qwen")).text == r.text);
   // A text of the default system message alone (with or without the generation prompt) is that
   // message, as TorchRL reads it; it renders back to the same text.
   const std::string alone = "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n";
@@ -155,10 +155,10 @@ TEST_CASE("qwen: a continued tool message and an empty final assistant parse bac
       {"user", "1+?"}, {"assistant", ""}, {"tool", "first"}, {"tool", "partial result "}};
   messages[1].tool_calls =
       Json::array({Json{{"function", {{"name", "add"}, {"arguments", {{"a", 1}}}}}}});
-  tensorclass::llm::ChatTemplateOptions cont;
+  tensordict::llm::ChatTemplateOptions cont;
   cont.add_generation_prompt = false;
   cont.continue_final_message = true;
-  const RenderedChat r = tensorclass::llm::render_chat(messages, "qwen", cont);
+  const RenderedChat r = tensordict::llm::render_chat(messages, "qwen", cont);
   CHECK(
       r.text ==
       "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\n1+?<|im_end|>"
@@ -170,7 +170,7 @@ TEST_CASE("qwen: a continued tool message and an empty final assistant parse bac
   CHECK(r.text.substr(r.assistant_spans[0].begin,
                       r.assistant_spans[0].end - r.assistant_spans[0].begin) ==
         "\n<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 1}}\n</tool_call>");
-  const auto parsed = tensorclass::llm::parse_chat(r.text, "qwen");
+  const auto parsed = tensordict::llm::parse_chat(r.text, "qwen");
   REQUIRE(parsed.size() == 4);
   CHECK(parsed[1].tool_calls == Json::array({Json{{"name", "add"}, {"arguments", {{"a", 1}}}}}));
   CHECK(parsed[2].content == "first");
@@ -178,7 +178,7 @@ TEST_CASE("qwen: a continued tool message and an empty final assistant parse bac
   CHECK(parsed[3].content == "partial result ");
   CHECK_FALSE(parsed[3].is_complete);
   // Re-rendering the parsed messages gives the text back.
-  CHECK(tensorclass::llm::render_chat(parsed, "qwen", cont).text == r.text);
+  CHECK(tensordict::llm::render_chat(parsed, "qwen", cont).text == r.text);
 
   History empty = History::from_chats(chat({{"user", "Hi"}, {"assistant", ""}}));
   const std::string text = empty.apply_chat_template(named("qwen"))[0];
@@ -187,7 +187,7 @@ TEST_CASE("qwen: a continued tool message and an empty final assistant parse bac
         "\n<|im_start|>assistant\n<|im_end|>\n");
   History back = History::from_text(text, "qwen");
   CHECK(back.content() == Json::array({"Hi", ""}));
-  const auto back_messages = tensorclass::llm::conversation_messages(back._tensordict());
+  const auto back_messages = tensordict::llm::conversation_messages(back._tensordict());
   CHECK(std::all_of(back_messages.begin(), back_messages.end(),
                     [](const ChatMessage& m) { return m.is_complete; }));
 }
@@ -195,13 +195,13 @@ TEST_CASE("qwen: a continued tool message and an empty final assistant parse bac
 TEST_CASE("every template renders a batch, one text per conversation", "[history][templates]") {
   const Json first = chat({{"user", "Hi"}, {"assistant", "Yo"}});
   History batch = History::from_chats(Json::array({first, chat({{"user", "Bye"}})}));
-  for (const auto& name : tensorclass::llm::chat_template_names()) {
+  for (const auto& name : tensordict::llm::chat_template_names()) {
     INFO(name);
     const auto texts = batch.apply_chat_template(named(name, true));
     REQUIRE(texts.size() == 2);
     CHECK(texts[0] == History::from_chats(first).apply_chat_template(named(name, true))[0]);
     const auto back =
-        tensorclass::llm::conversation_messages(History::from_text(texts[1], name)._tensordict());
+        tensordict::llm::conversation_messages(History::from_text(texts[1], name)._tensordict());
     REQUIRE(back.size() == 1);
     CHECK(back[0].content == "Bye");
   }
@@ -209,8 +209,8 @@ TEST_CASE("every template renders a batch, one text per conversation", "[history
 
 TEST_CASE("a template registered with add_chat_template works like a built-in one",
           "[history][templates]") {
-  tensorclass::llm::add_chat_template("inst", render_inst, parse_inst, {"Mistral"});
-  const auto names = tensorclass::llm::chat_template_names();
+  tensordict::llm::add_chat_template("inst", render_inst, parse_inst, {"Mistral"});
+  const auto names = tensordict::llm::chat_template_names();
   CHECK(std::find(names.begin(), names.end(), "inst") != names.end());
   History h = History::from_chats(chat({{"user", "Hi"}, {"assistant", "Yo"}, {"user", "Q"}}));
   const std::string expected = "[INST] Hi [/INST]Yo</s>[INST] Q [/INST]";
@@ -236,9 +236,9 @@ TEST_CASE("a template registered with add_chat_template works like a built-in on
   // The renderer's own errors come through.
   CHECK_THROWS_WITH(History::from_chats(chat({{"critic", "x"}})).apply_chat_template(named("inst")),
                     "inst: role 'critic' is not supported");
-  CHECK_THROWS_WITH(tensorclass::llm::add_chat_template("qwen", render_inst, parse_inst),
+  CHECK_THROWS_WITH(tensordict::llm::add_chat_template("qwen", render_inst, parse_inst),
                     "add_chat_template: 'qwen' is a built-in template and cannot be replaced");
-  CHECK_THROWS_WITH(tensorclass::llm::add_chat_template("half", render_inst, nullptr),
+  CHECK_THROWS_WITH(tensordict::llm::add_chat_template("half", render_inst, nullptr),
                     "add_chat_template: template 'half' needs both a renderer and a parser");
   CHECK_THROWS_WITH(h.apply_chat_template(named("nope")),
                     Catch::Matchers::ContainsSubstring(

@@ -16,13 +16,13 @@
 #include <utility>
 
 #include "history.h"
-#include "tensorclass/llm/conversation.h"
 #include "tensordict/errors.h"
 #include "tensordict/json.h"
+#include "tensordict/llm/conversation.h"
 
-using tensorclass::llm::ChatMessage;
-using tensorclass::llm::Encoding;
 using tensordict::Json;
+using tensordict::llm::ChatMessage;
+using tensordict::llm::Encoding;
 using torchrl::llm::History;
 using torchrl::llm::HistoryTemplateOptions;
 
@@ -190,7 +190,7 @@ TEST_CASE("TorchRL table: the table covers every built-in template", "[llm][torc
   for (const auto& c : table()["render"]) {
     if (!c["template"].is_null()) ++per_template[c["template"].get<std::string>()];
   }
-  for (const auto& name : tensorclass::llm::chat_template_names()) {
+  for (const auto& name : tensordict::llm::chat_template_names()) {
     if (name == "chatml_format" || name == "qwen" || name == "dialogpt" || name == "falcon" ||
         name == "deepseek" || name == "llama") {
       INFO(name);
@@ -300,7 +300,7 @@ Json message_json(const ChatMessage& m) {
 
 Json messages_json(const History& h) {
   Json out = Json::array();
-  for (const auto& m : tensorclass::llm::conversation_messages(h._tensordict())) {
+  for (const auto& m : tensordict::llm::conversation_messages(h._tensordict())) {
     out.push_back(message_json(m));
   }
   return out;
