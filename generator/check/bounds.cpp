@@ -7,7 +7,7 @@
 #include <string>
 
 #include "frontend/input_checks.h"
-#include "model/names.h"
+#include "model/output_names.h"
 
 namespace tcgen {
 namespace {

@@ -11,8 +11,8 @@
 #include "frontend/input_checks.h"
 #include "frontend/type_parser.h"
 #include "model/kinds.h"
-#include "model/names.h"
-#include "model/python_names.h"
+#include "model/name_rules.h"
+#include "model/output_names.h"
 #include "model/source_text.h"
 #include "tensordict/tensor_default.h"
 
@@ -248,7 +248,7 @@ class Checker {
 
   // A `//` comment line ending in a backslash (or `??/`, one under -trigraphs) continues onto
   // the next line; a bidirectional control character makes the header display differently from
-  // what compiles ("Trojan Source"). Words as doc_lines (emit_fields.cpp) splits them: the
+  // what compiles ("Trojan Source"). Words as doc_lines (emit/cpp/fields.cpp) splits them: the
   // escapes cpp_text writes for other characters never end in a backslash.
   void check_doc(const std::string& doc, const SourceLoc& loc, const std::string& what) {
     for (size_t i = 0; i < doc.size();) {

@@ -8,11 +8,10 @@
 #include <sstream>
 
 #include "check/inherit.h"
-#include "emit/emit_python.h"
 #include "emit/yaml_writer.h"
 #include "frontend/type_parser.h"
 #include "frontend/yaml_reader.h"
-#include "model/names.h"
+#include "model/output_names.h"
 
 namespace tcgen {
 
@@ -39,21 +38,6 @@ bool is_under(const std::string& path, const std::string& dir) {
   return std::mismatch(root.begin(), root.end(), file.begin(), file.end()).first == root.end();
 }
 
-// `a/b.py` beside `a/b/c.py`: Python imports `a.b` as the module, and `a.b.c` then fails ("a.b is
-// not a package"), so one of the two modules could never be imported.
-void refuse_module_packages(const std::map<std::string, const Schema*>& module_of,
-                            Diagnostics& diagnostics) {
-  for (const auto& [file, schema] : module_of) {
-    const std::string package = file.substr(0, file.size() - 3) + "/";  // "a/b.py" -> "a/b/"
-    const auto inside = module_of.lower_bound(package);
-    if (inside == module_of.end() || inside->first.rfind(package, 0) != 0) continue;
-    diagnostics.error(inside->second->loc,
-                      "its classes' Python module '" + inside->first + "' lies in the package '" +
-                          package + "', which is also the module '" + file + "' of " +
-                          schema->display_path + ": Python could import only one of them");
-  }
-}
-
 // Emits the requested schemas and, with `options.emit_includes`, the included ones that are not
 // prebuilt.
 void check_and_emit(Compilation& c, const Templates& templates, const CompileOptions& options) {
@@ -69,25 +53,8 @@ void check_and_emit(Compilation& c, const Templates& templates, const CompileOpt
     if (i < c.requested || (options.emit_includes && !prebuilt(c.schemas[i])))
       emitted.push_back(&c.schemas[i]);
   }
-  if (options.language == Language::Cpp) {
-    c.outputs = emit_headers(c.schemas, emitted, c.classes, templates, c.diagnostics);
-    if (c.diagnostics.has_errors()) c.outputs.clear();
-    return;
-  }
-  std::map<std::string, const Schema*> module_of;  // Python module file -> its schema
-  for (const Schema* schema : emitted) {
-    for (auto& output :
-         emit_python_schema(*schema, c.classes, templates, c.diagnostics, options.python_base)) {
-      const auto [it, fresh] = module_of.emplace(output.file_name, schema);
-      if (!fresh) {
-        c.diagnostics.error(schema->loc, "its classes' Python module '" + output.file_name +
-                                             "' is also written from " + it->second->display_path +
-                                             ": one module's classes belong in one schema file");
-      }
-      c.outputs.push_back(std::move(output));
-    }
-  }
-  refuse_module_packages(module_of, c.diagnostics);
+  const EmitRequest request{c.schemas, emitted, c.classes, templates, options.language_options};
+  c.outputs = options.language->emit(request, c.diagnostics);
   if (c.diagnostics.has_errors()) c.outputs.clear();
 }
 

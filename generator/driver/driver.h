@@ -9,8 +9,7 @@
 #include <vector>
 
 #include "check/check.h"
-#include "emit/emit.h"
-#include "emit/emit_python.h"
+#include "emit/languages.h"
 #include "emit/templates.h"
 #include "frontend/clang_reader.h"
 #include "frontend/import_dir.h"
@@ -33,14 +32,11 @@ struct Compilation {
   Diagnostics diagnostics;
 };
 
-/// The language a run emits: C++ headers, or Python modules of the same classes.
-enum class Language { Cpp, Python };
-
 /// How a run reads its inputs and what it emits.
 struct CompileOptions {
-  Language language = Language::Cpp;
-  /// Under Language::Python: what the classes derive from.
-  PythonBase python_base = PythonBase::TensorClass;
+  /// What a run writes (emit/languages.h): C++ headers by default.
+  const OutputLanguage* language = &output_languages().front();
+  LanguageOptions language_options;
   /// An `include:` is looked up beside the including file, then in each of these in order.
   std::vector<std::string> include_dirs;
   /// Searched after `include_dirs`; schemas found here have prebuilt headers (the package's

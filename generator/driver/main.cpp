@@ -180,16 +180,25 @@ int run(int argc, char** argv, std::vector<std::string>& schemas) {
                  "prebuilt (never written with --with-includes)");
   app.add_flag("--with-includes", options.emit_includes,
                "also write the headers of included schemas, except prebuilt ones");
-  const std::map<std::string, tcgen::Language> languages{{"cpp", tcgen::Language::Cpp},
-                                                         {"python", tcgen::Language::Python}};
-  app.add_option("--lang", options.language,
-                 "what to write: cpp (headers, the default) or python (a module per Python "
-                 "module the classes name, a/b/c.py for a.b.c)")
-      ->transform(CLI::CheckedTransformer(languages, CLI::ignore_case));
+  std::vector<std::string> language_names;
+  std::string language_help = "what to write:";
+  for (const auto& language : tcgen::output_languages()) {
+    const bool last = &language == &tcgen::output_languages().back();
+    language_help += std::string(language_names.empty() ? " "
+                                 : last                 ? " or "
+                                                        : ", ") +
+                     language.name + " (" + language.description + ")";
+    language_names.emplace_back(language.name);
+  }
+  app.add_option_function<std::string>(
+         "--lang",
+         [&](const std::string& name) { options.language = &tcgen::output_language(name); },
+         language_help)
+      ->transform(CLI::IsMember(language_names, CLI::ignore_case));
   const std::map<std::string, tcgen::PythonBase> python_bases{
       {"TensorClass", tcgen::PythonBase::TensorClass},
       {"TypedTensorDict", tcgen::PythonBase::TypedTensorDict}};
-  app.add_option("--python-base", options.python_base,
+  app.add_option("--python-base", options.language_options.python_base,
                  "with --lang python, what the classes derive from: TensorClass (the default) or "
                  "TypedTensorDict (declared keys: no defaults, optional fields NotRequired)")
       ->transform(CLI::CheckedTransformer(python_bases, CLI::ignore_case));

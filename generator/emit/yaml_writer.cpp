@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "frontend/type_parser.h"
-#include "model/names.h"
+#include "model/output_names.h"
 
 namespace tcgen {
 namespace {

@@ -71,4 +71,43 @@ std::string escape_sequence(const TextChar& c) {
   return text;
 }
 
+namespace {
+
+// Octal escapes of a character's bytes: `\015`, `\342\200\250`.
+std::string octal_escapes(const std::string& text, size_t at, size_t size) {
+  std::string out;
+  for (size_t i = at; i < at + size; ++i) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    const char octal[] = {'\\', static_cast<char>('0' + (byte >> 6)),
+                          static_cast<char>('0' + ((byte >> 3) & 7)),
+                          static_cast<char>('0' + (byte & 7)), '\0'};
+    out += octal;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string cpp_text(const std::string& text, CppText form) {
+  const bool literal = form != CppText::Comment;
+  const std::string quote = form == CppText::Literal ? "\"" : "";
+  std::string out = quote;
+  for (size_t i = 0; i < text.size();) {
+    const TextChar c = text_char_at(text, i);
+    const bool trigraph = c.value == '?' && i > 0 && text[i - 1] == '?';
+    if (literal && (c.value == '"' || c.value == '\\' || trigraph)) {
+      out += '\\';
+      out += static_cast<char>(c.value);
+    } else if (!needs_escape(c)) {
+      out.append(text, i, c.size);
+    } else if (literal && c.value == '\n') {
+      out += "\\n";
+    } else {
+      out += literal ? octal_escapes(text, i, c.size) : escape_sequence(c);
+    }
+    i += c.size;
+  }
+  return out + quote;
+}
+
 }  // namespace tcgen

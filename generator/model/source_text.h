@@ -1,7 +1,8 @@
 #pragma once
 // User text (docs, string defaults, file names) in generated source: which characters cannot be
-// written as themselves. The one rule that C++'s and Python's spellings of text share
-// (names.h: cpp_text, python_names.h: python_text); every place that writes user text into
+// written as themselves, the one rule that C++'s and Python's spellings of text share, and
+// cpp_text, C++'s spelling (here, not under emit/cpp/, because the checks quote user text with
+// it; Python's, python_text, is emit/python/names.h's). Every place that writes user text into
 // generated code goes through one of those two.
 
 #include <cstddef>
@@ -43,5 +44,20 @@ bool is_plain_text(const std::string& text);
 /// needs_escape: `\t`, `\n`, `\r`, `\xNN` for the other ASCII controls and for a byte that is not
 /// UTF-8, `\uNNNN` for the others.
 std::string escape_sequence(const TextChar& c);
+
+/// Where cpp_text puts user text in a header.
+enum class CppText {
+  Comment,    ///< the text of one `//` comment line (a line feed in it is escaped too)
+  Literal,    ///< a "..." literal holding exactly the text's bytes (up to a NUL: see text_literal)
+  InLiteral,  ///< the same between the quotes a template writes (`"{{header}} was ..."`)
+};
+/// `text` as C++ source of `form`; every place that writes user text into a header (docs, string
+/// defaults, names in literals, the schema's file name) goes through it. Characters that
+/// needs_escape (source_text.h) are escaped: in a comment as `\r`, `\x00`, `\u2028`; in a literal
+/// as octal escapes of their bytes (which never swallow a following digit, as `\x` would), with
+/// `"`, `\` and the second '?' of a pair (a trigraph under -trigraphs) escaped too. A comment
+/// line ending in a backslash would continue onto the next line: check.cpp refuses doc words
+/// that end in one.
+std::string cpp_text(const std::string& text, CppText form);
 
 }  // namespace tcgen

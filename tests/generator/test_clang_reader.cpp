@@ -5,7 +5,7 @@
 #include <regex>
 
 #include "clang_support.h"
-#include "model/names.h"
+#include "model/output_names.h"
 #include "skip.h"
 
 using namespace tcgen_test;

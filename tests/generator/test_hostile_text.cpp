@@ -139,11 +139,11 @@ struct Scratch {
 };
 
 tcgen::Compilation compile_file(const fs::path& dir, const std::string& name,
-                                const std::string& text, tcgen::Language language) {
+                                const std::string& text, const std::string& language) {
   write_text(dir / name, text);
   ScopedCwd cwd(dir);
   tcgen::CompileOptions options;
-  options.language = language;
+  options.language = &tcgen::output_language(language);
   return tcgen::compile({name}, tcgen::builtin_templates(), options);
 }
 
@@ -225,8 +225,7 @@ TEST_CASE("hostile text: a Python module holds exactly the schema's definitions"
     }
   }
   Scratch scratch;
-  const tcgen::Compilation python =
-      compile_file(scratch.dir, "hostile.yaml", yaml, tcgen::Language::Python);
+  const tcgen::Compilation python = compile_file(scratch.dir, "hostile.yaml", yaml, "python");
   INFO(diagnostics_text(python.diagnostics));
   REQUIRE_FALSE(python.diagnostics.has_errors());
   REQUIRE(python.outputs.size() == 1);
@@ -254,8 +253,7 @@ TEST_CASE("hostile text: a Python module holds exactly the schema's definitions"
   }
 
   // The same schema as a header: comments escaped as in Python, literals as octal escapes.
-  const tcgen::Compilation cpp =
-      compile_file(scratch.dir, "hostile.yaml", yaml, tcgen::Language::Cpp);
+  const tcgen::Compilation cpp = compile_file(scratch.dir, "hostile.yaml", yaml, "cpp");
   REQUIRE_FALSE(cpp.diagnostics.has_errors());
   const std::string& header = cpp.outputs.at(0).content;
   CHECK(raw_hostile(header) == "");
@@ -299,8 +297,7 @@ TEST_CASE("hostile text: a docstring reads back as the doc or is an escaped lite
     yaml += "  - {name: D" + std::to_string(i) + ", doc: " + yaml_quoted(doc) + "}\n";
   }
   Scratch scratch;
-  const tcgen::Compilation c =
-      compile_file(scratch.dir, "docs.yaml", yaml, tcgen::Language::Python);
+  const tcgen::Compilation c = compile_file(scratch.dir, "docs.yaml", yaml, "python");
   INFO(diagnostics_text(c.diagnostics));
   REQUIRE(c.outputs.size() == 1);
   write_text(scratch.dir / "docs.py", c.outputs[0].content);
@@ -323,8 +320,9 @@ TEST_CASE("hostile text: a bidirectional control in a doc is refused in both lan
     CAPTURE(hex(c));
     const std::string yaml = "namespace: n\nclasses:\n  - name: A\n    doc: " +
                              yaml_quoted(U"a" + std::u32string(1, c) + U"b") + "\n";
-    for (const auto language : {tcgen::Language::Cpp, tcgen::Language::Python}) {
-      const tcgen::Compilation compiled = compile_file(scratch.dir, "bidi.yaml", yaml, language);
+    for (const auto& language : tcgen::output_languages()) {
+      const tcgen::Compilation compiled =
+          compile_file(scratch.dir, "bidi.yaml", yaml, language.name);
       CHECK(diagnostics_text(compiled.diagnostics) ==
             "bidi.yaml:3:11: error: doc of class 'A' holds a bidirectional control character, "
             "which would make the generated header read differently from what compiles\n");
@@ -375,7 +373,7 @@ TEST_CASE("names Python cannot declare are refused under --lang python with exac
   for (const auto& name : cases) {
     CAPTURE(name);
     tcgen::CompileOptions options;
-    options.language = tcgen::Language::Python;
+    options.language = &tcgen::output_language("python");
     const tcgen::Compilation c =
         tcgen::compile({name + ".yaml"}, tcgen::builtin_templates(), options);
     CHECK(c.outputs.empty());

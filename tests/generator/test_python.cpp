@@ -21,8 +21,8 @@ namespace {
 tcgen::Compilation compile_python(const std::vector<std::string>& schemas,
                                   tcgen::PythonBase base = tcgen::PythonBase::TensorClass) {
   tcgen::CompileOptions options;
-  options.language = tcgen::Language::Python;
-  options.python_base = base;
+  options.language = &tcgen::output_language("python");
+  options.language_options.python_base = base;
   return tcgen::compile(schemas, tcgen::builtin_templates(), options);
 }
 

@@ -97,7 +97,7 @@ TEST_CASE("class options: the Python class takes each row's keyword", "[generato
   const fs::path dir = fs::temp_directory_path() / ("tc-vocabulary-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   tcgen::CompileOptions options;
-  options.language = tcgen::Language::Python;
+  options.language = &tcgen::output_language("python");
   for (const auto& row : tensordict::kClassOptions) {
     ScopedCwd cwd(dir);
     INFO(row.name);

@@ -5,7 +5,8 @@
 #include <map>
 #include <utility>
 
-#include "model/names.h"
+#include "model/field_spec.h"
+#include "model/output_names.h"
 #include "tensordict/dtype.h"
 #include "tensordict/errors.h"
 

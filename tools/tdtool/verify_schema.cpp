@@ -17,7 +17,7 @@
 #include "driver/driver.h"
 #include "frontend/type_parser.h"
 #include "model/kinds.h"
-#include "model/names.h"
+#include "model/output_names.h"
 #include "schema_spec.h"
 #include "tensordict/class_load_check.h"
 #include "tensordict/dtype.h"

@@ -1,20 +1,17 @@
 #pragma once
-// Emitting: model -> view models (all C++ spelling done here and in names.h) -> Mustache.
+// Emitting C++: model -> view models (all C++ spelling done here and in emit/cpp/names.h) ->
+// Mustache.
 
 #include <map>
 #include <string>
 #include <vector>
 
+#include "emit/output.h"
 #include "emit/templates.h"
 #include "model/diagnostics.h"
 #include "model/model.h"
 
 namespace tcgen {
-
-struct Output {
-  std::string file_name;  ///< relative to the output directory
-  std::string content;
-};
 
 /// The fingerprint of each generated header a header includes, by its schema's display path
 /// (emit_headers computes them).

@@ -1,9 +1,9 @@
-#include "emit/emit_fields.h"
+#include "emit/cpp/fields.h"
 
 #include <sstream>
 
+#include "emit/cpp/names.h"
 #include "model/kinds.h"
-#include "model/names.h"
 
 namespace tcgen {
 namespace {

@@ -1,6 +1,7 @@
 #pragma once
-// Python spelling of schema names, types and values, in one place (names.h is C++'s): the module
-// a class lives in, annotations, default values, keywords.
+// Python spelling of schema names, types and values, in one place (emit/cpp/names.h is C++'s):
+// module files, annotations, default values, keywords, imports. (A class's dotted Python name is
+// model/output_names.h.)
 
 #include <nlohmann/json.hpp>
 
@@ -10,14 +11,10 @@
 
 #include "model/model.h"
 #include "model/name_rules.h"
+#include "model/output_names.h"
 
 namespace tcgen {
 
-/// The class's dotted Python name: the schema's `python` name, else `<namespace dotted>.<Name>`.
-std::string python_dotted_name(const Class& cls);
-/// The module part of python_dotted_name, and the class name part.
-std::string python_module(const Class& cls);
-std::string python_class_name(const Class& cls);
 /// The file of a module, relative to an output directory: `a/b/c.py` for `a.b.c`.
 std::string python_module_file(const std::string& module);
 

@@ -1,17 +1,16 @@
-#include "model/names.h"
+#include "emit/cpp/names.h"
 
 #include <algorithm>
 #include <array>
 #include <cctype>
 #include <cmath>
-#include <filesystem>
 #include <limits>
 #include <set>
 #include <sstream>
 #include <utility>
 
+#include "model/field_spec.h"
 #include "model/kinds.h"
-#include "model/python_names.h"
 #include "model/source_text.h"
 
 namespace tcgen {
@@ -19,25 +18,6 @@ namespace tcgen {
 std::string aten_dtype(const std::string& dtype) {
   return "::at::k" + std::string(schema_dtype(dtype)->scalar_type);
 }
-
-std::vector<std::string> option_names(const tensordict::ClassOptions& options) {
-  std::vector<std::string> names;
-  for (const auto& row : tensordict::kClassOptions) {
-    if (options.has(row.option)) names.emplace_back(row.name);
-  }
-  return names;
-}
-
-std::string accessor_name(const Field& field) {
-  const auto is_member = [](const std::string& name) {
-    return is_tensorclass_member_name(name) || is_tensordict_member_name(name);
-  };
-  const bool hides_member =
-      is_reserved_name(field.name) || is_member(field.name) || is_member("set_" + field.name);
-  return hides_member ? std::string(tensordict::kReservedFieldPrefix) + field.name : field.name;
-}
-
-std::string setter_name(const Field& field) { return "set_" + accessor_name(field); }
 
 std::string cpp_type(const Type& type, const std::string& current_namespace) {
   switch (form_of(type)) {
@@ -61,10 +41,6 @@ std::string qualified_class_name(const Class& cls, const std::string& current_na
   if (cls.cpp_namespace == current_namespace && !hidden) return cls.name;
   if (cls.cpp_namespace.empty()) return hidden ? "::" + cls.name : cls.name;
   return "::" + cls.cpp_namespace + "::" + cls.name;
-}
-
-std::string python_type_string(const Class& cls) {
-  return "<class '" + python_dotted_name(cls) + "'>";
 }
 
 std::string optional_of(const std::string& type) { return "::std::optional<" + type + ">"; }
@@ -127,50 +103,7 @@ std::string json_literal(const std::string& text) {
   return "R\"" + delimiter + "(" + text + ")" + delimiter + "\"";
 }
 
-// A default as the runtime reads it back: numbers of float fields as floats (2 -> 2.0), so that
-// the value stored is the one Args' `2.0` gives.
-nlohmann::ordered_json typed_default(const nlohmann::ordered_json& value, const Type& type) {
-  const Type& element = element_type(type);
-  if (traits(element.kind).tensors == TensorHolds::Floating && value.is_number_integer()) {
-    return static_cast<double>(value.get<int64_t>());
-  }
-  if (element.kind != TypeKind::List || !value.is_array()) return value;
-  nlohmann::ordered_json items = nlohmann::ordered_json::array();
-  for (const auto& item : value) items.push_back(typed_default(item, element.args.at(0)));
-  return items;
-}
-
 }  // namespace
-
-FieldSpecFacts field_spec_facts(const Field& field) {
-  const Type& element = element_type(field.type);
-  FieldSpecFacts facts;
-  facts.kind = field_kind(element.kind);
-  facts.optional = is_optional(field.type);
-  if (element.kind == TypeKind::Class) facts.nested_class = element.class_name;
-  facts.wrapper = element.wrapper;
-  if (traits(element.kind).is_tensordict && element.args.size() == 2) {
-    facts.tensor_values = true;
-    facts.dtype = element.args[1].dtype;
-  }
-  if (element.kind == TypeKind::Tensor) {
-    facts.dtype = element.dtype;
-    if (element.shape) {
-      facts.shape.emplace();
-      for (const auto& d : *element.shape) facts.shape->push_back(d.name.empty() ? d.size : -1);
-    }
-  }
-  // What loading a directory of an older schema version needs: the value of a field it lacks,
-  // the names it may hold the field under.
-  const auto& value = field.default_value;
-  if (value && !value->is_null() && value->dump().find("null") == std::string::npos) {
-    // (JSON spells .inf and .nan as null: such a default is left out, the field stays required)
-    facts.default_json = typed_default(*value, field.type).dump(-1, ' ', true);
-  }
-  facts.old_names = field.renamed_from;
-  facts.deprecated = field.deprecated.has_value();
-  return facts;
-}
 
 std::vector<std::string> field_spec_calls(const Field& field, const std::string& nested) {
   const FieldSpecFacts facts = field_spec_facts(field);
@@ -192,45 +125,6 @@ std::vector<std::string> field_spec_calls(const Field& field, const std::string&
   }
   if (facts.deprecated) calls.push_back(".as_deprecated()");
   return calls;
-}
-
-namespace {
-
-// Octal escapes of a character's bytes: `\015`, `\342\200\250`.
-std::string octal_escapes(const std::string& text, size_t at, size_t size) {
-  std::string out;
-  for (size_t i = at; i < at + size; ++i) {
-    const auto byte = static_cast<unsigned char>(text[i]);
-    const char octal[] = {'\\', static_cast<char>('0' + (byte >> 6)),
-                          static_cast<char>('0' + ((byte >> 3) & 7)),
-                          static_cast<char>('0' + (byte & 7)), '\0'};
-    out += octal;
-  }
-  return out;
-}
-
-}  // namespace
-
-std::string cpp_text(const std::string& text, CppText form) {
-  const bool literal = form != CppText::Comment;
-  const std::string quote = form == CppText::Literal ? "\"" : "";
-  std::string out = quote;
-  for (size_t i = 0; i < text.size();) {
-    const TextChar c = text_char_at(text, i);
-    const bool trigraph = c.value == '?' && i > 0 && text[i - 1] == '?';
-    if (literal && (c.value == '"' || c.value == '\\' || trigraph)) {
-      out += '\\';
-      out += static_cast<char>(c.value);
-    } else if (!needs_escape(c)) {
-      out.append(text, i, c.size);
-    } else if (literal && c.value == '\n') {
-      out += "\\n";
-    } else {
-      out += literal ? octal_escapes(text, i, c.size) : escape_sequence(c);
-    }
-    i += c.size;
-  }
-  return out + quote;
 }
 
 std::string nullopt_literal() { return "::std::nullopt"; }
@@ -285,10 +179,6 @@ std::string default_literal(const nlohmann::ordered_json& value, const Type& typ
   if (value.is_string()) return text_literal(value.get_ref<const std::string&>());
   if (value.is_array()) return list_literal(value, element);
   return number_literal(value, element);
-}
-
-std::string header_name(const std::string& schema_path) {
-  return std::filesystem::path(schema_path).stem().string() + ".h";
 }
 
 }  // namespace tcgen

@@ -1,4 +1,4 @@
-#include "model/python_names.h"
+#include "emit/python/names.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,30 +9,11 @@
 #include <stdexcept>
 
 #include "model/kinds.h"
-#include "model/names.h"
+#include "model/output_names.h"
 #include "model/source_text.h"
 #include "tensordict/tensor_default.h"
 
 namespace tcgen {
-
-std::string python_dotted_name(const Class& cls) {
-  if (!cls.python_name.empty()) return cls.python_name;
-  std::string dotted = cls.cpp_namespace;
-  for (size_t at = dotted.find("::"); at != std::string::npos; at = dotted.find("::"))
-    dotted.replace(at, 2, ".");
-  return (dotted.empty() ? "" : dotted + ".") + cls.name;
-}
-
-std::string python_module(const Class& cls) {
-  const std::string dotted = python_dotted_name(cls);
-  const size_t dot = dotted.rfind('.');
-  return dot == std::string::npos ? "" : dotted.substr(0, dot);
-}
-
-std::string python_class_name(const Class& cls) {
-  const std::string dotted = python_dotted_name(cls);
-  return dotted.substr(dotted.rfind('.') + 1);  // npos + 1 == 0
-}
 
 std::string python_module_file(const std::string& module) {
   std::string path = module;

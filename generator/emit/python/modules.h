@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "emit/emit.h"
+#include "emit/output.h"
 #include "emit/templates.h"
 #include "model/diagnostics.h"
 #include "model/model.h"
@@ -26,5 +26,11 @@ enum class PythonBase { TensorClass, TypedTensorDict };
 std::vector<Output> emit_python_schema(const Schema& schema, const ClassIndex& classes,
                                        const Templates& templates, Diagnostics& diagnostics,
                                        PythonBase base = PythonBase::TensorClass);
+/// The modules of every schema of `emitted`, each by emit_python_schema; two schemas writing one
+/// module, or a module that is also the package of another (`a/b.py` beside `a/b/c.py`), are
+/// reported to `diagnostics`.
+std::vector<Output> emit_python_modules(const std::vector<const Schema*>& emitted,
+                                        const ClassIndex& classes, const Templates& templates,
+                                        Diagnostics& diagnostics, PythonBase base);
 
 }  // namespace tcgen

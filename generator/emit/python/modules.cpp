@@ -1,4 +1,4 @@
-#include "emit/emit_python.h"
+#include "emit/python/modules.h"
 
 #include <kainjow/mustache.hpp>
 
@@ -9,13 +9,28 @@
 #include <utility>
 #include <vector>
 
+#include "emit/python/names.h"
 #include "emit/render.h"
-#include "model/names.h"
-#include "model/python_names.h"
+#include "model/field_spec.h"
 #include "version.h"
 
 namespace tcgen {
 namespace {
+
+// `a/b.py` beside `a/b/c.py`: Python imports `a.b` as the module, and `a.b.c` then fails ("a.b is
+// not a package"), so one of the two modules could never be imported.
+void refuse_module_packages(const std::map<std::string, const Schema*>& module_of,
+                            Diagnostics& diagnostics) {
+  for (const auto& [file, schema] : module_of) {
+    const std::string package = file.substr(0, file.size() - 3) + "/";  // "a/b.py" -> "a/b/"
+    const auto inside = module_of.lower_bound(package);
+    if (inside == module_of.end() || inside->first.rfind(package, 0) != 0) continue;
+    diagnostics.error(inside->second->loc,
+                      "its classes' Python module '" + inside->first + "' lies in the package '" +
+                          package + "', which is also the module '" + file + "' of " +
+                          schema->display_path + ": Python could import only one of them");
+  }
+}
 
 using kainjow::mustache::data;
 
@@ -494,6 +509,26 @@ std::vector<Output> emit_python_schema(const Schema& schema, const ClassIndex& c
     file.set("classes", view.classes);
     outputs.push_back(Output{python_module_file(module), renderer.render("python_module", file)});
   }
+  return outputs;
+}
+
+std::vector<Output> emit_python_modules(const std::vector<const Schema*>& emitted,
+                                        const ClassIndex& classes, const Templates& templates,
+                                        Diagnostics& diagnostics, PythonBase base) {
+  std::vector<Output> outputs;
+  std::map<std::string, const Schema*> module_of;  // Python module file -> its schema
+  for (const Schema* schema : emitted) {
+    for (auto& output : emit_python_schema(*schema, classes, templates, diagnostics, base)) {
+      const auto [it, fresh] = module_of.emplace(output.file_name, schema);
+      if (!fresh) {
+        diagnostics.error(schema->loc, "its classes' Python module '" + output.file_name +
+                                           "' is also written from " + it->second->display_path +
+                                           ": one module's classes belong in one schema file");
+      }
+      outputs.push_back(std::move(output));
+    }
+  }
+  refuse_module_packages(module_of, diagnostics);
   return outputs;
 }
 

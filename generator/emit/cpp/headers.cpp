@@ -1,4 +1,4 @@
-#include "emit/emit.h"
+#include "emit/cpp/headers.h"
 
 #include <kainjow/mustache.hpp>
 
@@ -7,10 +7,10 @@
 #include <functional>
 #include <set>
 
-#include "emit/emit_fields.h"
+#include "emit/cpp/fields.h"
+#include "emit/cpp/names.h"
 #include "emit/render.h"
 #include "model/kinds.h"
-#include "model/names.h"
 #include "version.h"
 
 namespace tcgen {
