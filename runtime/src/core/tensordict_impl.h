@@ -89,12 +89,16 @@ struct TensorDictImpl : Slots {
   // the index (copy-on-write) instead of rebuilding it.
   std::vector<std::string> keys;
 
-  /// Slot of `key` or -1.
+  /// Slot of `key` or -1. Up to kScannedKeys keys are compared in turn, which costs less than
+  /// hashing and probing (libstdc++'s small unordered_maps do the same): nested TensorDicts often
+  /// hold a handful of keys.
   int64_t find(const std::string& key) const {
+    if (keys.size() <= kScannedKeys) return scan(key);
     return index_ ? index_->find(key, key_hash(key), keys) : -1;
   }
   /// Slot of component `i` of `key` or -1 (the key's remembered hash: no hashing when reused).
   int64_t find(const NestedKey& key, size_t i) const {
+    if (keys.size() <= kScannedKeys) return scan(key[i]);
     return index_ ? index_->find(key[i], key.hash(i), keys) : -1;
   }
   /// Appends an entry without any check (callers validated it).
@@ -134,6 +138,13 @@ struct TensorDictImpl : Slots {
   void reindex();
 
  private:
+  static constexpr size_t kScannedKeys = 8;
+  int64_t scan(const std::string& key) const {
+    for (size_t slot = 0; slot < keys.size(); ++slot) {
+      if (keys[slot] == key) return static_cast<int64_t>(slot);
+    }
+    return -1;
+  }
   void forget_layout() { layout.store(nullptr, std::memory_order_relaxed); }
 
   std::shared_ptr<KeyIndex> index_;  // null until the first key (saves an allocation per op)
