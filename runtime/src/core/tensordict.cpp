@@ -349,11 +349,25 @@ Value TensorDict::get_value(const NestedKey& key) const {
   return parent.impl_->values[static_cast<size_t>(slot)];
 }
 
+namespace {
+
+// get's checked path, out of line so that the fast path keeps a small frame: the lazy form, and
+// the error of a key that is missing or holds no tensor.
+[[gnu::noinline]] at::Tensor get_checked(const TensorDict& td, const NestedKey& key) {
+  Value value = td.get_value(key);
+  if (!value.is_tensor()) {
+    throw TypeError("key " + key.repr() + " holds a " + value.kind_name() + ", not a Tensor");
+  }
+  return value.tensor();
+}
+
+}  // namespace
+
 at::Tensor TensorDict::get(const NestedKey& key) const {
   // Fast path: walk the levels by pointer (no handle or Value copies); any miss falls through to
-  // the checked path below, which throws the right error.
+  // the checked path, which throws the right error.
   const TensorDictImpl* node = impl_.get();
-  for (size_t i = 0; node; ++i) {
+  for (size_t i = 0;; ++i) {
     const int64_t slot = node->find(key, i);
     if (slot < 0) break;
     const Value& value = node->values[static_cast<size_t>(slot)];
@@ -362,13 +376,10 @@ at::Tensor TensorDict::get(const NestedKey& key) const {
       break;
     }
     const TensorDict* child = value.tensordict_if();
-    node = child ? &detail::impl_of(*child) : nullptr;
+    if (!child) break;
+    node = &detail::impl_of(*child);
   }
-  Value value = get_value(key);
-  if (!value.is_tensor()) {
-    throw TypeError("key " + key.repr() + " holds a " + value.kind_name() + ", not a Tensor");
-  }
-  return value.tensor();
+  return get_checked(*this, key);
 }
 
 at::Tensor TensorDict::get(const NestedKey& key, const at::Tensor& default_value) const {
