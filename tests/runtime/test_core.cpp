@@ -139,6 +139,31 @@ TEST_CASE("get with a default, missing keys", "[core]") {
                        Catch::Matchers::Message("key 'missing' not found in TensorDict"));
 }
 
+TEST_CASE("keys that differ in one byte are told apart, whatever their length", "[core][keys]") {
+  // Lookups compare names word by word (overlapping loads); each length class and each byte
+  // position must still count. Two keys take the scan, a hundred the hashed index.
+  std::vector<std::string> names;
+  for (size_t n = 0; n <= 24; ++n) {
+    std::string base;
+    for (size_t i = 0; i < n; ++i) base += static_cast<char>('a' + i % 26);
+    names.push_back(base);
+    for (size_t pos = 0; pos < n; ++pos) {
+      std::string other = base;
+      other[pos] = 'Z';
+      TensorDict pair({{base, arange(1)}, {other, arange(2)}});
+      CHECK(pair.get(base).numel() == 1);
+      CHECK(pair.get(NestedKey{other}).numel() == 2);
+      CHECK_FALSE(pair.contains(base + "a"));
+      if (n >= 4) names.push_back(other);
+    }
+  }
+  TensorDict many;
+  for (size_t i = 0; i < names.size(); ++i) many.set(names[i], arange(static_cast<int64_t>(i)));
+  REQUIRE(many.keys().size() == names.size());
+  for (size_t i = 0; i < names.size(); ++i)
+    CHECK(many.get(NestedKey{names[i]}).numel() == static_cast<int64_t>(i));
+}
+
 TEST_CASE("keys, values and items follow insertion order, children before their parent",
           "[core][keys]") {
   TensorDict td({}, {2});

@@ -2,6 +2,8 @@
 // The state behind a TensorDict handle, shared by the runtime's translation units (not installed).
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 
@@ -9,6 +11,29 @@
 #include "tensordict/tensordict.h"
 
 namespace tensordict::detail {
+
+/// Key equality in at most two overlapping word loads per side, without a call into libc's
+/// memcmp: keys are short, and a nested get compares one name per level.
+inline bool same_key(const std::string& a, const std::string& b) noexcept {
+  const size_t n = a.size();
+  if (n != b.size()) return false;
+  const char* p = a.data();
+  const char* q = b.data();
+  const auto differ = [&](auto word) {
+    decltype(word) x0, y0, x1, y1;
+    std::memcpy(&x0, p, sizeof word);
+    std::memcpy(&y0, q, sizeof word);
+    std::memcpy(&x1, p + n - sizeof word, sizeof word);
+    std::memcpy(&y1, q + n - sizeof word, sizeof word);
+    return ((x0 ^ y0) | (x1 ^ y1)) != 0;
+  };
+  if (n > 16) return std::memcmp(p, q, n) == 0;
+  if (n >= 8) return !differ(uint64_t{});
+  if (n >= 4) return !differ(uint32_t{});
+  for (size_t i = 0; i < n; ++i)
+    if (p[i] != q[i]) return false;
+  return true;
+}
 
 /// Key -> slot index of a TensorDict: open addressing over one contiguous table of (hash, slot),
 /// power-of-two sized. Lookups touch one cache line in the common case and never divide, which
@@ -21,7 +46,7 @@ class KeyIndex {
     for (size_t i = h & mask_;; i = (i + 1) & mask_) {
       const Entry& e = table_[i];
       if (e.slot == 0) return -1;
-      if (e.hash == h && keys[e.slot - 1] == key) return static_cast<int64_t>(e.slot - 1);
+      if (e.hash == h && same_key(keys[e.slot - 1], key)) return static_cast<int64_t>(e.slot - 1);
     }
   }
   /// Room for `n` keys without growing.
@@ -141,7 +166,7 @@ struct TensorDictImpl : Slots {
   static constexpr size_t kScannedKeys = 8;
   int64_t scan(const std::string& key) const {
     for (size_t slot = 0; slot < keys.size(); ++slot) {
-      if (keys[slot] == key) return static_cast<int64_t>(slot);
+      if (same_key(keys[slot], key)) return static_cast<int64_t>(slot);
     }
     return -1;
   }
