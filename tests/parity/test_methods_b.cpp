@@ -1,5 +1,6 @@
 // Port of Python tensordict v0.14.0 test/tensordict/test_methods.py, class TestTensorDicts, part
-// two (test_getitem_ellipsis .. test_popitem), on the fixtures td, nested_td and stacked_td.
+// two (test_getitem_ellipsis .. test_non_tensor_data_flatten_keys), on the fixtures td,
+// nested_td and stacked_td.
 #include <ATen/ATen.h>
 #include <ATen/TensorIndexing.h>
 
@@ -569,52 +570,4 @@ TEST_CASE("test_methods: test_non_tensor_data_flatten_keys", "[parity][methods]"
     }
   };
   check(td_flat.get_non_tensor("this.will"));
-}
-
-TEST_CASE("test_methods: test_pad", "[parity][methods]") {
-  PARITY_FIXTURE();
-  const std::vector<std::vector<int64_t>> paddings{{0, 1, 0, 2}, {1, 0, 0, 2}, {1, 0, 2, 1}};
-  for (const auto& pad_size : paddings) {
-    const TensorDict padded_td = td.pad(pad_size);
-    std::vector<int64_t> amount_expanded(pad_size.size() / 2);
-    for (size_t i = 0; i < pad_size.size(); i += 2)
-      amount_expanded[i / 2] = pad_size[i] + pad_size[i + 1];
-    for (const auto& key : padded_td.keys()) {
-      INFO(key);
-      std::vector<int64_t> expected = *td.get_value(key).shape();
-      for (size_t i = 0; i < amount_expanded.size(); ++i) expected[i] += amount_expanded[i];
-      CHECK(*padded_td.get_value(key).shape() == expected);
-    }
-  }
-  CHECK_THROWS(td.pad(std::vector<int64_t>(100, 0)));
-  CHECK_THROWS(td.pad({0}));
-}
-
-TEST_CASE("test_methods: test_pop", "[parity][methods]") {
-  PARITY_FIXTURE();
-  CHECK(has_key(td.keys(), "a"));
-  const at::Tensor a = td["a"].clone();
-  td.unlock_();
-  Value out = td.pop("a");
-  CHECK((out.tensor() == a).all().item<bool>());
-  CHECK_FALSE(has_key(td.keys(), "a"));
-  CHECK(has_key(td.keys(), "b"));
-  const at::Tensor b = td["b"].clone();
-  const at::Tensor default_value = at::zeros_like(b);
-  CHECK((default_value != b).all().item<bool>());
-  out = td.pop("b", default_value);
-  CHECK(at::ne(out.tensor(), default_value).all().item<bool>());
-  CHECK((out.tensor() == b).all().item<bool>());
-  CHECK_FALSE(has_key(td.keys(), "z"));
-  out = td.pop("z", default_value);
-  CHECK((out.tensor() == default_value).all().item<bool>());
-  CHECK_THROWS_AS(td.pop("z"), KeyError);
-}
-
-TEST_CASE("test_methods: test_popitem", "[parity][methods]") {
-  PARITY_FIXTURE();
-  td.unlock_();
-  const size_t before = td.keys().size();
-  CHECK_NOTHROW(td.popitem());
-  CHECK(td.keys().size() == before - 1);
 }
