@@ -1,6 +1,7 @@
 #include "check/check.h"
 
 #include "check/bounds.h"
+#include "check/cycles.h"
 
 #include <algorithm>
 #include <cmath>
@@ -85,7 +86,7 @@ class Checker {
       check_bounds(schema, diagnostics_);
       for (const auto& cls : schema.classes) check_class(cls);
     }
-    check_cycles();
+    check_nesting_cycles(index_, diagnostics_);
     return index_;
   }
 
@@ -206,7 +207,7 @@ class Checker {
         diagnostics_.error(field.loc, "field name '" + field.name +
                                           "' collides with a name the generated header uses");
       }
-      if (!field.name.empty() && field.name == nested_class(field.type)) {
+      if (!field.name.empty() && field.name == nested_class_name(field.type)) {
         diagnostics_.error(field.loc, "field name '" + field.name +
                                           "' is also its type's name (the generated class "
                                           "could no longer name the type)");
@@ -541,49 +542,6 @@ class Checker {
                              " (as by Python's @tensorclass), which does not fit the batch dims (" +
                              dims + "): only a batch-less instance can hold it" +
                              (keeps.empty() ? "" : "; " + keeps + " keeps it a plain value"));
-  }
-
-  // Depth-first search over "class A has a field of class B" edges.
-  void check_cycles() {
-    std::set<std::string> done;
-    std::vector<const Class*> path;
-    std::function<void(const Class*)> visit = [&](const Class* cls) {
-      if (done.count(cls->name)) return;
-      path.push_back(cls);
-      for (const auto& field : cls->fields) {
-        std::string target = nested_class(field.type);
-        if (target.empty() || !index_.count(target)) continue;
-        const Class* next = index_.at(target);
-        // An optional field of the class's own type is a recursive class (Python's
-        // `next: Optional["Node"] = None`): an instance ends where the field is None.
-        if (next == cls && is_optional(field.type)) continue;
-        auto on_path = std::find(path.begin(), path.end(), next);
-        if (on_path != path.end()) {
-          report_cycle(std::vector<const Class*>(on_path, path.end()), field);
-        } else {
-          visit(next);
-        }
-      }
-      path.pop_back();
-      done.insert(cls->name);
-    };
-    for (const auto& [name, cls] : index_) visit(cls);
-  }
-
-  static std::string nested_class(const Type& type) {
-    if (type.kind == TypeKind::Class) return type.class_name;
-    if (type.kind == TypeKind::Optional && !type.args.empty()) return nested_class(type.args[0]);
-    return "";
-  }
-
-  void report_cycle(const std::vector<const Class*>& cycle, const Field& closing) {
-    std::string chain;
-    for (const Class* c : cycle) chain += c->name + " -> ";
-    chain += cycle.front()->name;
-    diagnostics_.error(closing.type.loc,
-                       "nesting cycle: " + chain +
-                           " (a class cannot contain itself; only an optional field of its own "
-                           "type may nest it)");
   }
 
   Diagnostics& diagnostics_;

@@ -1,5 +1,6 @@
 #include "emit/render.h"
 
+#include <algorithm>
 #include <functional>
 #include <set>
 
@@ -30,25 +31,30 @@ std::string trim_newlines(std::string text) {
   return text;
 }
 
-std::string nested_class_name(const Type& type) {
-  const Type& element = element_type(type);
-  return element.kind == TypeKind::Class ? element.class_name : "";
-}
-
 std::vector<const Class*> declaration_order(const Schema& schema, const ClassIndex& classes) {
   std::vector<const Class*> order;
-  std::set<std::string> placed;
+  std::set<std::string> placed, placing;
+  const auto same_file = [&](const Class& cls) { return cls.schema_path == schema.display_path; };
+  // A class whose base is still being placed waits for it: a base always comes first, a nested
+  // class only when no cycle runs back (then its holder refers to it before it is complete).
+  const auto waits = [&](const Class& cls) {
+    const auto chain = bases_of(cls, classes);
+    return std::any_of(chain.begin(), chain.end(),
+                       [&](const Class* base) { return placing.count(base->name) > 0; });
+  };
   std::function<void(const Class&)> place = [&](const Class& cls) {
-    if (!placed.insert(cls.name).second) return;
+    if (placed.count(cls.name) || !placing.insert(cls.name).second) return;
     for (const Class* base : bases_of(cls, classes)) {
-      if (base->schema_path == cls.schema_path) place(*base);
+      if (same_file(*base)) place(*base);
     }
     for (const auto& field : cls.fields) {
-      for (const auto& other : schema.classes) {
-        const std::string nested = nested_class_name(field.type);
-        if (!nested.empty() && classes.at(nested) == &other) place(other);
-      }
+      const std::string nested = nested_class_name(field.type);
+      if (nested.empty()) continue;
+      const Class& other = *classes.at(nested);
+      if (same_file(other) && !waits(other)) place(other);
     }
+    placing.erase(cls.name);
+    placed.insert(cls.name);
     order.push_back(&cls);
   };
   for (const auto& cls : schema.classes) place(cls);

@@ -36,8 +36,6 @@ class Renderer {
 /// `text` without its trailing newlines (a rendered part goes into a template's line).
 std::string trim_newlines(std::string text);
 
-/// The class a field of `type` nests (through `optional[...]`), or "".
-std::string nested_class_name(const Type& type);
 /// Classes of the file, each after the classes of the same file it nests (C++ needs them
 /// complete, Python bound).
 std::vector<const Class*> declaration_order(const Schema& schema, const ClassIndex& classes);

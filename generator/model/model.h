@@ -77,6 +77,11 @@ inline bool is_optional(const Type& type) { return type.kind == TypeKind::Option
 inline const Type& element_type(const Type& type) {
   return is_optional(type) ? type.args.at(0) : type;
 }
+/// The class a field of this type nests (itself or inside `optional[...]`), else "".
+inline std::string nested_class_name(const Type& type) {
+  if (is_optional(type)) return type.args.empty() ? "" : nested_class_name(type.args[0]);
+  return type.kind == TypeKind::Class ? type.class_name : "";
+}
 
 /// Class options, with Python's meaning (format spec §7), as the runtime spells them.
 struct Options : tensordict::ClassOptions {

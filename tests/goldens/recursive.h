@@ -17,11 +17,14 @@ static_assert(TENSORDICT_ABI_VERSION == 2,
 
 namespace golden {
 
+class Tree;
+class Square;
+
 /// A linked list of tensors.
 class Node : public ::tensordict::TensorClass<Node> {
  public:
-  /// Constructor arguments: one member per field, in schema order (defined after the class, which
-  /// a field holds: only there is the class complete).
+  /// Constructor arguments: one member per field, in schema order (defined after the classes its
+  /// fields hold: only there are they complete).
   struct Args;
 
   explicit Node(Args args, ::tensordict::BatchSize batch_size = {},
@@ -149,5 +152,302 @@ class Chain : public ::tensordict::TensorClass<Chain> {
     return values;
   }
 };
+
+/// Trees side by side, the first one required.
+class Forest : public ::tensordict::TensorClass<Forest> {
+ public:
+  /// Constructor arguments: one member per field, in schema order (defined after the classes its
+  /// fields hold: only there are they complete).
+  struct Args;
+
+  explicit Forest(Args args, ::tensordict::BatchSize batch_size = {},
+                  ::std::optional<::at::Device> device = ::std::nullopt,
+                  ::std::optional<::tensordict::DimNames> names = ::std::nullopt);
+  Forest(const Forest&) = default;
+  Forest(Forest&&) = default;
+  // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
+  Forest& operator=(const Forest&) & = default;
+  Forest& operator=(Forest&&) & = default;
+  Forest& operator=(const Forest&) && = delete;
+  Forest& operator=(Forest&&) && = delete;
+  ~Forest() = default;
+
+  /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
+  static const ::tensordict::ClassSpec& class_spec();
+  /// Registers the class by its `_type` wherever this header is included (class_registry.h).
+  static inline const bool class_registration = ::tensordict::register_class(&class_spec);
+
+  Tree first() const;
+  Forest& set_first(Tree value);
+
+  ::std::optional<Forest> rest() const { return optional_nested_field<Forest>(1); }
+  Forest& set_rest(::std::optional<Forest> value) {
+    return set_field(1, as_field(::std::move(value)));
+  }
+
+ private:
+  friend class ::tensordict::TensorClass<Forest>;
+  Forest(::tensordict::detail::WrapTag, ::tensordict::TensorDict td)
+      : TensorClass(::std::move(td)) {}
+
+  static ::std::vector<::tensordict::FieldValue> field_values(Args&& args);
+};
+
+/// A node whose children are a Forest, a class that holds it back.
+class Tree : public ::tensordict::TensorClass<Tree> {
+ public:
+  /// Constructor arguments: one member per field, in schema order.
+  struct Args {
+    ::at::Tensor value;
+    ::std::optional<Forest> children = ::std::nullopt;
+  };
+
+  explicit Tree(Args args, ::tensordict::BatchSize batch_size = {},
+                ::std::optional<::at::Device> device = ::std::nullopt,
+                ::std::optional<::tensordict::DimNames> names = ::std::nullopt)
+      : TensorClass(build(field_values(::std::move(args)), ::std::move(batch_size), device,
+                          ::std::move(names))) {}
+  Tree(const Tree&) = default;
+  Tree(Tree&&) = default;
+  // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
+  Tree& operator=(const Tree&) & = default;
+  Tree& operator=(Tree&&) & = default;
+  Tree& operator=(const Tree&) && = delete;
+  Tree& operator=(Tree&&) && = delete;
+  ~Tree() = default;
+
+  /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
+  static const ::tensordict::ClassSpec& class_spec() {
+    using Field = ::tensordict::FieldSpec;
+    using Kind = ::tensordict::FieldKind;
+    static const ::tensordict::ClassSpec spec{
+        "Tree",
+        "<class 'golden.Tree'>",
+        ::tensordict::ClassOptions(),
+        {
+            Field("value", Kind::Tensor),
+            Field("children", Kind::Class).nullable().with_class(&Forest::class_spec),
+        },
+    };
+    return spec;
+  }
+  /// Registers the class by its `_type` wherever this header is included (class_registry.h).
+  static inline const bool class_registration = ::tensordict::register_class(&class_spec);
+
+  const ::at::Tensor& value() const { return tensor_field(0); }
+  Tree& set_value(::at::Tensor value) { return set_field(0, ::std::move(value)); }
+
+  ::std::optional<Forest> children() const { return optional_nested_field<Forest>(1); }
+  Tree& set_children(::std::optional<Forest> value) {
+    return set_field(1, as_field(::std::move(value)));
+  }
+
+ private:
+  friend class ::tensordict::TensorClass<Tree>;
+  Tree(::tensordict::detail::WrapTag, ::tensordict::TensorDict td) : TensorClass(::std::move(td)) {}
+
+  static ::std::vector<::tensordict::FieldValue> field_values(Args&& args) {
+    ::std::vector<::tensordict::FieldValue> values;
+    values.reserve(2);
+    values.push_back(as_field(::std::move(args.value)));
+    values.push_back(as_field(::std::move(args.children)));
+    return values;
+  }
+};
+
+struct Forest::Args {
+  ::std::optional<Tree> first = ::std::nullopt;
+  ::std::optional<Forest> rest = ::std::nullopt;
+};
+
+inline Forest::Forest(Args args, ::tensordict::BatchSize batch_size,
+                      ::std::optional<::at::Device> device,
+                      ::std::optional<::tensordict::DimNames> names)
+    : TensorClass(build(field_values(::std::move(args)), ::std::move(batch_size), device,
+                        ::std::move(names))) {}
+
+inline ::std::vector<::tensordict::FieldValue> Forest::field_values(Args&& args) {
+  ::std::vector<::tensordict::FieldValue> values;
+  values.reserve(2);
+  values.push_back(as_field(::std::move(args.first)));
+  values.push_back(as_field(::std::move(args.rest)));
+  return values;
+}
+
+inline const ::tensordict::ClassSpec& Forest::class_spec() {
+  using Field = ::tensordict::FieldSpec;
+  using Kind = ::tensordict::FieldKind;
+  static const ::tensordict::ClassSpec spec{
+      "Forest",
+      "<class 'golden.Forest'>",
+      ::tensordict::ClassOptions(),
+      {
+          Field("first", Kind::Class).with_class(&Tree::class_spec),
+          Field("rest", Kind::Class).nullable().with_class(&Forest::class_spec),
+      },
+  };
+  return spec;
+}
+
+inline Tree Forest::first() const { return nested_field<Tree>(0); }
+inline Forest& Forest::set_first(Tree value) { return set_field(0, as_field(::std::move(value))); }
+
+/// A base class whose field holds one of its subclasses.
+class Shape : public ::tensordict::TensorClass<Shape> {
+ public:
+  /// Constructor arguments: one member per field, in schema order (defined after the classes its
+  /// fields hold: only there are they complete).
+  struct Args;
+
+  explicit Shape(Args args, ::tensordict::BatchSize batch_size = {},
+                 ::std::optional<::at::Device> device = ::std::nullopt,
+                 ::std::optional<::tensordict::DimNames> names = ::std::nullopt);
+  Shape(const Shape&) = default;
+  Shape(Shape&&) = default;
+  // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
+  Shape& operator=(const Shape&) & = default;
+  Shape& operator=(Shape&&) & = default;
+  Shape& operator=(const Shape&) && = delete;
+  Shape& operator=(Shape&&) && = delete;
+  ~Shape() = default;
+
+  /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
+  static const ::tensordict::ClassSpec& class_spec();
+  /// Registers the class by its `_type` wherever this header is included (class_registry.h).
+  static inline const bool class_registration = ::tensordict::register_class(&class_spec);
+
+  const ::at::Tensor& area() const { return tensor_field(0); }
+  Shape& set_area(::at::Tensor value) { return set_field(0, ::std::move(value)); }
+
+  ::std::optional<Square> inner() const;
+  Shape& set_inner(::std::optional<Square> value);
+
+ private:
+  friend class ::tensordict::TensorClass<Shape>;
+  Shape(::tensordict::detail::WrapTag, ::tensordict::TensorDict td)
+      : TensorClass(::std::move(td)) {}
+
+  static ::std::vector<::tensordict::FieldValue> field_values(Args&& args);
+};
+
+/// A Shape with a side.
+class Square : public ::tensordict::TensorClass<Square> {
+ public:
+  /// Constructor arguments: one member per field, in schema order (defined after the classes its
+  /// fields hold: only there are they complete).
+  struct Args;
+
+  explicit Square(Args args, ::tensordict::BatchSize batch_size = {},
+                  ::std::optional<::at::Device> device = ::std::nullopt,
+                  ::std::optional<::tensordict::DimNames> names = ::std::nullopt);
+  Square(const Square&) = default;
+  Square(Square&&) = default;
+  // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
+  Square& operator=(const Square&) & = default;
+  Square& operator=(Square&&) & = default;
+  Square& operator=(const Square&) && = delete;
+  Square& operator=(Square&&) && = delete;
+  ~Square() = default;
+
+  /// This instance as its base class Shape, with the same data.
+  operator Shape() const { return Shape::from_tensordict(*this, {}, false); }
+
+  /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
+  static const ::tensordict::ClassSpec& class_spec() {
+    using Field = ::tensordict::FieldSpec;
+    using Kind = ::tensordict::FieldKind;
+    static const ::tensordict::ClassSpec spec{
+        "Square",
+        "<class 'golden.Square'>",
+        ::tensordict::ClassOptions(),
+        {
+            Field("area", Kind::Tensor),
+            Field("inner", Kind::Class).nullable().with_class(&Square::class_spec),
+            Field("side", Kind::Tensor),
+        },
+    };
+    return spec;
+  }
+  /// Registers the class by its `_type` wherever this header is included (class_registry.h).
+  static inline const bool class_registration = ::tensordict::register_class(&class_spec);
+
+  const ::at::Tensor& area() const { return tensor_field(0); }
+  Square& set_area(::at::Tensor value) { return set_field(0, ::std::move(value)); }
+
+  ::std::optional<Square> inner() const { return optional_nested_field<Square>(1); }
+  Square& set_inner(::std::optional<Square> value) {
+    return set_field(1, as_field(::std::move(value)));
+  }
+
+  const ::at::Tensor& side() const { return tensor_field(2); }
+  Square& set_side(::at::Tensor value) { return set_field(2, ::std::move(value)); }
+
+ private:
+  friend class ::tensordict::TensorClass<Square>;
+  Square(::tensordict::detail::WrapTag, ::tensordict::TensorDict td)
+      : TensorClass(::std::move(td)) {}
+
+  static ::std::vector<::tensordict::FieldValue> field_values(Args&& args);
+};
+
+struct Square::Args {
+  ::at::Tensor area;
+  ::std::optional<Square> inner = ::std::nullopt;
+  ::at::Tensor side;
+};
+
+inline Square::Square(Args args, ::tensordict::BatchSize batch_size,
+                      ::std::optional<::at::Device> device,
+                      ::std::optional<::tensordict::DimNames> names)
+    : TensorClass(build(field_values(::std::move(args)), ::std::move(batch_size), device,
+                        ::std::move(names))) {}
+
+inline ::std::vector<::tensordict::FieldValue> Square::field_values(Args&& args) {
+  ::std::vector<::tensordict::FieldValue> values;
+  values.reserve(3);
+  values.push_back(as_field(::std::move(args.area)));
+  values.push_back(as_field(::std::move(args.inner)));
+  values.push_back(as_field(::std::move(args.side)));
+  return values;
+}
+
+struct Shape::Args {
+  ::at::Tensor area;
+  ::std::optional<Square> inner = ::std::nullopt;
+};
+
+inline Shape::Shape(Args args, ::tensordict::BatchSize batch_size,
+                    ::std::optional<::at::Device> device,
+                    ::std::optional<::tensordict::DimNames> names)
+    : TensorClass(build(field_values(::std::move(args)), ::std::move(batch_size), device,
+                        ::std::move(names))) {}
+
+inline ::std::vector<::tensordict::FieldValue> Shape::field_values(Args&& args) {
+  ::std::vector<::tensordict::FieldValue> values;
+  values.reserve(2);
+  values.push_back(as_field(::std::move(args.area)));
+  values.push_back(as_field(::std::move(args.inner)));
+  return values;
+}
+
+inline const ::tensordict::ClassSpec& Shape::class_spec() {
+  using Field = ::tensordict::FieldSpec;
+  using Kind = ::tensordict::FieldKind;
+  static const ::tensordict::ClassSpec spec{
+      "Shape",
+      "<class 'golden.Shape'>",
+      ::tensordict::ClassOptions(),
+      {
+          Field("area", Kind::Tensor),
+          Field("inner", Kind::Class).nullable().with_class(&Square::class_spec),
+      },
+  };
+  return spec;
+}
+
+inline ::std::optional<Square> Shape::inner() const { return optional_nested_field<Square>(1); }
+inline Shape& Shape::set_inner(::std::optional<Square> value) {
+  return set_field(1, as_field(::std::move(value)));
+}
 
 }  // namespace golden

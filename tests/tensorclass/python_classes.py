@@ -1,8 +1,8 @@
 # Run by test_python_classes.cpp with Python tensordict (TC_PYTHON_PEER) and the generated Python
 # module of one golden schema on PYTHONPATH (argv[2]: "nested", "inherit", "recursive",
-# "tensor_only" or "defaults"; each
-# declares module `golden`): loads what C++ wrote as the generated classes, checks the values,
-# writes the same objects from Python, and lists the state_dict keys.
+# "tensor_only", "defaults", or "recursive_typed" with the TypedTensorDict module; each declares
+# module `golden`): loads what C++ wrote as the generated classes, checks the values, writes the
+# same objects from Python, and lists the state_dict keys.
 import json
 import sys
 
@@ -76,6 +76,38 @@ elif case == "recursive":
     tail = Node(value=torch.full((2,), 7.0), batch_size=[2])
     Chain(head=Node(value=torch.full((2,), 6.0), next=tail, batch_size=[2]), length=2,
           batch_size=[2]).memmap(out + "/py_chain")
+
+    # Classes that hold each other, Forest declared (and annotated) before Tree.
+    from golden import Forest, Shape, Square, Tree
+
+    root = TensorDict.load_memmap(out + "/cpp_tree_of_forests")
+    assert type(root) is Tree and type(root.children) is Forest, type(root.children)
+    assert type(root.children.first) is Tree, type(root.children.first)
+    assert torch.equal(root.children.rest.first.value, torch.full((2,), 2.0)), root
+    assert root.children.rest.rest is None and root.children.first.children is None, root
+    Tree(value=torch.zeros(2), children=Forest(first=Tree(value=torch.full((2,), 5.0),
+                                                           batch_size=[2]), batch_size=[2]),
+         batch_size=[2]).memmap(out + "/py_tree_of_forests")
+    shape = TensorDict.load_memmap(out + "/cpp_shape")
+    assert type(shape) is Shape and type(shape.inner) is Square, type(shape.inner)
+    assert torch.equal(shape.inner.side, torch.full((2,), 3.0)), shape.inner
+    Shape(area=torch.ones(2), inner=Square(area=torch.ones(2), side=torch.full((2,), 4.0),
+                                           batch_size=[2]), batch_size=[2]).memmap(
+        out + "/py_shape")
+elif case == "recursive_typed":
+    # TypedTensorDict classes: a NotRequired field naming a class defined further down stays
+    # optional (its annotation is resolved before that class exists).
+    from golden import Forest, Shape, Square, Tree
+
+    square = Square(area=torch.ones(2), side=torch.full((2,), 2.0), batch_size=[2])
+    shape = Shape(area=torch.ones(2), inner=square, batch_size=[2])
+    assert type(shape.inner) is Square and isinstance(square, Shape), type(shape.inner)
+    forest = Forest(first=Tree(value=torch.zeros(2), batch_size=[2]), batch_size=[2])
+    tree = Tree(value=torch.ones(2), children=forest, batch_size=[2])
+    assert type(tree.children.first) is Tree, type(tree.children.first)
+    optional_fields = ((Shape, "inner"), (Square, "inner"), (Forest, "rest"), (Tree, "children"))
+    for cls, optional in optional_fields:
+        assert optional not in cls.__required_keys__, (cls, cls.__required_keys__)
 elif case == "tensor_only":
     from golden import Tagged
     from tensordict import MetaData, NonTensorData

@@ -59,17 +59,28 @@ TEST_CASE("Python's generated classes load C++'s directories and C++ loads their
       {Node({at::zeros({2}), Node({at::ones({2}), Node({at::full({2}, 2.0)}, {2})}, {2})}, {2}), 3},
       {2})
       .memmap(dir + "/cpp_chain");
+  // Classes that hold each other: a Tree whose Forest holds two Trees; a Shape holding a Square.
+  Tree({at::zeros({2}),
+        Forest({Tree({at::ones({2})}, {2}), Forest({Tree({at::full({2}, 2.0)}, {2})}, {2})}, {2})},
+       {2})
+      .memmap(dir + "/cpp_tree_of_forests");
+  Shape({at::ones({2}), Square({at::zeros({2}), std::nullopt, at::full({2}, 3.0)}, {2})}, {2})
+      .memmap(dir + "/cpp_shape");
 
   // The golden schemas declare module `golden`: one run per schema, its module on the path.
   Tagged({at::zeros({2}), "a", "s", 3, std::nullopt, std::nullopt}, {2})
       .memmap(dir + "/cpp_tagged");
 
-  for (const std::string schema : {"nested", "defaults", "inherit", "recursive", "tensor_only"}) {
+  // Each case with its module: python/<schema>, or python_typed/<schema> for "<schema>_typed".
+  for (const std::string schema :
+       {"nested", "defaults", "inherit", "recursive", "tensor_only", "recursive_typed"}) {
     INFO(schema);
+    const bool typed = schema.size() > 6 && schema.substr(schema.size() - 6) == "_typed";
+    const std::string module =
+        typed ? "python_typed/" + schema.substr(0, schema.size() - 6) : "python/" + schema;
     const std::string command =
-        "PYTHONDONTWRITEBYTECODE=1 PYTHONPATH='" TC_SOURCE_DIR "/tests/goldens/python/" + schema +
-        "' '" + kPeer + "' '" TC_SOURCE_DIR "/tests/tensorclass/python_classes.py' '" + dir + "' " +
-        schema;
+        "PYTHONDONTWRITEBYTECODE=1 PYTHONPATH='" TC_SOURCE_DIR "/tests/goldens/" + module + "' '" +
+        kPeer + "' '" TC_SOURCE_DIR "/tests/tensorclass/python_classes.py' '" + dir + "' " + schema;
     REQUIRE(std::system(command.c_str()) == 0);
   }
 
@@ -115,6 +126,15 @@ TEST_CASE("Python's generated classes load C++'s directories and C++ loads their
   REQUIRE(chain.head().next().has_value());
   CHECK(chain.head().next()->value().equal(at::full({2}, 7.0)));
   CHECK_FALSE(chain.head().next()->next().has_value());
+
+  // Python's classes that hold each other.
+  const Tree python_tree_of_forests = Tree::load_memmap(dir + "/py_tree_of_forests");
+  REQUIRE(python_tree_of_forests.children().has_value());
+  CHECK(python_tree_of_forests.children()->first().value().equal(at::full({2}, 5.0)));
+  CHECK_FALSE(python_tree_of_forests.children()->rest().has_value());
+  const Shape python_shape = Shape::load_memmap(dir + "/py_shape");
+  REQUIRE(python_shape.inner().has_value());
+  CHECK(python_shape.inner()->side().equal(at::full({2}, 4.0)));
 
   // Python's MetaData[str] and MetaData: C++'s MetaData.
   const Tagged python_tagged = Tagged::load_memmap(dir + "/py_tagged");

@@ -1,5 +1,6 @@
-// A class with an optional field of its own type (tests/goldens/recursive.yaml): built, read,
-// indexed, stacked, saved and loaded like any class, each level its own instance of the class.
+// A class with an optional field of its own type, and classes that hold each other
+// (tests/goldens/recursive.yaml): built, read, indexed, stacked, saved and loaded like any class,
+// each level its own instance of its class.
 // Python's classes load what C++ saves and the reverse: test_python_classes.cpp.
 #include <ATen/ATen.h>
 
@@ -11,7 +12,11 @@
 #include "recursive.h"
 
 using golden::Chain;
+using golden::Forest;
 using golden::Node;
+using golden::Shape;
+using golden::Square;
+using golden::Tree;
 using tensordict::BatchSize;
 
 namespace {
@@ -67,4 +72,44 @@ TEST_CASE("a recursive class saves and loads every level", "[tensorclass][recurs
   const auto any = tensordict::load_registered(dir);
   CHECK(any.is<Chain>());
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("classes that hold each other nest in turn", "[tensorclass][recursive]") {
+  // A tree of depth 3: each Tree's children a Forest whose trees are Trees again.
+  const Tree leaf({at::full({2}, 2.0)}, {2});
+  const Forest leaves({leaf, Forest({Tree({at::full({2}, 3.0)}, {2})}, {2})}, {2});
+  const Tree root({at::zeros({2}), Forest({Tree({at::ones({2}), leaves}, {2})}, {2})}, {2});
+  CHECK(root.children()->first().children()->first().value().equal(at::full({2}, 2.0)));
+  CHECK(root.children()->first().children()->rest()->first().value().equal(at::full({2}, 3.0)));
+  CHECK_FALSE(root.children()->rest().has_value());
+  CHECK(tensordict::class_of(root.get_tensordict({"children", "first"})) == &Tree::class_spec());
+  CHECK(&Forest::class_spec().fields.at(0).nested() == &Tree::class_spec());
+  CHECK(root.index({0}).children()->first().value().item<double>() == 1.0);
+
+  // A Forest's first tree is required: it must be given, and its setter replaces it.
+  CHECK_THROWS_AS(Forest(Forest::Args{}, {2}), tensordict::KeyError);
+  Forest forest = leaves.clone();
+  forest.set_first(Tree({at::full({2}, 5.0)}, {2}));
+  CHECK(forest.first().value().equal(at::full({2}, 5.0)));
+  CHECK(leaves.first().value().equal(at::full({2}, 2.0)));
+
+  const std::string dir =
+      std::filesystem::temp_directory_path() / ("tc-mutual-" + std::to_string(::getpid()));
+  root.memmap(dir);
+  const Tree back = Tree::load_memmap(dir);
+  CHECK(back.children()->first().children()->rest()->first().value().equal(at::full({2}, 3.0)));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a base class's field holds one of its subclasses", "[tensorclass][recursive]") {
+  const Square inner({at::ones({2}), std::nullopt, at::full({2}, 2.0)}, {2});
+  const Shape shape({at::full({2}, 4.0), inner}, {2});
+  REQUIRE(shape.inner().has_value());
+  CHECK(shape.inner()->side().equal(at::full({2}, 2.0)));
+  CHECK(tensordict::class_of(shape.get_tensordict("inner")) == &Square::class_spec());
+  // A Square is a Shape: its inherited field holds a Square too, and it converts to its base.
+  const Square outer({at::zeros({2}), inner, at::ones({2})}, {2});
+  const Shape as_base = outer;
+  CHECK(as_base.inner()->side().equal(at::full({2}, 2.0)));
+  CHECK_FALSE(as_base.inner()->inner().has_value());
 }

@@ -20,16 +20,17 @@ std::string value_type(const Type& type, const FieldContext& ctx) {
   return cpp_type(type, ctx.cls.cpp_namespace);
 }
 
-// `Field("obs", Kind::Tensor).with_dtype(at::kFloat)...`: one line when it fits (12 columns of
-// indent and a comma), else one call per line, as clang-format breaks a member chain.
+// `Field("obs", Kind::Tensor).with_dtype(at::kFloat)...`: one line when it fits (its indent and a
+// comma), else one call per line, as clang-format breaks a member chain.
 std::string spec_initializer(const Field& field, const FieldContext& ctx) {
   const Type& type = element_type(field.type);
   const std::string nested = type.kind == TypeKind::Class ? class_type(type, ctx) : "";
   const std::vector<std::string> calls = field_spec_calls(field, nested);
   std::string spec = field_spec_head(field);
-  size_t length = 12 + spec.size() + 1;
+  size_t length = ctx.spec_indent + spec.size() + 1;
   for (const auto& call : calls) length += call.size();
-  const std::string separator = length <= kColumnLimit ? "" : "\n                ";
+  const std::string separator =
+      length <= kColumnLimit ? "" : "\n" + std::string(ctx.spec_indent + 4, ' ');
   for (const auto& call : calls) spec += separator + call;
   return spec;
 }

@@ -22,6 +22,7 @@ struct FieldContext {
   const Class& cls;
   const ClassIndex& classes;
   size_t index;
+  size_t spec_indent = 12;  ///< column of the FieldSpec initializers (10 when defined out of class)
 };
 
 FieldView tensor_field(const Field& field, const FieldContext& ctx);

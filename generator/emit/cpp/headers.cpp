@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <map>
 #include <set>
 
 #include "emit/cpp/fields.h"
@@ -41,14 +42,15 @@ bool fits(const std::string& text, const std::string& marker) {
 }
 
 // Getter and setter on one line each when they fit in the column limit, else with the body on
-// its own line, as clang-format lays them out.
-std::string render_field(kainjow::mustache::data view, Renderer& renderer) {
+// its own line, as clang-format lays them out (`name`: field.mustache or field_definition).
+std::string render_field(kainjow::mustache::data view, Renderer& renderer,
+                         const std::string& name = "field") {
   view.set("getter_fits", true);
   view.set("setter_fits", true);
-  const std::string one_line = renderer.render("field", view);
+  const std::string one_line = renderer.render(name, view);
   view.set("getter_fits", fits(one_line, "() const {"));
   view.set("setter_fits", fits(one_line, " value) {"));
-  return trim_newlines(renderer.render("field", view));
+  return trim_newlines(renderer.render(name, view));
 }
 
 // `.with(Option::frozen)...` for each option set (after `tensordict::ClassOptions()`).
@@ -58,7 +60,19 @@ std::string options_initializer(const Options& o) {
   return text;
 }
 
-std::string class_text(const Class& cls, const ClassIndex& classes, Renderer& renderer) {
+// A class's text: its body, and what is defined after it (`out_of_class`, placed after the body
+// of `due`; empty when it follows the body or there is none).
+struct ClassText {
+  std::string body;
+  std::string out_of_class;
+  std::string due;
+  std::set<std::string> named_ahead;  // the later classes its declarations name
+};
+
+// `later`: the classes of the header that come after this one (a cycle of classes that hold each
+// other): what needs them complete is declared in the class and defined after the last of them.
+ClassText class_text(const Class& cls, const ClassIndex& classes,
+                     const std::vector<std::string>& later, Renderer& renderer) {
   data view;
   view.set("name", cls.name);
   view.set("doc", doc_lines(cls.doc, 0));
@@ -70,29 +84,57 @@ std::string class_text(const Class& cls, const ClassIndex& classes, Renderer& re
   view.set("field_count", std::to_string(cls.fields.size()));
   view.set("args_members", renderer.partial("args_members"));
   view.set("field_values", renderer.partial("field_values"));
+  view.set("spec_body", renderer.partial("spec_body"));
+  view.set("out_of_class", renderer.partial("out_of_class"));
+  ClassText text;
+  const auto position = [&](const std::string& name) {
+    return std::find(later.begin(), later.end(), name) - later.begin();
+  };
+  for (const auto& field : cls.fields) {
+    const std::string nested = nested_class_name(field.type);
+    const auto at = position(nested);
+    if (at == static_cast<std::ptrdiff_t>(later.size())) continue;
+    text.named_ahead.insert(nested);
+    if (text.due.empty() || at > position(text.due)) text.due = nested;
+  }
+  const bool holds_later = !text.due.empty();
   // A class with a field of its own type (optional: the checker refuses it otherwise) is
   // incomplete inside its body: its Args, which hold that field, and what uses them are defined
-  // after it (the same partials, indented by `pad`).
+  // after it (the same partials, indented by `pad`); so is all that needs a later class complete.
   const bool recursive = std::any_of(cls.fields.begin(), cls.fields.end(), [&](const Field& f) {
     return nested_class_name(f.type) == cls.name;
   });
-  view.set(recursive ? "args_after" : "args_inside", data("pad", recursive ? "  " : "    "));
+  const bool args_after = recursive || holds_later;
+  view.set(args_after ? "args_after" : "args_inside", data("pad", args_after ? "  " : "    "));
+  view.set("after_here", args_after && !holds_later);
   view.set("definition_indent", std::string(2 * cls.name.size() + 10, ' '));
   if (cls.version) view.set("version", std::to_string(cls.version));
   data fields = data::type::list, specs = data::type::list, accessors = data::type::list;
+  data definitions = data::type::list;
   for (size_t i = 0; i < cls.fields.size(); ++i) {
-    FieldView field = field_view(cls.fields[i], FieldContext{cls, classes, i});
+    FieldView field =
+        field_view(cls.fields[i], FieldContext{cls, classes, i, holds_later ? 10u : 12u});
     fields.push_back(field.arg);
     data spec;
     spec.set("spec", field.spec);
     specs.push_back(spec);
     if (cls.fields[i].deprecated) continue;  // hidden from the API: no accessor, no setter
+    const bool defined_after = position(nested_class_name(cls.fields[i].type)) !=
+                               static_cast<std::ptrdiff_t>(later.size());
+    if (defined_after) {
+      definitions.push_back(
+          data("text", render_field(field.accessor, renderer, "field_definition")));
+      field.accessor.set("declared", true);
+    }
     data accessor;
     accessor.set("text", render_field(field.accessor, renderer));
     accessors.push_back(accessor);
   }
   view.set("fields", fields);
-  view.set("field_specs", specs);
+  data spec_view("pad", holds_later ? "  " : "    ");
+  spec_view.set("field_specs", specs);
+  view.set(holds_later ? "spec_after" : "spec_inside", spec_view);
+  view.set("definitions", definitions);
   view.set("accessors", accessors);
   data methods = data::type::list;
   for (const auto& declaration : cls.methods) {
@@ -119,10 +161,14 @@ std::string class_text(const Class& cls, const ClassIndex& classes, Renderer& re
   view.set("bases", bases);
   // The wrapping constructor on one line when it fits, else as clang-format breaks it.
   view.set("wrap_fits", true);
-  const std::string one_line = renderer.render("class", view);
-  if (fits(one_line, "WrapTag, ::tensordict::TensorDict td) : ")) return trim_newlines(one_line);
-  view.set("wrap_fits", false);
-  return trim_newlines(renderer.render("class", view));
+  text.body = renderer.render("class", view);
+  if (!fits(text.body, "WrapTag, ::tensordict::TensorDict td) : ")) {
+    view.set("wrap_fits", false);
+    text.body = renderer.render("class", view);
+  }
+  text.body = trim_newlines(text.body);
+  if (holds_later) text.out_of_class = trim_newlines(renderer.render("out_of_class", view));
+  return text;
 }
 
 // The display paths of the other schema files whose classes `schema` nests.
@@ -193,10 +239,30 @@ Output emit_schema(const Schema& schema, const ClassIndex& classes, const Templa
   view.set("header", cpp_text(header_name(schema.display_path), CppText::InLiteral));
   view.set("include_block", include_block(schema, classes, fingerprints));
   if (!schema.cpp_namespace.empty()) view.set("namespace", schema.cpp_namespace);
+  const std::vector<const Class*> order = declaration_order(schema, classes);
+  std::vector<std::string> later;
+  for (const Class* cls : order) later.push_back(cls->name);
+  std::vector<std::string> bodies;
+  std::map<std::string, std::string> after;  // by the class whose body it follows
+  std::set<std::string> named_ahead;
+  for (const Class* cls : order) {
+    later.erase(later.begin());
+    ClassText text = class_text(*cls, classes, later, renderer);
+    bodies.push_back(std::move(text.body));
+    if (!text.due.empty()) after[text.due] += "\n\n" + text.out_of_class;
+    named_ahead.insert(text.named_ahead.begin(), text.named_ahead.end());
+  }
   data class_list = data::type::list;
-  for (const Class* cls : declaration_order(schema, classes)) {
+  // Classes named before their definition (by a class of a cycle that comes first) are declared
+  // ahead, as the first block of the list.
+  std::string declarations;
+  for (const Class* cls : order) {
+    if (named_ahead.count(cls->name)) declarations += "class " + cls->name + ";\n";
+  }
+  if (!declarations.empty()) class_list.push_back(data("class_text", trim_newlines(declarations)));
+  for (size_t i = 0; i < order.size(); ++i) {
     data item;
-    item.set("class_text", class_text(*cls, classes, renderer));
+    item.set("class_text", bodies[i] + after[order[i]->name]);
     class_list.push_back(item);
   }
   view.set("classes", class_list);

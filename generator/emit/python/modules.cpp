@@ -244,19 +244,23 @@ data field_view(const Field& field, ClassBody& body) {
   data item;
   item.set("name", field.name);
   const bool typed = body.python_base == PythonBase::TypedTensorDict;
-  std::string annotation =
-      typed && is_optional(field.type)
-          ? module.imports.use("typing", "NotRequired") + "[" +
-                python_annotation(field.type.args.at(0), body.classes, module.imports) + "]"
-          : python_annotation(field.type, body.classes, module.imports);
+  const bool not_required = typed && is_optional(field.type);
+  std::string annotation = python_annotation(not_required ? field.type.args.at(0) : field.type,
+                                             body.classes, module.imports);
   const std::string nested = nested_class_name(field.type);
   if (!nested.empty()) {
     const Class& target = *body.classes.at(nested);
     if (python_module(target) != python_module(body.cls)) {
       import_class(target, "field '" + field.name + "' nests", field.loc, body);
-    } else if (!body.defined.count(target.name)) {  // itself: not bound yet while its body runs
+    } else if (!body.defined.count(target.name)) {
+      // Itself, or a class of a cycle defined further down: not bound yet while this body runs.
       annotation = python_text(annotation, PythonText::Literal);
     }
+  }
+  // Outside the quotes: TypedTensorDict reads NotRequired when the class is made, before a
+  // class named further down can be resolved.
+  if (not_required) {
+    annotation = module.imports.use("typing", "NotRequired") + "[" + annotation + "]";
   }
   item.set("annotation", annotation);
   if (typed) {

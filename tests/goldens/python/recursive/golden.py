@@ -2,6 +2,7 @@
 import dataclasses as _dataclasses
 import json as _json
 from builtins import int as _int
+from dataclasses import KW_ONLY as _KW_ONLY
 from typing import Optional as _Optional
 
 import torch as _torch
@@ -89,3 +90,35 @@ class Chain(_TensorClass, nocast=True):
 
     head: Node
     length: _int
+
+
+@_pytree_node("golden.Forest")
+class Forest(_TensorClass):
+    """Trees side by side, the first one required."""
+
+    first: "Tree"
+    rest: "_Optional[Forest]" = None
+
+
+@_pytree_node("golden.Tree")
+class Tree(_TensorClass):
+    """A node whose children are a Forest, a class that holds it back."""
+
+    value: _torch.Tensor
+    children: _Optional[Forest] = None
+
+
+@_pytree_node("golden.Shape")
+class Shape(_TensorClass):
+    """A base class whose field holds one of its subclasses."""
+
+    area: _torch.Tensor
+    inner: "_Optional[Square]" = None
+
+
+@_pytree_node("golden.Square")
+class Square(Shape):
+    """A Shape with a side."""
+
+    _: _KW_ONLY
+    side: _torch.Tensor

@@ -11,7 +11,7 @@ class Node(_TypedTensorDict):
 
     value: _torch.Tensor
     #: The rest of the list; None at its end.
-    next: "_NotRequired[Node]"
+    next: _NotRequired["Node"]
 
 
 class Chain(_TypedTensorDict, nocast=True):
@@ -19,3 +19,30 @@ class Chain(_TypedTensorDict, nocast=True):
 
     head: Node
     length: _int
+
+
+class Forest(_TypedTensorDict):
+    """Trees side by side, the first one required."""
+
+    first: "Tree"
+    rest: _NotRequired["Forest"]
+
+
+class Tree(_TypedTensorDict):
+    """A node whose children are a Forest, a class that holds it back."""
+
+    value: _torch.Tensor
+    children: _NotRequired[Forest]
+
+
+class Shape(_TypedTensorDict):
+    """A base class whose field holds one of its subclasses."""
+
+    area: _torch.Tensor
+    inner: _NotRequired["Square"]
+
+
+class Square(Shape):
+    """A Shape with a side."""
+
+    side: _torch.Tensor
