@@ -244,7 +244,7 @@ TEST_CASE("hostile text: a Python module holds exactly the schema's definitions"
   // Besides the classes, only tcgen's own helpers (no schema text reaches them).
   REQUIRE(shape["other"].size() == 2);
   CHECK(shape["other"][0].get<std::string>().rfind("def _fills_added_fields(names, ", 0) == 0);
-  CHECK(shape["other"][1].get<std::string>().rfind("def _pytree_node(type_name)", 0) == 0);
+  CHECK(shape["other"][1].get<std::string>().rfind("def _pytree_node(type_name, names=None)", 0) == 0);
   CHECK(shape["comments"] == comments);
   REQUIRE(shape["classes"].size() == classes.size());
   for (size_t i = 0; i < classes.size(); ++i) {
@@ -310,7 +310,7 @@ TEST_CASE("hostile text: a docstring reads back as the doc or is an escaped lite
                                               Json::array({"_pytree_node('docs." + name + "')"})));
   }
   REQUIRE(shape["other"].size() == 1);  // the pytree helper
-  CHECK(shape["other"][0].get<std::string>().rfind("def _pytree_node(type_name)", 0) == 0);
+  CHECK(shape["other"][0].get<std::string>().rfind("def _pytree_node(type_name, names=None)", 0) == 0);
 }
 
 TEST_CASE("hostile text: a bidirectional control in a doc is refused in both languages",
@@ -417,7 +417,7 @@ TEST_CASE("hostile text: the golden header holds it exactly as the Python module
   // Besides the class, only tcgen's helpers: filling defaults into older data, the pytree node.
   REQUIRE(shape["other"].size() == 2);
   CHECK(shape["other"][0].get<std::string>().rfind("def _fills_added_fields(names, ", 0) == 0);
-  CHECK(shape["other"][1].get<std::string>().rfind("def _pytree_node(type_name)", 0) == 0);
+  CHECK(shape["other"][1].get<std::string>().rfind("def _pytree_node(type_name, names=None)", 0) == 0);
   std::map<std::string, Json> values;
   for (const auto& f : cls["fields"]) values[f["name"].get<std::string>()] = f["default"];
   CHECK(values.size() == 12);

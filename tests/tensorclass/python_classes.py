@@ -108,6 +108,25 @@ elif case == "recursive_typed":
     optional_fields = ((Shape, "inner"), (Square, "inner"), (Forest, "rest"), (Tree, "children"))
     for cls, optional in optional_fields:
         assert optional not in cls.__required_keys__, (cls, cls.__required_keys__)
+
+    # Pytree nodes under their dotted names, with JSON contexts: the spec serializes, the tree
+    # comes back, and torch.export takes and returns the classes.
+    from torch.utils import _pytree as pytree
+
+    leaves, spec = pytree.tree_flatten(tree)
+    spec = pytree.treespec_loads(pytree.treespec_dumps(spec))
+    assert "golden.Forest" in pytree.treespec_dumps(spec) and len(leaves) == 2, spec
+    back = pytree.tree_unflatten(leaves, spec)
+    assert type(back.children.first) is Tree and torch.equal(back.value, tree.value), back
+
+    class Double(torch.nn.Module):
+        def forward(self, tree):
+            return Tree(value=tree.value * 2, children=tree.children, batch_size=tree.batch_size)
+
+    exported = torch.export.export(Double(), (tree,), strict=False)
+    doubled = exported.module()(tree)
+    assert type(doubled) is Tree and torch.equal(doubled.value, torch.full((2,), 2.0)), doubled
+    assert type(doubled.children.first) is Tree, doubled
 elif case == "tensor_only":
     from golden import Tagged
     from tensordict import MetaData, NonTensorData

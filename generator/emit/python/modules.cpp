@@ -360,15 +360,26 @@ data class_view(ClassBody body) {
     view.set("renames", renames);
     module.loads_old_names = true;
   }
-  // A TensorClass is a pytree node torch.export can record, named by its Python dotted name (what
-  // the C++ side looks the class up by). A TypedTensorDict is not a pytree node in tensordict.
-  if (!typed) {
-    data pytree;
-    pytree.set("helper", kPythonPytreeHelper);
-    pytree.set("type_name", python_text(python_dotted_name(cls), PythonText::Literal));
-    view.set("pytree", pytree);
-    module.pytree_nodes = true;
+  // A pytree node torch.export can record, named by its Python dotted name (what the C++ side
+  // looks the class up by). A TypedTensorDict, which tensordict does not register and which is no
+  // dataclass, names its fields in order.
+  data pytree;
+  pytree.set("helper", kPythonPytreeHelper);
+  pytree.set("type_name", python_text(python_dotted_name(cls), PythonText::Literal));
+  if (typed) {
+    std::string names;
+    for (const auto& field : cls.fields) {
+      names += python_text(field.name, PythonText::Literal) + ", ";
+    }
+    if (cls.fields.size() > 1) {
+      names.resize(names.size() - 2);
+    } else if (!names.empty()) {
+      names.pop_back();  // ("a",): a tuple of one keeps its comma
+    }
+    pytree.set("names", "(" + names + ")");
   }
+  view.set("pytree", pytree);
+  module.pytree_nodes = true;
   view.set("name", python_class_name(cls));
   view.set("bases", base_name(body) + option_keywords(cls));
   if (!cls.doc.empty()) view.set("docstring", python_text(cls.doc, PythonText::Docstring));

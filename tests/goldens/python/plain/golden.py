@@ -9,27 +9,31 @@ import torch as _torch
 from tensordict import TensorClass as _TensorClass, is_tensor_collection as _is_tensor_collection
 
 
-def _pytree_node(type_name):
+def _pytree_node(type_name, names=None):
     """A class decorator: the class becomes a pytree node named `type_name` whose context is JSON
     (the names of its tensor and nested fields, its batch dims, its other fields' values, its
     device), so that torch.export and AOTInductor packages take and return it, and C++ reads the
     call spec they record. tensordict's own registration keeps the class and a torch.device in
-    the context, which a package cannot record. A field that is None is not in the tree; the
-    batch size is read back from the leaves (an exported model's may be dynamic), and recorded
-    only for an instance without any. A torch before 2.3 has no key paths, which torch.export
-    needs: there the class keeps tensordict's registration."""
+    the context, which a package cannot record. A field that is None (or, in a TypedTensorDict,
+    not set) is not in the tree; the batch size is read back from the leaves (an exported model's
+    may be dynamic), and recorded only for an instance without any. `names`: the fields in order,
+    for a class that is no dataclass (a TypedTensorDict). A torch before 2.3 has no key paths,
+    which torch.export needs: there the class keeps tensordict's registration (a TypedTensorDict
+    has none)."""
     from torch.utils import _pytree as pytree
 
     if not hasattr(pytree, "GetAttrKey"):
         return lambda cls: cls
 
     def decorate(cls):
-        names = [field.name for field in _dataclasses.fields(cls)]
+        fields_in_order = (
+            names if names is not None else [field.name for field in _dataclasses.fields(cls)]
+        )
 
         def flatten(obj):
             fields, children, values = [], [], {}
-            for name in names:
-                value = getattr(obj, name)
+            for name in fields_in_order:
+                value = getattr(obj, name, None)
                 if isinstance(value, _torch.Tensor) or _is_tensor_collection(value):
                     fields.append(name)
                     children.append(value)
