@@ -46,13 +46,13 @@ TEST_CASE("generated output is stamped and leaves no template tags", "[generator
 
 TEST_CASE("an invalid template is reported", "[generator][golden]") {
   tcgen::Templates templates = tcgen::builtin_templates();
-  templates["file"] = "{{#classes}}{{class_text}}{{/classes}}{{unclosed\n";
+  templates["file"] = "{{#blocks}}{{text}}{{/blocks}}{{unclosed\n";
   tcgen::Compilation c =
       tcgen::compile_text("classes:\n  - {name: A, fields: []}\n", "t.yaml", templates);
   REQUIRE(c.diagnostics.has_errors());
   CHECK(c.outputs.empty());
   CHECK(tcgen::format_diagnostic(c.diagnostics.all().front()) ==
-        "t.yaml: error: template 'file' is invalid: Unclosed tag at 38");
+        "t.yaml: error: template 'file' is invalid: Unclosed tag at 30");
 }
 
 TEST_CASE("user text holding '{{' is output as written, never rendered", "[generator][golden]") {

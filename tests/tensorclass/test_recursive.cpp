@@ -9,6 +9,7 @@
 #include <filesystem>
 #include "catch2_compat.h"
 
+#include "bare.h"
 #include "recursive.h"
 
 using golden::Chain;
@@ -112,4 +113,16 @@ TEST_CASE("a base class's field holds one of its subclasses", "[tensorclass][rec
   const Shape as_base = outer;
   CHECK(as_base.inner()->side().equal(at::full({2}, 2.0)));
   CHECK_FALSE(as_base.inner()->inner().has_value());
+}
+
+TEST_CASE("classes outside any namespace hold each other", "[tensorclass][recursive]") {
+  // tests/goldens/bare.yaml: Yo comes first in the header, Hop is declared ahead.
+  const Yo inner({std::nullopt, Yo({}, {2})}, {2});
+  const Hop hop({at::ones({2}), inner}, {2});
+  const Yo outer({hop, std::nullopt}, {2});
+  REQUIRE(outer.hop().has_value());
+  CHECK(outer.hop()->x().equal(at::ones({2})));
+  CHECK(outer.hop()->yo()->yo().has_value());
+  CHECK_FALSE(outer.hop()->yo()->hop().has_value());
+  CHECK(tensordict::class_of(outer.get_tensordict({"hop", "yo"})) == &Yo::class_spec());
 }

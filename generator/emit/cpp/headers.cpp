@@ -53,6 +53,26 @@ std::string render_field(kainjow::mustache::data view, Renderer& renderer,
   return trim_newlines(renderer.render(name, view));
 }
 
+// `prefix` followed by `params`, as clang-format lays out a parameter list that does not fit on
+// one line: as many parameters per line as fit, later lines aligned after the opening parenthesis.
+std::string packed_parameters(const std::string& prefix, const std::vector<std::string>& params) {
+  std::string text = prefix;
+  size_t line_start = 0;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const std::string item = params[i] + (i + 1 == params.size() ? ")" : ",");
+    const bool first_on_line = text.size() - line_start == prefix.size();
+    if (!first_on_line && text.size() - line_start + 1 + item.size() > kColumnLimit) {
+      text += "\n";
+      line_start = text.size();
+      text += std::string(prefix.size(), ' ');
+    } else if (!first_on_line) {
+      text += " ";
+    }
+    text += item;
+  }
+  return text;
+}
+
 // `.with(Option::frozen)...` for each option set (after `tensordict::ClassOptions()`).
 std::string options_initializer(const Options& o) {
   std::string text;
@@ -107,7 +127,10 @@ ClassText class_text(const Class& cls, const ClassIndex& classes,
   const bool args_after = recursive || holds_later;
   view.set(args_after ? "args_after" : "args_inside", data("pad", args_after ? "  " : "    "));
   view.set("after_here", args_after && !holds_later);
-  view.set("definition_indent", std::string(2 * cls.name.size() + 10, ' '));
+  view.set("definition_head", packed_parameters("inline " + cls.name + "::" + cls.name + "(",
+                                                {"Args args", "::tensordict::BatchSize batch_size",
+                                                 "::std::optional<::at::Device> device",
+                                                 "::std::optional<::tensordict::DimNames> names"}));
   if (cls.version) view.set("version", std::to_string(cls.version));
   data fields = data::type::list, specs = data::type::list, accessors = data::type::list;
   data definitions = data::type::list;
@@ -238,7 +261,6 @@ Output emit_schema(const Schema& schema, const ClassIndex& classes, const Templa
   view.set("abi_version", std::to_string(tensordict::kAbiVersion));
   view.set("header", cpp_text(header_name(schema.display_path), CppText::InLiteral));
   view.set("include_block", include_block(schema, classes, fingerprints));
-  if (!schema.cpp_namespace.empty()) view.set("namespace", schema.cpp_namespace);
   const std::vector<const Class*> order = declaration_order(schema, classes);
   std::vector<std::string> later;
   for (const Class* cls : order) later.push_back(cls->name);
@@ -252,20 +274,23 @@ Output emit_schema(const Schema& schema, const ClassIndex& classes, const Templa
     if (!text.due.empty()) after[text.due] += "\n\n" + text.out_of_class;
     named_ahead.insert(text.named_ahead.begin(), text.named_ahead.end());
   }
-  data class_list = data::type::list;
-  // Classes named before their definition (by a class of a cycle that comes first) are declared
-  // ahead, as the first block of the list.
+  // The file's blocks, each after a blank line: the namespace's opening, the classes declared
+  // ahead (named before their definition by a class of a cycle that comes first), the classes,
+  // the namespace's end.
+  std::vector<std::string> blocks;
+  if (!schema.cpp_namespace.empty()) blocks.push_back("namespace " + schema.cpp_namespace + " {");
   std::string declarations;
   for (const Class* cls : order) {
     if (named_ahead.count(cls->name)) declarations += "class " + cls->name + ";\n";
   }
-  if (!declarations.empty()) class_list.push_back(data("class_text", trim_newlines(declarations)));
-  for (size_t i = 0; i < order.size(); ++i) {
-    data item;
-    item.set("class_text", bodies[i] + after[order[i]->name]);
-    class_list.push_back(item);
+  if (!declarations.empty()) blocks.push_back(trim_newlines(declarations));
+  for (size_t i = 0; i < order.size(); ++i) blocks.push_back(bodies[i] + after[order[i]->name]);
+  if (!schema.cpp_namespace.empty()) {
+    blocks.push_back("}  // namespace " + schema.cpp_namespace);
   }
-  view.set("classes", class_list);
+  data block_list = data::type::list;
+  for (const auto& text : blocks) block_list.push_back(data("text", text));
+  view.set("blocks", block_list);
   return Output{header_name(schema.display_path), renderer.render("file", view)};
 }
 
