@@ -91,4 +91,71 @@ class Shadowed : public ::tensordict::TensorClass<Shadowed> {
   }
 };
 
+/// Fields named after the lines of the repr (Python's test_shadow_repr).
+class Meta : public ::tensordict::TensorClass<Meta> {
+ public:
+  /// Constructor arguments: one member per field, in schema order.
+  struct Args {
+    ::tensordict::Json field_batch_size = nullptr;
+    ::tensordict::Json field_names = nullptr;
+    ::tensordict::Json field_device = nullptr;
+  };
+
+  explicit Meta(Args args, ::tensordict::BatchSize batch_size = {},
+                ::std::optional<::at::Device> device = ::std::nullopt,
+                ::std::optional<::tensordict::DimNames> names = ::std::nullopt)
+      : TensorClass(build(field_values(::std::move(args)), ::std::move(batch_size), device,
+                          ::std::move(names))) {}
+  Meta(const Meta&) = default;
+  Meta(Meta&&) = default;
+  // Assigning to a temporary (`obj[i] = other`) would write nothing: it does not compile.
+  Meta& operator=(const Meta&) & = default;
+  Meta& operator=(Meta&&) & = default;
+  Meta& operator=(const Meta&) && = delete;
+  Meta& operator=(Meta&&) && = delete;
+  ~Meta() = default;
+
+  /// Field table: names, kinds, dtype/shape constraints and options, in schema order.
+  static const ::tensordict::ClassSpec& class_spec() {
+    using Field = ::tensordict::FieldSpec;
+    using Kind = ::tensordict::FieldKind;
+    using Option = ::tensordict::ClassOption;
+    static const ::tensordict::ClassSpec spec{
+        "Meta",
+        "<class 'golden.Meta'>",
+        ::tensordict::ClassOptions().with(Option::shadow),
+        {
+            Field("batch_size", Kind::Any),
+            Field("names", Kind::Any),
+            Field("device", Kind::Any),
+        },
+    };
+    return spec;
+  }
+  /// Registers the class by its `_type` wherever this header is included (class_registry.h).
+  static inline const bool class_registration = ::tensordict::register_class(&class_spec);
+
+  ::tensordict::Json field_batch_size() const { return any_field(0); }
+  Meta& set_field_batch_size(::tensordict::Json value) { return set_field(0, ::std::move(value)); }
+
+  ::tensordict::Json field_names() const { return any_field(1); }
+  Meta& set_field_names(::tensordict::Json value) { return set_field(1, ::std::move(value)); }
+
+  ::tensordict::Json field_device() const { return any_field(2); }
+  Meta& set_field_device(::tensordict::Json value) { return set_field(2, ::std::move(value)); }
+
+ private:
+  friend class ::tensordict::TensorClass<Meta>;
+  Meta(::tensordict::detail::WrapTag, ::tensordict::TensorDict td) : TensorClass(::std::move(td)) {}
+
+  static ::std::vector<::tensordict::FieldValue> field_values(Args&& args) {
+    ::std::vector<::tensordict::FieldValue> values;
+    values.reserve(3);
+    values.push_back(as_field(::std::move(args.field_batch_size)));
+    values.push_back(as_field(::std::move(args.field_names)));
+    values.push_back(as_field(::std::move(args.field_device)));
+    return values;
+  }
+};
+
 }  // namespace golden

@@ -175,6 +175,27 @@ TEST_CASE("a shadow class prints as Python prints it", "[tensorclass][access]") 
         "    is_shared=False)");
 }
 
+TEST_CASE("fields named batch_size and device take those lines of the repr",
+          "[tensorclass][access]") {
+  // tensordict v0.14.0's test_shadow_repr: MyClass(batch_size=0, names=0, device=0).
+  const golden::Meta m({0, 0, 0});
+  const std::string scalar =
+      "Tensor(shape=torch.Size([]), device=cpu, dtype=torch.int64, is_shared=False)";
+  CHECK(repr(m) ==
+        "Meta(\n"
+        "    batch_size=" +
+            scalar +
+            ",\n"
+            "    device=" +
+            scalar +
+            ",\n"
+            "    names=" +
+            scalar +
+            ",\n"
+            "    shape=torch.Size([]),\n"
+            "    is_shared=False)");
+}
+
 TEST_CASE("hand-written methods declared in the schema", "[tensorclass][access]") {
   WithMethods w = WithMethods::ones(3);
   CHECK(w.twice_numel() == 6);

@@ -1,10 +1,12 @@
 // Printing of tensorclasses in Python's repr layout: tensor-dict fields sorted by name, then the
-// None fields, then batch_size, device and is_shared, each indented by four spaces.
+// None fields, then batch_size, device and is_shared (those not shadowed by a field), each
+// indented by four spaces.
 #include <ATen/ATen.h>
 
 #include <algorithm>
 #include <ostream>
 #include <sstream>
+#include <string_view>
 
 #include "lazy/internal.h"
 #include "tensordict/dtype.h"
@@ -81,9 +83,19 @@ void print(std::ostream& os, const TensorDict& td, const ClassSpec& spec) {
     os << indent << name << "=" << indented(repr, indent) << ",\n";
   }
   for (const auto& name : none) os << indent << name << "=None,\n";
-  os << indent << "batch_size=" << torch_size(td.batch_size()) << ",\n"
-     << indent << "device=" << device_str(td.device()) << ",\n"
-     << indent << "is_shared=False)";
+  // A field named like a line of these (option shadow) takes its place: batch_size then prints as
+  // shape (unless a field is named shape too), and device not at all, as Python prints them.
+  const auto is_field = [&](const char* name) {
+    return std::any_of(spec.fields.begin(), spec.fields.end(),
+                       [&](const FieldSpec& f) { return std::string_view(f.name) == name; });
+  };
+  if (!is_field("batch_size")) {
+    os << indent << "batch_size=" << torch_size(td.batch_size()) << ",\n";
+  } else if (!is_field("shape")) {
+    os << indent << "shape=" << torch_size(td.batch_size()) << ",\n";
+  }
+  if (!is_field("device")) os << indent << "device=" << device_str(td.device()) << ",\n";
+  os << indent << "is_shared=False)";
 }
 
 }  // namespace tensordict::detail::tc

@@ -2,7 +2,7 @@
 import dataclasses as _dataclasses
 import json as _json
 from builtins import int as _int, str as _str
-from typing import Optional as _Optional
+from typing import Any as _Any, Optional as _Optional
 
 import torch as _torch
 from tensordict import TensorClass as _TensorClass, is_tensor_collection as _is_tensor_collection
@@ -85,3 +85,12 @@ class Shadowed(_TensorClass, nocast=True, shadow=True):
     type: _str
     size: _Optional[_int] = None
     text: _Optional[_str] = None
+
+
+@_pytree_node("golden.Meta")
+class Meta(_TensorClass, shadow=True):
+    """Fields named after the lines of the repr (Python's test_shadow_repr)."""
+
+    batch_size: _Any
+    names: _Any
+    device: _Any

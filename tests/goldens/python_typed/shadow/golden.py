@@ -2,7 +2,7 @@
 import dataclasses as _dataclasses
 import json as _json
 from builtins import int as _int, str as _str
-from typing import NotRequired as _NotRequired
+from typing import Any as _Any, NotRequired as _NotRequired
 
 import torch as _torch
 from tensordict import TypedTensorDict as _TypedTensorDict, is_tensor_collection as _is_tensor_collection
@@ -85,3 +85,12 @@ class Shadowed(_TypedTensorDict, nocast=True, shadow=True):
     type: _str
     size: _NotRequired[_int]
     text: _NotRequired[_str]
+
+
+@_pytree_node("golden.Meta", ("batch_size", "names", "device"))
+class Meta(_TypedTensorDict, shadow=True):
+    """Fields named after the lines of the repr (Python's test_shadow_repr)."""
+
+    batch_size: _Any
+    names: _Any
+    device: _Any
