@@ -200,6 +200,9 @@ const std::vector<Entry>& entries() {
       same("get_value", run([](TensorDict td) { return describe(td.get_value("s")); })),
       same("get_tensordict", run([](TensorDict td) { return td.get_tensordict("n"); })),
       same("get_non_tensor", run([](TensorDict td) { return td.get_non_tensor("s").dump(); })),
+      same("is_non_tensor", run([](TensorDict td) {
+             return describe(td.is_non_tensor("s")) + describe(td.is_non_tensor("x"));
+           })),
       same("get_padded", run([](TensorDict td) { return td.get_padded("x"); })),
       same("get_list", run([](TensorDict td) { return at::stack(td.get_list("x")); })),
       same("get_nested_tensor", run([](TensorDict td) {

@@ -150,6 +150,11 @@ TEST_CASE("& | ^ are bitwise_and / or / xor of every leaf", "[math][0.14]") {
   CHECK(same((td & other).get("n"), at::tensor({8, 2, 2, 1})));
   CHECK(same((td | 1).get("n"), at::tensor({13, 11, 7, 5})));
   CHECK(same(td.bitwise_xor(other).get("n"), at::tensor({6, 9, 5, 4})));
+  // A scalar on the left, as Python's `True ^ td`: the same as on the right.
+  CHECK(same((true ^ td).get("p"), p.logical_not()));
+  CHECK(same((false | td).get("p"), p));
+  CHECK(same((false & td).get("p"), at::zeros({4}, at::kBool)));
+  CHECK(same((3 & td).get("n"), at::tensor({0, 2, 2, 1})));
   CHECK_THROWS(TensorDict({{"x", at::ones({4})}}, {4}) & 1);  // floats have no bitwise and
 }
 

@@ -74,6 +74,13 @@ TEST_CASE("strings and JSON values are stored as NonTensorData", "[core][non_ten
                        Catch::Matchers::Message("key 'note' holds a NonTensorData, not a Tensor"));
   CHECK_THROWS_MATCHES(td.get_non_tensor("obs"), TypeError,
                        Catch::Matchers::Message("key 'obs' holds a Tensor, not non-tensor data"));
+  // Python's is_non_tensor: the stored kind, nested keys too; KeyError when missing.
+  td.set({"sub", "tag"}, "t");
+  CHECK(td.is_non_tensor("note"));
+  CHECK(td.is_non_tensor({"sub", "tag"}));
+  CHECK_FALSE(td.is_non_tensor("obs"));
+  CHECK_FALSE(td.is_non_tensor("sub"));
+  CHECK_THROWS_AS(td.is_non_tensor("missing"), KeyError);
 }
 
 TEST_CASE("NonTensorStack holds one value per batch element", "[core][non_tensor]") {
@@ -88,6 +95,7 @@ TEST_CASE("NonTensorStack holds one value per batch element", "[core][non_tensor
 
   TensorDict td({{"names", stack}}, {3});
   CHECK(td.get_non_tensor("names")[2][0] == "e");
+  CHECK(td.is_non_tensor("names"));
   CHECK_THROWS_AS(TensorDict({{"names", stack}}, {2}), ShapeError);
   CHECK_THROWS_MATCHES(
       NonTensorStack::from_list(Json::array({Json::array({"a"}), Json::array({"b", "c"})}), 2),

@@ -128,4 +128,9 @@ TEST_CASE("operators give back the class, a scalar on the left too", "[tensorcla
   const Plain above = p > 1.5;
   CHECK(above.obs().equal(obs > 1.5));
   CHECK(above.obs().sum().item<int64_t>() == 2);
+  // Python's `True ^ c.bool()`, `False | ...`, `False & ...`.
+  static_assert(is_plain<decltype(true ^ above)>);
+  CHECK((true ^ above).obs().equal(obs <= 1.5));
+  CHECK((false | above).obs().equal(above.obs()));
+  CHECK_FALSE((false & above).obs().any().item<bool>());
 }

@@ -38,6 +38,10 @@ TEST_CASE("NonTensorData and MetaData fields hold their values as non-tensor dat
   CHECK(t.get_value("source").non_tensor_data().metadata);
   CHECK_FALSE(t.get_value("label").non_tensor_data().metadata);
   CHECK(t.get_value("tokens").is_non_tensor_data());
+  // Python's is_non_tensor(key): what the typed accessors hide.
+  CHECK(t.is_non_tensor("label"));
+  CHECK(t.is_non_tensor("step"));
+  CHECK_FALSE(t.is_non_tensor("x"));
   Tagged u = t.clone();
   u.set_info(Json{{"k", 1}});
   CHECK(u.info() == Json{{"k", 1}});

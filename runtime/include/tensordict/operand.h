@@ -34,7 +34,8 @@ class Operand {
 };
 
 /// Python's arithmetic operators on TensorDicts: `td + o`, `td - o`, `td * o`, `td / o`,
-/// `td % o` (add, sub, mul, div, mod), `-td` (neg), and a scalar on the left (`1 - td`, `2 / td`).
+/// `td % o` (add, sub, mul, div, mod), `td & o`, `td | o`, `td ^ o` (bitwise_and, _or, _xor),
+/// `-td` (neg), and a scalar on the left (`1 - td`, `2 / td`, `true ^ td`).
 ///@{
 inline TensorDict operator+(const TensorDict& a, const Operand& b) { return a.add(b); }
 inline TensorDict operator-(const TensorDict& a, const Operand& b) { return a.sub(b); }
@@ -51,6 +52,9 @@ inline TensorDict operator*(const at::Scalar& a, const TensorDict& b) { return b
 inline TensorDict operator/(const at::Scalar& a, const TensorDict& b) {
   return b.reciprocal().mul(a);
 }
+inline TensorDict operator&(const at::Scalar& a, const TensorDict& b) { return b.bitwise_and(a); }
+inline TensorDict operator|(const at::Scalar& a, const TensorDict& b) { return b.bitwise_or(a); }
+inline TensorDict operator^(const at::Scalar& a, const TensorDict& b) { return b.bitwise_xor(a); }
 ///@}
 /// Python's comparison operators: lt, le, gt, ge (TensorDicts of bool tensors).
 ///@{

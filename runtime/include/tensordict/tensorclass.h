@@ -177,10 +177,10 @@ class TensorClass : public TensorDict, public TensorClassTag {
   ///@}
   // ---- math: Python's operators, giving back the class ------------------------------------------
   /// TensorDict's operators (operand.h: `+ - * / %`, `& | ^`, unary `-`, a scalar on the left as in
-  /// `1 - c` and `2 / c`, `< <= > >=`, and the compound assignments, in place, returning `a`) on
-  /// every tensor field, giving back the class. The operand is a scalar, a tensor broadcast over
-  /// the batch dims, a TensorDict or an instance. The named forms (`add`, `pow`, `abs`, ...) are
-  /// TensorDict's members, above.
+  /// `1 - c`, `2 / c` and `true ^ c`, `< <= > >=`, and the compound assignments, in place,
+  /// returning `a`) on every tensor field, giving back the class. The operand is a scalar, a tensor
+  /// broadcast over the batch dims, a TensorDict or an instance. The named forms (`add`, `pow`,
+  /// `abs`, ...) are TensorDict's members, above.
   ///@{
   friend Derived operator+(const Derived& a, const Operand& b) { return wrap(as_td(a) + b); }
   friend Derived operator-(const Derived& a, const Operand& b) { return wrap(as_td(a) - b); }
@@ -195,6 +195,9 @@ class TensorClass : public TensorDict, public TensorClassTag {
   friend Derived operator-(const at::Scalar& a, const Derived& b) { return wrap(a - as_td(b)); }
   friend Derived operator*(const at::Scalar& a, const Derived& b) { return wrap(a * as_td(b)); }
   friend Derived operator/(const at::Scalar& a, const Derived& b) { return wrap(a / as_td(b)); }
+  friend Derived operator&(const at::Scalar& a, const Derived& b) { return wrap(a & as_td(b)); }
+  friend Derived operator|(const at::Scalar& a, const Derived& b) { return wrap(a | as_td(b)); }
+  friend Derived operator^(const at::Scalar& a, const Derived& b) { return wrap(a ^ as_td(b)); }
   friend Derived operator<(const Derived& a, const Operand& b) { return wrap(as_td(a) < b); }
   friend Derived operator<=(const Derived& a, const Operand& b) { return wrap(as_td(a) <= b); }
   friend Derived operator>(const Derived& a, const Operand& b) { return wrap(as_td(a) > b); }

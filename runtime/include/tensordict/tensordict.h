@@ -158,6 +158,10 @@ class TensorDict {
   TensorDict get_tensordict(const NestedKey& key) const;
   /// The non-tensor value at `key`: NonTensorData's data, or a NonTensorStack's nested list.
   Json get_non_tensor(const NestedKey& key) const;
+  /// Python's is_non_tensor: whether the entry at `key` is stored as non-tensor data
+  /// (NonTensorData or a NonTensorStack), as a class's typed accessor cannot tell; KeyError when
+  /// missing.
+  bool is_non_tensor(const NestedKey& key) const;
   /// The entry at `key`, whatever its kind.
   Value get_value(const NestedKey& key) const;
   /// The entry at `key` as a `T`: at::Tensor, TensorDict, Value, Json, or a type the non-tensor
@@ -393,10 +397,13 @@ class TensorDict {
 
   // The ops' members, in files of their own under tensordict/members/, each section still under
   // its banner naming the file that defines its members (tests/layers/check_header_map.cmake).
+  // In this order (clang-format would sort the lines):
+  // clang-format off
 #include "tensordict/members/shape.inc"
 #include "tensordict/members/leaves.inc"
 #include "tensordict/members/math.inc"
 #include "tensordict/members/io.inc"
+  // clang-format on
 
   // ---- lazy stacks (core/lazy_state.cpp) --------------------------------------------------------
   // Made by lazy_stack() (tensordict/lazy_stack.h).

@@ -403,6 +403,11 @@ Json TensorDict::get_non_tensor(const NestedKey& key) const {
   throw TypeError("key " + key.repr() + " holds a " + value.kind_name() + ", not non-tensor data");
 }
 
+bool TensorDict::is_non_tensor(const NestedKey& key) const {
+  const Value value = get_value(key);
+  return value.is_non_tensor_data() || value.is_non_tensor_stack();
+}
+
 const Value& TensorDict::value_at(size_t slot) const {
   if (impl_->lazy) detail::dense_only(*this, "value_at");
   return impl_->values.at(slot);
